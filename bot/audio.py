@@ -1,0 +1,154 @@
+"""Model audio (24 kHz mono float) to what Discord plays (48 kHz stereo s16le, 20 ms frames).
+
+`FrameConverter` is a streaming resampler plus framer; `StreamingSource` is the discord.py
+`AudioSource` fed by it. The player thread calls `read()` every 20 ms, so `read()` only ever
+pops from a deque: it never waits.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import threading
+import time
+from pathlib import Path
+
+import discord
+import numpy as np
+import soundfile
+import soxr
+
+MODEL_RATE = 24_000
+DISCORD_RATE = 48_000
+FRAME_SAMPLES = 960  # 20 ms at 48 kHz
+FRAME_BYTES = FRAME_SAMPLES * 2 * 2  # stereo, s16le
+SILENCE = bytes(FRAME_BYTES)
+FILE_FORMATS = {".wav": ("WAV", "PCM_16"), ".ogg": ("OGG", "OPUS"), ".opus": ("OGG", "OPUS")}
+
+
+class FrameConverter:
+    """Streams float chunks at `in_rate` into exact 3,840-byte Discord frames.
+
+    soxr keeps its filter state between chunks, so chunk joins are seamless.
+    """
+
+    def __init__(self, in_rate: int = MODEL_RATE) -> None:
+        self._resampler = soxr.ResampleStream(in_rate, DISCORD_RATE, 1, dtype="float32")
+        self._pending = bytearray()
+        self.samples_out = 0  # 48 kHz samples per channel produced so far, padding excluded
+
+    def push(self, chunk: np.ndarray) -> list[bytes]:
+        resampled = self._resampler.resample_chunk(np.asarray(chunk, dtype=np.float32))
+        return self._frames(resampled)
+
+    def flush(self) -> list[bytes]:
+        """The rest of the audio, the last frame padded with silence."""
+        frames = self._frames(
+            self._resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+        )
+        if self._pending:
+            frames.append(bytes(self._pending) + bytes(FRAME_BYTES - len(self._pending)))
+            self._pending.clear()
+        return frames
+
+    def _frames(self, samples: np.ndarray) -> list[bytes]:
+        self.samples_out += len(samples)
+        pcm = np.rint(np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
+        self._pending += np.repeat(pcm, 2).tobytes()  # mono -> interleaved stereo
+        count = len(self._pending) // FRAME_BYTES
+        frames = [
+            bytes(self._pending[i * FRAME_BYTES : (i + 1) * FRAME_BYTES]) for i in range(count)
+        ]
+        del self._pending[: count * FRAME_BYTES]
+        return frames
+
+
+class StreamingSource(discord.AudioSource):
+    """An AudioSource fed from the event loop and read by discord.py's player thread.
+
+    Before the first `prebuffer_frames` frames are queued it plays silence (unless the
+    stream already finished); after that an empty queue is an underrun: one frame of silence,
+    counted. `b''` is returned only once everything fed has been played and `finish()` was
+    called, and from then on.
+    """
+
+    def __init__(self, prebuffer_frames: int = 3) -> None:
+        self.prebuffer_frames = prebuffer_frames
+        self._frames: collections.deque[bytes] = collections.deque()  # thread-safe ends
+        self._finished = False
+        self._cancelled = False
+        self._started = False
+        self.ended = threading.Event()
+        self.underruns = 0
+        self.frames_played = 0
+        self.first_frame_at: float | None = None  # time.monotonic() of the first real frame
+
+    def feed(self, frames: list[bytes]) -> None:
+        if not self._cancelled:
+            self._frames.extend(frames)
+
+    def finish(self) -> None:
+        """No more frames will come; the source ends once the queue is played."""
+        self._finished = True
+
+    def cancel(self) -> None:
+        """Drop what is queued, ignore what is fed later, and end at the next read."""
+        self._cancelled = True
+        self._finished = True
+        self._frames.clear()
+
+    @property
+    def buffered_frames(self) -> int:
+        return len(self._frames)
+
+    @property
+    def ready(self) -> bool:
+        """Enough is buffered to start playing without an immediate underrun."""
+        return self._finished or len(self._frames) >= self.prebuffer_frames
+
+    def read(self) -> bytes:
+        if self.ended.is_set():
+            return b""
+        if self._cancelled:
+            self.ended.set()
+            return b""
+        finished = self._finished  # read before popping: frames are fed before finish()
+        if not self._started:
+            if not (finished or len(self._frames) >= self.prebuffer_frames):
+                return SILENCE
+            self._started = True
+        try:
+            frame = self._frames.popleft()
+        except IndexError:
+            if finished:
+                self.ended.set()
+                return b""
+            self.underruns += 1
+            return SILENCE
+        if self.first_frame_at is None:
+            self.first_frame_at = time.monotonic()
+        self.frames_played += 1
+        return frame
+
+    def is_opus(self) -> bool:
+        return False
+
+
+def encode_audio(samples: np.ndarray, suffix: str, rate: int = MODEL_RATE) -> bytes:
+    """Mono float samples as a `.wav` (16-bit PCM) or `.ogg` (Opus) file's bytes."""
+    try:
+        container, subtype = FILE_FORMATS[suffix.lower()]
+    except KeyError:
+        raise ValueError(f"unsupported audio file type {suffix!r}: use .wav or .ogg") from None
+    buffer = io.BytesIO()
+    clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    soundfile.write(buffer, clipped, rate, format=container, subtype=subtype)
+    return buffer.getvalue()
+
+
+def write_audio_file(path: Path, samples: np.ndarray, rate: int = MODEL_RATE) -> None:
+    """Write atomically: a temporary file renamed into place (blocking; call in a thread)."""
+    data = encode_audio(samples, path.suffix, rate)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)

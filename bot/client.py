@@ -1,0 +1,87 @@
+"""The discord.py bot: intents, endpoints, start-up (engine, cogs) and clean shutdown."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+
+import aiohttp
+import discord
+import yarl
+from discord.ext import commands
+
+from bot.config import Settings
+from bot.engine import TTSEngine
+from bot.scheduler import SpeechScheduler
+from bot.speech import SpeechService
+
+log = logging.getLogger(__name__)
+
+EXTENSIONS = ("cogs.speech",)
+
+
+def point_discord_at(settings: Settings) -> None:
+    """Use the configured REST and gateway URLs (a proxy, or our tests' fake Discord)."""
+    discord.http.Route.BASE = settings.discord_api_base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.discord_gateway_url)
+
+
+def ssl_context(settings: Settings) -> ssl.SSLContext:
+    """The system's trusted CAs plus `DISCORD_CA_FILE`; verification always stays on."""
+    context = ssl.create_default_context()
+    if settings.discord_ca_file is not None:
+        context.load_verify_locations(cafile=str(settings.discord_ca_file))
+    return context
+
+
+class PocketVoiceBot(commands.Bot):
+    engine: TTSEngine
+    speech: SpeechService
+
+    def __init__(self, settings: Settings, *, load_engine: bool = True) -> None:
+        point_discord_at(settings)
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.voice_states = True
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents,
+            help_command=None,
+            allowed_mentions=discord.AllowedMentions.none(),
+            connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
+        )
+        self.settings = settings
+        self._load_engine = load_engine
+        self.scheduler: SpeechScheduler | None = None
+
+    async def setup_hook(self) -> None:
+        if self._load_engine:
+            self.engine = await TTSEngine.load(self.settings)
+            self.scheduler = SpeechScheduler(self.engine)
+            self.speech = SpeechService(self.scheduler, self.settings.max_text_length)
+        for extension in EXTENSIONS:
+            await self.load_extension(extension)
+        if self.settings.sync_commands and self._load_engine:
+            await self.sync_commands()
+
+    async def sync_commands(self) -> int:
+        commands_synced = await self.tree.sync()
+        log.info("registered %d slash commands with Discord", len(commands_synced))
+        return len(commands_synced)
+
+    async def on_ready(self) -> None:
+        log.info("logged in as %s (%s) in %d servers", self.user, self.user and self.user.id,
+                 len(self.guilds))
+
+    async def close(self) -> None:
+        """Stop speaking, leave voice, stop the model, then close the connection."""
+        if self.scheduler is not None:
+            await self.scheduler.close()
+        for voice_client in list(self.voice_clients):
+            try:
+                await voice_client.disconnect(force=True)
+            except Exception:  # shutting down: keep closing the rest
+                log.debug("voice disconnect failed during shutdown", exc_info=True)
+        if getattr(self, "engine", None) is not None:
+            await self.engine.close()
+        await super().close()

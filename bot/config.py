@@ -1,0 +1,120 @@
+"""Operator settings, read once from the environment and `.env`, validated at start."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from dotenv import dotenv_values
+
+DEFAULT_API_BASE = "https://discord.com/api/v10"
+DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class ConfigError(Exception):
+    """A bad or missing setting; the message names the variable and never shows its value."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    discord_token: str | None = field(default=None, repr=False)
+    tts_language: str = "english"
+    tts_config: Path | None = None
+    tts_quantize: bool = False
+    default_voice: str | None = None
+    data_dir: Path = Path(".")
+    discord_api_base: str = DEFAULT_API_BASE
+    discord_gateway_url: str = DEFAULT_GATEWAY_URL
+    discord_ca_file: Path | None = None
+    log_level: str = "INFO"
+    sync_commands: bool = False
+    max_text_length: int = 1000
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be 0 or 1")
+
+
+def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:
+    value = env.get(name, "").strip() or default
+    parsed = urlparse(value)
+    if parsed.scheme not in schemes or not parsed.netloc:
+        raise ConfigError(f"{name} must be a {' or '.join(schemes)} URL")
+    return value.rstrip("/") if name == "DISCORD_API_BASE" else value
+
+
+def _existing_file(env: Mapping[str, str], name: str) -> Path | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"{name} points to {path}, which is not a readable file")
+    return path
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None,
+    *,
+    dotenv_path: Path | None = Path(".env"),
+    require_token: bool = True,
+) -> Settings:
+    """Settings from `environ` (default: the process environment) over the `.env` file."""
+    env: dict[str, str] = {}
+    if dotenv_path is not None and dotenv_path.is_file():
+        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    env.update(os.environ if environ is None else environ)
+
+    token = env.get("DISCORD_TOKEN", "").strip() or None
+    if require_token and token is None:
+        raise ConfigError("DISCORD_TOKEN is missing: put your bot token in .env (see .env.example)")
+    if token is not None and (any(c.isspace() for c in token) or token.lower().startswith("bot ")):
+        raise ConfigError("DISCORD_TOKEN is malformed: give the bare token, without 'Bot '")
+
+    language = env.get("TTS_LANGUAGE", "").strip() or "english"
+    if not language.replace("_", "").replace("-", "").isalnum():
+        raise ConfigError("TTS_LANGUAGE must be a pocket-tts language name such as 'english'")
+    tts_config = _existing_file(env, "TTS_CONFIG")
+    if tts_config is not None and tts_config.suffix not in (".yaml", ".yml"):
+        raise ConfigError("TTS_CONFIG must be a pocket-tts .yaml config file")
+
+    log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
+    if not isinstance(logging.getLevelName(log_level), int):
+        raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
+
+    raw_limit = env.get("MAX_TEXT_LENGTH", "").strip() or "1000"
+    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 4000:
+        raise ConfigError("MAX_TEXT_LENGTH must be a whole number from 1 to 4000")
+
+    data_dir = Path(env.get("DATA_DIR", "").strip() or ".").expanduser()
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"DATA_DIR points to {data_dir}, which is not a folder")
+
+    return Settings(
+        discord_token=token,
+        tts_language=language,
+        tts_config=tts_config,
+        tts_quantize=_flag(env, "TTS_QUANTIZE", False),
+        default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
+        data_dir=data_dir,
+        discord_api_base=_url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("https", "http")),
+        discord_gateway_url=_url(env, "DISCORD_GATEWAY_URL", DEFAULT_GATEWAY_URL, ("wss", "ws")),
+        discord_ca_file=_existing_file(env, "DISCORD_CA_FILE"),
+        log_level=log_level,
+        sync_commands=_flag(env, "SYNC_COMMANDS", False),
+        max_text_length=int(raw_limit),
+    )

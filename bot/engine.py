@@ -1,0 +1,330 @@
+"""Pocket TTS behind an async API: one model, run only in the engine's own worker thread.
+
+The model is not thread-safe, so every piece of model work (loading, voice states,
+synthesis) is a job on one single-thread executor. Audio chunks travel back to the event
+loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import soundfile
+import soxr
+import torch
+from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+from bot.config import Settings
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 24_000
+T = TypeVar("T")
+ModelState = dict[str, Any]
+_END = object()
+
+
+class ModelUnavailableError(RuntimeError):
+    """The model weights could not be fetched; the message tells the operator the ways out."""
+
+
+class VoiceError(ValueError):
+    """A voice that cannot be used: unknown name, unreadable clip or state file."""
+
+
+def _weights_unavailable(spec: str, error: BaseException) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"Could not download the Pocket TTS weights for {spec} ({type(error).__name__}). "
+        "Check the network, or set HF_TOKEN (after accepting the model licence on Hugging Face) "
+        "for the gated voice-cloning weights, or set TTS_CONFIG to a local model config."
+    )
+
+
+def read_clip(path: Path) -> np.ndarray:
+    """An audio file as mono float32 at 24 kHz."""
+    try:
+        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError) as error:
+        raise VoiceError(f"{path.name} is not a readable audio file") from error
+    mono = audio.mean(axis=1)
+    if rate != SAMPLE_RATE:
+        mono = soxr.resample(mono, rate, SAMPLE_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+class _Sink:
+    """The worker's end of a stream. Holds no reference to the stream itself, so an
+    abandoned stream is garbage-collected and its finalizer can set `stop`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.stop = threading.Event()
+
+    def put(self, item: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            self.stop.set()
+
+
+@dataclass
+class StreamStats:
+    started: float  # time.monotonic() when the stream was requested
+    first_chunk: float | None = None  # time.monotonic() of the first chunk on the loop
+    finished: float | None = None
+    samples: int = 0
+    cancelled: bool = False
+
+    @property
+    def first_chunk_latency(self) -> float | None:
+        return None if self.first_chunk is None else self.first_chunk - self.started
+
+    @property
+    def audio_seconds(self) -> float:
+        return self.samples / SAMPLE_RATE
+
+
+class SynthesisStream:
+    """Async iterator over 24 kHz mono float32 chunks, as the model produces them.
+
+    Use it as `async with engine.stream(...) as stream: async for chunk in stream`; leaving
+    the block, `cancel()`, or dropping the object stops the model within one frame.
+    """
+
+    def __init__(self, sink: _Sink) -> None:
+        self._sink = sink
+        self.stats = StreamStats(started=time.monotonic())
+        self._done = False
+        weakref.finalize(self, sink.stop.set)
+
+    def cancel(self) -> None:
+        if not self._done:
+            self.stats.cancelled = True
+        self._sink.stop.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._sink.stop.is_set() and self.stats.cancelled
+
+    async def __aenter__(self) -> SynthesisStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.cancel()
+
+    def __aiter__(self) -> SynthesisStream:
+        return self
+
+    async def __anext__(self) -> np.ndarray:
+        if self._done:
+            raise StopAsyncIteration
+        item = await self._sink.queue.get()
+        if item is _END:
+            self._done = True
+            self.stats.finished = time.monotonic()
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        if self.stats.first_chunk is None:
+            self.stats.first_chunk = time.monotonic()
+        self.stats.samples += len(item)
+        return item
+
+
+class TTSEngine:
+    """Loads the model once and runs all model work in one worker thread it owns."""
+
+    VOICE_CACHE_SIZE = 16
+
+    def __init__(self, model: Any, *, default_voice: str, fingerprint: str, executor: Any) -> None:
+        self.model = model
+        self.default_voice = default_voice
+        self.fingerprint = fingerprint
+        self._executor: ThreadPoolExecutor = executor
+        self._voices: OrderedDict[str, ModelState] = OrderedDict()
+        self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
+        self._closed = False
+
+    # ---- loading ---------------------------------------------------------------------------
+    @classmethod
+    async def load(cls, settings: Settings) -> TTSEngine:
+        """Load the model in the engine's worker thread (never on the event loop)."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-engine")
+        try:
+            model = await asyncio.get_running_loop().run_in_executor(
+                executor, cls._load_model, settings
+            )
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        default_voice = settings.default_voice or cls._language_default_voice(settings)
+        engine = cls(
+            model,
+            default_voice=default_voice,
+            fingerprint=cls._fingerprint(settings),
+            executor=executor,
+        )
+        log.info("%s", engine.describe())
+        if not engine.has_voice_cloning:
+            log.warning(
+                "These weights cannot clone voices (the gated weights need an accepted licence "
+                "and HF_TOKEN): only built-in voices and exported voice states will work."
+            )
+        return engine
+
+    @staticmethod
+    def _load_model(settings: Settings) -> Any:
+        from pocket_tts import TTSModel
+
+        spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
+        try:
+            if settings.tts_config is not None:
+                return TTSModel.load_model(
+                    config=str(settings.tts_config), quantize=settings.tts_quantize
+                )
+            return TTSModel.load_model(
+                language=settings.tts_language, quantize=settings.tts_quantize
+            )
+        except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
+            raise _weights_unavailable(spec, error) from error
+        except FileNotFoundError as error:
+            if settings.tts_config is None:
+                raise ModelUnavailableError(
+                    f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
+                ) from error
+            raise
+
+    @staticmethod
+    def _language_default_voice(settings: Settings) -> str:
+        from pocket_tts.default_parameters import get_default_voice_for_language
+
+        config = str(settings.tts_config) if settings.tts_config else None
+        return get_default_voice_for_language(settings.tts_language, config)
+
+    @staticmethod
+    def _fingerprint(settings: Settings) -> str:
+        """Identifies the model a voice state was made with (states are model-specific)."""
+        digest = hashlib.sha256()
+        if settings.tts_config is not None:
+            digest.update(settings.tts_config.read_bytes())
+        else:
+            digest.update(f"language:{settings.tts_language}".encode())
+        return digest.hexdigest()[:16]
+
+    # ---- properties ------------------------------------------------------------------------
+    @property
+    def has_voice_cloning(self) -> bool:
+        return bool(getattr(self.model, "has_voice_cloning", False))
+
+    def describe(self) -> str:
+        cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
+        return f"Pocket TTS loaded ({cloning}; default voice {self.default_voice!r})"
+
+    # ---- model work ------------------------------------------------------------------------
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._closed:
+            raise RuntimeError("the TTS engine is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def voice_state(self, voice: str | None = None) -> ModelState:
+        """The model state for a voice spec (loaded in the worker; cached)."""
+        return await self._run(self._voice_state_sync, voice)
+
+    def _voice_state_sync(self, voice: str | None) -> ModelState:
+        spec = voice or self.default_voice
+        cached = self._voices.get(spec)
+        if cached is not None:
+            self._voices.move_to_end(spec)
+            return cached
+        state = self._load_voice(spec)
+        self._voices[spec] = state
+        while len(self._voices) > self.VOICE_CACHE_SIZE:
+            self._voices.popitem(last=False)
+        return state
+
+    def _load_voice(self, spec: str) -> ModelState:
+        path = Path(spec).expanduser()
+        if path.suffix == ".safetensors":
+            if not path.is_file():
+                raise VoiceError(f"voice state file {path} does not exist")
+            try:
+                return self.model.get_state_for_audio_prompt(path)
+            except Exception as error:
+                raise VoiceError(f"{path.name} is not a usable voice state: {error}") from error
+        if path.is_file():
+            if not self.has_voice_cloning:
+                raise VoiceError(
+                    "these weights cannot clone a voice from a clip: the operator needs the "
+                    "gated voice-cloning weights (HF_TOKEN) or a .safetensors voice state"
+                )
+            clip = read_clip(path)
+            return self.model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
+        if spec.startswith("hf://") or spec.isalpha():
+            try:
+                return self.model.get_state_for_audio_prompt(spec)
+            except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
+                raise VoiceError(
+                    f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"
+                ) from error
+            except ValueError as error:
+                raise VoiceError(f"voice {spec!r} cannot be used with this model: {error}") from error
+        raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
+
+    def stream(self, text: str, voice: str | None = None) -> SynthesisStream:
+        """Start synthesizing `text`; chunks arrive on the returned stream."""
+        if self._closed:
+            raise RuntimeError("the TTS engine is closed")
+        sink = _Sink(asyncio.get_running_loop())
+        stream = SynthesisStream(sink)
+        self._active.add(sink.stop)
+        self._executor.submit(self._generate, sink, text, voice)
+        return stream
+
+    def _generate(self, sink: _Sink, text: str, voice: str | None) -> None:
+        try:
+            if sink.stop.is_set():
+                return
+            state = self._voice_state_sync(voice)
+            chunks = self.model.generate_audio_stream(state, text, stop=sink.stop)
+            try:
+                for chunk in chunks:
+                    # After a cancel, keep draining: pocket-tts then joins its own threads.
+                    if not sink.stop.is_set():
+                        sink.put(chunk.numpy().astype(np.float32, copy=False))
+            finally:
+                sink.stop.set()
+                chunks.close()
+        except BaseException as error:  # delivered to the caller, not swallowed
+            sink.put(error)
+        finally:
+            sink.put(_END)
+
+    async def synthesize(self, text: str, voice: str | None = None) -> np.ndarray:
+        """The whole utterance as one array (for files)."""
+        async with self.stream(text, voice) as stream:
+            chunks = [chunk async for chunk in stream]
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+
+    async def close(self) -> None:
+        """Stop every stream and wait for the worker, so no model thread outlives us."""
+        if self._closed:
+            return
+        self._closed = True
+        for stop in list(self._active):
+            stop.set()
+        # Queued jobs see their stop event set and return at once.
+        await asyncio.to_thread(self._executor.shutdown, wait=True)

@@ -1,0 +1,155 @@
+"""What `/say`, `/join`, `/leave`, `/skip` and `/stop` do, independent of the slash-command glue.
+
+Each method either returns the reply for the member or raises `UserError` with a polite,
+specific message. Voice connections are handled here too: join, move, leave when alone.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
+
+log = logging.getLogger(__name__)
+
+VoiceChannel = discord.VoiceChannel | discord.StageChannel
+
+
+class UserError(Exception):
+    """Something the member can fix; the message is shown to them as is."""
+
+
+def humans_in(channel: VoiceChannel) -> list[discord.Member]:
+    return [member for member in channel.members if not member.bot]
+
+
+class SpeechService:
+    def __init__(self, scheduler: SpeechScheduler, max_text_length: int) -> None:
+        self.scheduler = scheduler
+        self.max_text_length = max_text_length
+
+    # ---- checks ----------------------------------------------------------------------------
+    def check_text(self, text: str) -> str:
+        text = text.strip()
+        if not text:
+            raise UserError("There is nothing to say: please give me some text.")
+        if len(text) > self.max_text_length:
+            raise UserError(
+                f"That text is {len(text):,} characters long; the limit is "
+                f"{self.max_text_length:,}. Please shorten it."
+            )
+        return text
+
+    @staticmethod
+    def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
+        voice = getattr(member, "voice", None)
+        if voice is None or voice.channel is None:
+            raise UserError("Join a voice channel first, then try again.")
+        return voice.channel
+
+    @staticmethod
+    def check_permissions(channel: VoiceChannel) -> None:
+        permissions = channel.permissions_for(channel.guild.me)
+        missing = [
+            name
+            for name, allowed in (("Connect", permissions.connect), ("Speak", permissions.speak))
+            if not allowed
+        ]
+        if missing:
+            raise UserError(
+                f"I don't have the {' and '.join(missing)} permission in {channel.mention}. "
+                "Please ask a server admin to grant it."
+            )
+        full = channel.user_limit and len(channel.members) >= channel.user_limit
+        if full and not permissions.move_members:
+            raise UserError(f"{channel.mention} is full.")
+
+    # ---- voice connection ------------------------------------------------------------------
+    async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
+        """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
+        guild = channel.guild
+        voice_client = guild.voice_client
+        if isinstance(voice_client, discord.VoiceClient) and voice_client.is_connected():
+            if voice_client.channel == channel:
+                return voice_client
+            current = voice_client.channel
+            if humans_in(current):  # type: ignore[arg-type]
+                raise UserError(
+                    f"I'm already speaking in {current.mention} for other members. "
+                    "Join that channel, or try again when they are done."
+                )
+            self.check_permissions(channel)
+            speaker = self.scheduler.get(guild.id)
+            if speaker is not None:
+                speaker.clear()
+            await voice_client.move_to(channel)
+            return voice_client
+        self.check_permissions(channel)
+        if voice_client is not None:  # a half-open connection: start over
+            await voice_client.disconnect(force=True)
+        try:
+            return await channel.connect(self_deaf=True, timeout=20.0)
+        except (TimeoutError, discord.ClientException) as error:
+            log.warning("could not join %s: %s", channel.id, error)
+            raise UserError(
+                f"I could not join {channel.mention} just now. Please try again."
+            ) from error
+
+    # ---- commands --------------------------------------------------------------------------
+    async def say(self, member: discord.Member | discord.User, text: str) -> str:
+        text = self.check_text(text)
+        channel = self.caller_channel(member)
+        await self.ensure_connected(channel)
+        try:
+            ahead = self.scheduler.speaker(channel.guild).enqueue(Utterance(text))
+        except QueueFullError:
+            raise UserError("The queue is full. Please wait a moment and try again.") from None
+        if ahead == 0:
+            return f"Speaking in {channel.mention}."
+        return f"Queued: {ahead} ahead of you in {channel.mention}."
+
+    async def join(self, member: discord.Member | discord.User) -> str:
+        channel = self.caller_channel(member)
+        await self.ensure_connected(channel)
+        return f"Joined {channel.mention}."
+
+    async def leave(self, guild: discord.Guild) -> str:
+        if guild.voice_client is None:
+            raise UserError("I'm not in a voice channel.")
+        await self.disconnect(guild)
+        return "Left the voice channel."
+
+    def skip(self, guild: discord.Guild) -> str:
+        speaker = self.scheduler.get(guild.id)
+        if speaker is None or not speaker.skip():
+            raise UserError("Nothing is being spoken right now.")
+        return "Skipped."
+
+    def stop(self, guild: discord.Guild) -> str:
+        speaker = self.scheduler.get(guild.id)
+        dropped = speaker.clear() if speaker is not None else 0
+        if dropped == 0:
+            raise UserError("Nothing is being spoken or queued.")
+        return f"Stopped and cleared {dropped} message{'s' if dropped != 1 else ''}."
+
+    async def disconnect(self, guild: discord.Guild) -> None:
+        speaker = self.scheduler.get(guild.id)
+        if speaker is not None:
+            speaker.clear()
+        if guild.voice_client is not None:
+            await guild.voice_client.disconnect(force=True)
+
+    async def on_voice_state_change(self, guild: discord.Guild) -> None:
+        """Leave when no human is left in the bot's channel; drop the queue when kicked."""
+        voice_client = guild.voice_client
+        if voice_client is None:
+            speaker = self.scheduler.get(guild.id)
+            if speaker is not None:
+                speaker.clear()
+            return
+        channel = voice_client.channel
+        if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
+            log.info("leaving voice in guild %s: no human left", guild.id)
+            await self.disconnect(guild)

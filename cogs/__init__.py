@@ -1,0 +1,1 @@
+"""discord.py extensions: thin glue from slash commands and events to `bot/`."""

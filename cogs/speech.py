@@ -1,0 +1,73 @@
+"""Slash commands /say, /join, /leave, /skip, /stop and the leave-when-alone listener."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.client import PocketVoiceBot
+from bot.speech import UserError
+
+
+async def respond(
+    interaction: discord.Interaction, action: Callable[[], Awaitable[str] | str]
+) -> None:
+    """Acknowledge at once (ephemeral), run the action, then show its reply or error."""
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    try:
+        result = action()
+        message = result if isinstance(result, str) else await result
+    except UserError as error:
+        message = str(error)
+    await interaction.edit_original_response(content=message)
+
+
+class SpeechCog(commands.Cog):
+    def __init__(self, bot: PocketVoiceBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="say", description="Speak a line in your voice channel")
+    @app_commands.describe(text="What to say")
+    @app_commands.guild_only()
+    async def say(self, interaction: discord.Interaction, text: str) -> None:
+        await respond(interaction, lambda: self.bot.speech.say(interaction.user, text))
+
+    @app_commands.command(name="join", description="Bring the bot into your voice channel")
+    @app_commands.guild_only()
+    async def join(self, interaction: discord.Interaction) -> None:
+        await respond(interaction, lambda: self.bot.speech.join(interaction.user))
+
+    @app_commands.command(name="leave", description="Make the bot leave the voice channel")
+    @app_commands.guild_only()
+    async def leave(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.speech.leave(guild))
+
+    @app_commands.command(name="skip", description="Stop the current message, keep the queue")
+    @app_commands.guild_only()
+    async def skip(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.speech.skip(guild))
+
+    @app_commands.command(name="stop", description="Stop speaking and clear the queue")
+    @app_commands.guild_only()
+    async def stop(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.speech.stop(guild))
+
+    @commands.Cog.listener()
+    async def on_voice_state_update(
+        self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
+    ) -> None:
+        if before.channel != after.channel and hasattr(self.bot, "speech"):
+            await self.bot.speech.on_voice_state_change(member.guild)
+
+
+async def setup(bot: PocketVoiceBot) -> None:
+    await bot.add_cog(SpeechCog(bot))

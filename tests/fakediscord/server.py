@@ -1,0 +1,533 @@
+"""A fake Discord for end-to-end tests: what PocketVoice uses of REST, gateway and voice.
+
+Everything listens on 127.0.0.1 behind TLS with a throwaway CA (trustme), because discord.py
+hard-codes `wss://` for the voice websocket. The bot is pointed here with the operator
+settings `DISCORD_API_BASE`, `DISCORD_GATEWAY_URL` and `DISCORD_CA_FILE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import ssl
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import trustme
+from aiohttp import WSMsgType, web
+
+from tests.fakediscord.voice_udp import VoiceUDPServer
+
+JSON = dict[str, Any]
+_ids = itertools.count(1_300_000_000_000_000_000)
+
+
+def snowflake() -> str:
+    return str(next(_ids))
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    # discord.py wants exactly "application/json" (aiohttp would add "; charset=utf-8").
+    return web.Response(
+        body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json"}
+    )
+
+
+@dataclass
+class FakeUser:
+    id: str
+    username: str
+    bot: bool = False
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "username": self.username,
+            "global_name": self.username.title(),
+            "discriminator": "0",
+            "avatar": None,
+            "bot": self.bot,
+            "public_flags": 0,
+            "flags": 0,
+        }
+
+
+@dataclass
+class FakeInteraction:
+    id: str
+    token: str
+    name: str
+    user: FakeUser
+    responses: list[JSON] = field(default_factory=list)  # callback bodies, then webhook edits
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_response(self, count: int = 1, timeout: float = 20.0) -> JSON:
+        """The `count`-th message the bot sent for this interaction (callback or edit)."""
+        deadline = time.monotonic() + timeout
+        while len(self.responses) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"/{self.name}: {len(self.responses)} responses, wanted {count}")
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except TimeoutError:
+                pass
+        return self.responses[count - 1]
+
+    async def wait_final(self, timeout: float = 30.0) -> JSON:
+        """The first response that is not a bare 'thinking…' defer."""
+        deadline = time.monotonic() + timeout
+        count = 1
+        while True:
+            response = await self.wait_response(count, deadline - time.monotonic())
+            if response.get("content") or response.get("embeds"):
+                return response
+            count += 1
+
+
+class FakeDiscord:
+    """One application, one bot user, one guild with a text and two voice channels."""
+
+    GUILD_ID = "1100000000000000001"
+    TEXT_ID = "1100000000000000002"
+    VOICE_ID = "1100000000000000003"
+    VOICE2_ID = "1100000000000000004"
+    EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 20) | (1 << 21) | (1 << 31)
+
+    def __init__(self, tmp_dir: Path, token: str = "fake.bot.token") -> None:
+        self.tmp_dir = tmp_dir
+        self.token = token
+        self.app_id = "1000000000000000001"
+        self.bot = FakeUser("1000000000000000001", "pocketvoice", bot=True)
+        self.humans = {
+            "alice": FakeUser("1200000000000000001", "alice"),
+            "bob": FakeUser("1200000000000000002", "bob"),
+        }
+        self.voice_states: dict[str, str] = {}  # user id -> voice channel id
+        self.voice_channel_overwrites: dict[str, list[JSON]] = {}
+        self.interactions: dict[str, FakeInteraction] = {}
+        self.unknown_routes: list[str] = []
+        self.registered_commands: list[JSON] = []
+        self.gateway_log: list[JSON] = []  # what the bot sent on the gateway
+        self.voice_log: list[JSON] = []  # what the bot sent on the voice websocket
+        self.identified = asyncio.Event()
+        self.udp = VoiceUDPServer()
+        self._gateway_ws: web.WebSocketResponse | None = None
+        self._seq = 0
+        self._runner: web.AppRunner | None = None
+        self._udp_transport: asyncio.DatagramTransport | None = None
+        self.port = 0
+        self.ca_file = tmp_dir / "fake-discord-ca.pem"
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        ca = trustme.CA()
+        ca.cert_pem.write_to_path(str(self.ca_file))
+        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_ctx)
+        app = web.Application()
+        app.router.add_get("/gateway", self._gateway)
+        app.router.add_get("/", self._voice_gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=server_ctx)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        loop = asyncio.get_running_loop()
+        self._udp_transport, _ = await loop.create_datagram_endpoint(
+            lambda: self.udp, local_addr=("127.0.0.1", 0)
+        )
+
+    async def close(self) -> None:
+        if self._gateway_ws is not None:
+            await self._gateway_ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._udp_transport is not None:
+            self._udp_transport.close()
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The operator settings that point a bot here."""
+        return {
+            "DISCORD_TOKEN": self.token,
+            "DISCORD_API_BASE": f"https://127.0.0.1:{self.port}/api/v10",
+            "DISCORD_GATEWAY_URL": f"wss://127.0.0.1:{self.port}/gateway",
+            "DISCORD_CA_FILE": str(self.ca_file),
+        }
+
+    # ---- test controls ---------------------------------------------------------------------
+    async def interaction(
+        self,
+        name: str,
+        options: dict[str, Any] | None = None,
+        user: str = "alice",
+        permissions: int | None = None,
+    ) -> FakeInteraction:
+        """Send a slash command as `user` would, through the gateway."""
+        member = self.humans[user]
+        inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
+        self.interactions[inter.id] = inter
+        typed = {str: 3, int: 4, bool: 5, float: 10}
+        data = {
+            "id": snowflake(),
+            "name": name,
+            "type": 1,
+            "options": [
+                {"name": k, "type": typed[type(v)], "value": v} for k, v in (options or {}).items()
+            ],
+        }
+        payload = {
+            "id": inter.id,
+            "application_id": self.app_id,
+            "type": 2,
+            "data": data,
+            "guild_id": self.GUILD_ID,
+            "channel_id": self.TEXT_ID,
+            "channel": {"id": self.TEXT_ID, "type": 0, "guild_id": self.GUILD_ID},
+            "member": self._member_json(member, permissions=permissions),
+            "token": inter.token,
+            "version": 1,
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "app_permissions": str(self.EVERYONE_PERMISSIONS),
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": self.GUILD_ID},
+            "context": 0,
+            "attachment_size_limit": 10 * 1024 * 1024,
+        }
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return inter
+
+    async def set_voice_state(self, user: str, channel_id: str | None) -> None:
+        """A human joins (or with None leaves) a voice channel."""
+        member = self.humans[user]
+        if channel_id is None:
+            self.voice_states.pop(member.id, None)
+        else:
+            self.voice_states[member.id] = channel_id
+        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id))
+
+    def deny_voice_permissions(self, channel_id: str, deny: int) -> None:
+        """Add a channel overwrite for @everyone, applied when the guild is next sent."""
+        self.voice_channel_overwrites[channel_id] = [
+            {"id": self.GUILD_ID, "type": 0, "allow": "0", "deny": str(deny)}
+        ]
+
+    async def resend_guild(self) -> None:
+        await self.dispatch("GUILD_CREATE", self._guild_json())
+
+    @property
+    def bot_voice_channel(self) -> str | None:
+        return self.voice_states.get(self.bot.id)
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out waiting for {what or predicate}")
+            await asyncio.sleep(0.01)
+
+    # ---- gateway ---------------------------------------------------------------------------
+    async def dispatch(self, event: str, data: JSON) -> None:
+        ws = self._gateway_ws
+        if ws is None or ws.closed:
+            raise RuntimeError("the bot is not connected to the gateway")
+        self._seq += 1
+        await ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._gateway_ws = ws
+        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        async for msg in ws:
+            if msg.type != WSMsgType.TEXT:
+                continue
+            payload = json.loads(msg.data)
+            self.gateway_log.append(payload)
+            op, data = payload["op"], payload.get("d")
+            if op == 1:
+                await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
+            elif op == 2:
+                if data["token"] != self.token:
+                    await ws.close(code=4004, message=b"Authentication failed.")
+                    break
+                self.identified.set()
+                await self.dispatch("READY", self._ready_json())
+                await self.dispatch("GUILD_CREATE", self._guild_json())
+            elif op == 4:
+                await self._bot_voice_state(data)
+        return ws
+
+    async def _bot_voice_state(self, data: JSON) -> None:
+        channel_id = data.get("channel_id")
+        if channel_id is None:
+            self.voice_states.pop(self.bot.id, None)
+        else:
+            self.voice_states[self.bot.id] = channel_id
+        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id))
+        if channel_id is not None:
+            await self.dispatch(
+                "VOICE_SERVER_UPDATE",
+                {
+                    "token": "voice-token",
+                    "guild_id": self.GUILD_ID,
+                    "endpoint": f"127.0.0.1:{self.port}",
+                },
+            )
+
+    # ---- voice websocket -------------------------------------------------------------------
+    async def _voice_gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json({"op": 8, "d": {"heartbeat_interval": 13750}})
+        async for msg in ws:
+            if msg.type != WSMsgType.TEXT:
+                continue
+            payload = json.loads(msg.data)
+            self.voice_log.append(payload)
+            op, data = payload["op"], payload.get("d")
+            if op == 0:
+                if data["token"] != "voice-token" or data["server_id"] != self.GUILD_ID:
+                    await ws.close(code=4004, message=b"Authentication failed.")
+                    break
+                ready = {
+                    "ssrc": 4242,
+                    "ip": "127.0.0.1",
+                    "port": self.udp.port,
+                    "modes": ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"],
+                }
+                await ws.send_json({"op": 2, "d": ready})
+            elif op == 1:
+                mode = data["data"]["mode"]
+                self.udp.secret_key = os.urandom(32)
+                description = {
+                    "mode": mode,
+                    "secret_key": list(self.udp.secret_key),
+                    "dave_protocol_version": 0,
+                }
+                await ws.send_json({"op": 4, "d": description})
+            elif op == 3:
+                nonce = data["t"] if isinstance(data, dict) else data
+                await ws.send_json({"op": 6, "d": {"t": nonce}})
+        return ws
+
+    # ---- REST ------------------------------------------------------------------------------
+    async def _rest(self, request: web.Request) -> web.Response:
+        path = request.match_info["tail"]
+        if request.headers.get("Authorization") != f"Bot {self.token}" and not path.startswith(
+            ("interactions/", "webhooks/")
+        ):
+            return json_response({"message": "401: Unauthorized", "code": 0}, 401)
+        parts = path.split("/")
+        body = await request.json() if request.can_read_body else None
+        if path == "users/@me":
+            return json_response(self.bot.to_json())
+        if path == "oauth2/applications/@me":
+            return json_response(self._application_json())
+        if parts[0] == "interactions" and parts[-1] == "callback":
+            return self._interaction_callback(parts[1], parts[2], body, request)
+        if parts[0] == "webhooks" and len(parts) >= 3:
+            return self._webhook(parts[2], parts[3:], request.method, body)
+        if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
+            self.registered_commands = [dict(c, id=snowflake()) for c in body]
+            return json_response(self.registered_commands)
+        self.unknown_routes.append(f"{request.method} {path}")
+        return json_response({"message": "404: Not Found", "code": 0}, 404)
+
+    def _interaction_callback(
+        self, interaction_id: str, token: str, body: JSON, request: web.Request
+    ) -> web.Response:
+        inter = self.interactions.get(interaction_id)
+        if inter is None or inter.token != token:
+            return json_response({"message": "Unknown interaction", "code": 10062}, 404)
+        if any(r.get("_callback") for r in inter.responses):
+            return json_response({"message": "Interaction has already been acknowledged."}, 400)
+        data = dict(body.get("data") or {})
+        record = dict(data, _callback=True, _type=body["type"])
+        inter.responses.append(record)
+        inter.changed.set()
+        if request.query.get("with_response") not in ("1", "true", "True"):
+            return web.Response(status=204)
+        message = self._message_json(data.get("content", ""), data.get("flags", 0))
+        return json_response(
+            {
+                "interaction": {
+                    "id": interaction_id,
+                    "type": 2,
+                    "response_message_id": message["id"],
+                    "response_message_loading": body["type"] == 5,
+                    "response_message_ephemeral": bool(data.get("flags", 0) & 64),
+                },
+                "resource": {"type": body["type"], "message": message},
+            }
+        )
+
+    def _webhook(self, token: str, rest: list[str], method: str, body: JSON | None) -> web.Response:
+        inter = next((i for i in self.interactions.values() if i.token == token), None)
+        if inter is None:
+            return json_response({"message": "Unknown Webhook", "code": 10015}, 404)
+        if method in ("PATCH", "POST"):
+            inter.responses.append(dict(body or {}, _method=method))
+            inter.changed.set()
+        content = (body or {}).get("content") or ""
+        return json_response(self._message_json(content, (body or {}).get("flags", 0)))
+
+    # ---- payloads --------------------------------------------------------------------------
+    def _message_json(self, content: str, flags: int = 0) -> JSON:
+        return {
+            "id": snowflake(),
+            "channel_id": self.TEXT_ID,
+            "author": self.bot.to_json(),
+            "content": content,
+            "timestamp": now_iso(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "type": 20,
+            "flags": flags,
+        }
+
+    def _application_json(self) -> JSON:
+        return {
+            "id": self.app_id,
+            "name": "PocketVoice",
+            "icon": None,
+            "description": "",
+            "bot_public": True,
+            "bot_require_code_grant": False,
+            "owner": self.humans["alice"].to_json(),
+            "verify_key": "00",
+            "flags": 0,
+            "team": None,
+        }
+
+    def _ready_json(self) -> JSON:
+        return {
+            "v": 10,
+            "user": self.bot.to_json(),
+            "guilds": [{"id": self.GUILD_ID, "unavailable": True}],
+            "session_id": "fake-session",
+            "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
+            "application": {"id": self.app_id, "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+        }
+
+    def _member_json(self, user: FakeUser, permissions: int | None = None) -> JSON:
+        member = {
+            "user": user.to_json(),
+            "nick": None,
+            "roles": [],
+            "joined_at": now_iso(),
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "pending": False,
+        }
+        if permissions is not None or not user.bot:
+            member["permissions"] = str(
+                permissions if permissions is not None else self.EVERYONE_PERMISSIONS
+            )
+        return member
+
+    def _voice_state_json(self, user: FakeUser, channel_id: str | None) -> JSON:
+        return {
+            "guild_id": self.GUILD_ID,
+            "channel_id": channel_id,
+            "user_id": user.id,
+            "member": self._member_json(user),
+            "session_id": f"session-{user.id}",
+            "deaf": False,
+            "mute": False,
+            "self_deaf": user.bot,
+            "self_mute": False,
+            "self_video": False,
+            "suppress": False,
+            "request_to_speak_timestamp": None,
+        }
+
+    def _guild_json(self) -> JSON:
+        def channel(cid: str, name: str, kind: int, position: int) -> JSON:
+            data = {
+                "id": cid,
+                "type": kind,
+                "name": name,
+                "position": position,
+                "guild_id": self.GUILD_ID,
+                "permission_overwrites": self.voice_channel_overwrites.get(cid, []),
+                "parent_id": None,
+                "nsfw": False,
+            }
+            if kind == 2:
+                data.update(bitrate=64000, user_limit=0, rtc_region=None)
+            return data
+
+        members = [self.bot, *self.humans.values()]
+        return {
+            "id": self.GUILD_ID,
+            "name": "Fake Guild",
+            "icon": None,
+            "owner_id": self.humans["alice"].id,
+            "unavailable": False,
+            "member_count": len(members),
+            "large": False,
+            "features": [],
+            "roles": [
+                {
+                    "id": self.GUILD_ID,
+                    "name": "@everyone",
+                    "permissions": str(self.EVERYONE_PERMISSIONS),
+                    "position": 0,
+                    "color": 0,
+                    "hoist": False,
+                    "managed": False,
+                    "mentionable": False,
+                    "flags": 0,
+                }
+            ],
+            "channels": [
+                channel(self.TEXT_ID, "general", 0, 0),
+                channel(self.VOICE_ID, "Lounge", 2, 1),
+                channel(self.VOICE2_ID, "Gaming", 2, 2),
+            ],
+            "members": [self._member_json(m) for m in members],
+            "voice_states": [
+                {k: v for k, v in self._voice_state_json(self._user(uid), cid).items()}
+                for uid, cid in self.voice_states.items()
+            ],
+            "threads": [],
+            "emojis": [],
+            "stickers": [],
+            "joined_at": now_iso(),
+            "premium_tier": 0,
+            "preferred_locale": "en-US",
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "mfa_level": 0,
+            "nsfw_level": 0,
+            "system_channel_flags": 0,
+        }
+
+    def _user(self, user_id: str) -> FakeUser:
+        if user_id == self.bot.id:
+            return self.bot
+        return next(u for u in self.humans.values() if u.id == user_id)

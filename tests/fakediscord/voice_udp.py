@@ -1,0 +1,80 @@
+"""The voice UDP side of the fake: IP discovery, RTP decryption and Opus decoding."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import time
+from dataclasses import dataclass
+
+import discord
+import nacl.bindings
+
+OPUS_SILENCE = b"\xf8\xff\xfe"
+
+
+@dataclass
+class ReceivedPacket:
+    arrived: float  # time.monotonic() at arrival
+    sequence: int
+    timestamp: int
+    ssrc: int
+    opus: bytes
+    pcm: bytes  # 48 kHz stereo s16le, decoded from `opus`
+
+    @property
+    def is_silence(self) -> bool:
+        return self.opus == OPUS_SILENCE
+
+
+class VoiceUDPServer(asyncio.DatagramProtocol):
+    """Answers IP discovery and records every RTP packet, decrypted and decoded."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.DatagramTransport | None = None
+        self.secret_key: bytes | None = None
+        self.packets: list[ReceivedPacket] = []
+        self.errors: list[str] = []
+        self.arrival = asyncio.Event()
+        self._decoders: dict[int, discord.opus.Decoder] = {}
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.DatagramTransport)
+        self.transport = transport
+
+    @property
+    def port(self) -> int:
+        assert self.transport is not None
+        return self.transport.get_extra_info("sockname")[1]
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        assert self.transport is not None
+        if len(data) == 74 and struct.unpack_from(">H", data, 0)[0] == 1:
+            ssrc = struct.unpack_from(">I", data, 4)[0]
+            reply = bytearray(74)
+            struct.pack_into(">HHI", reply, 0, 2, 70, ssrc)
+            ip = addr[0].encode("ascii")
+            reply[8 : 8 + len(ip)] = ip
+            struct.pack_into(">H", reply, 72, addr[1])
+            self.transport.sendto(bytes(reply), addr)
+            return
+        try:
+            self.packets.append(self._decode_rtp(data))
+            self.arrival.set()
+        except Exception as error:  # recorded for the test to assert on
+            self.errors.append(f"{type(error).__name__}: {error}")
+
+    def _decode_rtp(self, data: bytes) -> ReceivedPacket:
+        if self.secret_key is None:
+            raise ValueError("RTP before SESSION_DESCRIPTION")
+        if data[0] != 0x80 or data[1] != 0x78:
+            raise ValueError(f"unexpected RTP header {data[:2].hex()}")
+        header = data[:12]
+        sequence, timestamp, ssrc = struct.unpack_from(">HII", data, 2)
+        nonce = data[-4:] + bytes(20)
+        opus = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(
+            data[12:-4], header, nonce, self.secret_key
+        )
+        decoder = self._decoders.setdefault(ssrc, discord.opus.Decoder())
+        pcm = decoder.decode(opus, fec=False)
+        return ReceivedPacket(time.monotonic(), sequence, timestamp, ssrc, opus, pcm)
