@@ -25,12 +25,14 @@ import soundfile
 import soxr
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
 from bot.config import Settings
 
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 24_000
+BUILTIN_VOICES: tuple[str, ...] = tuple(_ORIGINS_OF_PREDEFINED_VOICES)
 T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()
@@ -273,7 +275,7 @@ class TTSEngine:
                 )
             clip = read_clip(path)
             return self.model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
-        if spec.startswith("hf://") or spec.isalpha():
+        if spec in BUILTIN_VOICES or spec.startswith("hf://"):
             try:
                 return self.model.get_state_for_audio_prompt(spec)
             except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:

@@ -39,8 +39,7 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         self._decoders: dict[int, discord.opus.Decoder] = {}
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.DatagramTransport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
 
     @property
     def port(self) -> int:

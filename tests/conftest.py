@@ -1,0 +1,110 @@
+"""Shared fixtures: a tiny random-weight Pocket TTS model, engines, and a bot on a fake Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from bot.client import PocketVoiceBot
+from bot.config import Settings, load_settings
+from bot.engine import TTSEngine
+from tests.fakediscord import FakeDiscord
+from tests.tiny_model import train_tokenizer, write_random_config
+
+TINY_BASE = "english_2m_2026-10"
+
+
+@dataclass(frozen=True)
+class TinyModel:
+    config: Path  # stops after ~0.7 s of audio, like random weights do
+    full_length_config: Path  # no end-of-speech: each text runs to its natural length
+    clip: Path  # a 3 s voice clip (WAV, 24 kHz)
+
+
+def make_clip(path: Path, seconds: float = 3.0, rate: int = 24_000) -> Path:
+    t = np.arange(int(seconds * rate)) / rate
+    rng = np.random.default_rng(1)
+    voice = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))
+    soundfile.write(str(path), (voice + 0.02 * rng.standard_normal(len(t))).astype(np.float32), rate)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    folder = tmp_path_factory.mktemp("tiny-model")
+    tokenizer = train_tokenizer(folder, 4000)
+    return TinyModel(
+        config=write_random_config(TINY_BASE, folder, tokenizer=tokenizer),
+        full_length_config=write_random_config(
+            TINY_BASE, folder, tokenizer=tokenizer, full_length=True
+        ),
+        clip=make_clip(folder / "voice.wav"),
+    )
+
+
+def engine_settings(config: Path, clip: Path) -> Settings:
+    return load_settings(
+        {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip)},
+        dotenv_path=None,
+        require_token=False,
+    )
+
+
+@pytest.fixture(scope="session")
+async def engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
+    engine = await TTSEngine.load(engine_settings(tiny_model.config, tiny_model.clip))
+    yield engine
+    await engine.close()
+
+
+@pytest.fixture(scope="session")
+async def full_engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
+    engine = await TTSEngine.load(engine_settings(tiny_model.full_length_config, tiny_model.clip))
+    yield engine
+    await engine.close()
+
+
+@dataclass
+class RunningBot:
+    bot: PocketVoiceBot
+    fake: FakeDiscord
+    task: asyncio.Task[None]
+
+
+@contextlib.asynccontextmanager
+async def bot_on_fake_discord(
+    tmp_path: Path, tiny_model: TinyModel, extra_env: dict[str, str] | None = None
+) -> AsyncIterator[RunningBot]:
+    """Start a fake Discord and the real bot pointed at it through the operator settings."""
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    env = {
+        **fake.env,
+        "TTS_CONFIG": str(tiny_model.config),
+        "DEFAULT_VOICE": str(tiny_model.clip),
+        "DATA_DIR": str(tmp_path),
+        **(extra_env or {}),
+    }
+    bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))
+    try:
+        await asyncio.wait_for(bot.wait_until_ready(), 30)
+        yield RunningBot(bot, fake, task)
+    finally:
+        await bot.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 10)
+        await fake.close()
+
+
+@pytest.fixture
+async def running_bot(tmp_path: Path, tiny_model: TinyModel) -> AsyncIterator[RunningBot]:
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        yield running

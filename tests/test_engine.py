@@ -1,0 +1,107 @@
+import asyncio
+import gc
+import time
+
+import numpy as np
+import pytest
+import torch
+from pocket_tts import TTSModel, export_model_state
+
+from bot.engine import SAMPLE_RATE, TTSEngine, VoiceError
+from tests.conftest import TinyModel
+from tests.tiny_model import write_random_config
+
+LONG_TEXT = (
+    "This is a long message that keeps the model busy for many seconds, so that we can "
+    "cancel it in the middle and check that the worker really stops."
+)
+
+
+async def cpu_seconds_over(window: float) -> float:
+    """CPU time the whole process used during `window` seconds of idling on the loop."""
+    start = time.process_time()
+    await asyncio.sleep(window)
+    return time.process_time() - start
+
+
+async def test_chunks_are_24k_float32_mono(engine: TTSEngine) -> None:
+    stream = engine.stream("Hello there, how are you today?")
+    chunks = [chunk async for chunk in stream]
+    assert engine.model.sample_rate == SAMPLE_RATE
+    assert chunks
+    assert all(c.dtype == np.float32 and c.ndim == 1 for c in chunks)
+    assert stream.stats.samples == sum(len(c) for c in chunks) > 0
+    assert stream.stats.first_chunk_latency is not None
+    assert not stream.stats.cancelled
+
+
+async def test_cancel_ends_stream_and_frees_worker(full_engine: TTSEngine) -> None:
+    stream = full_engine.stream(LONG_TEXT)
+    async with stream:
+        await anext(stream)
+        cancelled_at = time.monotonic()
+        stream.cancel()
+        async for _ in stream:  # frames in flight may still arrive, then the end
+            pass
+        assert time.monotonic() - cancelled_at < 0.2
+    assert stream.stats.cancelled
+    assert stream.stats.audio_seconds < 5  # far less than the ~20 s the text would give
+    await asyncio.sleep(0.05)
+    assert await cpu_seconds_over(0.3) < 0.06
+    follow_up = full_engine.stream("Next one.")
+    async with follow_up:
+        await asyncio.wait_for(anext(follow_up), 2.0)
+
+
+async def test_abandoned_stream_stops_using_cpu(full_engine: TTSEngine) -> None:
+    stream = full_engine.stream(LONG_TEXT)
+    await anext(stream)
+    del stream
+    gc.collect()
+    await asyncio.sleep(0.2)
+    assert await cpu_seconds_over(0.3) < 0.06
+    follow_up = full_engine.stream("Still here?")
+    async with follow_up:
+        await asyncio.wait_for(anext(follow_up), 2.0)
+
+
+async def test_unknown_voice_reaches_the_caller(engine: TTSEngine) -> None:
+    with pytest.raises(VoiceError, match="unknown voice"):
+        async for _ in engine.stream("Hello", voice="no-such-voice!"):
+            pass
+
+
+async def test_corrupt_voice_state_reaches_the_caller(engine: TTSEngine, tmp_path) -> None:
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a safetensors file")
+    with pytest.raises(VoiceError, match="not a usable voice state"):
+        await engine.synthesize("Hello", voice=str(bad))
+
+
+async def test_model_error_during_generation_reaches_the_caller(
+    engine: TTSEngine, tiny_model: TinyModel, tmp_path
+) -> None:
+    """A state made by another architecture fails inside pocket-tts's generation thread."""
+    tokenizer = tiny_model.config.parent / "tokenizer.model"
+    other = TTSModel.load_model(
+        config=str(write_random_config("english_7m_2026-10", tmp_path, tokenizer=tokenizer))
+    )
+    state = other.get_state_for_audio_prompt(torch.zeros(1, SAMPLE_RATE) + 0.01)
+    foreign = tmp_path / "foreign.safetensors"
+    export_model_state(state, foreign)
+    with pytest.raises(Exception) as caught:
+        await engine.synthesize("Hello there", voice=str(foreign))
+    assert not isinstance(caught.value, VoiceError)  # the model's own error, as raised
+    # and the engine still works afterwards
+    assert len(await engine.synthesize("Fine again.")) > 0
+
+
+async def test_voice_from_clip_and_from_exported_state(
+    engine: TTSEngine, tiny_model: TinyModel, tmp_path
+) -> None:
+    state = await engine.voice_state(str(tiny_model.clip))
+    path = tmp_path / "voice.safetensors"
+    await asyncio.to_thread(export_model_state, state, path)
+    loaded = await engine.voice_state(str(path))
+    assert loaded.keys() == state.keys()
+    assert len(await engine.synthesize("Hi", voice=str(path))) > 0
