@@ -272,7 +272,8 @@ class FakeDiscord:
         return ws
 
     async def _bot_voice_state(self, data: JSON) -> None:
-        channel_id = data.get("channel_id")
+        raw = data.get("channel_id")
+        channel_id = None if raw is None else str(raw)  # discord.py sends an int
         if channel_id is None:
             self.voice_states.pop(self.bot.id, None)
         else:
@@ -342,7 +343,10 @@ class FakeDiscord:
         if parts[0] == "webhooks" and len(parts) >= 3:
             return self._webhook(parts[2], parts[3:], request.method, body)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
-            self.registered_commands = [dict(c, id=snowflake()) for c in body]
+            self.registered_commands = [
+                dict(c, id=snowflake(), application_id=self.app_id, version=snowflake())
+                for c in body
+            ]
             return json_response(self.registered_commands)
         self.unknown_routes.append(f"{request.method} {path}")
         return json_response({"message": "404: Not Found", "code": 0}, 404)

@@ -1,0 +1,204 @@
+"""The real bot against the fake Discord: slash commands in, encrypted Opus out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bot.__main__ import sync_commands
+from bot.config import load_settings
+from bot.scheduler import GuildSpeaker
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.fakediscord import FakeDiscord, ReceivedPacket
+
+VOICE = FakeDiscord.VOICE_ID
+VOICE2 = FakeDiscord.VOICE2_ID
+LONG_TEXT = (
+    "This is a long message that keeps the bot talking for quite a while, long enough "
+    "for somebody in the channel to decide that they have heard enough of it."
+)
+CONNECT, SPEAK = 1 << 20, 1 << 21
+
+
+def speaker_of(running: RunningBot) -> GuildSpeaker:
+    assert running.bot.scheduler is not None
+    speaker = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))
+    assert speaker is not None
+    return speaker
+
+
+async def packets_settled(fake: FakeDiscord, quiet: float = 0.4, timeout: float = 30) -> None:
+    """Wait until no packet has arrived for `quiet` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        last = fake.udp.packets[-1].arrived if fake.udp.packets else 0.0
+        if fake.udp.packets and time.monotonic() - last > quiet:
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("packets kept coming")
+
+
+def audio_packets(packets: list[ReceivedPacket]) -> list[ReceivedPacket]:
+    return [p for p in packets if not p.is_silence]
+
+
+async def test_say_streams_encrypted_opus_of_the_engine_audio(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await fake.set_voice_state("alice", VOICE)
+    inter = await fake.interaction("say", {"text": "Hello there, friend."})
+    reply = await inter.wait_final()
+
+    assert inter.responses[0]["_callback"] and inter.responses[0]["flags"] & 64  # ephemeral
+    assert reply["content"] == f"Speaking in <#{VOICE}>."
+    assert reply["allowed_mentions"] == {"parse": []}
+    assert fake.bot_voice_channel == VOICE
+    assert any(p["op"] == 4 and p["d"]["self_deaf"] for p in fake.gateway_log)
+
+    speaker = speaker_of(running_bot)
+    await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the utterance to end")
+    await packets_settled(fake)
+    result = speaker.history[0]
+    assert result.error is None and not result.cancelled and result.underruns == 0
+
+    packets = fake.udp.packets
+    assert not fake.udp.errors
+    assert any(p["op"] == 5 for p in fake.voice_log)  # SPEAKING
+    assert all((b.sequence - a.sequence) % 65536 == 1 for a, b in zip(packets, packets[1:]))
+    assert all((b.timestamp - a.timestamp) % 2**32 == 960 for a, b in zip(packets, packets[1:]))
+    audio = audio_packets(packets)
+    assert all(len(p.pcm) == 3840 for p in audio)
+    decoded = np.frombuffer(b"".join(p.pcm for p in audio), dtype="<i2").reshape(-1, 2)
+    produced_at_48k = result.model_samples * 2
+    assert abs(len(decoded) - produced_at_48k) <= 0.060 * 48_000
+    assert np.abs(decoded).max() > 0  # sound, not just silence
+    assert result.frames_played == len(audio)
+    assert result.first_frame_latency is not None and result.first_frame_latency < 5
+
+
+async def test_skip_stops_packets_and_keeps_the_queue(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}  # utterances of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("say", {"text": LONG_TEXT})).wait_final()
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
+        queued = await (await fake.interaction("say", {"text": "Second one."})).wait_final()
+        assert queued["content"] == f"Queued: 1 ahead of you in <#{VOICE}>."
+
+        skip = await fake.interaction("skip")
+        skipped_at = time.monotonic()
+        assert (await skip.wait_final())["content"] == "Skipped."
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 2, 30, "both utterances to end")
+        await packets_settled(fake)
+
+        first, second = speaker.history
+        assert first.cancelled and not second.cancelled
+        assert first.model_samples / 24_000 < 10  # far from the ~25 s the text would give
+        audio = audio_packets(fake.udp.packets)
+        assert len(audio) == first.frames_played + second.frames_played
+        last_of_first = audio[first.frames_played - 1]
+        assert last_of_first.arrived - skipped_at < 0.2
+        assert second.frames_played > 0
+
+
+async def test_stop_clears_the_queue(tmp_path: Path, tiny_model: TinyModel) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        await fake.set_voice_state("alice", VOICE)
+        for text in (LONG_TEXT, "Two.", "Three."):
+            await (await fake.interaction("say", {"text": text})).wait_final()
+        await fake.wait_for(lambda: len(fake.udp.packets) > 5, 30, "speech")
+        reply = await (await fake.interaction("stop")).wait_final()
+        assert reply["content"] == "Stopped and cleared 3 messages."
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 10, "the stop")
+        await packets_settled(fake)
+        assert speaker.history[0].cancelled and speaker.queued == 0
+        again = await (await fake.interaction("skip")).wait_final()
+        assert again["content"] == "Nothing is being spoken right now."
+
+
+async def test_bot_leaves_when_the_last_human_leaves(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await fake.set_voice_state("alice", VOICE)
+    await fake.set_voice_state("bob", VOICE)
+    reply = await (await fake.interaction("join")).wait_final()
+    assert reply["content"] == f"Joined <#{VOICE}>."
+    await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "the bot in voice")
+    await fake.set_voice_state("alice", None)
+    await asyncio.sleep(0.3)
+    assert fake.bot_voice_channel == VOICE  # bob is still there
+    await fake.set_voice_state("bob", None)
+    await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the bot to leave")
+    assert fake.gateway_log[-1]["op"] == 4 and fake.gateway_log[-1]["d"]["channel_id"] is None
+
+
+async def test_leave_and_join_commands(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    nothing = await (await fake.interaction("leave")).wait_final()
+    assert nothing["content"] == "I'm not in a voice channel."
+    await fake.set_voice_state("alice", VOICE)
+    await (await fake.interaction("join")).wait_final()
+    await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "join")
+    left = await (await fake.interaction("leave")).wait_final()
+    assert left["content"] == "Left the voice channel."
+    await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "leave")
+
+
+async def test_user_errors_get_clear_ephemeral_answers(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+
+    async def ask(text: str, user: str = "alice") -> str:
+        inter = await fake.interaction("say", {"text": text}, user=user)
+        reply = await inter.wait_final()
+        assert inter.responses[0]["flags"] & 64
+        return reply["content"]
+
+    assert await ask("Hello") == "Join a voice channel first, then try again."
+    await fake.set_voice_state("alice", VOICE)
+    assert await ask("   ") == "There is nothing to say: please give me some text."
+    assert await ask("a" * 1001) == (
+        "That text is 1,001 characters long; the limit is 1,000. Please shorten it."
+    )
+    assert fake.bot_voice_channel is None and not fake.udp.packets  # nothing happened
+
+    # busy: the bot is with alice in one channel, bob asks from another
+    await (await fake.interaction("join")).wait_final()
+    await fake.set_voice_state("bob", VOICE2)
+    assert await ask("Over here", user="bob") == (
+        f"I'm already speaking in <#{VOICE}> for other members. "
+        "Join that channel, or try again when they are done."
+    )
+    assert fake.bot_voice_channel == VOICE
+
+    # missing permissions in bob's channel, once alice has gone
+    await fake.set_voice_state("alice", None)
+    await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the bot to leave")
+    fake.deny_voice_permissions(VOICE2, CONNECT | SPEAK)
+    await fake.resend_guild()
+    await asyncio.sleep(0.1)
+    assert await ask("Hello", user="bob") == (
+        f"I don't have the Connect and Speak permission in <#{VOICE2}>. "
+        "Please ask a server admin to grant it."
+    )
+    assert fake.bot_voice_channel is None
+    assert not fake.unknown_routes
+
+
+async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    try:
+        await sync_commands(load_settings(fake.env, dotenv_path=None))
+        names = {command["name"] for command in fake.registered_commands}
+        assert names == {"say", "join", "leave", "skip", "stop"}
+        assert not fake.identified.is_set()  # no gateway session was needed
+    finally:
+        await fake.close()
