@@ -1,0 +1,108 @@
+"""`python -m bot ...` as an operator runs it: real processes, real files, real signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import soundfile
+
+from tests.conftest import TinyModel
+from tests.fakediscord import FakeDiscord
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bot_env(extra: dict[str, str]) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_"))}
+    return {**keep, "PYTHONPATH": str(REPO), **extra}
+
+
+def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        cwd=cwd,
+        env=bot_env(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("suffix", [".ogg", ".wav"])
+def test_say_writes_a_file_of_the_spoken_length(
+    tmp_path: Path, tiny_model: TinyModel, suffix: str
+) -> None:
+    out = tmp_path / f"hello{suffix}"
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    done = run_cli(["say", "Hello there", "--out", str(out), "--voice", str(tiny_model.clip)],
+                   tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    spoken = float(re.search(r"\(([\d.]+) s of audio\)", done.stdout).group(1))  # type: ignore[union-attr]
+    assert re.search(r"First chunk after \d+ ms; real-time factor [\d.]+x", done.stdout)
+    decoded, rate = soundfile.read(str(out))
+    assert rate == 24_000
+    assert spoken > 1.0
+    assert abs(len(decoded) / rate - spoken) < 0.03
+
+
+def test_say_refuses_an_unknown_file_type_before_loading(tmp_path: Path) -> None:
+    done = run_cli(["say", "Hi", "--out", str(tmp_path / "x.mp3")], tmp_path, {})
+    assert done.returncode != 0
+    assert "--out must end in .wav or .ogg" in done.stderr
+    assert not (tmp_path / "x.mp3").exists()
+
+
+def test_missing_token_stops_start_with_one_clear_line(tmp_path: Path) -> None:
+    done = run_cli(["run"], tmp_path, {})
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "DISCORD_TOKEN" in lines[0]
+
+
+def test_unreachable_weights_name_the_ways_out(tmp_path: Path) -> None:
+    env = {"TTS_LANGUAGE": "english", "HF_HUB_OFFLINE": "1"}
+    done = run_cli(["say", "Hi", "--out", str(tmp_path / "x.wav")], tmp_path, env)
+    assert done.returncode == 1
+    assert "TTS_CONFIG" in done.stderr and "HF_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_sigterm_leaves_voice_and_exits_cleanly(tmp_path: Path, tiny_model: TinyModel) -> None:
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    env = {
+        **fake.env,
+        "TTS_CONFIG": str(tiny_model.full_length_config),
+        "DEFAULT_VOICE": str(tiny_model.clip),
+        "LOG_LEVEL": "DEBUG",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run",
+        cwd=tmp_path, env=bot_env(env),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output = asyncio.create_task(process.stdout.read())  # type: ignore[union-attr]
+    try:
+        await asyncio.wait_for(fake.identified.wait(), 60)
+        await fake.set_voice_state("alice", FakeDiscord.VOICE_ID)
+        inter = await fake.interaction("say", {"text": "A long message that is still being spoken"})
+        await inter.wait_final(timeout=60)
+        await fake.wait_for(lambda: len(fake.udp.packets) > 10, 30, "speech")
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 20)
+    finally:
+        if process.returncode is None:
+            process.kill()
+        log = (await output).decode()
+        await fake.close()
+    assert code == 0, log
+    assert fake.bot_voice_channel is None  # it left voice on the way out
+    assert "Traceback" not in log and "terminate called" not in log
+    assert fake.token not in log  # never log the token, even at DEBUG
