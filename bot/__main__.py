@@ -76,7 +76,10 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
     elapsed = (stats.finished or time.monotonic()) - stats.started
     latency = stats.first_chunk_latency or 0.0
     print(f"Wrote {out} ({stats.audio_seconds:.2f} s of audio).")
-    print(f"First chunk after {latency * 1000:.0f} ms; real-time factor {stats.audio_seconds / elapsed:.2f}x")
+    print(
+        f"First chunk after {latency * 1000:.0f} ms; "
+        f"real-time factor {stats.audio_seconds / elapsed:.2f}x"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,8 +70,12 @@ class PocketVoiceBot(commands.Bot):
         return len(commands_synced)
 
     async def on_ready(self) -> None:
-        log.info("logged in as %s (%s) in %d servers", self.user, self.user and self.user.id,
-                 len(self.guilds))
+        log.info(
+            "logged in as %s (%s) in %d servers",
+            self.user,
+            self.user and self.user.id,
+            len(self.guilds),
+        )
 
     async def close(self) -> None:
         """Stop speaking, leave voice, stop the model, then close the connection."""

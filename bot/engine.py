@@ -283,7 +283,9 @@ class TTSEngine:
                     f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"
                 ) from error
             except ValueError as error:
-                raise VoiceError(f"voice {spec!r} cannot be used with this model: {error}") from error
+                raise VoiceError(
+                    f"voice {spec!r} cannot be used with this model: {error}"
+                ) from error
         raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
 
     def stream(self, text: str, voice: str | None = None) -> SynthesisStream:

@@ -32,7 +32,9 @@ def make_clip(path: Path, seconds: float = 3.0, rate: int = 24_000) -> Path:
     t = np.arange(int(seconds * rate)) / rate
     rng = np.random.default_rng(1)
     voice = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))
-    soundfile.write(str(path), (voice + 0.02 * rng.standard_normal(len(t))).astype(np.float32), rate)
+    soundfile.write(
+        str(path), (voice + 0.02 * rng.standard_normal(len(t))).astype(np.float32), rate
+    )
     return path
 
 

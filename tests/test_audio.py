@@ -128,5 +128,5 @@ def test_audio_files_decode_back_to_their_length(tmp_path, suffix: str) -> None:
 
 
 def test_unknown_file_type_is_refused() -> None:
-    with pytest.raises(ValueError, match="wav or .ogg"):
+    with pytest.raises(ValueError, match=r"\.wav or \.ogg"):
         encode_audio(tone(0.1), ".mp3")

@@ -41,8 +41,9 @@ def test_say_writes_a_file_of_the_spoken_length(
 ) -> None:
     out = tmp_path / f"hello{suffix}"
     env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
-    done = run_cli(["say", "Hello there", "--out", str(out), "--voice", str(tiny_model.clip)],
-                   tmp_path, env)
+    done = run_cli(
+        ["say", "Hello there", "--out", str(out), "--voice", str(tiny_model.clip)], tmp_path, env
+    )
     assert done.returncode == 0, done.stderr
     spoken = float(re.search(r"\(([\d.]+) s of audio\)", done.stdout).group(1))  # type: ignore[union-attr]
     assert re.search(r"First chunk after \d+ ms; real-time factor [\d.]+x", done.stdout)
@@ -74,7 +75,9 @@ def test_unreachable_weights_name_the_ways_out(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-async def test_sigterm_leaves_voice_and_exits_cleanly(tmp_path: Path, tiny_model: TinyModel) -> None:
+async def test_sigterm_leaves_voice_and_exits_cleanly(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
     fake = FakeDiscord(tmp_path)
     await fake.start()
     env = {

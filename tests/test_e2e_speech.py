@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -66,8 +67,8 @@ async def test_say_streams_encrypted_opus_of_the_engine_audio(running_bot: Runni
     packets = fake.udp.packets
     assert not fake.udp.errors
     assert any(p["op"] == 5 for p in fake.voice_log)  # SPEAKING
-    assert all((b.sequence - a.sequence) % 65536 == 1 for a, b in zip(packets, packets[1:]))
-    assert all((b.timestamp - a.timestamp) % 2**32 == 960 for a, b in zip(packets, packets[1:]))
+    assert all((b.sequence - a.sequence) % 65536 == 1 for a, b in pairwise(packets))
+    assert all((b.timestamp - a.timestamp) % 2**32 == 960 for a, b in pairwise(packets))
     audio = audio_packets(packets)
     assert all(len(p.pcm) == 3840 for p in audio)
     decoded = np.frombuffer(b"".join(p.pcm for p in audio), dtype="<i2").reshape(-1, 2)

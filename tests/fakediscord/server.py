@@ -8,6 +8,7 @@ settings `DISCORD_API_BASE`, `DISCORD_GATEWAY_URL` and `DISCORD_CA_FILE`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -78,10 +79,8 @@ class FakeInteraction:
             if remaining <= 0:
                 raise TimeoutError(f"/{self.name}: {len(self.responses)} responses, wanted {count}")
             self.changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), remaining)
-            except TimeoutError:
-                pass
         return self.responses[count - 1]
 
     async def wait_final(self, timeout: float = 30.0) -> JSON:
