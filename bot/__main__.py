@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level)
 
+    from bot.audio import OpusMissingError
     from bot.engine import ModelUnavailableError, VoiceError
 
     try:
@@ -114,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except VoiceError as error:
         print(f"Voice error: {error}", file=sys.stderr)
+        return 1
+    except OpusMissingError as error:
+        print(f"Error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

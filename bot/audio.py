@@ -26,6 +26,19 @@ SILENCE = bytes(FRAME_BYTES)
 FILE_FORMATS = {".wav": ("WAV", "PCM_16"), ".ogg": ("OGG", "OPUS"), ".opus": ("OGG", "OPUS")}
 
 
+class OpusMissingError(RuntimeError):
+    pass
+
+
+def ensure_opus() -> None:
+    """Load libopus now, so a missing library is reported at start, not at the first /say."""
+    if not discord.opus.is_loaded() and not discord.opus._load_default():
+        raise OpusMissingError(
+            "libopus was not found: install it (Debian/Ubuntu: apt-get install libopus0; "
+            "./run.sh does this for you)"
+        )
+
+
 class FrameConverter:
     """Streams float chunks at `in_rate` into exact 3,840-byte Discord frames.
 

@@ -10,8 +10,9 @@ import discord
 import yarl
 from discord.ext import commands
 
+from bot.audio import ensure_opus
 from bot.config import Settings
-from bot.engine import TTSEngine
+from bot.engine import TTSEngine, VoiceError
 from bot.scheduler import SpeechScheduler
 from bot.speech import SpeechService
 
@@ -56,7 +57,13 @@ class PocketVoiceBot(commands.Bot):
 
     async def setup_hook(self) -> None:
         if self._load_engine:
+            ensure_opus()
             self.engine = await TTSEngine.load(self.settings)
+            try:  # load the default voice now, so the first /say answers fast
+                await self.engine.voice_state()
+            except VoiceError as error:
+                await self.engine.close()
+                raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
             self.scheduler = SpeechScheduler(self.engine)
             self.speech = SpeechService(self.scheduler, self.settings.max_text_length)
         for extension in EXTENSIONS:

@@ -286,6 +286,8 @@ class TTSEngine:
                 raise VoiceError(
                     f"voice {spec!r} cannot be used with this model: {error}"
                 ) from error
+        if path.suffix or "/" in spec:
+            raise VoiceError(f"voice file {path} does not exist")
         raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
 
     def stream(self, text: str, voice: str | None = None) -> SynthesisStream:

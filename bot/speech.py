@@ -6,7 +6,10 @@ specific message. Voice connections are handled here too: join, move, leave when
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import logging
+import time
 
 import discord
 
@@ -29,6 +32,9 @@ class SpeechService:
     def __init__(self, scheduler: SpeechScheduler, max_text_length: int) -> None:
         self.scheduler = scheduler
         self.max_text_length = max_text_length
+        self._connect_locks: collections.defaultdict[int, asyncio.Lock] = collections.defaultdict(
+            asyncio.Lock
+        )
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -69,6 +75,10 @@ class SpeechService:
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
         """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
+        async with self._connect_locks[channel.guild.id]:  # two /say at once: one connect
+            return await self._connect(channel)
+
+    async def _connect(self, channel: VoiceChannel) -> discord.VoiceClient:
         guild = channel.guild
         voice_client = guild.voice_client
         if isinstance(voice_client, discord.VoiceClient) and voice_client.is_connected():
@@ -99,11 +109,14 @@ class SpeechService:
 
     # ---- commands --------------------------------------------------------------------------
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
+        requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         text = self.check_text(text)
         channel = self.caller_channel(member)
         await self.ensure_connected(channel)
         try:
-            ahead = self.scheduler.speaker(channel.guild).enqueue(Utterance(text))
+            ahead = self.scheduler.speaker(channel.guild).enqueue(
+                Utterance(text, requested_at=requested_at)
+            )
         except QueueFullError:
             raise UserError("The queue is full. Please wait a moment and try again.") from None
         if ahead == 0:

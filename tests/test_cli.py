@@ -109,3 +109,23 @@ async def test_sigterm_leaves_voice_and_exits_cleanly(
     assert fake.bot_voice_channel is None  # it left voice on the way out
     assert "Traceback" not in log and "terminate called" not in log
     assert fake.token not in log  # never log the token, even at DEBUG
+
+
+async def test_unusable_default_voice_stops_start_with_a_clear_line(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    env = {
+        **fake.env,
+        "TTS_CONFIG": str(tiny_model.config),
+        "DEFAULT_VOICE": str(tmp_path / "missing.wav"),
+    }
+    try:
+        done = await asyncio.to_thread(run_cli, ["run"], tmp_path, env)
+    finally:
+        await fake.close()
+    assert done.returncode == 1
+    assert "DEFAULT_VOICE cannot be used: voice file" in done.stderr
+    assert "missing.wav does not exist" in done.stderr
+    assert "Traceback" not in done.stderr

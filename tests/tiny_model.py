@@ -34,7 +34,7 @@ def train_tokenizer(out_dir: Path, n_bins: int, seed: int = 0) -> Path:
         lines.append(" ".join(words).capitalize() + rng.choice([".", "!", "?", ","]))
     lines.append("".join(chr(c) for c in range(32, 127)))
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    learned = 400
+    learned = 500  # 256 byte pieces, specials, and whole words of the corpus
     prefix = out_dir / "tokenizer"
     sentencepiece.SentencePieceTrainer.train(
         input=str(corpus),
