@@ -38,6 +38,13 @@ ModelState = dict[str, Any]
 _END = object()
 
 
+CLONING_UNAVAILABLE = (
+    "the loaded model weights cannot clone voices. The bot's operator needs the gated "
+    "voice-cloning weights: accept the licence of kyutai/pocket-tts on Hugging Face, put a "
+    "read token in HF_TOKEN, and restart the bot"
+)
+
+
 class ModelUnavailableError(RuntimeError):
     """The model weights could not be fetched; the message tells the operator the ways out."""
 
@@ -147,17 +154,67 @@ class SynthesisStream:
         return item
 
 
+def state_nbytes(state: ModelState) -> int:
+    """Bytes held by the tensors of a (nested) model state."""
+    total = 0
+    for value in state.values():
+        if isinstance(value, dict):
+            total += state_nbytes(value)
+        elif isinstance(value, torch.Tensor):
+            total += value.nelement() * value.element_size()
+    return total
+
+
+class StateCache:
+    """Least-recently-used voice states, bounded by count and by bytes. Worker-thread only."""
+
+    def __init__(self, max_items: int = 32, max_bytes: int = 256 * 1024 * 1024) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[ModelState, int]] = OrderedDict()
+        self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> ModelState | None:
+        item = self._items.get(key)
+        if item is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: str, state: ModelState) -> None:
+        self.pop(key)
+        size = state_nbytes(state)
+        self._items[key] = (state, size)
+        self.bytes += size
+        while self._items and (len(self._items) > self.max_items or self.bytes > self.max_bytes):
+            _, (_, evicted) = self._items.popitem(last=False)
+            self.bytes -= evicted
+
+    def pop(self, key: str) -> None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self.bytes -= item[1]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
+
 class TTSEngine:
     """Loads the model once and runs all model work in one worker thread it owns."""
-
-    VOICE_CACHE_SIZE = 16
 
     def __init__(self, model: Any, *, default_voice: str, fingerprint: str, executor: Any) -> None:
         self.model = model
         self.default_voice = default_voice
         self.fingerprint = fingerprint
         self._executor: ThreadPoolExecutor = executor
-        self._voices: OrderedDict[str, ModelState] = OrderedDict()
+        self.voice_cache = StateCache()
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
 
@@ -248,15 +305,32 @@ class TTSEngine:
 
     def _voice_state_sync(self, voice: str | None) -> ModelState:
         spec = voice or self.default_voice
-        cached = self._voices.get(spec)
-        if cached is not None:
-            self._voices.move_to_end(spec)
-            return cached
-        state = self._load_voice(spec)
-        self._voices[spec] = state
-        while len(self._voices) > self.VOICE_CACHE_SIZE:
-            self._voices.popitem(last=False)
+        state = self.voice_cache.get(spec)
+        if state is None:
+            state = self._load_voice(spec)
+            self.voice_cache.put(spec, state)
         return state
+
+    async def forget_voice(self, voice: str) -> None:
+        """Drop a cached state (its file was rebuilt or deleted)."""
+        await self._run(self.voice_cache.pop, voice)
+
+    async def clone_to_file(self, clip: np.ndarray, path: Path) -> int:
+        """Make a voice state from a 24 kHz mono clip and export it to `path`; returns its size.
+
+        Raises VoiceError when the loaded weights cannot clone.
+        """
+        if not self.has_voice_cloning:
+            raise VoiceError(CLONING_UNAVAILABLE)
+        return await self._run(self._clone_to_file_sync, clip, path)
+
+    def _clone_to_file_sync(self, clip: np.ndarray, path: Path) -> int:
+        from pocket_tts import export_model_state
+
+        tensor = torch.from_numpy(np.ascontiguousarray(clip, dtype=np.float32))[None, :]
+        state = self.model.get_state_for_audio_prompt(tensor)
+        export_model_state(state, path)
+        return path.stat().st_size
 
     def _load_voice(self, spec: str) -> ModelState:
         path = Path(spec).expanduser()
@@ -269,10 +343,7 @@ class TTSEngine:
                 raise VoiceError(f"{path.name} is not a usable voice state: {error}") from error
         if path.is_file():
             if not self.has_voice_cloning:
-                raise VoiceError(
-                    "these weights cannot clone a voice from a clip: the operator needs the "
-                    "gated voice-cloning weights (HF_TOKEN) or a .safetensors voice state"
-                )
+                raise VoiceError(CLONING_UNAVAILABLE)
             clip = read_clip(path)
             return self.model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
         if spec in BUILTIN_VOICES or spec.startswith("hf://"):

@@ -1,0 +1,131 @@
+"""Turn an uploaded voice clip into clean model input: decode, check, mono 24 kHz, trim.
+
+Pure functions on bytes and arrays (blocking: call them in a thread). Every refusal is a
+`ClipError` whose message is shown to the member as is.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile
+import soxr
+
+MODEL_RATE = 24_000
+WINDOW_S = 0.02
+ACCEPTED = "WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus"
+
+
+class ClipError(ValueError):
+    """A clip we cannot use; the message says why, politely."""
+
+
+@dataclass(frozen=True)
+class ClipLimits:
+    max_bytes: int = 10 * 1024 * 1024
+    max_duration_s: float = 300.0  # of the decoded file
+    min_speech_s: float = 3.0
+    max_speech_s: float = 60.0
+    keep_s: float = 30.0  # the best this-many seconds are kept
+    floor_db: float = -50.0  # below this RMS a 20 ms window is never speech
+    range_db: float = 35.0  # ... nor when it is this far below the loudest window
+
+
+def check_size(size: int, limits: ClipLimits) -> None:
+    if size > limits.max_bytes:
+        raise ClipError(
+            f"That file is {size / 1024 / 1024:.1f} MB; the limit is "
+            f"{limits.max_bytes / 1024 / 1024:.0f} MB. A minute of speech is plenty."
+        )
+    if size == 0:
+        raise ClipError("That file is empty.")
+
+
+def _truncated_wav(data: bytes) -> bool:
+    """libsndfile silently reads a cut-off WAV; its RIFF header still tells the real size."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return False
+    declared = int.from_bytes(data[4:8], "little")
+    return 0 < declared < 0xFFFF_FF00 and declared + 8 > len(data)
+
+
+def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
+    """Any accepted format to mono float32 at 24 kHz; checks the duration before decoding."""
+    check_size(len(data), limits)
+    if _truncated_wav(data):
+        raise ClipError("That audio file seems damaged or cut short. Please record it again.")
+    try:
+        info = soundfile.info(io.BytesIO(data))
+    except (soundfile.LibsndfileError, RuntimeError, TypeError) as error:
+        raise ClipError(f"That is not an audio file I can read. Please send {ACCEPTED}.") from error
+    if info.samplerate <= 0 or info.frames <= 0:
+        raise ClipError("That audio file holds no sound, or it is damaged.")
+    duration = info.frames / info.samplerate
+    if duration > limits.max_duration_s:
+        raise ClipError(
+            f"That recording is {duration / 60:.1f} minutes long; please send at most "
+            f"{limits.max_duration_s / 60:.0f} minutes (3 to 60 seconds of speech is ideal)."
+        )
+    try:
+        audio, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, ValueError) as error:
+        raise ClipError(
+            "That audio file seems damaged or cut short. Please record it again."
+        ) from error
+    if len(audio) < 0.98 * info.frames:
+        raise ClipError("That audio file seems damaged or cut short. Please record it again.")
+    if not np.all(np.isfinite(audio)):
+        raise ClipError("That audio file seems damaged. Please record it again.")
+    mono = audio.mean(axis=1)
+    if rate != MODEL_RATE:
+        mono = soxr.resample(mono, rate, MODEL_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
+    """A boolean per 20 ms window: does it carry speech-level signal?"""
+    size = int(WINDOW_S * rate)
+    count = len(samples) // size
+    if count == 0:
+        return np.zeros(0, dtype=bool)
+    windows = samples[: count * size].reshape(count, size).astype(np.float64)
+    windows = windows - windows.mean(axis=1, keepdims=True)  # ignore DC offset
+    rms_db = 10 * np.log10(np.mean(windows**2, axis=1) + 1e-12)
+    threshold = max(limits.floor_db, float(rms_db.max()) - limits.range_db)
+    return rms_db > threshold
+
+
+def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
+    """Cut leading and trailing silence; require enough speech; keep the best `keep_s`."""
+    active = speech_windows(samples, limits, rate)
+    size = int(WINDOW_S * rate)
+    speech_s = float(active.sum()) * WINDOW_S
+    if speech_s == 0:
+        raise ClipError("I could not hear any speech in that clip: it sounds silent.")
+    if speech_s < limits.min_speech_s:
+        raise ClipError(
+            f"I heard only {speech_s:.1f} s of speech; please send at least "
+            f"{limits.min_speech_s:.0f} seconds of you talking."
+        )
+    if speech_s > limits.max_speech_s:
+        raise ClipError(
+            f"That clip has {speech_s:.0f} s of speech; please send at most "
+            f"{limits.max_speech_s:.0f} seconds (10 to 30 seconds works best)."
+        )
+    indices = np.flatnonzero(active)
+    margin = int(0.1 / WINDOW_S)  # keep 100 ms around the speech
+    first = max(0, indices[0] - margin)
+    last = min(len(active), indices[-1] + 1 + margin)
+    keep = int(limits.keep_s / WINDOW_S)
+    if last - first > keep:  # the window of `keep_s` holding the most speech
+        sums = np.convolve(active[first:last].astype(np.int32), np.ones(keep, np.int32), "valid")
+        first += int(np.argmax(sums))
+        last = first + keep
+    return samples[first * size : last * size].copy()
+
+
+def prepare(data: bytes, limits: ClipLimits) -> np.ndarray:
+    """Bytes of an uploaded file to the trimmed mono 24 kHz clip that a voice is made from."""
+    return trim_to_speech(decode(data, limits), limits)

@@ -1,0 +1,331 @@
+"""SQLite storage: one aiosqlite connection, numbered SQL migrations, small typed repositories.
+
+The connection runs in autocommit mode; every write that must be atomic uses
+`Database.transaction()` (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+GLOBAL = 0  # guild_id of a choice that applies in every server
+
+
+class DatabaseTooNewError(RuntimeError):
+    """The database was migrated by a newer PocketVoice: refuse to touch it."""
+
+
+class NameTakenError(ValueError):
+    pass
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+
+def discover_migrations(folder: Path = MIGRATIONS_DIR) -> list[Migration]:
+    found: dict[int, Migration] = {}
+    for path in sorted(folder.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if match is None:
+            raise RuntimeError(f"migration file {path.name} is not named NNNN_description.sql")
+        version = int(match.group(1))
+        if version in found:
+            raise RuntimeError(f"two migrations share version {version:04d}")
+        found[version] = Migration(version, match.group(2), path)
+    return [found[v] for v in sorted(found)]
+
+
+class Database:
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self.connection = connection
+        self.voices = VoiceRepository(self)
+        self.choices = ChoiceRepository(self)
+        self.guilds = GuildSettingsRepository(self)
+
+    @classmethod
+    async def open(
+        cls, path: Path, *, migrations: Path = MIGRATIONS_DIR, migrate: bool = True
+    ) -> Database:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = await aiosqlite.connect(path, isolation_level=None)
+        connection.row_factory = aiosqlite.Row
+        for pragma in (
+            "journal_mode = WAL",
+            "foreign_keys = ON",
+            "busy_timeout = 5000",
+            "synchronous = NORMAL",
+        ):
+            await connection.execute(f"PRAGMA {pragma}")
+        database = cls(connection)
+        if migrate:
+            try:
+                await database.migrate(migrations)
+            except BaseException:
+                await connection.close()
+                raise
+        return database
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        await self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.connection
+        except BaseException:
+            await self.connection.execute("ROLLBACK")
+            raise
+        else:
+            await self.connection.execute("COMMIT")
+
+    async def applied_migrations(self) -> list[int]:
+        await self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        async with self.connection.execute(
+            "SELECT version FROM schema_migrations ORDER BY version"
+        ) as cursor:
+            return [row[0] async for row in cursor]
+
+    async def migrate(self, folder: Path = MIGRATIONS_DIR) -> list[int]:
+        """Apply pending migrations, each in its own transaction; returns their versions."""
+        known = discover_migrations(folder)
+        applied = await self.applied_migrations()
+        newest_known = known[-1].version if known else 0
+        if applied and applied[-1] > newest_known:
+            raise DatabaseTooNewError(
+                f"the database is at schema version {applied[-1]}, but this PocketVoice only "
+                f"knows up to {newest_known}: run the newer version, or restore a backup"
+            )
+        done = set(applied)
+        newly: list[int] = []
+        for migration in known:
+            if migration.version in done:
+                continue
+            sql = migration.path.read_text(encoding="utf-8")
+            script = (
+                f"BEGIN IMMEDIATE;\n{sql}\n;"
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
+                f"({migration.version}, '{migration.name}', '{utc_now()}');\nCOMMIT;"
+            )
+            try:
+                await self.connection.executescript(script)
+            except sqlite3.Error as error:
+                if self.connection.in_transaction:
+                    await self.connection.execute("ROLLBACK")
+                raise RuntimeError(
+                    f"migration {migration.path.name} failed: {error}; nothing of it was applied"
+                ) from error
+            newly.append(migration.version)
+        return newly
+
+
+# ---- voices -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoiceRecord:
+    id: int
+    owner_id: int
+    name: str
+    model_fingerprint: str
+    state_path: str
+    clip_path: str
+    sha256: str
+    duration_s: float
+    state_bytes: int
+    clip_bytes: int
+    created_at: str
+    consented_at: str
+
+    @classmethod
+    def from_row(cls, row: aiosqlite.Row) -> VoiceRecord:
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+
+def name_key(name: str) -> str:
+    return name.strip().casefold()
+
+
+class VoiceRepository:
+    _COLUMNS = ", ".join(VoiceRecord.__dataclass_fields__)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _fetch(self, where: str, *args: object) -> list[VoiceRecord]:
+        sql = f"SELECT {self._COLUMNS} FROM voices WHERE {where} ORDER BY created_at, id"
+        async with self._db.connection.execute(sql, args) as cursor:
+            return [VoiceRecord.from_row(row) async for row in cursor]
+
+    async def list_for(self, owner_id: int) -> list[VoiceRecord]:
+        return await self._fetch("owner_id = ?", owner_id)
+
+    async def list_all(self) -> list[VoiceRecord]:
+        return await self._fetch("1")
+
+    async def count_for(self, owner_id: int) -> int:
+        async with self._db.connection.execute(
+            "SELECT COUNT(*) FROM voices WHERE owner_id = ?", (owner_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def get(self, owner_id: int, name: str) -> VoiceRecord | None:
+        found = await self._fetch("owner_id = ? AND name_key = ?", owner_id, name_key(name))
+        return found[0] if found else None
+
+    async def get_by_id(self, voice_id: int) -> VoiceRecord | None:
+        found = await self._fetch("id = ?", voice_id)
+        return found[0] if found else None
+
+    @staticmethod
+    async def insert(
+        connection: aiosqlite.Connection,
+        *,
+        owner_id: int,
+        name: str,
+        model_fingerprint: str,
+        sha256: str,
+        duration_s: float,
+        consented_at: str,
+    ) -> int:
+        """Insert inside an open transaction; file paths and sizes are set by `set_files`."""
+        try:
+            cursor = await connection.execute(
+                "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"
+                " clip_path, sha256, duration_s, state_bytes, clip_bytes, created_at,"
+                " consented_at) VALUES (?, ?, ?, ?, '', '', ?, ?, 0, 0, ?, ?)",
+                (owner_id, name.strip(), name_key(name), model_fingerprint, sha256,
+                 duration_s, utc_now(), consented_at),
+            )  # fmt: skip
+        except sqlite3.IntegrityError as error:
+            raise NameTakenError(name) from error
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    @staticmethod
+    async def set_files(
+        connection: aiosqlite.Connection,
+        voice_id: int,
+        *,
+        state_path: str,
+        clip_path: str,
+        state_bytes: int,
+        clip_bytes: int,
+    ) -> None:
+        await connection.execute(
+            "UPDATE voices SET state_path = ?, clip_path = ?, state_bytes = ?, clip_bytes = ?"
+            " WHERE id = ?",
+            (state_path, clip_path, state_bytes, clip_bytes, voice_id),
+        )
+
+    async def set_state(self, voice_id: int, fingerprint: str, state_bytes: int) -> None:
+        await self._db.connection.execute(
+            "UPDATE voices SET model_fingerprint = ?, state_bytes = ? WHERE id = ?",
+            (fingerprint, state_bytes, voice_id),
+        )
+
+    async def rename(self, voice_id: int, new_name: str) -> None:
+        try:
+            await self._db.connection.execute(
+                "UPDATE voices SET name = ?, name_key = ? WHERE id = ?",
+                (new_name.strip(), name_key(new_name), voice_id),
+            )
+        except sqlite3.IntegrityError as error:
+            raise NameTakenError(new_name) from error
+
+    async def delete(self, voice_id: int) -> None:
+        await self._db.connection.execute("DELETE FROM voices WHERE id = ?", (voice_id,))
+
+
+# ---- voice choices ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoiceChoice:
+    guild_id: int  # GLOBAL (0) for everywhere
+    builtin_name: str | None
+    voice_id: int | None
+
+
+class ChoiceRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def set(
+        self, user_id: int, guild_id: int | None, *, builtin: str | None = None,
+        voice_id: int | None = None,
+    ) -> None:  # fmt: skip
+        await self._db.connection.execute(
+            "INSERT INTO voice_choices (user_id, guild_id, builtin_name, voice_id)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, guild_id) DO UPDATE SET"
+            " builtin_name = excluded.builtin_name, voice_id = excluded.voice_id",
+            (user_id, guild_id or GLOBAL, builtin, voice_id),
+        )
+
+    async def for_user(self, user_id: int, guild_id: int | None) -> VoiceChoice | None:
+        """This server's choice, else the global one."""
+        async with self._db.connection.execute(
+            "SELECT guild_id, builtin_name, voice_id FROM voice_choices"
+            " WHERE user_id = ? AND guild_id IN (?, ?) ORDER BY guild_id = ? LIMIT 1",
+            (user_id, guild_id or GLOBAL, GLOBAL, GLOBAL),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return VoiceChoice(row[0], row[1], row[2]) if row else None
+
+    async def delete_for_user(self, user_id: int) -> None:
+        await self._db.connection.execute("DELETE FROM voice_choices WHERE user_id = ?", (user_id,))
+
+
+# ---- guild settings ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GuildSettings:
+    guild_id: int
+    cloning_enabled: bool = True
+    default_voice: str | None = None
+
+
+class GuildSettingsRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get(self, guild_id: int) -> GuildSettings:
+        async with self._db.connection.execute(
+            "SELECT cloning_enabled, default_voice FROM guild_settings WHERE guild_id = ?",
+            (guild_id,),
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return GuildSettings(guild_id)
+        return GuildSettings(guild_id, bool(row[0]), row[1])
+
+    async def set_cloning(self, guild_id: int, enabled: bool) -> None:
+        await self._db.connection.execute(
+            "INSERT INTO guild_settings (guild_id, cloning_enabled) VALUES (?, ?)"
+            " ON CONFLICT (guild_id) DO UPDATE SET cloning_enabled = excluded.cloning_enabled",
+            (guild_id, int(enabled)),
+        )
+
+    async def set_default_voice(self, guild_id: int, voice: str | None) -> None:
+        await self._db.connection.execute(
+            "INSERT INTO guild_settings (guild_id, default_voice) VALUES (?, ?)"
+            " ON CONFLICT (guild_id) DO UPDATE SET default_voice = excluded.default_voice",
+            (guild_id, voice),
+        )

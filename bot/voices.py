@@ -1,0 +1,362 @@
+"""The voice library: members' cloned voices on disk and in the database, and voice choice.
+
+A voice is a row plus two files under `DATA_DIR/voices/<user id>/`: `<voice id>.safetensors`
+(the model state) and `<voice id>.flac` (the trimmed clip, kept so the state can be rebuilt
+when the operator changes model). Files are complete before the row is committed; any
+failure leaves neither.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import soundfile
+
+from bot import clip as clips
+from bot.db import Database, NameTakenError, VoiceRecord, utc_now
+from bot.engine import BUILTIN_VOICES, TTSEngine
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], Awaitable[None]]
+MAX_NAME_LENGTH = 32
+
+
+class VoiceLibraryError(Exception):
+    """A refusal the member can act on; the message is shown as is."""
+
+
+@dataclass(frozen=True)
+class VoiceLimits:
+    quota: int = 3
+    clip: clips.ClipLimits = field(default_factory=clips.ClipLimits)
+
+
+def check_name(name: str) -> str:
+    name = " ".join(name.split())
+    if not name:
+        raise VoiceLibraryError("Please give the voice a name.")
+    if len(name) > MAX_NAME_LENGTH:
+        raise VoiceLibraryError(
+            f"That name is {len(name)} characters long; please keep it to {MAX_NAME_LENGTH}."
+        )
+    if not name.isprintable():
+        raise VoiceLibraryError("Please use only printable characters in the name.")
+    return name
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
+    try:
+        with open(tmp, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _encode_flac(samples: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, clips.MODEL_RATE, format="FLAC", subtype="PCM_16")
+    return buffer.getvalue()
+
+
+class VoiceLibrary:
+    def __init__(
+        self, db: Database, engine: TTSEngine, data_dir: Path, limits: VoiceLimits | None = None
+    ) -> None:
+        self.db = db
+        self.engine = engine
+        self.data_dir = data_dir
+        self.limits = limits or VoiceLimits()
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    @property
+    def root(self) -> Path:
+        return self.data_dir / "voices"
+
+    def _lock(self, owner_id: int) -> asyncio.Lock:
+        """One change at a time per member: quota and names stay consistent."""
+        return self._locks.setdefault(owner_id, asyncio.Lock())
+
+    # ---- creating --------------------------------------------------------------------------
+    async def check_can_create(self, owner_id: int, name: str) -> str:
+        """The cheap checks, before any download or model work."""
+        name = check_name(name)
+        if await self.db.voices.count_for(owner_id) >= self.limits.quota:
+            raise VoiceLibraryError(
+                f"You already have {self.limits.quota} voices, the most allowed. "
+                "Delete one with /voice delete first."
+            )
+        if await self.db.voices.get(owner_id, name) is not None:
+            raise VoiceLibraryError(f"You already have a voice named “{name}”. Pick another name.")
+        return name
+
+    async def create(
+        self,
+        owner_id: int,
+        name: str,
+        data: bytes,
+        *,
+        consented_at: str,
+        progress: Progress | None = None,
+    ) -> VoiceRecord:
+        """Validate the clip, extract the state in the engine, store files then row."""
+        async with self._lock(owner_id):
+            name = await self.check_can_create(owner_id, name)
+            if progress:
+                await progress("Checking your clip…")
+            try:
+                clip = await asyncio.to_thread(clips.prepare, data, self.limits.clip)
+            except clips.ClipError as error:
+                raise VoiceLibraryError(str(error)) from None
+            if progress:
+                await progress(
+                    f"Learning your voice from {len(clip) / clips.MODEL_RATE:.1f} s of speech…"
+                )
+            return await self._store(owner_id, name, clip, consented_at)
+
+    async def _store(
+        self, owner_id: int, name: str, clip: np.ndarray, consented_at: str
+    ) -> VoiceRecord:
+        folder = self.root / str(owner_id)
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        tag = uuid.uuid4().hex
+        tmp_state = folder / f".tmp-{tag}.safetensors"
+        flac = await asyncio.to_thread(_encode_flac, clip)
+        digest = hashlib.sha256(flac).hexdigest()
+        final: list[Path] = []
+        try:
+            state_bytes = await self.engine.clone_to_file(clip, tmp_state)
+            await asyncio.to_thread(_fsync_file, tmp_state)
+            async with self.db.transaction() as connection:
+                voice_id = await self.db.voices.insert(
+                    connection,
+                    owner_id=owner_id,
+                    name=name,
+                    model_fingerprint=self.engine.fingerprint,
+                    sha256=digest,
+                    duration_s=len(clip) / clips.MODEL_RATE,
+                    consented_at=consented_at,
+                )
+                state_path = folder / f"{voice_id}.safetensors"
+                clip_path = folder / f"{voice_id}.flac"
+                final += [state_path, clip_path]
+                await asyncio.to_thread(_write_atomically, clip_path, flac)
+                await asyncio.to_thread(tmp_state.replace, state_path)
+                await asyncio.to_thread(_fsync_dir, folder)
+                await self.db.voices.set_files(
+                    connection,
+                    voice_id,
+                    state_path=str(state_path.relative_to(self.data_dir)),
+                    clip_path=str(clip_path.relative_to(self.data_dir)),
+                    state_bytes=state_bytes,
+                    clip_bytes=len(flac),
+                )
+        except NameTakenError:
+            raise VoiceLibraryError(f"You already have a voice named “{name}”.") from None
+        except BaseException:
+            await asyncio.to_thread(_remove, [tmp_state, *final])
+            raise
+        await asyncio.to_thread(_remove, [tmp_state])
+        record = await self.db.voices.get_by_id(voice_id)
+        assert record is not None
+        log.info("voice %s created for user %s (%.1f s)", voice_id, owner_id, record.duration_s)
+        return record
+
+    # ---- reading ---------------------------------------------------------------------------
+    async def list_for(self, owner_id: int) -> list[VoiceRecord]:
+        return await self.db.voices.list_for(owner_id)
+
+    async def own_voice(self, owner_id: int, name: str) -> VoiceRecord:
+        """The member's own voice by name; other members' voices are invisible."""
+        record = await self.db.voices.get(owner_id, name)
+        if record is None:
+            raise VoiceLibraryError(
+                f"You have no voice named “{' '.join(name.split())[:40]}”. "
+                "See /voice list for your voices."
+            )
+        return record
+
+    async def state_spec(self, record: VoiceRecord) -> str:
+        """The path of the voice's state, rebuilt first if another model made it."""
+        path = self.data_dir / record.state_path
+        if record.model_fingerprint == self.engine.fingerprint and await asyncio.to_thread(
+            path.is_file
+        ):
+            return str(path)
+        async with self._lock(record.owner_id):
+            current = await self.db.voices.get_by_id(record.id)
+            if current is None:
+                raise VoiceLibraryError("That voice was just deleted.")
+            if current.model_fingerprint != self.engine.fingerprint or not path.is_file():
+                await self._rebuild(current)
+        return str(path)
+
+    async def _rebuild(self, record: VoiceRecord) -> None:
+        log.info("rebuilding voice %s for the current model", record.id)
+        clip_path = self.data_dir / record.clip_path
+        try:
+            clip, _ = await asyncio.to_thread(soundfile.read, str(clip_path), dtype="float32")
+        except (soundfile.LibsndfileError, RuntimeError) as error:
+            raise VoiceLibraryError(
+                f"The recording behind the voice “{record.name}” is missing, so it cannot be "
+                "rebuilt for the new model. Please clone it again."
+            ) from error
+        state_path = self.data_dir / record.state_path
+        tmp = state_path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
+        try:
+            size = await self.engine.clone_to_file(clip, tmp)
+            await asyncio.to_thread(_fsync_file, tmp)
+            await asyncio.to_thread(tmp.replace, state_path)
+        finally:
+            await asyncio.to_thread(_remove, [tmp])
+        await self.engine.forget_voice(str(state_path))
+        await self.db.voices.set_state(record.id, self.engine.fingerprint, size)
+
+    # ---- choosing --------------------------------------------------------------------------
+    async def use(self, user_id: int, name: str, guild_id: int | None) -> str:
+        """Choose a voice for this server (or everywhere when `guild_id` is None)."""
+        name = " ".join(name.split())
+        own = await self.db.voices.get(user_id, name)
+        if own is not None:
+            await self.db.choices.set(user_id, guild_id, voice_id=own.id)
+            return own.name
+        builtin = name.lower()
+        if builtin in BUILTIN_VOICES:
+            await self.db.choices.set(user_id, guild_id, builtin=builtin)
+            return builtin
+        raise VoiceLibraryError(
+            f"There is no voice named “{name[:40]}” among yours or the built-in ones. "
+            "See /voice list."
+        )
+
+    async def voice_for(self, user_id: int, guild_id: int | None) -> str | None:
+        """The spec to speak for a member: their server choice, their global choice, the
+        server default, else None (the operator's DEFAULT_VOICE)."""
+        choice = await self.db.choices.for_user(user_id, guild_id)
+        if choice is not None:
+            if choice.builtin_name is not None:
+                return choice.builtin_name
+            record = await self.db.voices.get_by_id(choice.voice_id or 0)
+            if record is not None and record.owner_id == user_id:
+                try:
+                    return await self.state_spec(record)
+                except VoiceLibraryError as error:
+                    log.warning("voice %s unusable, using the default: %s", record.id, error)
+        if guild_id is not None:
+            settings = await self.db.guilds.get(guild_id)
+            if settings.default_voice:
+                return settings.default_voice
+        return None
+
+    # ---- changing and deleting -------------------------------------------------------------
+    async def rename(self, owner_id: int, name: str, new_name: str) -> VoiceRecord:
+        async with self._lock(owner_id):
+            record = await self.own_voice(owner_id, name)
+            new_name = check_name(new_name)
+            other = await self.db.voices.get(owner_id, new_name)
+            if other is not None and other.id != record.id:
+                raise VoiceLibraryError(f"You already have a voice named “{new_name}”.")
+            try:
+                await self.db.voices.rename(record.id, new_name)
+            except NameTakenError:
+                raise VoiceLibraryError(f"You already have a voice named “{new_name}”.") from None
+            renamed = await self.db.voices.get_by_id(record.id)
+            assert renamed is not None
+            return renamed
+
+    async def delete(self, owner_id: int, name: str) -> VoiceRecord:
+        async with self._lock(owner_id):
+            record = await self.own_voice(owner_id, name)
+            await self._delete(record)
+            return record
+
+    async def _delete(self, record: VoiceRecord) -> None:
+        await self.db.voices.delete(record.id)  # choices go with it (ON DELETE CASCADE)
+        state = self.data_dir / record.state_path
+        await asyncio.to_thread(_remove, [state, self.data_dir / record.clip_path])
+        await self.engine.forget_voice(str(state))
+
+    async def forget_user(self, user_id: int) -> int:
+        """Delete every voice, clip and choice of a member, in every server."""
+        async with self._lock(user_id):
+            records = await self.db.voices.list_for(user_id)
+            for record in records:
+                await self._delete(record)
+            await self.db.choices.delete_for_user(user_id)
+            folder = self.root / str(user_id)
+            await asyncio.to_thread(_remove_tree, folder)
+            return len(records)
+
+    # ---- consistency -----------------------------------------------------------------------
+    async def reconcile(self) -> tuple[list[Path], list[VoiceRecord]]:
+        """At start: remove files that no row references; report rows whose files are gone."""
+        records = await self.db.voices.list_all()
+        referenced = {self.data_dir / r.state_path for r in records} | {
+            self.data_dir / r.clip_path for r in records
+        }
+        orphans = await asyncio.to_thread(_files_not_in, self.root, referenced)
+        await asyncio.to_thread(_remove, orphans)
+        missing = [
+            r
+            for r in records
+            if not (self.data_dir / r.clip_path).is_file()
+            or not (self.data_dir / r.state_path).is_file()
+        ]
+        for path in orphans:
+            log.info("removed %s: no voice refers to it", path)
+        for record in missing:
+            log.warning(
+                "voice %s (%r of user %s) has lost its files",
+                record.id,
+                record.name,
+                record.owner_id,
+            )
+        return orphans, missing
+
+
+def consent_now() -> str:
+    return utc_now()
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as file:
+        os.fsync(file.fileno())
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def _remove_tree(folder: Path) -> None:
+    if folder.is_dir():
+        for path in folder.iterdir():
+            path.unlink(missing_ok=True)
+        folder.rmdir()
+
+
+def _files_not_in(root: Path, referenced: set[Path]) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return [path for path in root.rglob("*") if path.is_file() and path not in referenced]

@@ -1,0 +1,116 @@
+import sqlite3
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from bot.db import (
+    MIGRATIONS_DIR,
+    Database,
+    DatabaseTooNewError,
+    NameTakenError,
+    VoiceRepository,
+)
+
+
+async def add_voice(conn: aiosqlite.Connection, owner: int, name: str) -> int:
+    return await VoiceRepository.insert(
+        conn, owner_id=owner, name=name, model_fingerprint="f", sha256="s", duration_s=3.0,
+        consented_at="now",
+    )  # fmt: skip
+
+
+async def tables(db: Database) -> set[str]:
+    async with db.connection.execute("SELECT name FROM sqlite_master WHERE type='table'") as c:
+        return {row[0] async for row in c}
+
+
+async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        assert {"voices", "voice_choices", "guild_settings", "schema_migrations"} <= await tables(
+            db
+        )
+        assert await db.applied_migrations() == [1]
+        assert await db.migrate() == []
+        async with db.connection.execute("PRAGMA journal_mode") as c:
+            assert (await c.fetchone())[0] == "wal"
+        async with db.connection.execute("PRAGMA foreign_keys") as c:
+            assert (await c.fetchone())[0] == 1
+    finally:
+        await db.close()
+    again = await Database.open(tmp_path / "pv.db")
+    assert await again.applied_migrations() == [1]
+    await again.close()
+
+
+async def test_a_newer_database_is_refused(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    await db.connection.execute(
+        "INSERT INTO schema_migrations VALUES (9999, 'from_the_future', '2030-01-01')"
+    )
+    await db.close()
+    with pytest.raises(DatabaseTooNewError, match="9999"):
+        await Database.open(tmp_path / "pv.db")
+
+
+async def test_a_failing_migration_applies_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "0001_voices_choices_settings.sql").write_text(
+        (MIGRATIONS_DIR / "0001_voices_choices_settings.sql").read_text()
+    )
+    (folder / "0002_broken.sql").write_text("CREATE TABLE extra (x INTEGER);\nNOT SQL AT ALL;")
+    with pytest.raises(RuntimeError, match=r"0002_broken\.sql failed"):
+        await Database.open(tmp_path / "pv.db", migrations=folder)
+    db = await Database.open(tmp_path / "pv.db")  # the real migrations: 0001 only
+    assert "extra" not in await tables(db)
+    assert await db.applied_migrations() == [1]
+    await db.close()
+
+
+async def test_voice_names_are_unique_per_owner_case_insensitively(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        async with db.transaction() as conn:
+            await add_voice(conn, 1, "Me")
+        with pytest.raises(NameTakenError):
+            async with db.transaction() as conn:
+                await add_voice(conn, 1, " me ")
+        async with db.transaction() as conn:  # another member may use the same name
+            await add_voice(conn, 2, "me")
+        assert [v.name for v in await db.voices.list_for(1)] == ["Me"]
+        assert (await db.voices.get(1, "ME")) is not None
+        assert await db.voices.count_for(2) == 1
+    finally:
+        await db.close()
+
+
+async def test_choices_prefer_the_server_then_global_and_follow_deletion(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        async with db.transaction() as conn:
+            voice = await add_voice(conn, 1, "Me")
+        await db.choices.set(1, None, builtin="alba")
+        assert (await db.choices.for_user(1, 500)).builtin_name == "alba"
+        await db.choices.set(1, 500, voice_id=voice)
+        assert (await db.choices.for_user(1, 500)).voice_id == voice
+        assert (await db.choices.for_user(1, 600)).builtin_name == "alba"
+        await db.voices.delete(voice)
+        assert (await db.choices.for_user(1, 500)).builtin_name == "alba"  # cascade
+        with pytest.raises(sqlite3.IntegrityError):  # exactly one of builtin / voice
+            await db.choices.set(1, 700)
+    finally:
+        await db.close()
+
+
+async def test_guild_settings_default_and_update(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        assert (await db.guilds.get(5)).cloning_enabled is True
+        await db.guilds.set_cloning(5, False)
+        await db.guilds.set_default_voice(5, "marius")
+        settings = await db.guilds.get(5)
+        assert settings.cloning_enabled is False and settings.default_voice == "marius"
+    finally:
+        await db.close()
