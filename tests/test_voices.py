@@ -1,0 +1,209 @@
+"""The voice library with the real engine (tiny model), the real SQLite file and real files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import soundfile
+import torch
+
+from bot.db import Database, VoiceRepository
+from bot.engine import StateCache, TTSEngine, VoiceError
+from bot.voices import VoiceLibrary, VoiceLibraryError, VoiceLimits, consent_now
+from tests.audio_samples import encode, speech_like
+
+ALICE, BOB = 101, 202
+CLIP = encode(speech_like(4.0), "wav")
+
+
+@pytest.fixture
+async def library(tmp_path: Path, engine: TTSEngine) -> AsyncIterator[VoiceLibrary]:
+    db = await Database.open(tmp_path / "pocketvoice.db")
+    yield VoiceLibrary(db, engine, tmp_path, VoiceLimits(quota=2))
+    await db.close()
+
+
+async def create(library: VoiceLibrary, owner: int, name: str, data: bytes = CLIP):
+    return await library.create(owner, name, data, consented_at=consent_now())
+
+
+def stored_files(library: VoiceLibrary) -> list[Path]:
+    return (
+        sorted(p for p in library.root.rglob("*") if p.is_file()) if library.root.exists() else []
+    )
+
+
+async def test_create_stores_state_and_trimmed_clip(library: VoiceLibrary) -> None:
+    steps: list[str] = []
+
+    async def progress(step: str) -> None:
+        steps.append(step)
+
+    record = await library.create(ALICE, " My  voice ", CLIP, consented_at="t", progress=progress)
+    assert record.name == "My voice" and record.owner_id == ALICE
+    assert record.model_fingerprint == library.engine.fingerprint
+    state = library.data_dir / record.state_path
+    clip = library.data_dir / record.clip_path
+    assert state == library.root / str(ALICE) / f"{record.id}.safetensors"
+    assert clip == library.root / str(ALICE) / f"{record.id}.flac"
+    assert stored_files(library) == sorted([state, clip])
+    assert state.stat().st_size == record.state_bytes > 0
+    assert clip.stat().st_size == record.clip_bytes
+    assert 4.0 <= record.duration_s <= 4.3  # 1 s of quiet trimmed on each side
+    assert soundfile.info(str(clip)).samplerate == 24_000
+    assert steps[0] == "Checking your clip…" and steps[1].startswith("Learning your voice")
+    assert len(await library.engine.synthesize("Hello", voice=str(state))) > 0
+
+
+async def test_name_quota_and_duplicate_refusals_leave_nothing(library: VoiceLibrary) -> None:
+    for bad, message in [("", "give the voice a name"), ("x" * 40, "40 characters")]:
+        with pytest.raises(VoiceLibraryError, match=message):
+            await create(library, ALICE, bad)
+    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+    await create(library, ALICE, "One")
+    with pytest.raises(VoiceLibraryError, match="already have a voice named “one”"):
+        await create(library, ALICE, "one")
+    await create(library, ALICE, "Two")
+    with pytest.raises(VoiceLibraryError, match="already have 2 voices"):
+        await create(library, ALICE, "Three")
+    assert [v.name for v in await library.list_for(ALICE)] == ["One", "Two"]
+    assert len(stored_files(library)) == 4
+
+
+async def test_bad_clip_leaves_no_file_and_no_row(library: VoiceLibrary) -> None:
+    with pytest.raises(VoiceLibraryError, match="sounds silent"):
+        await create(library, ALICE, "Quiet", encode(speech_like(0.0, lead_s=3), "wav"))
+    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+
+
+async def test_error_between_files_and_commit_leaves_nothing(
+    library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def disk_full(*args: object, **kwargs: object) -> None:
+        assert len(stored_files(library)) >= 2  # the files were written by now
+        raise OSError("disk full")
+
+    monkeypatch.setattr(VoiceRepository, "set_files", staticmethod(disk_full))
+    with pytest.raises(OSError, match="disk full"):
+        await create(library, ALICE, "Doomed")
+    assert stored_files(library) == []
+    assert await library.list_for(ALICE) == []
+    monkeypatch.undo()
+    # a restart finds a consistent store, and the name is free
+    restarted = VoiceLibrary(library.db, library.engine, library.data_dir)
+    assert await restarted.reconcile() == ([], [])
+    assert (await create(restarted, ALICE, "Doomed")).name == "Doomed"
+
+
+async def test_restart_removes_orphan_files_and_reports_lost_ones(library: VoiceLibrary) -> None:
+    kept = await create(library, ALICE, "Kept")
+    lost = await create(library, BOB, "Lost")
+    (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand
+    orphan_folder = library.root / str(ALICE)  # a crash after the rename, before the commit
+    orphans = [orphan_folder / "99.safetensors", orphan_folder / ".tmp-abc.safetensors"]
+    for path in orphans:
+        path.write_bytes(b"partial")
+    removed, missing = await library.reconcile()
+    assert sorted(removed) == sorted(orphans)
+    assert [r.id for r in missing] == [lost.id]
+    assert all(not p.exists() for p in orphans)
+    assert (library.data_dir / kept.state_path).is_file()
+
+
+async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: VoiceLibrary) -> None:
+    record = await create(library, ALICE, "Mine")
+    await library.use(ALICE, "mine", guild_id=None)
+    await library.db.connection.execute(
+        "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", (record.id,)
+    )
+    state = library.data_dir / record.state_path
+    os.utime(state, (0, 0))
+    spec = await library.voice_for(ALICE, guild_id=7)
+    assert spec == str(state)
+    assert state.stat().st_mtime > 0  # written anew
+    rebuilt = await library.db.voices.get_by_id(record.id)
+    assert rebuilt is not None and rebuilt.model_fingerprint == library.engine.fingerprint
+    assert len(await library.engine.synthesize("Hi", voice=spec)) > 0
+
+
+async def test_voice_choice_order(library: VoiceLibrary) -> None:
+    mine = await create(library, ALICE, "Mine")
+    assert await library.voice_for(ALICE, 7) is None  # the operator's DEFAULT_VOICE
+    await library.db.guilds.set_default_voice(7, "marius")
+    assert await library.voice_for(ALICE, 7) == "marius"
+    await library.use(ALICE, "Alba", guild_id=None)
+    assert await library.voice_for(ALICE, 7) == "alba"
+    await library.use(ALICE, "mine", guild_id=7)
+    assert await library.voice_for(ALICE, 7) == str(library.data_dir / mine.state_path)
+    assert await library.voice_for(ALICE, 8) == "alba"  # other servers keep the global one
+    with pytest.raises(VoiceLibraryError, match="no voice named “nobody”"):
+        await library.use(ALICE, "nobody", guild_id=7)
+
+
+async def test_members_see_and_touch_only_their_own_voices(library: VoiceLibrary) -> None:
+    alices = await create(library, ALICE, "Secret")
+    for attempt in (
+        library.own_voice(BOB, "Secret"),
+        library.use(BOB, "Secret", guild_id=None),
+        library.rename(BOB, "Secret", "Stolen"),
+        library.delete(BOB, "Secret"),
+    ):
+        with pytest.raises(VoiceLibraryError, match="no voice named “Secret”"):
+            await attempt
+    assert await library.list_for(BOB) == []
+    assert [v.name for v in await library.list_for(ALICE)] == ["Secret"]
+    assert (library.data_dir / alices.state_path).is_file()
+    # even a choice row pointing at someone else's voice is ignored
+    await library.db.choices.set(BOB, None, voice_id=alices.id)
+    assert await library.voice_for(BOB, None) is None
+
+
+async def test_rename_delete_and_forget(library: VoiceLibrary) -> None:
+    one = await create(library, ALICE, "One")
+    await create(library, ALICE, "Two")
+    with pytest.raises(VoiceLibraryError, match="already have a voice named “two”"):
+        await library.rename(ALICE, "One", "two")
+    assert (await library.rename(ALICE, "one", "First")).name == "First"
+    deleted = await library.delete(ALICE, "FIRST")
+    assert deleted.id == one.id
+    assert not (library.data_dir / one.state_path).exists()
+    assert not (library.data_dir / one.clip_path).exists()
+    await library.use(ALICE, "two", guild_id=None)
+    bobs = await create(library, BOB, "Bob's")
+    assert await library.forget_user(ALICE) == 1
+    assert await library.list_for(ALICE) == []
+    assert await library.db.choices.for_user(ALICE, None) is None
+    assert not (library.root / str(ALICE)).exists()
+    assert (library.data_dir / bobs.state_path).is_file()  # nobody else's data goes
+
+
+async def test_weights_without_cloning_refuse_clearly(
+    library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(library.engine.model, "has_voice_cloning", False)
+    with pytest.raises(VoiceError, match="HF_TOKEN"):
+        await create(library, ALICE, "Mine")
+    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+
+
+def test_state_cache_is_bounded_by_count_and_bytes() -> None:
+    def state(kilobytes: int) -> dict:
+        return {"layer": {"cache": torch.zeros(kilobytes * 256, dtype=torch.float32)}}
+
+    cache = StateCache(max_items=3, max_bytes=10 * 1024)
+    for key in "abc":
+        cache.put(key, state(2))
+    assert len(cache) == 3 and cache.bytes == 6 * 1024
+    assert cache.get("a") is not None  # a is now the most recent
+    cache.put("d", state(2))  # over the count: b (least recent) goes
+    assert "b" not in cache and "a" in cache
+    cache.put("e", state(6))  # 12 KB, over the bytes: c (least recent) goes
+    assert sorted(cache._items) == ["a", "d", "e"] and cache.bytes == 10 * 1024
+    cache.put("f", state(4))  # 14 KB: a and d go
+    assert sorted(cache._items) == ["e", "f"] and cache.bytes == 10 * 1024
+    cache.pop("e")
+    assert cache.bytes == 4 * 1024 and cache.get("e") is None
+    assert cache.hits == 1 and cache.misses == 1
