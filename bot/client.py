@@ -12,13 +12,17 @@ from discord.ext import commands
 
 from bot.audio import ensure_opus
 from bot.config import Settings
+from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
 from bot.scheduler import SpeechScheduler
 from bot.speech import SpeechService
+from bot.voice_service import VoiceService
+from bot.voices import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.speech",)
+EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings")
+DATABASE_NAME = "pocketvoice.db"
 
 
 def point_discord_at(settings: Settings) -> None:
@@ -38,6 +42,7 @@ def ssl_context(settings: Settings) -> ssl.SSLContext:
 class PocketVoiceBot(commands.Bot):
     engine: TTSEngine
     speech: SpeechService
+    voices: VoiceService
 
     def __init__(self, settings: Settings, *, load_engine: bool = True) -> None:
         point_discord_at(settings)
@@ -54,6 +59,7 @@ class PocketVoiceBot(commands.Bot):
         self.settings = settings
         self._load_engine = load_engine
         self.scheduler: SpeechScheduler | None = None
+        self.db: Database | None = None
 
     async def setup_hook(self) -> None:
         if self._load_engine:
@@ -64,8 +70,14 @@ class PocketVoiceBot(commands.Bot):
             except VoiceError as error:
                 await self.engine.close()
                 raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
+            self.db = await Database.open(self.settings.data_dir / DATABASE_NAME)
+            library = VoiceLibrary(self.db, self.engine, self.settings.data_dir)
+            await library.reconcile()
             self.scheduler = SpeechScheduler(self.engine)
-            self.speech = SpeechService(self.scheduler, self.settings.max_text_length)
+            self.speech = SpeechService(
+                self.scheduler, self.settings.max_text_length, voice_for=library.voice_for
+            )
+            self.voices = VoiceService(library, self.speech, self.engine)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         if self.settings.sync_commands and self._load_engine:
@@ -95,4 +107,7 @@ class PocketVoiceBot(commands.Bot):
                 log.debug("voice disconnect failed during shutdown", exc_info=True)
         if getattr(self, "engine", None) is not None:
             await self.engine.close()
+        if self.db is not None:
+            db, self.db = self.db, None
+            await db.close()
         await super().close()

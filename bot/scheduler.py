@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import discord
 
 from bot.audio import FrameConverter, StreamingSource
-from bot.engine import SynthesisStream, TTSEngine
+from bot.engine import SynthesisStream, TTSEngine, VoiceError
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,10 @@ class GuildSpeaker:
                         playing = True
                 source.feed(converter.flush())
         except Exception as exc:
+            retry = utterance.voice and not stream.stats.samples and not stream.cancelled
+            if isinstance(exc, VoiceError) and retry:
+                log.warning("voice unusable (%s): speaking with the default voice", exc)
+                return await self._speak(dataclasses.replace(utterance, voice=None))
             log.warning("synthesis failed: %s", exc)
             error = str(exc)
         source.finish()

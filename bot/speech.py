@@ -10,6 +10,7 @@ import asyncio
 import collections
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 import discord
 
@@ -18,6 +19,7 @@ from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
 log = logging.getLogger(__name__)
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
+VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
 
 
 class UserError(Exception):
@@ -29,9 +31,15 @@ def humans_in(channel: VoiceChannel) -> list[discord.Member]:
 
 
 class SpeechService:
-    def __init__(self, scheduler: SpeechScheduler, max_text_length: int) -> None:
+    def __init__(
+        self,
+        scheduler: SpeechScheduler,
+        max_text_length: int,
+        voice_for: VoiceResolver | None = None,
+    ) -> None:
         self.scheduler = scheduler
         self.max_text_length = max_text_length
+        self.voice_for = voice_for
         self._connect_locks: collections.defaultdict[int, asyncio.Lock] = collections.defaultdict(
             asyncio.Lock
         )
@@ -112,16 +120,28 @@ class SpeechService:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         text = self.check_text(text)
         channel = self.caller_channel(member)
-        await self.ensure_connected(channel)
-        try:
-            ahead = self.scheduler.speaker(channel.guild).enqueue(
-                Utterance(text, requested_at=requested_at)
-            )
-        except QueueFullError:
-            raise UserError("The queue is full. Please wait a moment and try again.") from None
+        voice = None
+        if self.voice_for is not None:
+            voice = await self.voice_for(member.id, channel.guild.id)
+        ahead = await self._speak(channel, Utterance(text, voice, requested_at))
         if ahead == 0:
             return f"Speaking in {channel.mention}."
         return f"Queued: {ahead} ahead of you in {channel.mention}."
+
+    async def speak_in_callers_channel(
+        self, member: discord.Member | discord.User, text: str, voice: str | None
+    ) -> VoiceChannel:
+        """Speak `text` in `voice` where the member is (a preview, a sample)."""
+        channel = self.caller_channel(member)
+        await self._speak(channel, Utterance(self.check_text(text), voice))
+        return channel
+
+    async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:
+        await self.ensure_connected(channel)
+        try:
+            return self.scheduler.speaker(channel.guild).enqueue(utterance)
+        except QueueFullError:
+            raise UserError("The queue is full. Please wait a moment and try again.") from None
 
     async def join(self, member: discord.Member | discord.User) -> str:
         channel = self.caller_channel(member)

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from bot.speech import UserError
-
-
-async def respond(
-    interaction: discord.Interaction, action: Callable[[], Awaitable[str] | str]
-) -> None:
-    """Acknowledge at once (ephemeral), run the action, then show its reply or error."""
-    await interaction.response.defer(ephemeral=True, thinking=True)
-    try:
-        result = action()
-        message = result if isinstance(result, str) else await result
-    except UserError as error:
-        message = str(error)
-    await interaction.edit_original_response(content=message)
+from cogs.common import respond
 
 
 class SpeechCog(commands.Cog):

@@ -63,6 +63,15 @@ class FakeUser:
 
 
 @dataclass
+class FakeFile:
+    id: str
+    filename: str
+    data: bytes
+    content_type: str
+    downloads: int = 0
+
+
+@dataclass
 class FakeInteraction:
     id: str
     token: str
@@ -115,6 +124,7 @@ class FakeDiscord:
         self.voice_states: dict[str, str] = {}  # user id -> voice channel id
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}
         self.interactions: dict[str, FakeInteraction] = {}
+        self.files: dict[str, FakeFile] = {}
         self.unknown_routes: list[str] = []
         self.registered_commands: list[JSON] = []
         self.gateway_log: list[JSON] = []  # what the bot sent on the gateway
@@ -138,6 +148,7 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/", self._voice_gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{id}/{filename}", self._cdn)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=server_ctx)
@@ -167,30 +178,73 @@ class FakeDiscord:
         }
 
     # ---- test controls ---------------------------------------------------------------------
+    def attachment(self, filename: str, data: bytes, content_type: str = "audio/wav") -> FakeFile:
+        """A file uploaded to the fake CDN, to pass as a slash-command option value."""
+        file = FakeFile(snowflake(), filename, data, content_type)
+        self.files[file.id] = file
+        return file
+
     async def interaction(
         self,
         name: str,
         options: dict[str, Any] | None = None,
         user: str = "alice",
         permissions: int | None = None,
+        *,
+        focused: str | None = None,
     ) -> FakeInteraction:
-        """Send a slash command as `user` would, through the gateway."""
+        """Send a slash command as `user` would, through the gateway.
+
+        `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
+        request for that option instead of an invocation.
+        """
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
         self.interactions[inter.id] = inter
-        typed = {str: 3, int: 4, bool: 5, float: 10}
-        data = {
-            "id": snowflake(),
-            "name": name,
-            "type": 1,
-            "options": [
-                {"name": k, "type": typed[type(v)], "value": v} for k, v in (options or {}).items()
-            ],
-        }
+        typed = {str: 3, int: 4, bool: 5, float: 10, FakeFile: 11}
+        resolved: JSON = {}
+        option_list = []
+        for key, value in (options or {}).items():
+            option = {"name": key, "type": typed[type(value)], "value": value}
+            if isinstance(value, FakeFile):
+                option["value"] = value.id
+                resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
+            if key == focused:
+                option["focused"] = True
+            option_list.append(option)
+        command, *subcommand = name.split()
+        if subcommand:
+            option_list = [{"name": subcommand[0], "type": 1, "options": option_list}]
+        data: JSON = {"id": snowflake(), "name": command, "type": 1, "options": option_list}
+        if resolved:
+            data["resolved"] = resolved
+        await self._send_interaction(inter, 4 if focused else 2, data, permissions)
+        return inter
+
+    async def click(self, message: JSON, custom_id: str, user: str = "alice") -> FakeInteraction:
+        """Press the button `custom_id` on a message the bot sent."""
+        member = self.humans[user]
+        inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", custom_id, member)
+        self.interactions[inter.id] = inter
+        shown = self._message_json(message.get("content", ""), message.get("flags", 0))
+        shown["components"] = message.get("components", [])
+        data = {"custom_id": custom_id, "component_type": 2}
+        await self._send_interaction(inter, 3, data, None, message=shown)
+        return inter
+
+    async def _send_interaction(
+        self,
+        inter: FakeInteraction,
+        kind: int,
+        data: JSON,
+        permissions: int | None,
+        message: JSON | None = None,
+    ) -> None:
+        member = inter.user
         payload = {
             "id": inter.id,
             "application_id": self.app_id,
-            "type": 2,
+            "type": kind,
             "data": data,
             "guild_id": self.GUILD_ID,
             "channel_id": self.TEXT_ID,
@@ -204,10 +258,11 @@ class FakeDiscord:
             "entitlements": [],
             "authorizing_integration_owners": {"0": self.GUILD_ID},
             "context": 0,
-            "attachment_size_limit": 10 * 1024 * 1024,
+            "attachment_size_limit": 25 * 1024 * 1024,
         }
+        if message is not None:
+            payload["message"] = message
         await self.dispatch("INTERACTION_CREATE", payload)
-        return inter
 
     async def set_voice_state(self, user: str, channel_id: str | None) -> None:
         """A human joins (or with None leaves) a voice channel."""
@@ -332,15 +387,15 @@ class FakeDiscord:
         ):
             return json_response({"message": "401: Unauthorized", "code": 0}, 401)
         parts = path.split("/")
-        body = await request.json() if request.can_read_body else None
+        body, files = await self._read_body(request)
         if path == "users/@me":
             return json_response(self.bot.to_json())
         if path == "oauth2/applications/@me":
             return json_response(self._application_json())
         if parts[0] == "interactions" and parts[-1] == "callback":
-            return self._interaction_callback(parts[1], parts[2], body, request)
+            return self._interaction_callback(parts[1], parts[2], body, files, request)
         if parts[0] == "webhooks" and len(parts) >= 3:
-            return self._webhook(parts[2], parts[3:], request.method, body)
+            return self._webhook(parts[2], parts[3:], request.method, body, files)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
             self.registered_commands = [
                 dict(c, id=snowflake(), application_id=self.app_id, version=snowflake())
@@ -350,8 +405,30 @@ class FakeDiscord:
         self.unknown_routes.append(f"{request.method} {path}")
         return json_response({"message": "404: Not Found", "code": 0}, 404)
 
+    @staticmethod
+    async def _read_body(request: web.Request) -> tuple[Any, dict[str, bytes]]:
+        """JSON, or multipart with `payload_json` and files (by filename)."""
+        if not request.can_read_body:
+            return None, {}
+        if not request.content_type.startswith("multipart/"):
+            return await request.json(), {}
+        body: Any = None
+        files: dict[str, bytes] = {}
+        reader = await request.multipart()
+        async for part in reader:
+            if part.name == "payload_json":  # type: ignore[union-attr]
+                body = json.loads(await part.text())  # type: ignore[union-attr]
+            else:
+                files[part.filename or part.name or ""] = bytes(await part.read())  # type: ignore[union-attr]
+        return body, files
+
     def _interaction_callback(
-        self, interaction_id: str, token: str, body: JSON, request: web.Request
+        self,
+        interaction_id: str,
+        token: str,
+        body: JSON,
+        files: dict[str, bytes],
+        request: web.Request,
     ) -> web.Response:
         inter = self.interactions.get(interaction_id)
         if inter is None or inter.token != token:
@@ -359,7 +436,7 @@ class FakeDiscord:
         if any(r.get("_callback") for r in inter.responses):
             return json_response({"message": "Interaction has already been acknowledged."}, 400)
         data = dict(body.get("data") or {})
-        record = dict(data, _callback=True, _type=body["type"])
+        record = dict(data, _callback=True, _type=body["type"], _files=files)
         inter.responses.append(record)
         inter.changed.set()
         if request.query.get("with_response") not in ("1", "true", "True"):
@@ -378,15 +455,35 @@ class FakeDiscord:
             }
         )
 
-    def _webhook(self, token: str, rest: list[str], method: str, body: JSON | None) -> web.Response:
+    def _webhook(
+        self, token: str, rest: list[str], method: str, body: JSON | None, files: dict[str, bytes]
+    ) -> web.Response:
         inter = next((i for i in self.interactions.values() if i.token == token), None)
         if inter is None:
             return json_response({"message": "Unknown Webhook", "code": 10015}, 404)
         if method in ("PATCH", "POST"):
-            inter.responses.append(dict(body or {}, _method=method))
+            inter.responses.append(dict(body or {}, _method=method, _files=files))
             inter.changed.set()
         content = (body or {}).get("content") or ""
         return json_response(self._message_json(content, (body or {}).get("flags", 0)))
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        file = self.files.get(request.match_info["id"])
+        if file is None:
+            return web.Response(status=404)
+        file.downloads += 1
+        return web.Response(body=file.data, content_type=file.content_type)
+
+    def _attachment_json(self, file: FakeFile) -> JSON:
+        url = f"https://127.0.0.1:{self.port}/attachments/{file.id}/{file.filename}"
+        return {
+            "id": file.id,
+            "filename": file.filename,
+            "size": len(file.data),
+            "url": url,
+            "proxy_url": url,
+            "content_type": file.content_type,
+        }
 
     # ---- payloads --------------------------------------------------------------------------
     def _message_json(self, content: str, flags: int = 0) -> JSON:

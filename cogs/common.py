@@ -1,0 +1,101 @@
+"""How every command answers: deferred at once, ephemeral, never pinging, errors in words."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Awaitable, Callable
+
+import discord
+
+from bot.speech import UserError
+from bot.voice_service import Reply
+
+Action = Callable[[], Awaitable[str | Reply] | str | Reply]
+
+
+class PreviewButton(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"pv:preview:(?P<voice_id>\d+)"
+):
+    """Sends the owner an audio preview of a voice; survives restarts (custom_id holds all)."""
+
+    def __init__(self, voice_id: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Preview", emoji="▶️", style=discord.ButtonStyle.primary,
+                custom_id=f"pv:preview:{voice_id}",
+            )
+        )  # fmt: skip
+        self.voice_id = voice_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: object
+    ) -> PreviewButton:
+        return cls(int(match["voice_id"]))  # type: ignore[index]
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        service = interaction.client.voices  # type: ignore[attr-defined]
+        await respond(
+            interaction, lambda: service.preview_button(interaction.user.id, self.voice_id)
+        )
+
+
+class ForgetButton(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"pv:forget:(?P<user_id>\d+)"
+):
+    """Confirms `/voice forget-me`; only the member who asked can press it."""
+
+    def __init__(self, user_id: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Delete everything", style=discord.ButtonStyle.danger,
+                custom_id=f"pv:forget:{user_id}",
+            )
+        )  # fmt: skip
+        self.user_id = user_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: object
+    ) -> ForgetButton:
+        return cls(int(match["user_id"]))  # type: ignore[index]
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        service = interaction.client.voices  # type: ignore[attr-defined]
+        await respond(interaction, lambda: service.forget(interaction.user.id, self.user_id))
+
+
+def _view_for(reply: Reply) -> discord.ui.View | None:
+    if reply.preview_voice_id is None and reply.confirm_forget is None:
+        return None
+    view = discord.ui.View(timeout=None)
+    if reply.preview_voice_id is not None:
+        view.add_item(PreviewButton(reply.preview_voice_id))
+    if reply.confirm_forget is not None:
+        view.add_item(ForgetButton(reply.confirm_forget))
+    return view
+
+
+async def respond(interaction: discord.Interaction, action: Action) -> None:
+    """Acknowledge at once (ephemeral), run the action, then show its reply or error."""
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    try:
+        result = action()
+        if not isinstance(result, str | Reply):
+            result = await result
+        reply = result if isinstance(result, Reply) else Reply(result)
+    except UserError as error:
+        reply = Reply(str(error))
+    files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
+    view = _view_for(reply)
+    kwargs: dict[str, object] = {"content": reply.content, "attachments": files}
+    if view is not None:
+        kwargs["view"] = view
+    await interaction.edit_original_response(**kwargs)  # type: ignore[arg-type]
+
+
+def progress_reporter(interaction: discord.Interaction) -> Callable[[str], Awaitable[None]]:
+    async def report(step: str) -> None:
+        await interaction.edit_original_response(content=step)
+
+    return report
