@@ -40,6 +40,7 @@ class UtteranceResult:
     """What happened to one utterance: the figures tests and stats read."""
 
     text: str
+    voice: str | None  # the voice spec the engine was given (None: its default)
     model_samples: int  # 24 kHz samples the engine produced
     frames_played: int
     underruns: int
@@ -173,6 +174,7 @@ class GuildSpeaker:
         first = source.first_frame_at
         return UtteranceResult(
             text=utterance.text,
+            voice=utterance.voice,
             model_samples=stream.stats.samples,
             frames_played=source.frames_played,
             underruns=source.underruns,

@@ -92,6 +92,20 @@ class FakeInteraction:
                 await asyncio.wait_for(self.changed.wait(), remaining)
         return self.responses[count - 1]
 
+    async def wait_content(self, fragment: str, timeout: float = 30.0) -> JSON:
+        """The first response whose content contains `fragment`."""
+        deadline = time.monotonic() + timeout
+        count = 1
+        while True:
+            response = await self.wait_response(count, deadline - time.monotonic())
+            if fragment in (response.get("content") or ""):
+                return response
+            count += 1
+
+    @property
+    def contents(self) -> list[str]:
+        return [r.get("content") or "" for r in self.responses]
+
     async def wait_final(self, timeout: float = 30.0) -> JSON:
         """The first response that is not a bare 'thinking…' defer."""
         deadline = time.monotonic() + timeout
