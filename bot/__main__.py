@@ -82,6 +82,60 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
     )
 
 
+async def migrate(settings: Settings) -> None:
+    from bot.client import DATABASE_NAME
+    from bot.db import Database
+
+    db = await Database.open(settings.data_dir / DATABASE_NAME, migrate=False)
+    try:
+        applied = await db.migrate()
+        current = await db.applied_migrations()
+    finally:
+        await db.close()
+    done = ", ".join(f"{v:04d}" for v in applied) if applied else "nothing to do"
+    print(f"Migrations applied: {done}. Schema version {current[-1] if current else 0}.")
+
+
+async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.client import DATABASE_NAME
+    from bot.db import Database
+    from bot.engine import TTSEngine
+    from bot.voices import VoiceLibrary, VoiceLibraryError, consent_now
+
+    engine = await TTSEngine.load(settings) if args.action == "import" else None
+    db = await Database.open(settings.data_dir / DATABASE_NAME)
+    library = VoiceLibrary(db, engine, settings.data_dir)
+    try:
+        if args.action == "list":
+            records = (
+                await library.list_for(args.user)
+                if args.user
+                else await library.db.voices.list_all()
+            )
+            for r in records:
+                print(f"{r.owner_id}\t{r.id}\t{r.name}\t{r.duration_s:.1f} s\t{r.created_at}")
+            print(f"{len(records)} voice{'s' if len(records) != 1 else ''}.")
+        elif args.action == "import":
+            data = await asyncio.to_thread(args.clip.read_bytes)
+            record = await library.create(args.user, args.name, data, consented_at=consent_now())
+            print(f"Imported voice {record.id} “{record.name}” for user {args.user} "
+                  f"({record.duration_s:.1f} s of speech).")  # fmt: skip
+        elif args.all:
+            count = await library.forget_user(args.user)
+            print(f"Deleted {count} voices and all choices of user {args.user}.")
+        else:
+            record = await library.delete(args.user, args.name)
+            print(f"Deleted voice {record.id} “{record.name}” of user {args.user}.")
+    except VoiceLibraryError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        await db.close()
+        if engine is not None:
+            await engine.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pocketvoice", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -91,16 +145,31 @@ def main(argv: list[str] | None = None) -> int:
     say_parser.add_argument("text")
     say_parser.add_argument("--out", type=Path, required=True, help="a .wav or .ogg file")
     say_parser.add_argument("--voice", help="built-in voice name, audio clip or .safetensors")
+    commands.add_parser("migrate", help="bring the database schema up to date")
+    voices_parser = commands.add_parser("voices", help="manage members' voices")
+    voice_actions = voices_parser.add_subparsers(dest="action", required=True)
+    list_parser = voice_actions.add_parser("list", help="list voices")
+    list_parser.add_argument("--user", type=int, help="only this Discord user id")
+    import_parser = voice_actions.add_parser("import", help="make a voice from a clip for a user")
+    import_parser.add_argument("--user", type=int, required=True, help="the owner's Discord id")
+    import_parser.add_argument("--name", required=True)
+    import_parser.add_argument("clip", type=Path, help="the owner's own recording")
+    delete_parser = voice_actions.add_parser("delete", help="delete a voice, or all of a user's")
+    delete_parser.add_argument("--user", type=int, required=True)
+    which = delete_parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--name")
+    which.add_argument("--all", action="store_true", help="every voice and choice of the user")
     args = parser.parse_args(argv)
 
     try:
-        settings = load_settings(require_token=args.command != "say")
+        settings = load_settings(require_token=args.command in ("run", "sync"))
     except ConfigError as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
 
     from bot.audio import OpusMissingError
+    from bot.db import DatabaseTooNewError
     from bot.engine import ModelUnavailableError, VoiceError
 
     try:
@@ -108,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(run_bot(settings))
         elif args.command == "sync":
             asyncio.run(sync_commands(settings))
+        elif args.command == "migrate":
+            asyncio.run(migrate(settings))
+        elif args.command == "voices":
+            return asyncio.run(voices_command(settings, args))
         else:
             asyncio.run(say(settings, args.text, args.out, args.voice))
     except ModelUnavailableError as error:
@@ -118,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OpusMissingError as error:
         print(f"Error: {error}", file=sys.stderr)
+        return 1
+    except DatabaseTooNewError as error:
+        print(f"Database error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

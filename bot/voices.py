@@ -82,13 +82,24 @@ def _encode_flac(samples: np.ndarray) -> bytes:
 
 class VoiceLibrary:
     def __init__(
-        self, db: Database, engine: TTSEngine, data_dir: Path, limits: VoiceLimits | None = None
+        self,
+        db: Database,
+        engine: TTSEngine | None,
+        data_dir: Path,
+        limits: VoiceLimits | None = None,
     ) -> None:
+        """`engine` may be None for storage-only work (listing, deleting) without the model."""
         self.db = db
-        self.engine = engine
+        self._engine = engine
         self.data_dir = data_dir
         self.limits = limits or VoiceLimits()
         self._locks: dict[int, asyncio.Lock] = {}
+
+    @property
+    def engine(self) -> TTSEngine:
+        if self._engine is None:
+            raise RuntimeError("this voice library was opened without the TTS engine")
+        return self._engine
 
     @property
     def root(self) -> Path:
@@ -295,7 +306,8 @@ class VoiceLibrary:
         await self.db.voices.delete(record.id)  # choices go with it (ON DELETE CASCADE)
         state = self.data_dir / record.state_path
         await asyncio.to_thread(_remove, [state, self.data_dir / record.clip_path])
-        await self.engine.forget_voice(str(state))
+        if self._engine is not None:
+            await self._engine.forget_voice(str(state))
 
     async def forget_user(self, user_id: int) -> int:
         """Delete every voice, clip and choice of a member, in every server."""

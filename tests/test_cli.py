@@ -129,3 +129,36 @@ async def test_unusable_default_voice_stops_start_with_a_clear_line(
     assert "DEFAULT_VOICE cannot be used: voice file" in done.stderr
     assert "missing.wav does not exist" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyModel) -> None:
+    from tests.audio_samples import encode, speech_like
+
+    env = {"DATA_DIR": str(tmp_path / "data"), "TTS_CONFIG": str(tiny_model.config)}
+    first = run_cli(["migrate"], tmp_path, env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "Migrations applied: 0001. Schema version 1."
+    again = run_cli(["migrate"], tmp_path, env)
+    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 1."
+
+    clip = tmp_path / "owner.flac"
+    clip.write_bytes(encode(speech_like(4.0), "flac"))
+    imported = run_cli(["voices", "import", "--user", "42", "--name", "Boss", str(clip)],
+                       tmp_path, env)  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    assert "Imported voice 1 “Boss” for user 42" in imported.stdout
+    assert len(list((tmp_path / "data" / "voices" / "42").iterdir())) == 2
+    duplicate = run_cli(["voices", "import", "--user", "42", "--name", "boss", str(clip)],
+                        tmp_path, env)  # fmt: skip
+    assert duplicate.returncode == 1 and "already have a voice named" in duplicate.stderr
+
+    listed = run_cli(["voices", "list"], tmp_path, env)
+    assert listed.stdout.splitlines()[0].startswith("42\t1\tBoss\t4.")
+    assert listed.stdout.splitlines()[-1] == "1 voice."
+    assert run_cli(["voices", "list", "--user", "7"], tmp_path, env).stdout.strip() == "0 voices."
+
+    missing = run_cli(["voices", "delete", "--user", "7", "--name", "Boss"], tmp_path, env)
+    assert missing.returncode == 1 and "no voice named “Boss”" in missing.stderr
+    deleted = run_cli(["voices", "delete", "--user", "42", "--name", "boss"], tmp_path, env)
+    assert deleted.returncode == 0 and "Deleted voice 1 “Boss” of user 42" in deleted.stdout
+    assert list((tmp_path / "data" / "voices" / "42").iterdir()) == []
