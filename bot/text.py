@@ -1,0 +1,251 @@
+"""A Discord message to the words a person would say reading it aloud. Pure functions.
+
+`speakable()` turns message text into plain words: mentions become names, emoji their names,
+links "a link to HOST", code blocks "a code block", spoilers "a spoiler"; markdown markers go,
+long runs of one character are cut, the server's pronunciation dictionary applies last.
+`announce()` adds who said it, replies, forwards, attachments and stickers, and keeps the
+whole under the length limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import emoji
+
+AND_SO_ON = " and so on"
+
+
+@dataclass(frozen=True)
+class Names:
+    """How to call the things a message mentions (ids to display names)."""
+
+    users: Mapping[int, str] = field(default_factory=dict)
+    roles: Mapping[int, str] = field(default_factory=dict)
+    channels: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    skip_emoji: bool = False
+    repeated_characters: int = 4  # 0: keep runs as they are
+    max_length: int = 300
+    dictionary: Mapping[str, str] = field(default_factory=dict)  # word -> how to say it
+
+
+@dataclass(frozen=True)
+class MessageFacts:
+    """What a message holds besides its text."""
+
+    content: str = ""
+    author: str = "someone"
+    attachment_types: tuple[str, ...] = ()  # content types ("image/png"), "" when unknown
+    stickers: int = 0
+    reply_to: str | None = None  # the replied-to author's name
+    forwarded: bool = False
+
+
+# ---- patterns ---------------------------------------------------------------------------------
+_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_SPOILER = re.compile(r"\|\|(.+?)\|\|", re.DOTALL)
+_INLINE_CODE = re.compile(r"`+([^`]*?)`+", re.DOTALL)
+_MASKED_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?(https?://[^\s)>]*)>?\s*\)")
+_URL = re.compile(r"<?(?:https?|ftp|steam|discord)://[^\s<>]*>?", re.IGNORECASE)
+_USER = re.compile(r"<@!?(\d{1,20})>")
+_ROLE = re.compile(r"<@&(\d{1,20})>")
+_CHANNEL = re.compile(r"<#(\d{1,20})>")
+_SLASH = re.compile(r"</([^:<>\n]{1,100}):\d{1,20}>")
+_TIMESTAMP = re.compile(r"<t:(-?\d+)(?::[tTdDfFR])?>")
+_CUSTOM_EMOJI = re.compile(r"<a?:(\w{1,64}):\d{1,20}>")
+_GUILD_NAV = re.compile(r"<id:(customize|browse|guide|linked-roles)(?::\d+)?>")
+_EVERYONE = re.compile(r"@(everyone|here)\b")
+_LINE_MARKUP = re.compile(r"^[ \t]*(?:>>> ?|> ?|#{1,3}[ \t]+|-#[ \t]+|[-*+][ \t]+|\d+\.[ \t]+)")
+_MARKERS = re.compile(r"\*+|~~+|\|\|+|`+|_+|\\(?=[^\w\s])")
+_RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
+_ZERO_WIDTH = re.compile(r"[\u200b\u200c\u2060\ufeff\u00ad]")  # not ZWJ: emoji need it
+_MANY_MARKS = re.compile(
+    r"([\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]{2})[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
+_SENTENCE_END = re.compile(r"[.!?…。！？]$")
+
+
+def _plain(text: str) -> str:
+    """Remove control characters, zero-width marks and zalgo stacks; normalize."""
+    text = unicodedata.normalize("NFC", text)
+    text = _ZERO_WIDTH.sub("", text)
+    text = "".join(c for c in text if c in "\n\t\u200d" or unicodedata.category(c)[0] != "C")
+    return _MANY_MARKS.sub(r"\1", text)
+
+
+def _host_phrase(url: str) -> str:
+    """'a link to youtube.com', or 'a link' when the host says nothing useful."""
+    try:
+        host = (urlsplit(url.strip("<>")).hostname or "").rstrip(".")
+    except ValueError:
+        return " a link "
+    if host.startswith("www."):
+        host = host[4:]
+    with contextlib.suppress(UnicodeError):
+        host = host.encode("ascii").decode("idna") if "xn--" in host else host
+    useful = "." in host and len(host) <= 40 and any(c.isalpha() for c in host)
+    try:
+        ipaddress.ip_address(host)
+        useful = False
+    except ValueError:
+        pass
+    return f" a link to {host} " if useful else " a link "
+
+
+def _emoji_name(name: str) -> str:
+    return name.replace("_", " ").replace(":", "").strip()
+
+
+def _timestamp(seconds: str) -> str:
+    try:
+        moment = datetime.fromtimestamp(int(seconds), UTC)
+    except (OverflowError, OSError, ValueError):
+        return " a time "
+    return f" {moment.day} {moment:%B %Y} "
+
+
+def _cut_repeats(text: str, limit: int) -> str:
+    if limit <= 0:
+        return text
+    return re.sub(rf"(.)\1{{{limit},}}", lambda m: m.group(1) * limit, text, flags=re.DOTALL)
+
+
+def _apply_dictionary(text: str, dictionary: Mapping[str, str]) -> str:
+    if not dictionary:
+        return text
+    words = sorted(dictionary, key=len, reverse=True)  # longest first: "New York" before "New"
+    lookup = {w.casefold(): spoken for w, spoken in dictionary.items()}
+    pattern = re.compile(
+        r"(?<!\w)(" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
+    )
+    return pattern.sub(lambda m: lookup.get(m.group(1).casefold(), m.group(1)), text)
+
+
+def _sentences(text: str) -> str:
+    """Lines become sentences; spaces collapse."""
+    parts = []
+    for line in text.split("\n"):
+        line = _SPACES.sub(" ", line).strip()
+        if not line:
+            continue
+        if parts and not _SENTENCE_END.search(parts[-1]) and not parts[-1].endswith((",", ":")):
+            parts[-1] += "."
+        parts.append(line)
+    return " ".join(parts)
+
+
+def plain_name(name: str, options: ReadOptions | None = None) -> str:
+    """A display name as speakable words (names may hold emoji and markup too)."""
+    spoken = speakable(name, Names(), options or ReadOptions(max_length=100), dictionary=False)
+    return spoken or "someone"
+
+
+def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
+    """Message text as the words to say (no announcement, no length cut)."""
+    text = _plain(text)
+    text = _CODE_BLOCK.sub(" a code block. ", text)
+    text = _SPOILER.sub(" a spoiler ", text)
+    text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
+    text = _MASKED_LINK.sub(lambda m: f" {m.group(1)} ", text)
+    text = _URL.sub(lambda m: _host_phrase(m.group(0)), text)
+
+    def user(match: re.Match[str]) -> str:
+        name = names.users.get(int(match.group(1)))
+        return f" {plain_name(name)} " if name else " someone "
+
+    def role(match: re.Match[str]) -> str:
+        name = names.roles.get(int(match.group(1)))
+        return f" {plain_name(name)} " if name else " a role "
+
+    def channel(match: re.Match[str]) -> str:
+        name = names.channels.get(int(match.group(1)))
+        return f" {plain_name(name)} " if name else " a channel "
+
+    text = _USER.sub(user, text)
+    text = _ROLE.sub(role, text)
+    text = _CHANNEL.sub(channel, text)
+    text = _SLASH.sub(lambda m: f" slash {m.group(1)} ", text)
+    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1)), text)
+    text = _GUILD_NAV.sub(" a server page ", text)
+    text = _EVERYONE.sub(lambda m: m.group(1), text)
+    text = _cut_repeats(text, options.repeated_characters)  # before emoji become words
+    if options.skip_emoji:
+        text = _CUSTOM_EMOJI.sub(" ", text)
+        text = emoji.replace_emoji(text, replace=" ")
+    else:
+        text = _CUSTOM_EMOJI.sub(lambda m: f" emoji {_emoji_name(m.group(1))} ", text)
+        text = emoji.replace_emoji(
+            text, replace=lambda _, data: f" {_emoji_name(data.get('en', ''))} "
+        )
+    text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))
+    text = _MARKERS.sub(" ", text)
+    text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
+    text = _cut_repeats(text, options.repeated_characters)
+    if dictionary:
+        text = _apply_dictionary(text, options.dictionary)
+    return _sentences(text)
+
+
+def _attachments_phrase(types: tuple[str, ...], stickers: int) -> str:
+    phrases = []
+    if types:
+        kinds = {t.split("/")[0] if t else "file" for t in types}
+        noun = {"image": "image", "video": "video", "audio": "audio file"}.get(
+            kinds.pop() if len(kinds) == 1 else "file", "file"
+        )
+        count = len(types)
+        article = "an" if noun[0] in "aeiou" else "a"
+        phrases.append(f"{article} {noun}" if count == 1 else f"{count} {noun}s")
+    if stickers:
+        phrases.append("a sticker" if stickers == 1 else f"{stickers} stickers")
+    return " and ".join(phrases)
+
+
+def cut_to_length(text: str, limit: int) -> str:
+    """`text` if it fits, else cut at a sentence or word boundary + 'and so on'."""
+    if len(text) <= limit:
+        return text
+    room = max(0, limit - len(AND_SO_ON))
+    head = text[:room]
+    sentence = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+    if sentence >= room // 2:
+        head = head[: sentence + 1]
+    elif " " in head:
+        head = head[: head.rfind(" ")]
+    head = head.rstrip(" ,;:")
+    return (head + AND_SO_ON).strip()[:limit]
+
+
+def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
+    """The whole spoken line for a message ('' when there is nothing to say)."""
+    body = speakable(facts.content, names, options)
+    author = plain_name(facts.author, options)
+    extras = _attachments_phrase(facts.attachment_types, facts.stickers)
+    reply = f"replying to {plain_name(facts.reply_to, options)}" if facts.reply_to else ""
+    if body:
+        if facts.forwarded:
+            lead = f"{author} forwarded a message:" if say_name else "forwarded a message:"
+        else:
+            lead = f"{author} said" if say_name else ""
+        line = ", ".join(p for p in (lead, reply, body) if p) if reply else f"{lead} {body}"
+        line = line.strip()
+        if extras:
+            line = f"{line.rstrip('.')}, and sent {extras}"
+    elif extras:  # nothing written: always say who sent it
+        verb = "forwarded" if facts.forwarded else "sent"
+        line = f"{author} {verb} {extras}" + (f", {reply}" if reply else "")
+    else:
+        return ""
+    return cut_to_length(line, options.max_length)
