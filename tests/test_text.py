@@ -190,11 +190,15 @@ MENTION = re.compile(r"<@!?&?\d+>|<#\d+>|<a?:\w+:\d+>|</[^>]+:\d+>|<t:-?\d+")
 URL = re.compile(r"(?:https?|ftp|steam|discord)://", re.IGNORECASE)
 MARKDOWN = re.compile(r"\*|__|~~|\|\||`|^\s*>|^#{1,3}\s", re.MULTILINE)
 
-FRAGMENTS = (
-    "<@1> <@!999> <@&5> <#9> <:e:12> <a:b:3> </c:4> <t:5:R> ** * __ _ ~~ || ` ``` > >>> # -# "
-    "https://x.com/a?b=c <https://y.org> [t](https://z.net) http://1.2.3.4 @everyone 👍🏽 🇫🇷 "
-    "é \u0301 \u202e word !!!!!!! . < > | \\ [ ] ( ) : <@ <# <: https://"
-).split(" ") + ["\n", " "]
+FRAGMENTS = [
+    *(
+        "<@1> <@!999> <@&5> <#9> <:e:12> <a:b:3> </c:4> <t:5:R> ** * __ _ ~~ || ` ``` > >>> # -# "
+        "https://x.com/a?b=c <https://y.org> [t](https://z.net) http://1.2.3.4 @everyone 👍🏽 🇫🇷 "
+        "é \u0301 \u202e word !!!!!!! . < > | \\ [ ] ( ) : <@ <# <: https://"
+    ).split(" "),
+    "\n",
+    " ",
+]
 discordish = st.one_of(
     st.text(max_size=300),
     st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join),

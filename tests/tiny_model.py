@@ -15,7 +15,7 @@ import sentencepiece
 import yaml
 from pocket_tts.utils.config import CONFIGS_DIR
 
-_WORDS = (  # noqa: SIM905 (a sentence reads better than a list)
+_WORDS = (
     "the a an hello there world voice bot speak channel server message friend quick brown fox "
     "jumps over lazy dog today tomorrow music game play stream listen read write good bad "
     "small big fast slow cpu model sound audio time people talk chat join leave skip stop "
