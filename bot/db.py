@@ -7,6 +7,7 @@ The connection runs in autocommit mode; every write that must be atomic uses
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -15,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
+
+from bot.server_settings import SETTINGS, ServerSettings
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -59,6 +62,8 @@ class Database:
         self.voices = VoiceRepository(self)
         self.choices = ChoiceRepository(self)
         self.guilds = GuildSettingsRepository(self)
+        self.members = MemberSettingsRepository(self)
+        self.dictionary = DictionaryRepository(self)
 
     @classmethod
     async def open(
@@ -294,38 +299,116 @@ class ChoiceRepository:
         await self._db.connection.execute("DELETE FROM voice_choices WHERE user_id = ?", (user_id,))
 
 
-# ---- guild settings ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GuildSettings:
-    guild_id: int
-    cloning_enabled: bool = True
-    default_voice: str | None = None
-
-
+# ---- server settings -------------------------------------------------------------------------
 class GuildSettingsRepository:
+    """Server settings as key/value rows over the defaults of `ServerSettings`."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def get(self, guild_id: int) -> GuildSettings:
+    async def get(self, guild_id: int) -> ServerSettings:
         async with self._db.connection.execute(
-            "SELECT cloning_enabled, default_voice FROM guild_settings WHERE guild_id = ?",
-            (guild_id,),
+            "SELECT key, value FROM server_settings WHERE guild_id = ?", (guild_id,)
         ) as cursor:
-            row = await cursor.fetchone()
-        if row is None:
-            return GuildSettings(guild_id)
-        return GuildSettings(guild_id, bool(row[0]), row[1])
+            stored = {row[0]: json.loads(row[1]) async for row in cursor}
+        return ServerSettings(guild_id, **{k: v for k, v in stored.items() if k in SETTINGS})
+
+    async def set(self, guild_id: int, key: str, value: object) -> None:
+        if key not in SETTINGS:
+            raise KeyError(key)
+        await self._db.connection.execute(
+            "INSERT INTO server_settings (guild_id, key, value) VALUES (?, ?, ?)"
+            " ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value",
+            (guild_id, key, json.dumps(value)),
+        )
 
     async def set_cloning(self, guild_id: int, enabled: bool) -> None:
-        await self._db.connection.execute(
-            "INSERT INTO guild_settings (guild_id, cloning_enabled) VALUES (?, ?)"
-            " ON CONFLICT (guild_id) DO UPDATE SET cloning_enabled = excluded.cloning_enabled",
-            (guild_id, int(enabled)),
-        )
+        await self.set(guild_id, "cloning", enabled)
 
     async def set_default_voice(self, guild_id: int, voice: str | None) -> None:
+        await self.set(guild_id, "default_voice", voice)
+
+
+# ---- member settings -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemberSettings:
+    nick: str | None = None
+    autoread: bool = True
+
+
+class MemberSettingsRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get(self, user_id: int, guild_id: int) -> MemberSettings:
+        async with self._db.connection.execute(
+            "SELECT nick, autoread FROM member_settings WHERE user_id = ? AND guild_id = ?",
+            (user_id, guild_id),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return MemberSettings(row[0], bool(row[1])) if row else MemberSettings()
+
+    async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
         await self._db.connection.execute(
-            "INSERT INTO guild_settings (guild_id, default_voice) VALUES (?, ?)"
-            " ON CONFLICT (guild_id) DO UPDATE SET default_voice = excluded.default_voice",
-            (guild_id, voice),
+            "INSERT INTO member_settings (user_id, guild_id, nick) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET nick = excluded.nick",
+            (user_id, guild_id, nick),
         )
+
+    async def set_autoread(self, user_id: int, guild_id: int, enabled: bool) -> None:
+        await self._db.connection.execute(
+            "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
+            (user_id, guild_id, int(enabled)),
+        )
+
+    async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
+        if not user_ids:
+            return {}
+        marks = ",".join("?" * len(user_ids))
+        async with self._db.connection.execute(
+            f"SELECT user_id, nick FROM member_settings WHERE guild_id = ? AND nick IS NOT NULL"
+            f" AND user_id IN ({marks})",
+            (guild_id, *user_ids),
+        ) as cursor:
+            return {row[0]: row[1] async for row in cursor}
+
+    async def delete_for_user(self, user_id: int) -> None:
+        await self._db.connection.execute(
+            "DELETE FROM member_settings WHERE user_id = ?", (user_id,)
+        )
+
+
+# ---- pronunciation dictionary ----------------------------------------------------------------
+class DictionaryRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def entries(self, guild_id: int) -> dict[str, str]:
+        async with self._db.connection.execute(
+            "SELECT word, spoken FROM pronunciations WHERE guild_id = ? ORDER BY word_key",
+            (guild_id,),
+        ) as cursor:
+            return {row[0]: row[1] async for row in cursor}
+
+    async def count(self, guild_id: int) -> int:
+        async with self._db.connection.execute(
+            "SELECT COUNT(*) FROM pronunciations WHERE guild_id = ?", (guild_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def add(self, guild_id: int, word: str, spoken: str) -> None:
+        await self._db.connection.execute(
+            "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (guild_id, word_key) DO UPDATE SET word = excluded.word,"
+            " spoken = excluded.spoken",
+            (guild_id, word.casefold(), word, spoken),
+        )
+
+    async def remove(self, guild_id: int, word: str) -> bool:
+        cursor = await self._db.connection.execute(
+            "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ?",
+            (guild_id, word.casefold()),
+        )
+        return cursor.rowcount > 0

@@ -70,7 +70,7 @@ class VoiceService:
                 "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
                 "the recording is your own voice and that you agree that this bot speaks with it."
             )
-        if not (await self.db.guilds.get(guild.id)).cloning_enabled:
+        if not (await self.db.guilds.get(guild.id)).cloning:
             raise UserError("Voice cloning is switched off in this server by its admins.")
         if not self.engine.has_voice_cloning:
             raise UserError(CLONING_OFF_FOR_MEMBERS)

@@ -310,12 +310,13 @@ class VoiceLibrary:
             await self._engine.forget_voice(str(state))
 
     async def forget_user(self, user_id: int) -> int:
-        """Delete every voice, clip and choice of a member, in every server."""
+        """Delete every voice, clip, choice and member setting of a member, in every server."""
         async with self._lock(user_id):
             records = await self.db.voices.list_for(user_id)
             for record in records:
                 await self._delete(record)
             await self.db.choices.delete_for_user(user_id)
+            await self.db.members.delete_for_user(user_id)
             folder = self.root / str(user_id)
             await asyncio.to_thread(_remove_tree, folder)
             return len(records)

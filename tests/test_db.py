@@ -8,6 +8,7 @@ from bot.db import (
     MIGRATIONS_DIR,
     Database,
     DatabaseTooNewError,
+    MemberSettings,
     NameTakenError,
     VoiceRepository,
 )
@@ -28,10 +29,9 @@ async def tables(db: Database) -> set[str]:
 async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "pv.db")
     try:
-        assert {"voices", "voice_choices", "guild_settings", "schema_migrations"} <= await tables(
-            db
-        )
-        assert await db.applied_migrations() == [1]
+        expected = {"voices", "voice_choices", "server_settings", "member_settings"}
+        assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
+        assert await db.applied_migrations() == [1, 2]
         assert await db.migrate() == []
         async with db.connection.execute("PRAGMA journal_mode") as c:
             assert (await c.fetchone())[0] == "wal"
@@ -40,7 +40,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -
     finally:
         await db.close()
     again = await Database.open(tmp_path / "pv.db")
-    assert await again.applied_migrations() == [1]
+    assert await again.applied_migrations() == [1, 2]
     await again.close()
 
 
@@ -63,9 +63,9 @@ async def test_a_failing_migration_applies_nothing(tmp_path: Path) -> None:
     (folder / "0002_broken.sql").write_text("CREATE TABLE extra (x INTEGER);\nNOT SQL AT ALL;")
     with pytest.raises(RuntimeError, match=r"0002_broken\.sql failed"):
         await Database.open(tmp_path / "pv.db", migrations=folder)
-    db = await Database.open(tmp_path / "pv.db")  # the real migrations: 0001 only
+    db = await Database.open(tmp_path / "pv.db")  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1]
+    assert await db.applied_migrations() == [1, 2]
     await db.close()
 
 
@@ -107,10 +107,50 @@ async def test_choices_prefer_the_server_then_global_and_follow_deletion(tmp_pat
 async def test_guild_settings_default_and_update(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "pv.db")
     try:
-        assert (await db.guilds.get(5)).cloning_enabled is True
+        assert (await db.guilds.get(5)).cloning is True
         await db.guilds.set_cloning(5, False)
         await db.guilds.set_default_voice(5, "marius")
         settings = await db.guilds.get(5)
-        assert settings.cloning_enabled is False and settings.default_voice == "marius"
+        assert settings.cloning is False and settings.default_voice == "marius"
+    finally:
+        await db.close()
+
+
+async def test_0002_keeps_the_server_settings_of_0001(tmp_path: Path) -> None:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    first = MIGRATIONS_DIR / "0001_voices_choices_settings.sql"
+    (folder / first.name).write_text(first.read_text())
+    old = await Database.open(tmp_path / "pv.db", migrations=folder)
+    await old.connection.execute(
+        "INSERT INTO guild_settings (guild_id, cloning_enabled, default_voice) VALUES"
+        " (5, 0, 'marius'), (6, 1, NULL)"
+    )
+    await old.close()
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        five, six = await db.guilds.get(5), await db.guilds.get(6)
+        assert (five.cloning, five.default_voice) == (False, "marius")
+        assert (six.cloning, six.default_voice) == (True, None)
+        assert "guild_settings" not in await tables(db)
+    finally:
+        await db.close()
+
+
+async def test_member_settings_and_dictionary(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "pv.db")
+    try:
+        assert (await db.members.get(1, 5)).autoread is True
+        await db.members.set_nick(1, 5, "Ally")
+        await db.members.set_autoread(1, 5, False)
+        assert await db.members.get(1, 5) == MemberSettings("Ally", False)
+        assert await db.members.get(1, 6) == MemberSettings()
+        assert await db.members.nicks(5, [1, 2]) == {1: "Ally"}
+        await db.dictionary.add(5, "NYC", "New York City")
+        await db.dictionary.add(5, "nyc", "New York")  # same word: replaced
+        assert await db.dictionary.entries(5) == {"nyc": "New York"}
+        assert await db.dictionary.remove(5, "NYC") is True
+        assert await db.dictionary.remove(5, "NYC") is False
+        assert await db.dictionary.count(5) == 0
     finally:
         await db.close()
