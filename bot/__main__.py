@@ -37,8 +37,12 @@ async def run_bot(settings: Settings) -> None:
             await bot.start(settings.discord_token or "")
     except discord.LoginFailure:
         raise SystemExit("DISCORD_TOKEN was rejected by Discord: check the token in .env") from None
-    except discord.PrivilegedIntentsRequired as error:
-        raise SystemExit(f"Discord refused the gateway intents: {error}") from None
+    except discord.PrivilegedIntentsRequired:
+        raise SystemExit(
+            "Discord refused the Message Content intent, which reading channels aloud needs. "
+            "Switch it on: Developer Portal > your application > Bot > Privileged Gateway "
+            "Intents > Message Content Intent, then start again."
+        ) from None
 
 
 async def sync_commands(settings: Settings) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 
@@ -11,17 +12,20 @@ import yarl
 from discord.ext import commands
 
 from bot.audio import ensure_opus
+from bot.autoread import AutoReader
 from bot.config import Settings
 from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
 from bot.scheduler import SpeechScheduler
+from bot.settings_service import SettingsService
 from bot.speech import SpeechService
 from bot.voice_service import VoiceService
 from bot.voices import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings")
+EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread")
+IDLE_CHECK_S = 15.0
 DATABASE_NAME = "pocketvoice.db"
 
 
@@ -43,12 +47,17 @@ class PocketVoiceBot(commands.Bot):
     engine: TTSEngine
     speech: SpeechService
     voices: VoiceService
+    reader: AutoReader
+    settings_service: SettingsService
+    idle_check_s: float = IDLE_CHECK_S
 
     def __init__(self, settings: Settings, *, load_engine: bool = True) -> None:
         point_discord_at(settings)
         intents = discord.Intents.none()
         intents.guilds = True
         intents.voice_states = True
+        intents.guild_messages = True
+        intents.message_content = True  # privileged: switched on in the Developer Portal
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,
@@ -60,6 +69,7 @@ class PocketVoiceBot(commands.Bot):
         self._load_engine = load_engine
         self.scheduler: SpeechScheduler | None = None
         self.db: Database | None = None
+        self._idle_task: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
         if self._load_engine:
@@ -78,6 +88,9 @@ class PocketVoiceBot(commands.Bot):
                 self.scheduler, self.settings.max_text_length, voice_for=library.voice_for
             )
             self.voices = VoiceService(library, self.speech, self.engine)
+            self.reader = AutoReader(self.db, self.speech, library.voice_for)
+            self.settings_service = SettingsService(self.db)
+            self._idle_task = asyncio.create_task(self._leave_when_idle(), name="idle-watch")
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         if self.settings.sync_commands and self._load_engine:
@@ -88,6 +101,19 @@ class PocketVoiceBot(commands.Bot):
         log.info("registered %d slash commands with Discord", len(commands_synced))
         return len(commands_synced)
 
+    async def _leave_when_idle(self) -> None:
+        """Leave voice in servers that have been quiet for their `idle_timeout`."""
+        while True:
+            await asyncio.sleep(self.idle_check_s)
+            for voice_client in list(self.voice_clients):
+                guild = voice_client.guild  # type: ignore[attr-defined]
+                try:
+                    assert self.db is not None
+                    timeout = (await self.db.guilds.get(guild.id)).idle_timeout
+                    await self.speech.leave_if_idle(guild, timeout)
+                except Exception:  # one server's trouble must not stop the watch
+                    log.exception("idle check failed in guild %s", guild.id)
+
     async def on_ready(self) -> None:
         log.info(
             "logged in as %s (%s) in %d servers",
@@ -95,9 +121,18 @@ class PocketVoiceBot(commands.Bot):
             self.user and self.user.id,
             len(self.guilds),
         )
+        flags = self.application_flags
+        if not (flags.gateway_message_content or flags.gateway_message_content_limited):
+            log.warning(
+                "The Message Content intent looks switched off for this application: reading "
+                "text channels aloud needs it. Developer Portal > your app > Bot > Privileged "
+                "Gateway Intents > Message Content Intent."
+            )
 
     async def close(self) -> None:
         """Stop speaking, leave voice, stop the model, then close the connection."""
+        if self._idle_task is not None:
+            self._idle_task.cancel()
         if self.scheduler is not None:
             await self.scheduler.close()
         for voice_client in list(self.voice_clients):

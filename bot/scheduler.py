@@ -33,6 +33,7 @@ class Utterance:
     text: str
     voice: str | None = None
     requested_at: float = field(default_factory=time.monotonic)
+    message_id: int | None = None  # the chat message it reads, if any (edits, deletions)
 
 
 @dataclass
@@ -66,6 +67,7 @@ class GuildSpeaker:
         self._current: tuple[SynthesisStream, StreamingSource] | None = None
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
+        self.last_active = time.monotonic()
         self._task = asyncio.create_task(self._run(), name="guild-speaker")
 
     @property
@@ -76,14 +78,49 @@ class GuildSpeaker:
     def queued(self) -> int:
         return len(self._queue)
 
-    def enqueue(self, utterance: Utterance) -> int:
-        """Queue an utterance; returns how many are ahead of it."""
+    def enqueue(self, utterance: Utterance, *, drop_oldest: bool = False) -> int:
+        """Queue an utterance; returns how many are ahead of it.
+
+        When the queue is full: QueueFullError, or with `drop_oldest` the oldest waiting
+        utterance makes room (chat reading: the newest messages matter most).
+        """
         if len(self._queue) >= self.max_queue:
-            raise QueueFullError
+            if not drop_oldest:
+                raise QueueFullError
+            while len(self._queue) >= self.max_queue:
+                dropped = self._queue.popleft()
+                log.info("queue full: dropped the oldest waiting message %s", dropped.message_id)
         ahead = len(self._queue) + (1 if self._current else 0)
         self._queue.append(utterance)
+        self.last_active = time.monotonic()
         self._wakeup.set()
         return ahead
+
+    def drop(self, message_id: int) -> bool:
+        """Forget a waiting utterance of a deleted message. False when none was waiting."""
+        for utterance in self._queue:
+            if utterance.message_id == message_id:
+                self._queue.remove(utterance)
+                return True
+        return False
+
+    def replace_text(self, message_id: int, text: str) -> bool:
+        """Read the edited text of a message that is still waiting."""
+        for utterance in self._queue:
+            if utterance.message_id == message_id:
+                utterance.text = text
+                return True
+        return False
+
+    def clear_waiting(self) -> int:
+        """Drop the waiting utterances; the current one goes on."""
+        dropped = len(self._queue)
+        self._queue.clear()
+        return dropped
+
+    @property
+    def idle_seconds(self) -> float:
+        return 0.0 if self.busy else time.monotonic() - self.last_active
 
     def skip(self) -> bool:
         """Stop the current utterance; the queue goes on. False when nothing was playing."""
@@ -122,6 +159,7 @@ class GuildSpeaker:
                 log.exception("speaking an utterance failed")
             finally:
                 self._current = None
+                self.last_active = time.monotonic()
                 self.finished.set()
 
     async def _speak(self, utterance: Utterance) -> UtteranceResult:
@@ -199,6 +237,10 @@ class SpeechScheduler:
             speaker = GuildSpeaker(self._engine, getter, self._max_queue)  # type: ignore[arg-type]
             self._speakers[guild.id] = speaker
         return speaker
+
+    @property
+    def engine(self) -> TTSEngine:
+        return self._engine
 
     def get(self, guild_id: int) -> GuildSpeaker | None:
         return self._speakers.get(guild_id)

@@ -14,16 +14,16 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
+from bot.audio import MODEL_RATE, encode_audio
+from bot.replies import Reply, UserError
 from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
+
+__all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
 
 log = logging.getLogger(__name__)
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
-
-
-class UserError(Exception):
-    """Something the member can fix; the message is shown to them as is."""
 
 
 def humans_in(channel: VoiceChannel) -> list[discord.Member]:
@@ -107,6 +107,7 @@ class SpeechService:
         self.check_permissions(channel)
         if voice_client is not None:  # a half-open connection: start over
             await voice_client.disconnect(force=True)
+        self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
         try:
             return await channel.connect(self_deaf=True, timeout=20.0)
         except (TimeoutError, discord.ClientException) as error:
@@ -160,6 +161,22 @@ class SpeechService:
             raise UserError("Nothing is being spoken right now.")
         return "Skipped."
 
+    def clear(self, guild: discord.Guild) -> str:
+        speaker = self.scheduler.get(guild.id)
+        dropped = speaker.clear_waiting() if speaker is not None else 0
+        if dropped == 0:
+            raise UserError("Nothing is waiting to be read.")
+        return f"Cleared {dropped} waiting message{'s' if dropped != 1 else ''}."
+
+    async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
+                       text: str) -> Reply:  # fmt: skip
+        """The speech as an Ogg Opus file, in the member's voice (for people not in voice)."""
+        text = self.check_text(text)
+        voice = await self.voice_for(member.id, guild_id) if self.voice_for else None
+        samples = await self.scheduler.engine.synthesize(text, voice)
+        data = await asyncio.to_thread(encode_audio, samples, ".ogg")
+        return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
+
     def stop(self, guild: discord.Guild) -> str:
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0
@@ -173,6 +190,22 @@ class SpeechService:
             speaker.clear()
         if guild.voice_client is not None:
             await guild.voice_client.disconnect(force=True)
+
+    async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
+        """Leave voice after `timeout_s` of quiet (0: never)."""
+        speaker = self.scheduler.get(guild.id)
+        if guild.voice_client is None or timeout_s <= 0:
+            return False
+        if speaker is not None and speaker.idle_seconds < timeout_s:
+            return False
+        log.info("leaving voice in guild %s after %d s of quiet", guild.id, timeout_s)
+        await self.disconnect(guild)
+        return True
+
+    async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
+        voice_client = guild.voice_client
+        if voice_client is not None and getattr(voice_client.channel, "id", None) == channel_id:
+            await self.disconnect(guild)
 
     async def on_voice_state_change(self, guild: discord.Guild) -> None:
         """Leave when no human is left in the bot's channel; drop the queue when kicked."""

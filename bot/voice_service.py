@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import discord
 
@@ -17,7 +16,8 @@ from bot import clip as clips
 from bot.audio import encode_audio
 from bot.db import Database, utc_now
 from bot.engine import BUILTIN_VOICES, TTSEngine
-from bot.speech import SpeechService, UserError
+from bot.replies import Reply, UserError
+from bot.speech import SpeechService
 from bot.voices import VoiceLibrary, VoiceLibraryError
 
 log = logging.getLogger(__name__)
@@ -29,20 +29,6 @@ CLONING_OFF_FOR_MEMBERS = (
     "model weights (a Hugging Face token with the model licence accepted). Built-in voices "
     "work as usual: see /voice list."
 )
-
-
-@dataclass
-class Reply:
-    content: str
-    file: tuple[str, bytes] | None = None  # (filename, data)
-    preview_voice_id: int | None = None  # show a Preview button for this voice
-    confirm_forget: int | None = None  # show a confirmation button for this user's deletion
-
-
-def require_manage_guild(permissions: discord.Permissions) -> None:
-    """Checked here too: Discord's default permissions can be changed by server admins."""
-    if not permissions.manage_guild:
-        raise UserError("You need the Manage Server permission to change this server's settings.")
 
 
 class VoiceService:
@@ -219,33 +205,4 @@ class VoiceService:
         count = await self.library.forget_user(owner_id)
         return Reply(
             f"Done: deleted {count} voice{'s' if count != 1 else ''} and all your voice choices."
-        )
-
-    # ---- server settings -------------------------------------------------------------------
-    async def set_cloning(
-        self, permissions: discord.Permissions, guild: discord.Guild, enabled: bool
-    ) -> Reply:
-        require_manage_guild(permissions)
-        await self.db.guilds.set_cloning(guild.id, enabled)
-        return Reply(f"Voice cloning is now {'on' if enabled else 'off'} in this server.")
-
-    async def set_default_voice(
-        self, permissions: discord.Permissions, guild: discord.Guild, name: str
-    ) -> Reply:
-        require_manage_guild(permissions)
-        wanted = " ".join(name.split()).lower()
-        if wanted in ("", "none", "default"):
-            await self.db.guilds.set_default_voice(guild.id, None)
-            return Reply("This server now uses the bot's default voice.")
-        if wanted not in BUILTIN_VOICES:
-            choices = ", ".join(BUILTIN_VOICES)
-            raise UserError(f"“{name[:40]}” is not a built-in voice. Choose one of: {choices}.")
-        await self.db.guilds.set_default_voice(guild.id, wanted)
-        return Reply(f"Members without a voice of their own now speak with “{wanted}”.")
-
-    async def show_settings(self, guild: discord.Guild) -> Reply:
-        settings = await self.db.guilds.get(guild.id)
-        return Reply(
-            f"Voice cloning: {'on' if settings.cloning_enabled else 'off'}\n"
-            f"Default voice: {settings.default_voice or 'the bot default'}"
         )

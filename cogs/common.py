@@ -7,8 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.speech import UserError
-from bot.voice_service import Reply
+from bot.replies import Reply, UserError
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 
@@ -89,6 +88,11 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
     kwargs: dict[str, object] = {"content": reply.content, "attachments": files}
+    if reply.title is not None:
+        embed = discord.Embed(title=reply.title, colour=discord.Colour.blurple())
+        for name, value in reply.fields[:25]:
+            embed.add_field(name=name, value=value[:1024], inline=False)
+        kwargs["embed"] = embed
     if view is not None:
         kwargs["view"] = view
     await interaction.edit_original_response(**kwargs)  # type: ignore[arg-type]

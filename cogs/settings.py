@@ -1,6 +1,12 @@
-"""Slash commands /settings ...: server settings, Manage Server only (checked on both sides)."""
+"""Slash commands /setup, /set ..., /settings and /dict ...: glue to bot.settings_service.
+
+Server settings need Manage Server: Discord hides them from others (default permissions)
+and the service checks again, since server admins can override Discord's defaults.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -8,59 +14,167 @@ from discord.ext import commands
 
 from bot.client import PocketVoiceBot
 from bot.engine import BUILTIN_VOICES
+from bot.server_settings import SETTINGS, SettingSpec
 from cogs.common import respond
+
+ADMIN = discord.Permissions(manage_guild=True)
+TextChannel = discord.TextChannel
+
+
+def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any, None]:
+    """`/set <name> value:` with the option type that fits the setting."""
+
+    async def apply(interaction: discord.Interaction, raw: str) -> None:
+        bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
+        assert interaction.guild is not None
+        guild = interaction.guild
+        service = bot.settings_service
+        await respond(
+            interaction, lambda: service.set_server(interaction.permissions, guild, spec.name, raw)
+        )
+
+    async def on_off(interaction: discord.Interaction, value: bool) -> None:
+        await apply(interaction, "on" if value else "off")
+
+    async def number(interaction: discord.Interaction, value: int) -> None:
+        await apply(interaction, str(value))
+
+    async def role(interaction: discord.Interaction, value: discord.Role | None = None) -> None:
+        await apply(interaction, str(value.id) if value else "none")
+
+    async def channel(interaction: discord.Interaction, value: TextChannel | None = None) -> None:
+        await apply(interaction, str(value.id) if value else "none")
+
+    async def text(interaction: discord.Interaction, value: str) -> None:
+        await apply(interaction, value)
+
+    callbacks = {"bool": on_off, "int": number, "role": role, "channel": channel}
+    callback = callbacks.get(spec.kind, text)
+    hint = f"default: {spec.show(spec.default)}"
+    if spec.kind in ("role", "channel"):
+        hint += " (leave empty for none)"
+    command = app_commands.Command(
+        name=spec.name,
+        description=spec.description[:100],
+        callback=app_commands.describe(value=hint)(callback),
+    )
+    if spec.kind == "voice":
+        command.autocomplete("value")(_builtin_voices)
+    return command
+
+
+async def _builtin_voices(
+    interaction: discord.Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    names = ["none", *BUILTIN_VOICES]
+    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
 
 class SettingsCog(commands.Cog):
-    settings = app_commands.Group(
-        name="settings",
-        description="This server's PocketVoice settings",
-        guild_only=True,
-        default_permissions=discord.Permissions(manage_guild=True),
+    set_group = app_commands.Group(
+        name="set", description="Your reading preferences, and server settings", guild_only=True
     )
 
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
 
-    @settings.command(name="show", description="Show this server's settings")
-    async def show(self, interaction: discord.Interaction) -> None:
+    @app_commands.command(name="setup", description="Choose the text channel that is read aloud")
+    @app_commands.describe(channel="The channel to read")
+    @app_commands.default_permissions(manage_guild=True)
+    @app_commands.guild_only()
+    async def setup(self, interaction: discord.Interaction, channel: discord.TextChannel) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.voices.show_settings(guild))
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.setup(interaction.permissions, guild, channel),
+        )
 
-    @settings.command(name="cloning", description="Allow members to clone their voice here")
-    @app_commands.describe(enabled="On or off")
+    @app_commands.command(name="settings", description="Show this server's settings")
+    @app_commands.guild_only()
+    async def settings(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.settings_service.show(guild))
+
+    @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
+    async def nick(self, interaction: discord.Interaction, name: str) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction, lambda: self.bot.settings_service.set_nick(interaction.user, guild, name)
+        )
+
+    @set_group.command(name="autoread", description="Whether your messages are read aloud here")
     @app_commands.choices(
-        enabled=[
+        value=[
             app_commands.Choice(name="on", value="on"),
             app_commands.Choice(name="off", value="off"),
         ]
     )
-    async def cloning(self, interaction: discord.Interaction, enabled: str) -> None:
+    async def autoread(self, interaction: discord.Interaction, value: str) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.voices.set_cloning(interaction.permissions, guild, enabled == "on"),
+            lambda: self.bot.settings_service.set_autoread(interaction.user, guild, value == "on"),
         )
 
-    @settings.command(name="default-voice", description="The voice for members without one")
-    @app_commands.describe(name="A built-in voice, or 'none' for the bot's default")
-    async def default_voice(self, interaction: discord.Interaction, name: str) -> None:
+    @set_group.command(name="voice", description="The voice you speak with (yours or built-in)")
+    @app_commands.describe(name="The voice", everywhere="Use it in every server (default: here)")
+    async def voice(
+        self, interaction: discord.Interaction, name: str, everywhere: bool = False
+    ) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
-            interaction,
-            lambda: self.bot.voices.set_default_voice(interaction.permissions, guild, name),
+            interaction, lambda: self.bot.voices.use(interaction.user, guild, name, everywhere)
         )
 
-    @default_voice.autocomplete("name")
-    async def _builtin_names(
+    @voice.autocomplete("name")
+    async def _voice_names(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        names = ["none", *BUILTIN_VOICES]
-        return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+        names = await self.bot.voices.names_for(interaction.user.id, current, builtin=True)
+        return [app_commands.Choice(name=n, value=n) for n in names]
+
+    dict_group = app_commands.Group(
+        name="dict",
+        description="This server's pronunciation dictionary",
+        guild_only=True,
+        default_permissions=ADMIN,
+    )
+
+    @dict_group.command(name="add", description="Say a word differently (whole word, any case)")
+    @app_commands.describe(word="The word as written", spoken="How to say it")
+    async def dict_add(self, interaction: discord.Interaction, word: str, spoken: str) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.dict_add(
+                interaction.permissions, guild, word, spoken
+            ),
+        )
+
+    @dict_group.command(name="remove", description="Remove a word from the dictionary")
+    async def dict_remove(self, interaction: discord.Interaction, word: str) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.dict_remove(interaction.permissions, guild, word),
+        )
+
+    @dict_group.command(name="list", description="Show the dictionary")
+    async def dict_list(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.settings_service.dict_list(guild))
 
 
 async def setup(bot: PocketVoiceBot) -> None:
-    await bot.add_cog(SettingsCog(bot))
+    cog = SettingsCog(bot)
+    for spec in SETTINGS.values():
+        cog.set_group.add_command(_server_setting_command(spec))
+    await bot.add_cog(cog)

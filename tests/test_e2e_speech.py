@@ -199,9 +199,19 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
     try:
         await sync_commands(load_settings(fake.env, dotenv_path=None))
         names = {command["name"] for command in fake.registered_commands}
-        assert names == {"say", "join", "leave", "skip", "stop", "clone", "voice", "settings"}
-        settings = next(c for c in fake.registered_commands if c["name"] == "settings")
-        assert int(settings["default_member_permissions"]) == 1 << 5  # Manage Server
+        assert names == {
+            "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
+            "clone", "voice", "setup", "settings", "set", "dict",
+        }  # fmt: skip
+        admin_only = {
+            c["name"] for c in fake.registered_commands if c.get("default_member_permissions")
+        }
+        assert admin_only == {"setup", "dict"}
+        assert all(
+            int(c["default_member_permissions"]) == 1 << 5  # Manage Server
+            for c in fake.registered_commands
+            if c["name"] in admin_only
+        )
         assert not fake.identified.is_set()  # no gateway session was needed
     finally:
         await fake.close()

@@ -136,14 +136,14 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
     assert len(voice_files(running_bot)) == 4
 
     # cloning switched off: only admins may do it, and then it applies
-    inter = await fake.interaction("settings cloning", {"enabled": "off"}, user="bob")
+    inter = await fake.interaction("set cloning", {"value": False}, user="bob")
     assert (await inter.wait_final())["content"] == (
         "You need the Manage Server permission to change this server's settings."
     )
     inter = await fake.interaction(
-        "settings cloning", {"enabled": "off"}, permissions=fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
+        "set cloning", {"value": False}, permissions=fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
     )
-    assert (await inter.wait_final())["content"] == "Voice cloning is now off in this server."
+    assert (await inter.wait_final())["content"] == "cloning is now off."
     await (await clone(fake, "Bobs", user="bob")).wait_content(
         "Voice cloning is switched off in this server by its admins."
     )
@@ -217,11 +217,11 @@ async def test_list_rename_and_server_default_voice(running_bot: RunningBot) -> 
     assert "• Me: 4 s of speech" in listed and "(in use here)" in listed
     assert "**Built-in voices**: " in listed and "alba" in listed
     admin = fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
-    bad = await fake.interaction("settings default-voice", {"name": "Me"}, permissions=admin)
+    bad = await fake.interaction("set default_voice", {"value": "Me"}, permissions=admin)
     assert "is not a built-in voice" in (await bad.wait_final())["content"]
-    good = await fake.interaction("settings default-voice", {"name": "Marius"}, permissions=admin)
-    assert (await good.wait_final())["content"] == (
-        "Members without a voice of their own now speak with “marius”."
-    )
-    shown = await fake.interaction("settings show", permissions=admin)
-    assert (await shown.wait_final())["content"] == "Voice cloning: on\nDefault voice: marius"
+    good = await fake.interaction("set default_voice", {"value": "Marius"}, permissions=admin)
+    assert (await good.wait_final())["content"] == "default_voice is now marius."
+    shown = await (await fake.interaction("settings")).wait_response(2)
+    fields = {f["name"]: f["value"] for f in shown["embeds"][0]["fields"]}
+    assert fields["default_voice"].startswith("marius · ")
+    assert fields["cloning"].startswith("on · ")

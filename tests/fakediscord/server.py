@@ -25,6 +25,7 @@ from aiohttp import WSMsgType, web
 from tests.fakediscord.voice_udp import VoiceUDPServer
 
 JSON = dict[str, Any]
+MESSAGE_CONTENT_LIMITED = 1 << 19  # application flag: the Message Content intent is on
 _ids = itertools.count(1_300_000_000_000_000_000)
 
 
@@ -411,8 +412,9 @@ class FakeDiscord:
         if parts[0] == "webhooks" and len(parts) >= 3:
             return self._webhook(parts[2], parts[3:], request.method, body, files)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
+            ids = {"application_id": self.app_id}
             self.registered_commands = [
-                dict(c, id=snowflake(), application_id=self.app_id, version=snowflake())
+                {"description": "", **c, **ids, "id": snowflake(), "version": snowflake()}
                 for c in body
             ]
             return json_response(self.registered_commands)
@@ -529,7 +531,7 @@ class FakeDiscord:
             "bot_require_code_grant": False,
             "owner": self.humans["alice"].to_json(),
             "verify_key": "00",
-            "flags": 0,
+            "flags": MESSAGE_CONTENT_LIMITED,
             "team": None,
         }
 
@@ -540,7 +542,7 @@ class FakeDiscord:
             "guilds": [{"id": self.GUILD_ID, "unavailable": True}],
             "session_id": "fake-session",
             "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
-            "application": {"id": self.app_id, "flags": 0},
+            "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED},
             "private_channels": [],
             "relationships": [],
         }

@@ -1,0 +1,127 @@
+"""What `/setup`, `/set ...`, `/settings` and `/dict ...` do, apart from the command glue."""
+
+from __future__ import annotations
+
+import discord
+
+from bot.db import Database
+from bot.engine import BUILTIN_VOICES
+from bot.replies import Reply, UserError, require_manage_guild
+from bot.server_settings import SETTINGS, SettingError
+from bot.text import Names, ReadOptions, speakable
+
+MAX_NICK = 32
+MAX_WORD = 50
+MAX_DICTIONARY = 200
+
+
+class SettingsService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # ---- server ----------------------------------------------------------------------------
+    async def setup(
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        channel: discord.abc.GuildChannel,
+    ) -> Reply:
+        require_manage_guild(permissions)
+        me = guild.me
+        if not channel.permissions_for(me).read_messages:
+            raise UserError(f"I can't see {channel.mention}: please let me read it first.")
+        await self.db.guilds.set(guild.id, "read_channel", channel.id)
+        return Reply(
+            f"I will read {channel.mention} aloud. Join a voice channel and type there: "
+            "I'll come to you."
+        )
+
+    async def set_server(
+        self, permissions: discord.Permissions, guild: discord.Guild, key: str, raw: str
+    ) -> Reply:
+        require_manage_guild(permissions)
+        spec = SETTINGS.get(key)
+        if spec is None:
+            raise UserError(f"There is no setting called {key}.")
+        try:
+            value = spec.parse(raw)
+        except SettingError as error:
+            raise UserError(str(error)) from None
+        if spec.kind == "voice" and value is not None:
+            value = value.lower()
+            if value not in BUILTIN_VOICES:
+                choices = ", ".join(BUILTIN_VOICES)
+                raise UserError(f"“{raw[:40]}” is not a built-in voice. Choose one of: {choices}.")
+        if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
+            raise UserError("That channel is not in this server.")
+        if spec.kind == "role" and value is not None and guild.get_role(value) is None:
+            raise UserError("That role is not in this server.")
+        await self.db.guilds.set(guild.id, key, value)
+        return Reply(f"{key} is now {spec.show(value)}.")
+
+    async def show(self, guild: discord.Guild) -> Reply:
+        settings = await self.db.guilds.get(guild.id)
+        words = await self.db.dictionary.count(guild.id)
+        fields = [
+            (name, f"{spec.show(getattr(settings, name))} · {spec.description}")
+            for name, spec in SETTINGS.items()
+        ]
+        fields.append(("dictionary", f"{words} word{'s' if words != 1 else ''} · /dict list"))
+        return Reply("", title=f"PocketVoice settings for {guild.name}", fields=fields)
+
+    # ---- dictionary ------------------------------------------------------------------------
+    async def dict_add(
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str, spoken: str
+    ) -> Reply:
+        require_manage_guild(permissions)
+        word, spoken = " ".join(word.split()), " ".join(spoken.split())
+        if not word or not spoken:
+            raise UserError("Give both the word and how to say it.")
+        if len(word) > MAX_WORD or len(spoken) > MAX_WORD * 2:
+            raise UserError(f"Keep the word to {MAX_WORD} characters and how to say it to 100.")
+        plain = speakable(spoken, Names(), ReadOptions(max_length=200), dictionary=False)
+        if plain != spoken:
+            raise UserError("Write how to say it as plain words (no links, mentions or markup).")
+        entries = await self.db.dictionary.entries(guild.id)
+        new_word = word.casefold() not in {w.casefold() for w in entries}
+        if new_word and len(entries) >= MAX_DICTIONARY:
+            raise UserError(f"The dictionary is full ({MAX_DICTIONARY} words): remove some first.")
+        await self.db.dictionary.add(guild.id, word, spoken)
+        return Reply(f"“{word}” will be said as “{spoken}”.")
+
+    async def dict_remove(
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str
+    ) -> Reply:
+        require_manage_guild(permissions)
+        if not await self.db.dictionary.remove(guild.id, " ".join(word.split())):
+            raise UserError(f"“{word[:MAX_WORD]}” is not in the dictionary.")
+        return Reply(f"Removed “{word}” from the dictionary.")
+
+    async def dict_list(self, guild: discord.Guild) -> Reply:
+        entries = await self.db.dictionary.entries(guild.id)
+        if not entries:
+            return Reply("The dictionary is empty. Admins add words with /dict add.")
+        lines = [f"• {word} → {spoken}" for word, spoken in entries.items()]
+        text = "\n".join(lines)
+        if len(text) > 1900:
+            text = text[:1900].rsplit("\n", 1)[0] + "\n…"
+        return Reply(f"**Pronunciations** ({len(entries)})\n{text}")
+
+    # ---- member ----------------------------------------------------------------------------
+    async def set_nick(self, member: discord.Member | discord.User, guild: discord.Guild,
+                       nick: str) -> Reply:  # fmt: skip
+        nick = " ".join(nick.split())
+        if nick.lower() in ("", "none", "reset"):
+            await self.db.members.set_nick(member.id, guild.id, None)
+            return Reply("I will call you by your server name again.")
+        if len(nick) > MAX_NICK:
+            raise UserError(f"Please keep the name to {MAX_NICK} characters.")
+        await self.db.members.set_nick(member.id, guild.id, nick)
+        return Reply(f"I will call you “{nick}” when reading your messages.")
+
+    async def set_autoread(self, member: discord.Member | discord.User, guild: discord.Guild,
+                           enabled: bool) -> Reply:  # fmt: skip
+        await self.db.members.set_autoread(member.id, guild.id, enabled)
+        if enabled:
+            return Reply("Your messages are read aloud again in this server.")
+        return Reply("Your messages will not be read aloud in this server.")

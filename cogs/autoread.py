@@ -1,0 +1,76 @@
+"""Reading chat aloud: message listeners, /clear, /tts and the 'Speak this message' menu."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.client import PocketVoiceBot
+from cogs.common import respond
+
+log = logging.getLogger(__name__)
+
+
+class AutoReadCog(commands.Cog):
+    def __init__(self, bot: PocketVoiceBot) -> None:
+        self.bot = bot
+        self.speak_menu = app_commands.ContextMenu(
+            name="Speak this message", callback=self.speak_message
+        )
+        self.speak_menu.guild_only = True
+
+    async def cog_load(self) -> None:
+        self.bot.tree.add_command(self.speak_menu)
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.remove_command(self.speak_menu.name, type=self.speak_menu.type)
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        outcome = await self.bot.reader.handle(message)
+        log.debug("message %s: %s", message.id, outcome)
+
+    @commands.Cog.listener()
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        await self.bot.reader.edited(payload.message)
+
+    @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        self.bot.reader.deleted(payload.guild_id, {payload.message_id})
+
+    @commands.Cog.listener()
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        self.bot.reader.deleted(payload.guild_id, set(payload.message_ids))
+
+    @commands.Cog.listener()
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        await self.bot.speech.on_channel_deleted(channel.guild, channel.id)
+
+    @app_commands.command(name="clear", description="Drop the messages waiting to be read")
+    @app_commands.guild_only()
+    async def clear(self, interaction: discord.Interaction) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.speech.clear(guild))
+
+    @app_commands.command(name="tts", description="Get a line as an audio file, in your voice")
+    @app_commands.describe(text="What to say")
+    async def tts(self, interaction: discord.Interaction, text: str) -> None:
+        guild_id = interaction.guild.id if interaction.guild else None
+        await respond(
+            interaction, lambda: self.bot.speech.tts_file(interaction.user, guild_id, text)
+        )
+
+    async def speak_message(
+        self, interaction: discord.Interaction, message: discord.Message
+    ) -> None:
+        await respond(
+            interaction, lambda: self.bot.reader.speak_on_request(interaction.user, message)
+        )
+
+
+async def setup(bot: PocketVoiceBot) -> None:
+    await bot.add_cog(AutoReadCog(bot))
