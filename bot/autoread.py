@@ -41,6 +41,7 @@ class AutoReader:
         self.clock = clock
         self._last_author: dict[int, tuple[int, float]] = {}  # guild -> (author, when)
         self._recent: dict[tuple[int, int], collections.deque[float]] = {}
+        self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
 
     @property
     def scheduler(self) -> SpeechScheduler:
@@ -49,6 +50,11 @@ class AutoReader:
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> str:
         """Read the message if the rules say so; returns 'read' or why it was not."""
+        outcome = await self._handle(message)
+        self.outcomes.append((message.id, outcome))  # recent decisions, for logs and tests
+        return outcome
+
+    async def _handle(self, message: discord.Message) -> str:
         arrived = self.clock()
         guild = message.guild
         if guild is None or not isinstance(message.author, discord.Member):
@@ -79,11 +85,11 @@ class AutoReader:
                 return f"cannot join: {error}"
         elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
             return "author not in the bot's voice channel"
-        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
-            return "rate limited"
         text = await self.render(message, settings)
         if not text:
             return "nothing to say"
+        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
+            return "rate limited"
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
         voice = await self.voice_for(message.author.id, guild.id)

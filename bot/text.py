@@ -222,7 +222,7 @@ def cut_to_length(text: str, limit: int) -> str:
     sentence = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
     if sentence >= room // 2:
         head = head[: sentence + 1]
-    elif " " in head:
+    elif text[room] != " " and " " in head:  # mid-word: drop the partial word
         head = head[: head.rfind(" ")]
     head = head.rstrip(" ,;:")
     return (head + AND_SO_ON).strip()[:limit]

@@ -132,6 +132,7 @@ class FakeDiscord:
         self.token = token
         self.app_id = "1000000000000000001"
         self.bot = FakeUser("1000000000000000001", "pocketvoice", bot=True)
+        self.other_bot = FakeUser("1000000000000000002", "otherbot", bot=True)
         self.humans = {
             "alice": FakeUser("1200000000000000001", "alice"),
             "bob": FakeUser("1200000000000000002", "bob"),
@@ -207,11 +208,14 @@ class FakeDiscord:
         permissions: int | None = None,
         *,
         focused: str | None = None,
+        target: JSON | None = None,
     ) -> FakeInteraction:
         """Send a slash command as `user` would, through the gateway.
 
         `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
-        request for that option instead of an invocation.
+        request for that option instead of an invocation; with `target`, a message command
+        (context menu) on that message. A channel option is given as its id string when the
+        option is named "channel".
         """
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
@@ -221,16 +225,25 @@ class FakeDiscord:
         option_list = []
         for key, value in (options or {}).items():
             option = {"name": key, "type": typed[type(value)], "value": value}
+            if key == "channel":
+                option["type"] = 7
+                resolved.setdefault("channels", {})[value] = {
+                    "id": value, "type": 0, "name": "general", "guild_id": self.GUILD_ID,
+                    "permissions": str(self.EVERYONE_PERMISSIONS),
+                }  # fmt: skip
             if isinstance(value, FakeFile):
                 option["value"] = value.id
                 resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
             if key == focused:
                 option["focused"] = True
             option_list.append(option)
-        command, *subcommand = name.split()
+        command, *subcommand = name.split() if target is None else [name]
         if subcommand:
             option_list = [{"name": subcommand[0], "type": 1, "options": option_list}]
         data: JSON = {"id": snowflake(), "name": command, "type": 1, "options": option_list}
+        if target is not None:
+            data = {"id": snowflake(), "name": name, "type": 3, "target_id": target["id"]}
+            resolved = {"messages": {target["id"]: target}}
         if resolved:
             data["resolved"] = resolved
         await self._send_interaction(inter, 4 if focused else 2, data, permissions)
@@ -287,6 +300,58 @@ class FakeDiscord:
         else:
             self.voice_states[member.id] = channel_id
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id))
+
+    async def post(
+        self,
+        user: str,
+        content: str,
+        channel_id: str | None = None,
+        *,
+        mentions: tuple[str, ...] = (),
+        attachments: tuple[FakeFile, ...] = (),
+        webhook: bool = False,
+        reply_to: JSON | None = None,
+    ) -> JSON:
+        """`user` (a human's name, or 'otherbot') writes in a channel (default: #general)."""
+        author = self.other_bot if user == "otherbot" else self.humans[user]
+        message = self._message_json(content, author=author, channel_id=channel_id)
+        message["member"] = {k: v for k, v in self._member_json(author).items() if k != "user"}
+        message["mentions"] = [
+            dict(self.humans[m].to_json(), member=self._member_json(self.humans[m]))
+            for m in mentions
+        ]
+        message["attachments"] = [self._attachment_json(f) for f in attachments]
+        message["guild_id"] = self.GUILD_ID
+        message["type"] = 0
+        if webhook:
+            message["webhook_id"] = snowflake()
+        if reply_to is not None:
+            message["type"] = 19
+            message["message_reference"] = {
+                "message_id": reply_to["id"], "channel_id": reply_to["channel_id"],
+                "guild_id": self.GUILD_ID,
+            }  # fmt: skip
+            message["referenced_message"] = reply_to
+        await self.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    async def edit(self, message: JSON, content: str) -> JSON:
+        edited = dict(message, content=content, edited_timestamp=now_iso())
+        await self.dispatch("MESSAGE_UPDATE", edited)
+        return edited
+
+    async def delete(self, message: JSON) -> None:
+        await self.dispatch(
+            "MESSAGE_DELETE",
+            {"id": message["id"], "channel_id": message["channel_id"], "guild_id": self.GUILD_ID},
+        )
+
+    async def delete_channel(self, channel_id: str) -> None:
+        await self.dispatch(
+            "CHANNEL_DELETE",
+            {"id": channel_id, "type": 2, "guild_id": self.GUILD_ID, "name": "gone",
+             "position": 0, "permission_overwrites": []},
+        )  # fmt: skip
 
     def deny_voice_permissions(self, channel_id: str, deny: int) -> None:
         """Add a channel overwrite for @everyone, applied when the guild is next sent."""
@@ -502,11 +567,14 @@ class FakeDiscord:
         }
 
     # ---- payloads --------------------------------------------------------------------------
-    def _message_json(self, content: str, flags: int = 0) -> JSON:
+    def _message_json(
+        self, content: str, flags: int = 0, author: FakeUser | None = None,
+        channel_id: str | None = None,
+    ) -> JSON:  # fmt: skip
         return {
             "id": snowflake(),
-            "channel_id": self.TEXT_ID,
-            "author": self.bot.to_json(),
+            "channel_id": channel_id or self.TEXT_ID,
+            "author": (author or self.bot).to_json(),
             "content": content,
             "timestamp": now_iso(),
             "edited_timestamp": None,
@@ -596,7 +664,7 @@ class FakeDiscord:
                 data.update(bitrate=64000, user_limit=0, rtc_region=None)
             return data
 
-        members = [self.bot, *self.humans.values()]
+        members = [self.bot, self.other_bot, *self.humans.values()]
         return {
             "id": self.GUILD_ID,
             "name": "Fake Guild",
@@ -646,4 +714,6 @@ class FakeDiscord:
     def _user(self, user_id: str) -> FakeUser:
         if user_id == self.bot.id:
             return self.bot
+        if user_id == self.other_bot.id:
+            return self.other_bot
         return next(u for u in self.humans.values() if u.id == user_id)
