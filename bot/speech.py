@@ -207,10 +207,13 @@ class SpeechService:
         if voice_client is not None and getattr(voice_client.channel, "id", None) == channel_id:
             await self.disconnect(guild)
 
-    async def on_voice_state_change(self, guild: discord.Guild) -> None:
+    async def on_voice_state_change(
+        self, guild: discord.Guild, member: discord.Member, now_in: VoiceChannel | None
+    ) -> None:
         """Leave when no human is left in the bot's channel; drop the queue when kicked."""
         voice_client = guild.voice_client
-        if voice_client is None:
+        kicked = member == guild.me and now_in is None
+        if voice_client is None or kicked:
             speaker = self.scheduler.get(guild.id)
             if speaker is not None:
                 speaker.clear()

@@ -51,7 +51,7 @@ class SpeechCog(commands.Cog):
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
     ) -> None:
         if before.channel != after.channel and hasattr(self.bot, "speech"):
-            await self.bot.speech.on_voice_state_change(member.guild)
+            await self.bot.speech.on_voice_state_change(member.guild, member, after.channel)
 
 
 async def setup(bot: PocketVoiceBot) -> None:

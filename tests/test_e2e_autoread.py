@@ -222,3 +222,28 @@ async def test_tts_file_and_speak_this_message(running_bot: RunningBot) -> None:
     assert (await menu.wait_final())["content"] == f"Speaking that message in <#{VOICE}>."
     await fake.wait_for(lambda: len(speaker(running_bot).history) == 1, 20, "speech")
     assert speaker(running_bot).history[0].text == "Bob said read me Alice"
+
+
+async def test_bot_copes_with_being_moved_and_kicked(running_bot: RunningBot) -> None:
+    fake, bot = running_bot.fake, running_bot.bot
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    await fake.set_voice_state("bob", VOICE2)
+    first = await fake.post("alice", "hello")
+    assert await outcome(running_bot, first) == "read"
+    await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "autojoin")
+    await fake.move_bot(VOICE2)  # moved to where bob is: it stays and follows
+    guild = bot.get_guild(int(FakeDiscord.GUILD_ID))
+    assert guild is not None
+    await fake.wait_for(
+        lambda: guild.voice_client is not None and str(guild.voice_client.channel.id) == VOICE2,
+        10, "the move",
+    )  # fmt: skip
+    from_bob = await fake.post("bob", "hi from the new channel")
+    assert await outcome(running_bot, from_bob) == "read"
+    await fake.move_bot(None)  # kicked
+    await fake.wait_for(lambda: guild.voice_client is None, 10, "the disconnect")
+    assert speaker(running_bot).queued == 0
+    back = await fake.post("alice", "are you back")
+    assert await outcome(running_bot, back) == "read"  # autojoin again
+    await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "rejoin")

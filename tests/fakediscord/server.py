@@ -346,6 +346,14 @@ class FakeDiscord:
             {"id": message["id"], "channel_id": message["channel_id"], "guild_id": self.GUILD_ID},
         )
 
+    async def move_bot(self, channel_id: str | None) -> None:
+        """An admin moves the bot to another voice channel, or (None) disconnects it."""
+        if channel_id is None:
+            self.voice_states.pop(self.bot.id, None)
+        else:
+            self.voice_states[self.bot.id] = channel_id
+        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id))
+
     async def delete_channel(self, channel_id: str) -> None:
         await self.dispatch(
             "CHANNEL_DELETE",
