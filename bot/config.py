@@ -35,6 +35,16 @@ class Settings:
     log_level: str = "INFO"
     sync_commands: bool = False
     max_text_length: int = 1000
+    tts_workers: int = 1
+
+
+def default_workers() -> int:
+    """Model worker threads when TTS_WORKERS is unset: one per 4 cores (bench/load.py).
+
+    Each pocket-tts generation already keeps two threads busy (the language model and the
+    audio decoder), so on 2 cores a second replica only competes for the same cores.
+    """
+    return max(1, (os.cpu_count() or 1) // 4)
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -100,6 +110,10 @@ def load_settings(
     if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 4000:
         raise ConfigError("MAX_TEXT_LENGTH must be a whole number from 1 to 4000")
 
+    raw_workers = env.get("TTS_WORKERS", "").strip() or str(default_workers())
+    if not raw_workers.isdigit() or not 1 <= int(raw_workers) <= 16:
+        raise ConfigError("TTS_WORKERS must be a whole number from 1 to 16")
+
     data_dir = Path(env.get("DATA_DIR", "").strip() or ".").expanduser()
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"DATA_DIR points to {data_dir}, which is not a folder")
@@ -117,4 +131,5 @@ def load_settings(
         log_level=log_level,
         sync_commands=_flag(env, "SYNC_COMMANDS", False),
         max_text_length=int(raw_limit),
+        tts_workers=int(raw_workers),
     )

@@ -8,8 +8,10 @@ loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` ev
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import logging
+import queue
 import threading
 import time
 import weakref
@@ -154,6 +156,16 @@ class SynthesisStream:
         return item
 
 
+def replicate(model: Any) -> Any:
+    """A second model object sharing the weights: its own modules, the same tensors.
+
+    pocket-tts keeps generation state in the `ModelState` passed in, but its models are not
+    documented as thread-safe, so each engine worker thread uses its own object.
+    """
+    shared = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    return copy.deepcopy(model, memo=shared)
+
+
 def state_nbytes(state: ModelState) -> int:
     """Bytes held by the tensors of a (nested) model state."""
     total = 0
@@ -166,35 +178,44 @@ def state_nbytes(state: ModelState) -> int:
 
 
 class StateCache:
-    """Least-recently-used voice states, bounded by count and by bytes. Worker-thread only."""
+    """Least-recently-used voice states, bounded by count and by bytes (engine threads)."""
 
     def __init__(self, max_items: int = 32, max_bytes: int = 256 * 1024 * 1024) -> None:
         self.max_items = max_items
         self.max_bytes = max_bytes
         self._items: OrderedDict[str, tuple[ModelState, int]] = OrderedDict()
+        self._lock = threading.Lock()  # several engine workers may look up at once
         self.bytes = 0
         self.hits = 0
         self.misses = 0
 
     def get(self, key: str) -> ModelState | None:
-        item = self._items.get(key)
-        if item is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self._items.move_to_end(key)
-        return item[0]
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return item[0]
 
     def put(self, key: str, state: ModelState) -> None:
-        self.pop(key)
         size = state_nbytes(state)
-        self._items[key] = (state, size)
-        self.bytes += size
-        while self._items and (len(self._items) > self.max_items or self.bytes > self.max_bytes):
-            _, (_, evicted) = self._items.popitem(last=False)
-            self.bytes -= evicted
+        with self._lock:
+            self._pop(key)
+            self._items[key] = (state, size)
+            self.bytes += size
+            while self._items and (
+                len(self._items) > self.max_items or self.bytes > self.max_bytes
+            ):
+                _, (_, evicted) = self._items.popitem(last=False)
+                self.bytes -= evicted
 
     def pop(self, key: str) -> None:
+        with self._lock:
+            self._pop(key)
+
+    def _pop(self, key: str) -> None:
         item = self._items.pop(key, None)
         if item is not None:
             self.bytes -= item[1]
@@ -209,8 +230,21 @@ class StateCache:
 class TTSEngine:
     """Loads the model once and runs all model work in one worker thread it owns."""
 
-    def __init__(self, model: Any, *, default_voice: str, fingerprint: str, executor: Any) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        default_voice: str,
+        fingerprint: str,
+        executor: Any,
+        replicas: list[Any] | None = None,
+    ) -> None:
         self.model = model
+        # One model object per worker thread; replicas share the weights (see `replicate`).
+        self.workers = 1 + len(replicas or [])
+        self._free_models: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for replica in [model, *(replicas or [])]:
+            self._free_models.put(replica)
         self.default_voice = default_voice
         self.fingerprint = fingerprint
         self._executor: ThreadPoolExecutor = executor
@@ -222,11 +256,14 @@ class TTSEngine:
     @classmethod
     async def load(cls, settings: Settings) -> TTSEngine:
         """Load the model in the engine's worker thread (never on the event loop)."""
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-engine")
+        workers = settings.tts_workers
+        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tts-engine")
+        loop = asyncio.get_running_loop()
         try:
-            model = await asyncio.get_running_loop().run_in_executor(
-                executor, cls._load_model, settings
-            )
+            model = await loop.run_in_executor(executor, cls._load_model, settings)
+            replicas = [
+                await loop.run_in_executor(executor, replicate, model) for _ in range(workers - 1)
+            ]
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -236,6 +273,7 @@ class TTSEngine:
             default_voice=default_voice,
             fingerprint=cls._fingerprint(settings),
             executor=executor,
+            replicas=replicas,
         )
         log.info("%s", engine.describe())
         if not engine.has_voice_cloning:
@@ -372,11 +410,12 @@ class TTSEngine:
         return stream
 
     def _generate(self, sink: _Sink, text: str, voice: str | None) -> None:
+        model = self._free_models.get()  # as many models as worker threads: never waits
         try:
             if sink.stop.is_set():
                 return
             state = self._voice_state_sync(voice)
-            chunks = self.model.generate_audio_stream(state, text, stop=sink.stop)
+            chunks = model.generate_audio_stream(state, text, stop=sink.stop)
             try:
                 for chunk in chunks:
                     # After a cancel, keep draining: pocket-tts then joins its own threads.
@@ -388,6 +427,7 @@ class TTSEngine:
         except BaseException as error:  # delivered to the caller, not swallowed
             sink.put(error)
         finally:
+            self._free_models.put(model)
             sink.put(_END)
 
     async def synthesize(self, text: str, voice: str | None = None) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Per-guild speech queues: each guild speaks its utterances in order on its voice client.
 
-The shared engine runs one synthesis at a time; this first version keeps one FIFO per guild
-and streams each utterance into the voice client as the model produces it. (The deadline
-scheduler across guilds is a later issue.)
+A guild's current utterance becomes a `SpeechJob` of the shared `DeadlineScheduler`, which
+synthesizes it unit by unit, interleaved with other guilds' jobs by deadline; the units'
+audio streams into the guild's `StreamingSource` as the model produces it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import discord
+import numpy as np
 
 from bot.audio import FrameConverter, StreamingSource
-from bot.engine import SynthesisStream, TTSEngine, VoiceError
+from bot.deadlines import DeadlineScheduler, SpeechJob
+from bot.engine import TTSEngine, VoiceError
 
 log = logging.getLogger(__name__)
 
@@ -51,20 +53,26 @@ class UtteranceResult:
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
+FRAME_SECONDS = 0.02
 
 
 class GuildSpeaker:
     """One guild's queue and the task that speaks it."""
 
     def __init__(
-        self, engine: TTSEngine, voice_client: VoiceClientGetter, max_queue: int = 20
+        self,
+        deadlines: DeadlineScheduler,
+        voice_client: VoiceClientGetter,
+        max_queue: int = 20,
+        key: object = None,
     ) -> None:
-        self._engine = engine
+        self._deadlines = deadlines
         self._voice_client = voice_client
+        self.key = key
         self.max_queue = max_queue
         self._queue: collections.deque[Utterance] = collections.deque()
         self._wakeup = asyncio.Event()
-        self._current: tuple[SynthesisStream, StreamingSource] | None = None
+        self._current: tuple[SpeechJob, StreamingSource] | None = None
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
@@ -126,8 +134,8 @@ class GuildSpeaker:
         """Stop the current utterance; the queue goes on. False when nothing was playing."""
         if self._current is None:
             return False
-        stream, source = self._current
-        stream.cancel()
+        job, source = self._current
+        self._deadlines.cancel(job)  # drops its units, stops the unit in flight
         source.cancel()
         voice_client = self._voice_client()
         if voice_client is not None and voice_client.is_playing():
@@ -165,76 +173,104 @@ class GuildSpeaker:
     async def _speak(self, utterance: Utterance) -> UtteranceResult:
         voice_client = self._voice_client()
         source = StreamingSource()
-        stream = self._engine.stream(utterance.text, utterance.voice)
-        self._current = (stream, source)
-        if voice_client is None or not voice_client.is_connected():
-            stream.cancel()
-            return self._result(utterance, stream, source, error="not connected to voice")
         loop = asyncio.get_running_loop()
         played: asyncio.Future[Exception | None] = loop.create_future()
 
         def after(error: Exception | None) -> None:  # runs in the player thread
             loop.call_soon_threadsafe(lambda: played.done() or played.set_result(error))
 
-        converter = FrameConverter()
-        playing = False
-        error: str | None = None
-        try:
-            async with stream:
-                async for chunk in stream:
-                    source.feed(converter.push(chunk))
-                    if not playing and source.ready and not stream.cancelled:
-                        voice_client.play(source, after=after)
-                        playing = True
-                source.feed(converter.flush())
-        except Exception as exc:
-            retry = utterance.voice and not stream.stats.samples and not stream.cancelled
-            if isinstance(exc, VoiceError) and retry:
-                log.warning("voice unusable (%s): speaking with the default voice", exc)
-                return await self._speak(dataclasses.replace(utterance, voice=None))
-            log.warning("synthesis failed: %s", exc)
-            error = str(exc)
-        source.finish()
-        if not playing and source.buffered_frames and not stream.cancelled:
+        def start_playing() -> None:
+            assert voice_client is not None
             voice_client.play(source, after=after)
-            playing = True
-        if playing:
+
+        sink = PlaybackSink(source, start_playing)
+        job = SpeechJob.for_text(
+            utterance.text, utterance.voice, sink, utterance.requested_at, key=self.key
+        )
+        self._current = (job, source)
+        if voice_client is None or not voice_client.is_connected():
+            return self._result(utterance, job, sink, error="not connected to voice")
+        self._deadlines.submit(job)
+        await job.done.wait()
+        error = job.error
+        retry = utterance.voice and not sink.samples and not job.cancelled
+        if isinstance(error, VoiceError) and retry:
+            log.warning("voice unusable (%s): speaking with the default voice", error)
+            return await self._speak(dataclasses.replace(utterance, voice=None))
+        if error is not None:
+            log.warning("synthesis failed: %s", error)
+        sink.flush()
+        source.finish()
+        if not sink.started and source.buffered_frames and not job.cancelled:
+            sink.start()
+        if sink.started:
             await played
-        return self._result(utterance, stream, source, error=error)
+        return self._result(utterance, job, sink, error=None if error is None else str(error))
 
     @staticmethod
     def _result(
-        utterance: Utterance,
-        stream: SynthesisStream,
-        source: StreamingSource,
-        error: str | None = None,
+        utterance: Utterance, job: SpeechJob, sink: PlaybackSink, error: str | None = None
     ) -> UtteranceResult:
-        first = source.first_frame_at
+        first = sink.source.first_frame_at
         return UtteranceResult(
             text=utterance.text,
             voice=utterance.voice,
-            model_samples=stream.stats.samples,
-            frames_played=source.frames_played,
-            underruns=source.underruns,
+            model_samples=sink.samples,
+            frames_played=sink.source.frames_played,
+            underruns=sink.source.underruns,
             first_frame_latency=None if first is None else first - utterance.requested_at,
-            cancelled=stream.stats.cancelled,
+            cancelled=job.cancelled,
             error=error,
         )
+
+
+class PlaybackSink:
+    """A job's audio into a guild's playback: resample, frame, start playing when ready."""
+
+    def __init__(self, source: StreamingSource, on_ready: Callable[[], None]) -> None:
+        self.source = source
+        self._converter = FrameConverter()
+        self._on_ready = on_ready
+        self.started = False
+        self.samples = 0  # 24 kHz samples received from the model
+
+    def buffered_seconds(self) -> float:
+        return self.source.buffered_frames * FRAME_SECONDS
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self.samples += len(chunk)
+        self.source.feed(self._converter.push(chunk))
+        if not self.started and self.source.ready:
+            self.start()
+
+    def start(self) -> None:
+        if not self.started:
+            self.started = True
+            try:
+                self._on_ready()
+            except Exception as error:  # e.g. the voice connection went away meanwhile
+                log.warning("could not start playing: %s", error)
+                self.source.cancel()
+
+    def flush(self) -> None:
+        self.source.feed(self._converter.flush())
 
 
 class SpeechScheduler:
     """All guilds' speakers, sharing one engine."""
 
-    def __init__(self, engine: TTSEngine, max_queue: int = 20) -> None:
+    def __init__(self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 3.0) -> None:
         self._engine = engine
         self._max_queue = max_queue
         self._speakers: dict[int, GuildSpeaker] = {}
+        self.deadlines = DeadlineScheduler(engine.stream, workers=engine.workers, ahead_s=ahead_s)
+        self.deadlines.start()
 
     def speaker(self, guild: discord.Guild) -> GuildSpeaker:
         speaker = self._speakers.get(guild.id)
         if speaker is None:
             getter = lambda: guild.voice_client  # noqa: E731
-            speaker = GuildSpeaker(self._engine, getter, self._max_queue)  # type: ignore[arg-type]
+            speaker = GuildSpeaker(self.deadlines, getter, self._max_queue, key=guild.id)  # type: ignore[arg-type]
             self._speakers[guild.id] = speaker
         return speaker
 
@@ -248,3 +284,4 @@ class SpeechScheduler:
     async def close(self) -> None:
         speakers, self._speakers = list(self._speakers.values()), {}
         await asyncio.gather(*(s.close() for s in speakers))
+        await self.deadlines.close()

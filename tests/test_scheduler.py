@@ -2,12 +2,13 @@
 
 import pytest
 
+from bot.deadlines import DeadlineScheduler
 from bot.engine import TTSEngine
 from bot.scheduler import GuildSpeaker, QueueFullError, Utterance
 
 
 async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> None:
-    speaker = GuildSpeaker(engine, lambda: None, max_queue=3)
+    speaker = GuildSpeaker(DeadlineScheduler(engine.stream), lambda: None, max_queue=3)
     try:
         for i in range(3):
             assert speaker.enqueue(Utterance(f"m{i}", message_id=i)) == i
@@ -26,7 +27,7 @@ async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> Non
 
 
 async def test_without_a_voice_connection_utterances_end_with_an_error(engine: TTSEngine) -> None:
-    speaker = GuildSpeaker(engine, lambda: None)
+    speaker = GuildSpeaker(DeadlineScheduler(engine.stream), lambda: None)
     try:
         speaker.enqueue(Utterance("hello"))
         speaker.finished.clear()

@@ -1,0 +1,241 @@
+"""One synthesis scheduler for every server: units of speech, earliest deadline first.
+
+Each utterance becomes a `SpeechJob`: its text cut into units (sentences or clauses, the first
+one short so speech starts fast). Worker coroutines (one per engine worker) repeatedly pick
+the unit whose server will run out of buffered audio first:
+
+- a job that has not started playing is due at `requested_at + first_audio_budget_s`;
+- a playing job is due when its buffer runs dry: `now + buffered seconds`;
+- a job with `ahead_s` or more buffered waits, leaving the model to others.
+
+So a new request waits for at most one unit per worker, and busy servers keep just enough
+audio ahead instead of synthesizing whole paragraphs while others wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+FIRST_UNIT_CHARS = 60
+UNIT_CHARS = 180
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
+
+
+def _cut(text: str, limit: int) -> tuple[str, str]:
+    """Split `text` near `limit`: after a clause mark if there is one late enough, else at a
+    space; never inside a word unless it has no space at all."""
+    window = text[: limit + 1]
+    for marks in (",;:", " "):
+        at = max(window.rfind(m) for m in marks)
+        if at >= limit // 3:
+            return text[: at + 1].strip(), text[at + 1 :].strip()
+    return text[:limit], text[limit:]
+
+
+def split_units(
+    text: str, first_chars: int = FIRST_UNIT_CHARS, unit_chars: int = UNIT_CHARS
+) -> list[str]:
+    """Sentences (long ones cut at clauses), with a short first unit for a fast start."""
+    units: list[str] = []
+    for sentence in _SENTENCE_SPLIT.split(text.strip()):
+        while len(sentence) > unit_chars:
+            head, sentence = _cut(sentence, unit_chars)
+            units.append(head)
+        if sentence:
+            units.append(sentence)
+    if units and len(units[0]) > first_chars:
+        head, rest = _cut(units[0], first_chars)
+        units[:1] = [u for u in (head, rest) if u]
+    return units
+
+
+class Stream(Protocol):
+    """What a synthesizer returns: an async iterator of chunks that can be cancelled."""
+
+    def __aiter__(self) -> AsyncIterator[np.ndarray]: ...
+
+    def cancel(self) -> None: ...
+
+
+Synthesize = Callable[[str, str | None], Stream]
+
+
+class Sink(Protocol):
+    """Where a job's audio goes (the guild's playback buffer)."""
+
+    @property
+    def started(self) -> bool: ...
+
+    def buffered_seconds(self) -> float: ...
+
+    def feed(self, chunk: np.ndarray) -> None: ...
+
+
+@dataclass(eq=False)
+class SpeechJob:
+    units: collections.deque[str]
+    voice: str | None
+    sink: Sink
+    requested_at: float
+    key: object = None  # the guild, for logs and fairness figures
+    cancelled: bool = False
+    error: BaseException | None = None
+    in_flight: Stream | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    units_done: int = 0
+
+    @classmethod
+    def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
+                 key: object = None, split: bool = True) -> SpeechJob:  # fmt: skip
+        units = split_units(text) if split else [text]
+        return cls(collections.deque(units), voice, sink, requested_at, key)
+
+    def finish(self) -> None:
+        self.done.set()
+
+
+class DeadlineScheduler:
+    """Picks the next unit across all jobs; `workers` units are synthesized at a time."""
+
+    def __init__(
+        self,
+        synthesize: Synthesize,
+        *,
+        workers: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        ahead_s: float = 3.0,
+        first_audio_budget_s: float = 0.5,
+        policy: str = "deadline",  # or "fifo": the baseline, first come first served
+    ) -> None:
+        self._synthesize = synthesize
+        self.workers = workers
+        self.clock = clock
+        self.ahead_s = ahead_s
+        self.first_audio_budget_s = first_audio_budget_s
+        self.policy = policy
+        self.jobs: list[SpeechJob] = []
+        self._changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.busy_seconds = 0.0  # synthesis wall time, summed over workers
+        self.audio_seconds = 0.0  # audio produced
+
+    # ---- the choice (pure: unit-testable with a fake clock) --------------------------------
+    def deadline(self, job: SpeechJob, now: float) -> float:
+        if self.policy == "fifo":
+            return job.requested_at
+        if not job.sink.started:
+            return job.requested_at + self.first_audio_budget_s
+        return now + job.sink.buffered_seconds()
+
+    def eligible(self, job: SpeechJob) -> bool:
+        if job.cancelled or not job.units or job.in_flight is not None:
+            return False
+        if self.policy == "fifo":  # whole messages, one at a time, in arrival order
+            return not any(j.in_flight is not None for j in self.jobs if j is not job)
+        return job.sink.buffered_seconds() < self.ahead_s
+
+    def pick(self, now: float) -> SpeechJob | None:
+        candidates = [j for j in self.jobs if self.eligible(j)]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda j: (self.deadline(j, now), j.requested_at))
+
+    def wake_in(self) -> float:
+        """How long until a waiting job's buffer falls under `ahead_s` (capped)."""
+        waiting = [
+            j.sink.buffered_seconds() - self.ahead_s + 0.01
+            for j in self.jobs
+            if j.units and not j.cancelled and j.in_flight is None
+        ]
+        return min([0.1, *[w for w in waiting if w > 0]])
+
+    # ---- jobs ------------------------------------------------------------------------------
+    def submit(self, job: SpeechJob) -> None:
+        if not job.units:
+            job.finish()
+            return
+        self.jobs.append(job)
+        self._changed.set()
+
+    def cancel(self, job: SpeechJob) -> None:
+        """Drop the job's remaining units and stop the unit in flight (its stop event)."""
+        job.cancelled = True
+        job.units.clear()
+        if job.in_flight is not None:
+            job.in_flight.cancel()
+        else:
+            self._retire(job)
+        self._changed.set()
+
+    def _retire(self, job: SpeechJob) -> None:
+        if job in self.jobs:
+            self.jobs.remove(job)
+        job.finish()
+
+    @property
+    def queued_units(self) -> int:
+        return sum(len(j.units) for j in self.jobs)
+
+    # ---- workers ---------------------------------------------------------------------------
+    def start(self) -> None:
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._work(), name=f"synthesis-{i}")
+                for i in range(self.workers)
+            ]
+
+    async def close(self) -> None:
+        for job in list(self.jobs):
+            self.cancel(job)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    async def _next(self) -> SpeechJob:
+        while True:
+            job = self.pick(self.clock())
+            if job is not None:
+                return job
+            self._changed.clear()
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.wake_in()):
+                    await self._changed.wait()
+
+    async def _work(self) -> None:
+        while True:
+            job = await self._next()
+            text = job.units.popleft()
+            stream = self._synthesize(text, job.voice)
+            job.in_flight = stream
+            started = self.clock()
+            try:
+                async for chunk in stream:
+                    if not job.cancelled:
+                        job.sink.feed(chunk)
+                        self.audio_seconds += len(chunk) / 24_000
+            except Exception as error:  # the job fails; other jobs go on
+                log.warning("synthesis of a unit failed: %s", error)
+                job.error = error
+                job.units.clear()
+            finally:
+                stream.cancel()  # a no-op when it ended; stops the model when abandoned
+                self.busy_seconds += self.clock() - started
+                job.in_flight = None
+                job.units_done += 1
+                if job.cancelled or not job.units:
+                    self._retire(job)
+                self._changed.set()

@@ -1,0 +1,215 @@
+"""The deadline scheduler with a fake clock and a fake synthesizer: fast and deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+
+import numpy as np
+import pytest
+
+from bot.deadlines import DeadlineScheduler, SpeechJob, split_units
+
+RATE = 24_000
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeSink:
+    """A playback buffer that drains in real time on the fake clock once started."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.fed_s = 0.0
+        self.started_at: float | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.started_at is not None
+
+    def buffered_seconds(self) -> float:
+        if self.started_at is None:
+            return self.fed_s
+        return max(0.0, self.fed_s - (self.clock() - self.started_at))
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self.fed_s += len(chunk) / RATE
+        if self.started_at is None:
+            self.started_at = self.clock()
+
+
+class FakeStream:
+    """Each unit yields one chunk of `audio_s`, after `synth_s` of fake clock time."""
+
+    def __init__(
+        self, log: list[str], clock: FakeClock, text: str, synth_s: float, audio_s: float
+    ) -> None:
+        self.log, self.clock, self.text = log, clock, text
+        self.synth_s, self.audio_s = synth_s, audio_s
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    async def _chunks(self):
+        await asyncio.sleep(0)
+        if self.cancelled:
+            return
+        self.clock.now += self.synth_s
+        self.log.append(self.text)
+        yield np.zeros(int(self.audio_s * RATE), dtype=np.float32)
+
+    def __aiter__(self):
+        return self._chunks()
+
+
+def make_scheduler(clock: FakeClock, log: list[str], policy: str = "deadline",
+                   synth_s: float = 0.5, audio_s: float = 2.0) -> DeadlineScheduler:  # fmt: skip
+    return DeadlineScheduler(
+        lambda text, voice: FakeStream(log, clock, text, synth_s, audio_s),
+        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, policy=policy,
+    )  # fmt: skip
+
+
+def job(clock: FakeClock, key: str, units: int) -> SpeechJob:
+    texts = collections.deque(f"{key}{i}" for i in range(units))
+    return SpeechJob(texts, None, FakeSink(clock), clock(), key)
+
+
+def test_units_start_short_and_keep_every_word() -> None:
+    text = (
+        "Well, this is the first sentence of a fairly long message, and it goes on for a while. "
+        "Short one. " + "A very long sentence without any full stop, " * 8 + "the end."
+    )
+    units = split_units(text)
+    assert units[0] == "Well, this is the first sentence of a fairly long message,"
+    assert all(0 < len(u) <= 180 for u in units)
+    assert " ".join(units).split() == text.split()
+    assert split_units("Hi.") == ["Hi."]
+    assert split_units("   ") == []
+    assert split_units("x" * 400)[0] == "x" * 60  # no space at all: cut anyway
+
+
+def test_earliest_deadline_first() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [])
+    low, high, new = job(clock, "low", 3), job(clock, "high", 3), job(clock, "new", 3)
+    for j, buffered in ((low, 0.3), (high, 2.5)):
+        j.sink.feed(np.zeros(int(buffered * RATE), np.float32))  # playing since now
+        scheduler.jobs.append(j)
+    assert scheduler.pick(clock()) is low  # runs dry in 0.3 s
+    scheduler.jobs.append(new)  # due at arrival + 0.5 s
+    assert scheduler.pick(clock()) is low  # 0.3 s < 0.5 s
+    clock.now += 0.2  # low now has 0.1 s, new is due in 0.3 s
+    assert scheduler.pick(clock()) is low
+    low.sink.feed(np.zeros(RATE, np.float32))  # low refilled to 1.1 s
+    assert scheduler.pick(clock()) is new
+    new.in_flight = object()  # type: ignore[assignment]
+    assert scheduler.pick(clock()) is low
+    low.in_flight = object()  # type: ignore[assignment]
+    assert scheduler.pick(clock()) is high
+
+
+def test_enough_buffered_waits_and_says_when_to_wake() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [])
+    full = job(clock, "full", 5)
+    full.sink.feed(np.zeros(int(3.5 * RATE), np.float32))
+    scheduler.jobs.append(full)
+    assert scheduler.pick(clock()) is None
+    assert scheduler.wake_in() == pytest.approx(0.1)  # capped: 0.51 s away
+    clock.now += 0.45
+    assert scheduler.wake_in() == pytest.approx(0.06)
+    clock.now += 0.06
+    assert scheduler.pick(clock()) is full
+
+
+async def test_a_new_request_waits_at_most_one_unit() -> None:
+    clock, log = FakeClock(), []
+    scheduler = make_scheduler(clock, log)
+    scheduler.start()
+    try:
+        long = job(clock, "A", 30)
+        scheduler.submit(long)
+        while len(log) < 3:  # A builds up its buffer; playback time passes
+            clock.now += 0.1
+            await asyncio.sleep(0.005)
+        short = job(clock, "B", 2)
+        scheduler.submit(short)
+        while not short.done.is_set():
+            clock.now += 0.1
+            await asyncio.sleep(0.005)
+        first_b = log.index("B0")
+        assert first_b <= 4  # at most one more unit of A (the one in flight) came first
+        assert "A29" not in log
+        assert long.sink.buffered_seconds() > 0  # and A never ran dry meanwhile
+    finally:
+        await scheduler.close()
+
+
+async def test_fifo_baseline_makes_the_short_request_wait_for_the_long_one() -> None:
+    clock, log = FakeClock(), []
+    scheduler = make_scheduler(clock, log, policy="fifo")
+    scheduler.start()
+    try:
+        long = SpeechJob.for_text("word " * 100, None, FakeSink(clock), clock(), "A", split=False)
+        scheduler.submit(long)
+        await asyncio.sleep(0)
+        short = job(clock, "B", 1)
+        scheduler.submit(short)
+        await asyncio.wait_for(short.done.wait(), 5)
+        assert log[0].startswith("word") and log[1] == "B0"
+    finally:
+        await scheduler.close()
+
+
+async def test_cancel_stops_the_unit_in_flight_and_drops_the_rest() -> None:
+    clock, log = FakeClock(), []
+    scheduler = make_scheduler(clock, log)
+    streams: list[FakeStream] = []
+
+    def synthesize(text: str, voice: str | None) -> FakeStream:
+        stream = FakeStream(log, clock, text, 0.5, 2.0)
+        streams.append(stream)
+        return stream
+
+    scheduler._synthesize = synthesize
+    victim = job(clock, "A", 10)
+    scheduler.submit(victim)
+    scheduler.start()
+    try:
+        while not streams:
+            await asyncio.sleep(0)
+        scheduler.cancel(victim)
+        assert streams[0].cancelled and not victim.units
+        await asyncio.wait_for(victim.done.wait(), 1)
+        assert victim not in scheduler.jobs and victim.cancelled
+        assert len(log) <= 1
+        other = job(clock, "B", 1)  # the worker is free for others at once
+        scheduler.submit(other)
+        await asyncio.wait_for(other.done.wait(), 1)
+    finally:
+        await scheduler.close()
+
+
+async def test_many_servers_share_fairly_without_starving() -> None:
+    clock, log = FakeClock(), []
+    scheduler = make_scheduler(clock, log, synth_s=0.25, audio_s=1.0)
+    scheduler.start()
+    try:
+        jobs = [job(clock, key, 8) for key in "ABCD"]
+        for j in jobs:
+            scheduler.submit(j)
+        await asyncio.wait_for(asyncio.gather(*(j.done.wait() for j in jobs)), 5)
+        first_units = [log.index(f"{key}0") for key in "ABCD"]
+        assert first_units == [0, 1, 2, 3]  # every server starts before anyone's second unit
+        for key in "ABCD":  # and everyone progresses: no server's units all come last
+            assert log.index(f"{key}4") < len(log) - 4
+    finally:
+        await scheduler.close()
