@@ -102,9 +102,16 @@ class PocketVoiceBot(commands.Bot):
         return len(commands_synced)
 
     async def _leave_when_idle(self) -> None:
-        """Leave voice in servers that have been quiet for their `idle_timeout`."""
+        """Leave voice in servers that have been quiet for their `idle_timeout`; keep the
+        status line (presence) saying how busy the bot is."""
+        status = ""
         while True:
             await asyncio.sleep(self.idle_check_s)
+            if self.scheduler is not None and self.is_ready():
+                line = self.scheduler.snapshot().status_line()
+                if line != status:
+                    status = line
+                    await self.change_presence(activity=discord.CustomActivity(name=line))
             for voice_client in list(self.voice_clients):
                 guild = voice_client.guild  # type: ignore[attr-defined]
                 try:

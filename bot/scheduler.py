@@ -22,6 +22,7 @@ import numpy as np
 from bot.audio import FrameConverter, StreamingSource
 from bot.deadlines import DeadlineScheduler, SpeechJob
 from bot.engine import TTSEngine, VoiceError
+from bot.stats import BotStats, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,12 @@ class GuildSpeaker:
         voice_client: VoiceClientGetter,
         max_queue: int = 20,
         key: object = None,
+        split: bool = True,
+        on_result: Callable[[UtteranceResult], None] | None = None,
     ) -> None:
+        self._on_result = on_result
         self._deadlines = deadlines
+        self.split = split  # False: whole messages as one unit (the benchmark's baseline)
         self._voice_client = voice_client
         self.key = key
         self.max_queue = max_queue
@@ -162,7 +167,10 @@ class GuildSpeaker:
                 await self._wakeup.wait()
             utterance = self._queue.popleft()
             try:
-                self.history.append(await self._speak(utterance))
+                result = await self._speak(utterance)
+                self.history.append(result)
+                if self._on_result is not None:
+                    self._on_result(result)
             except Exception:  # one bad utterance must not end the guild's queue
                 log.exception("speaking an utterance failed")
             finally:
@@ -185,7 +193,7 @@ class GuildSpeaker:
 
         sink = PlaybackSink(source, start_playing)
         job = SpeechJob.for_text(
-            utterance.text, utterance.voice, sink, utterance.requested_at, key=self.key
+            utterance.text, utterance.voice, sink, utterance.requested_at, self.key, self.split
         )
         self._current = (job, source)
         if voice_client is None or not voice_client.is_connected():
@@ -265,18 +273,26 @@ class SpeechScheduler:
         self._speakers: dict[int, GuildSpeaker] = {}
         self.deadlines = DeadlineScheduler(engine.stream, workers=engine.workers, ahead_s=ahead_s)
         self.deadlines.start()
+        self.stats = BotStats(self.deadlines)
 
     def speaker(self, guild: discord.Guild) -> GuildSpeaker:
         speaker = self._speakers.get(guild.id)
         if speaker is None:
             getter = lambda: guild.voice_client  # noqa: E731
-            speaker = GuildSpeaker(self.deadlines, getter, self._max_queue, key=guild.id)  # type: ignore[arg-type]
+            speaker = GuildSpeaker(
+                self.deadlines, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
+                on_result=self.stats.record,
+            )  # fmt: skip
             self._speakers[guild.id] = speaker
         return speaker
 
     @property
     def engine(self) -> TTSEngine:
         return self._engine
+
+    def snapshot(self) -> Snapshot:
+        speaking = sum(1 for s in self._speakers.values() if s.busy)
+        return self.stats.snapshot(speaking)
 
     def get(self, guild_id: int) -> GuildSpeaker | None:
         return self._speakers.get(guild_id)

@@ -177,6 +177,27 @@ class SpeechService:
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
 
+    def botstats(self) -> Reply:
+        snap = self.scheduler.snapshot()
+
+        def ms(value: float | None) -> str:
+            return "no data yet" if value is None else f"{value * 1000:.0f} ms"
+
+        rtf = snap.real_time_factor
+        return Reply(
+            "",
+            title=snap.status_line(),
+            fields=[
+                ("Time to first audio", f"p50 {ms(snap.ttfa_p50)} · p95 {ms(snap.ttfa_p95)}"
+                 f" ({snap.utterances} recent message{'s' if snap.utterances != 1 else ''})"),
+                ("Underruns", f"{snap.underruns_per_audio_min:.2f} s per minute of audio"),
+                ("Speed", "no data yet" if rtf is None else f"{rtf:.1f}x real time per worker"),
+                ("Load", f"{snap.load * 100:.0f}% of {self.scheduler.engine.workers} worker(s)"
+                 f" · {snap.queued_units} units waiting · speaking in "
+                 f"{snap.speaking_servers} server(s)"),
+            ],
+        )  # fmt: skip
+
     def stop(self, guild: discord.Guild) -> str:
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0

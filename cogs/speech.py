@@ -46,6 +46,10 @@ class SpeechCog(commands.Cog):
         guild = interaction.guild
         await respond(interaction, lambda: self.bot.speech.stop(guild))
 
+    @app_commands.command(name="botstats", description="How fast and how busy the bot is")
+    async def botstats(self, interaction: discord.Interaction) -> None:
+        await respond(interaction, self.bot.speech.botstats)
+
     @commands.Cog.listener()
     async def on_voice_state_update(
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState

@@ -215,3 +215,23 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         assert not fake.identified.is_set()  # no gateway session was needed
     finally:
         await fake.close()
+
+
+async def test_botstats_reports_time_to_first_audio(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    empty = await (await fake.interaction("botstats")).wait_response(2)
+    fields = {f["name"]: f["value"] for f in empty["embeds"][0]["fields"]}
+    assert fields["Time to first audio"].startswith("p50 no data yet")
+    await fake.set_voice_state("alice", VOICE)
+    await (await fake.interaction("say", {"text": "Measure me."})).wait_final()
+    speaker = speaker_of(running_bot)
+    await fake.wait_for(lambda: len(speaker.history) == 1, 20, "speech")
+    shown = await (await fake.interaction("botstats")).wait_response(2)
+    embed = shown["embeds"][0]
+    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    latency_ms = round(speaker.history[0].first_frame_latency * 1000)
+    assert fields["Time to first audio"] == (
+        f"p50 {latency_ms} ms · p95 {latency_ms} ms (1 recent message)"
+    )
+    assert fields["Underruns"] == "0.00 s per minute of audio"
+    assert embed["title"] in ("Ready to speak", "Speaking in 1 server")

@@ -1,0 +1,232 @@
+"""Many servers at once: the deadline scheduler next to a first-come first-served baseline.
+
+K simulated servers (K = 1, 2, 4, 8, 16) each receive chat messages for `--seconds`
+(Poisson arrivals, mean one every 5 s; lengths: 60% short lines, 30% a sentence or two, 10%
+paragraphs). Every message goes through the bot's real path: `GuildSpeaker` queue ->
+scheduler -> real engine (default `english` architecture, random weights) -> FrameConverter ->
+StreamingSource, read every 20 ms by a player thread per server that Opus-encodes each frame
+like discord.py's AudioPlayer. Two schedulers, same engine, same arrivals:
+
+  deadline  the bot's scheduler: units of a sentence or clause, earliest deadline first,
+            at most 3 s buffered ahead per server;
+  fifo      the baseline: whole messages, one global first-come first-served queue.
+
+Printed per K: time-to-first-audio p50/p95 (request -> first 20 ms frame handed over),
+underrun seconds per minute of audio (after the first frame), CPU use (cores), the spread of
+mean time-to-first-audio across servers (fairness), and messages not started by the end.
+
+Random weights have no sense of when speech ends, so each text's length is set the way the
+real model's would be: pocket-tts runs to its own cap, which this bench sets to about 2.5
+words per second of speech (`--words-per-second`).
+
+Usage: .venv/bin/python bench/load.py [--seconds 30] [--ks 1 2 4 8 16] [--quantize both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import discord
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pocket_tts import TTSModel
+
+from bot.audio import StreamingSource
+from bot.config import load_settings
+from bot.deadlines import DeadlineScheduler
+from bot.engine import TTSEngine
+from bot.scheduler import GuildSpeaker, Utterance, UtteranceResult
+from tests.conftest import make_clip
+from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
+
+MEAN_GAP_S = 5.0
+
+
+class BenchVoiceClient:
+    """What GuildSpeaker needs of a discord.VoiceClient; playback like discord.py's player."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.encoder = discord.opus.Encoder()
+
+    def is_connected(self) -> bool:
+        return True
+
+    def is_playing(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def play(self, source: StreamingSource, *, after: Callable[[Exception | None], None]) -> None:
+        self._stop = threading.Event()
+        stop = self._stop
+
+        def run() -> None:
+            start, loops = time.perf_counter(), 0
+            while not stop.is_set():
+                data = source.read()
+                if not data:
+                    break
+                self.encoder.encode(data, 960)
+                loops += 1
+                time.sleep(max(0.0, start + 0.02 * loops - time.perf_counter()))
+            after(None)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+
+def client_getter(client: BenchVoiceClient):
+    return lambda: client
+
+
+def chat_message(rng: random.Random) -> str:
+    roll = rng.random()
+    count = (
+        rng.randint(2, 6)
+        if roll < 0.6
+        else rng.randint(8, 20)
+        if roll < 0.9
+        else rng.randint(40, 80)
+    )
+    words = [rng.choice(_WORDS) for _ in range(count)]
+    text, sentence = [], []
+    for word in words:
+        sentence.append(word)
+        if len(sentence) >= rng.randint(6, 14):
+            text.append(" ".join(sentence).capitalize() + ".")
+            sentence = []
+    if sentence:
+        text.append(" ".join(sentence).capitalize() + rng.choice([".", "!", "?"]))
+    return " ".join(text)
+
+
+@dataclass
+class RunResult:
+    results: list[tuple[int, UtteranceResult]]
+    unfinished: int
+    cpu_cores: float
+
+
+async def run_load(
+    engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int
+) -> RunResult:
+    rng = random.Random(seed)
+    scheduler = DeadlineScheduler(engine.stream, workers=engine.workers, policy=policy)
+    scheduler.start()
+    clients = [BenchVoiceClient() for _ in range(servers)]
+    speakers = [
+        GuildSpeaker(scheduler, client_getter(client), max_queue=1000, key=k,
+                     split=policy == "deadline")
+        for k, client in enumerate(clients)
+    ]  # fmt: skip
+    arrivals = sorted((t, k) for k in range(servers) for t in _poisson(rng, seconds))
+    texts = {i: chat_message(rng) for i in range(len(arrivals))}
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    for i, (at, k) in enumerate(arrivals):
+        await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
+        speakers[k].enqueue(Utterance(texts[i], requested_at=time.monotonic()))
+    deadline = wall0 + seconds + 20.0  # let the queues drain a while
+    while any(s.busy for s in speakers) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    cpu = (time.process_time() - cpu0) / (time.monotonic() - wall0)
+    unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
+    results = [(k, r) for k, s in enumerate(speakers) for r in s.history]
+    for speaker in speakers:
+        await speaker.close()
+    await scheduler.close()
+    return RunResult(results, unfinished, cpu)
+
+
+def _poisson(rng: random.Random, seconds: float) -> list[float]:
+    times, t = [], rng.expovariate(1 / MEAN_GAP_S)
+    while t < seconds:
+        times.append(t)
+        t += rng.expovariate(1 / MEAN_GAP_S)
+    return times
+
+
+def summarize(run: RunResult) -> dict[str, float]:
+    started = [(k, r) for k, r in run.results if r.first_frame_latency is not None]
+    ttfa = sorted(r.first_frame_latency for _, r in started)  # type: ignore[misc]
+    audio_min = sum(r.frames_played for _, r in started) * 0.02 / 60
+    underrun_s = sum(r.underruns for _, r in started) * 0.02
+    per_server: dict[int, list[float]] = {}
+    for k, r in started:
+        per_server.setdefault(k, []).append(r.first_frame_latency)  # type: ignore[arg-type]
+    means = [statistics.mean(v) for v in per_server.values()]
+
+    def pct(p: float) -> float:
+        return ttfa[min(len(ttfa) - 1, int(p * len(ttfa)))] if ttfa else float("nan")
+
+    return {
+        "p50": pct(0.5),
+        "p95": pct(0.95),
+        "underrun_per_min": underrun_s / audio_min if audio_min else 0.0,
+        "cpu": run.cpu_cores,
+        "spread": (max(means) / min(means)) if means and min(means) > 0 else float("nan"),
+        "messages": len(started),
+        "unfinished": run.unfinished,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--quantize", choices=["no", "yes", "both"], default="both")
+    parser.add_argument("--config", default="english")
+    parser.add_argument("--words-per-second", type=float, default=2.5)
+    args = parser.parse_args()
+    if not discord.opus.is_loaded():
+        discord.opus._load_default()
+    # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
+    TTSModel._TOKENS_PER_SECOND_ESTIMATE = 2.0 * args.words_per_second
+    TTSModel._GEN_SECONDS_PADDING = 0.3
+    quantize = {"no": [False], "yes": [True], "both": [False, True]}[args.quantize]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        tokenizer = train_tokenizer(folder, 4000)
+        config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
+        clip = make_clip(folder / "voice.wav")
+        for q in quantize:
+            env = {
+                "TTS_CONFIG": str(config),
+                "DEFAULT_VOICE": str(clip),
+                "TTS_QUANTIZE": str(int(q)),
+            }
+            engine = await TTSEngine.load(load_settings(env, dotenv_path=None, require_token=False))
+            await engine.synthesize("Warming up the model.")
+            print(f"\n{args.config} {'int8' if q else 'fp32'}, {engine.workers} worker(s), "
+                  f"{args.seconds:.0f} s of arrivals per run")  # fmt: skip
+            print(f"{'K':>3} {'scheduler':<9} {'TTFA p50':>9} {'p95':>7} {'underrun s/min':>15} "
+                  f"{'CPU':>5} {'spread':>7} {'msgs':>5} {'unfinished':>10}")  # fmt: skip
+            served: dict[str, int] = {}
+            for k in args.ks:
+                for policy in ("deadline", "fifo"):
+                    figures = summarize(await run_load(engine, k, args.seconds, policy, seed=k))
+                    print(f"{k:>3} {policy:<9} {figures['p50']:>8.2f}s {figures['p95']:>6.2f}s "
+                          f"{figures['underrun_per_min']:>15.2f} {figures['cpu']:>5.2f} "
+                          f"{figures['spread']:>7.2f} {figures['messages']:>5.0f} "
+                          f"{figures['unfinished']:>10.0f}", flush=True)  # fmt: skip
+                    if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
+                        served[policy] = k
+            print(f"largest K with no underrun and nothing left waiting: {served}")
+            await engine.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
