@@ -200,7 +200,7 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         await sync_commands(load_settings(fake.env, dotenv_path=None))
         names = {command["name"] for command in fake.registered_commands}
         assert names == {
-            "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
+            "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message", "botstats",
             "clone", "voice", "setup", "settings", "set", "dict",
         }  # fmt: skip
         admin_only = {
