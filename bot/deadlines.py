@@ -117,6 +117,8 @@ class DeadlineScheduler:
         clock: Callable[[], float] = time.monotonic,
         ahead_s: float = 3.0,
         first_audio_budget_s: float = 0.5,
+        low_water_s: float = 1.0,
+        capacity: float | None = None,
         policy: str = "deadline",  # or "fifo": the baseline, first come first served
     ) -> None:
         self._synthesize = synthesize
@@ -124,6 +126,8 @@ class DeadlineScheduler:
         self.clock = clock
         self.ahead_s = ahead_s
         self.first_audio_budget_s = first_audio_budget_s
+        self.low_water_s = low_water_s
+        self.fixed_capacity = capacity
         self.policy = policy
         self.jobs: list[SpeechJob] = []
         self._changed = asyncio.Event()
@@ -146,14 +150,42 @@ class DeadlineScheduler:
             return not any(j.in_flight is not None for j in self.jobs if j is not job)
         return job.sink.buffered_seconds() < self.ahead_s
 
+    def capacity(self) -> float:
+        """How many messages the model keeps up with at once: its measured speed (audio per
+        second of work) times the workers, with a 10% margin; 2 until measured."""
+        if self.fixed_capacity is not None:
+            return self.fixed_capacity
+        if self.busy_seconds < 5.0:
+            return 2.0
+        return 0.9 * self.workers * self.audio_seconds / self.busy_seconds
+
     def pick(self, now: float) -> SpeechJob | None:
+        """The next unit's job. Order: playing jobs about to run dry (under `low_water_s`),
+        then new jobs by arrival (only while the model has room for another stream, so an
+        overload makes new speech start later instead of making every server stutter), then
+        the other playing jobs by how soon they run dry."""
         candidates = [j for j in self.jobs if self.eligible(j)]
         if not candidates:
             return None
-        return min(candidates, key=lambda j: (self.deadline(j, now), j.requested_at))
+        if self.policy == "fifo":
+            return min(candidates, key=lambda j: j.requested_at)
+        playing = [j for j in candidates if j.sink.started]
+        urgent = [j for j in playing if j.sink.buffered_seconds() < self.low_water_s]
+        if urgent:
+            return min(urgent, key=lambda j: (self.deadline(j, now), j.requested_at))
+        streaming = sum(
+            1 for j in self.jobs if j.sink.started and not j.cancelled and (j.units or j.in_flight)
+        )
+        fresh = [j for j in candidates if not j.sink.started]
+        if fresh and streaming < self.capacity():
+            return min(fresh, key=lambda j: (self.deadline(j, now), j.requested_at))
+        if playing:
+            return min(playing, key=lambda j: (self.deadline(j, now), j.requested_at))
+        return None
 
     def wake_in(self) -> float:
-        """How long until a waiting job's buffer falls under `ahead_s` (capped)."""
+        """How long until a waiting job's buffer falls under `ahead_s` (capped at 0.1 s, which
+        also re-checks room for new jobs as playing ones run out of text)."""
         waiting = [
             j.sink.buffered_seconds() - self.ahead_s + 0.01
             for j in self.jobs

@@ -70,10 +70,11 @@ class FakeStream:
 
 
 def make_scheduler(clock: FakeClock, log: list[str], policy: str = "deadline",
-                   synth_s: float = 0.5, audio_s: float = 2.0) -> DeadlineScheduler:  # fmt: skip
+                   synth_s: float = 0.5, audio_s: float = 2.0,
+                   capacity: float | None = 10.0) -> DeadlineScheduler:  # fmt: skip
     return DeadlineScheduler(
         lambda text, voice: FakeStream(log, clock, text, synth_s, audio_s),
-        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, policy=policy,
+        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, policy=policy, capacity=capacity,
     )  # fmt: skip
 
 
@@ -200,16 +201,40 @@ async def test_cancel_stops_the_unit_in_flight_and_drops_the_rest() -> None:
 
 async def test_many_servers_share_fairly_without_starving() -> None:
     clock, log = FakeClock(), []
-    scheduler = make_scheduler(clock, log, synth_s=0.25, audio_s=1.0)
+    scheduler = make_scheduler(clock, log, synth_s=0.25, audio_s=2.0)
     scheduler.start()
     try:
         jobs = [job(clock, key, 8) for key in "ABCD"]
         for j in jobs:
             scheduler.submit(j)
-        await asyncio.wait_for(asyncio.gather(*(j.done.wait() for j in jobs)), 5)
+        while not all(j.done.is_set() for j in jobs):  # playback time passes
+            clock.now += 0.1
+            await asyncio.sleep(0.002)
         first_units = [log.index(f"{key}0") for key in "ABCD"]
         assert first_units == [0, 1, 2, 3]  # every server starts before anyone's second unit
         for key in "ABCD":  # and everyone progresses: no server's units all come last
             assert log.index(f"{key}4") < len(log) - 4
     finally:
         await scheduler.close()
+
+
+def test_at_capacity_playing_servers_keep_priority_over_new_ones() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [], capacity=1.0)
+    playing, fresh = job(clock, "playing", 3), job(clock, "fresh", 3)
+    playing.sink.feed(np.zeros(2 * RATE, np.float32))  # 2 s buffered: not urgent
+    scheduler.jobs += [playing, fresh]
+    assert scheduler.pick(clock()) is playing  # no room for a second stream yet
+    playing.units.clear()  # its text is all synthesized: it only plays now
+    assert scheduler.pick(clock()) is fresh
+    roomy = make_scheduler(clock, [], capacity=2.0)
+    roomy.jobs += [job(clock, "p", 3), job(clock, "f", 3)]
+    roomy.jobs[0].sink.feed(np.zeros(2 * RATE, np.float32))
+    assert roomy.pick(clock()).key == "f"  # room: the new request starts first
+
+
+def test_capacity_is_measured_from_the_model_speed() -> None:
+    scheduler = DeadlineScheduler(lambda text, voice: None, workers=2)  # type: ignore[arg-type,return-value]
+    assert scheduler.capacity() == 2.0  # nothing measured yet
+    scheduler.busy_seconds, scheduler.audio_seconds = 10.0, 25.0  # 2.5x real time per worker
+    assert scheduler.capacity() == pytest.approx(0.9 * 2 * 2.5)

@@ -235,3 +235,36 @@ async def test_botstats_reports_time_to_first_audio(running_bot: RunningBot) -> 
     )
     assert fields["Underruns"] == "0.00 s per minute of audio"
     assert embed["title"] in ("Ready to speak", "Speaking in 1 server")
+
+
+async def test_two_servers_speak_at_once_without_gaps(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}  # utterances of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
+        first = await fake.interaction("say", {"text": LONG_TEXT})
+        second = await fake.interaction(
+            "say", {"text": LONG_TEXT}, user="bob", guild=fake.GUILD2_ID
+        )
+        for inter in (first, second):
+            assert (await inter.wait_final())["content"].startswith("Speaking in")
+        scheduler = running.bot.scheduler
+        assert scheduler is not None
+        speakers = [scheduler.get(int(g)) for g in (fake.GUILD_ID, fake.GUILD2_ID)]
+        await fake.wait_for(
+            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 60, "both"
+        )
+        await packets_settled(fake)
+        assert not fake.udp.errors
+        by_ssrc: dict[int, list[ReceivedPacket]] = {}
+        for packet in audio_packets(fake.udp.packets):
+            by_ssrc.setdefault(packet.ssrc, []).append(packet)
+        assert {fake.ssrc_guild[s] for s in by_ssrc} == {fake.GUILD_ID, fake.GUILD2_ID}
+        for ssrc, packets in by_ssrc.items():
+            result = speakers[0 if fake.ssrc_guild[ssrc] == fake.GUILD_ID else 1].history[0]  # type: ignore[union-attr]
+            assert result.underruns == 0 and len(packets) == result.frames_played > 200
+            gaps = [b.arrived - a.arrived for a, b in pairwise(packets)]
+            assert max(gaps) < 0.1, f"a gap of {max(gaps) * 1000:.0f} ms"

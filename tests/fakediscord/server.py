@@ -125,6 +125,10 @@ class FakeDiscord:
     TEXT_ID = "1100000000000000002"
     VOICE_ID = "1100000000000000003"
     VOICE2_ID = "1100000000000000004"
+    GUILD2_ID = "2100000000000000001"  # a second server, for tests of several at once
+    GUILD2_TEXT_ID = "2100000000000000002"
+    GUILD2_VOICE_ID = "2100000000000000003"
+    GUILD2_VOICE2_ID = "2100000000000000004"
     EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 20) | (1 << 21) | (1 << 31)
 
     def __init__(self, tmp_dir: Path, token: str = "fake.bot.token") -> None:
@@ -137,7 +141,13 @@ class FakeDiscord:
             "alice": FakeUser("1200000000000000001", "alice"),
             "bob": FakeUser("1200000000000000002", "bob"),
         }
-        self.voice_states: dict[str, str] = {}  # user id -> voice channel id
+        self.channels = {  # guild -> (text, voice, second voice) channel ids
+            self.GUILD_ID: (self.TEXT_ID, self.VOICE_ID, self.VOICE2_ID),
+            self.GUILD2_ID: (self.GUILD2_TEXT_ID, self.GUILD2_VOICE_ID, self.GUILD2_VOICE2_ID),
+        }
+        # guild -> user id -> voice channel id
+        self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
+        self.ssrc_guild: dict[int, str] = {}
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}
         self.interactions: dict[str, FakeInteraction] = {}
         self.files: dict[str, FakeFile] = {}
@@ -209,6 +219,7 @@ class FakeDiscord:
         *,
         focused: str | None = None,
         target: JSON | None = None,
+        guild: str | None = None,
     ) -> FakeInteraction:
         """Send a slash command as `user` would, through the gateway.
 
@@ -246,7 +257,7 @@ class FakeDiscord:
             resolved = {"messages": {target["id"]: target}}
         if resolved:
             data["resolved"] = resolved
-        await self._send_interaction(inter, 4 if focused else 2, data, permissions)
+        await self._send_interaction(inter, 4 if focused else 2, data, permissions, guild=guild)
         return inter
 
     async def click(self, message: JSON, custom_id: str, user: str = "alice") -> FakeInteraction:
@@ -267,16 +278,19 @@ class FakeDiscord:
         data: JSON,
         permissions: int | None,
         message: JSON | None = None,
+        guild: str | None = None,
     ) -> None:
         member = inter.user
+        guild = guild or self.GUILD_ID
+        text_id = self.channels[guild][0]
         payload = {
             "id": inter.id,
             "application_id": self.app_id,
             "type": kind,
             "data": data,
-            "guild_id": self.GUILD_ID,
-            "channel_id": self.TEXT_ID,
-            "channel": {"id": self.TEXT_ID, "type": 0, "guild_id": self.GUILD_ID},
+            "guild_id": guild,
+            "channel_id": text_id,
+            "channel": {"id": text_id, "type": 0, "guild_id": guild},
             "member": self._member_json(member, permissions=permissions),
             "token": inter.token,
             "version": 1,
@@ -284,7 +298,7 @@ class FakeDiscord:
             "guild_locale": "en-US",
             "app_permissions": str(self.EVERYONE_PERMISSIONS),
             "entitlements": [],
-            "authorizing_integration_owners": {"0": self.GUILD_ID},
+            "authorizing_integration_owners": {"0": guild},
             "context": 0,
             "attachment_size_limit": 25 * 1024 * 1024,
         }
@@ -292,14 +306,28 @@ class FakeDiscord:
             payload["message"] = message
         await self.dispatch("INTERACTION_CREATE", payload)
 
-    async def set_voice_state(self, user: str, channel_id: str | None) -> None:
+    @property
+    def voice_states(self) -> dict[str, str]:
+        """The first server's voice states: user id -> voice channel id."""
+        return self.voice_by_guild[self.GUILD_ID]
+
+    def _guild_of(self, channel_id: str | None, guild: str | None) -> str:
+        if guild is not None:
+            return guild
+        return next((g for g, ids in self.channels.items() if channel_id in ids), self.GUILD_ID)
+
+    async def set_voice_state(
+        self, user: str, channel_id: str | None, guild: str | None = None
+    ) -> None:
         """A human joins (or with None leaves) a voice channel."""
         member = self.humans[user]
+        guild = self._guild_of(channel_id, guild)
+        states = self.voice_by_guild[guild]
         if channel_id is None:
-            self.voice_states.pop(member.id, None)
+            states.pop(member.id, None)
         else:
-            self.voice_states[member.id] = channel_id
-        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id))
+            states[member.id] = channel_id
+        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id, guild))
 
     async def post(
         self,
@@ -352,7 +380,9 @@ class FakeDiscord:
             self.voice_states.pop(self.bot.id, None)
         else:
             self.voice_states[self.bot.id] = channel_id
-        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id))
+        await self.dispatch(
+            "VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id, self.GUILD_ID)
+        )
 
     async def delete_channel(self, channel_id: str) -> None:
         await self.dispatch(
@@ -368,11 +398,14 @@ class FakeDiscord:
         ]
 
     async def resend_guild(self) -> None:
-        await self.dispatch("GUILD_CREATE", self._guild_json())
+        await self.dispatch("GUILD_CREATE", self._guild_json(self.GUILD_ID))
 
     @property
     def bot_voice_channel(self) -> str | None:
         return self.voice_states.get(self.bot.id)
+
+    def bot_channel_in(self, guild: str) -> str | None:
+        return self.voice_by_guild[guild].get(self.bot.id)
 
     async def wait_for(self, predicate: Any, timeout: float = 10.0, what: str = "") -> None:
         deadline = time.monotonic() + timeout
@@ -408,7 +441,8 @@ class FakeDiscord:
                     break
                 self.identified.set()
                 await self.dispatch("READY", self._ready_json())
-                await self.dispatch("GUILD_CREATE", self._guild_json())
+                for guild in self.channels:
+                    await self.dispatch("GUILD_CREATE", self._guild_json(guild))
             elif op == 4:
                 await self._bot_voice_state(data)
         return ws
@@ -416,25 +450,26 @@ class FakeDiscord:
     async def _bot_voice_state(self, data: JSON) -> None:
         raw = data.get("channel_id")
         channel_id = None if raw is None else str(raw)  # discord.py sends an int
+        guild = str(data["guild_id"])
+        states = self.voice_by_guild[guild]
         if channel_id is None:
-            self.voice_states.pop(self.bot.id, None)
+            states.pop(self.bot.id, None)
         else:
-            self.voice_states[self.bot.id] = channel_id
-        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id))
+            states[self.bot.id] = channel_id
+        await self.dispatch(
+            "VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id, guild)
+        )
         if channel_id is not None:
             await self.dispatch(
                 "VOICE_SERVER_UPDATE",
-                {
-                    "token": "voice-token",
-                    "guild_id": self.GUILD_ID,
-                    "endpoint": f"127.0.0.1:{self.port}",
-                },
+                {"token": "voice-token", "guild_id": guild, "endpoint": f"127.0.0.1:{self.port}"},
             )
 
     # ---- voice websocket -------------------------------------------------------------------
     async def _voice_gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        ssrc = 4242 + len(self.ssrc_guild)
         await ws.send_json({"op": 8, "d": {"heartbeat_interval": 13750}})
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
@@ -443,11 +478,12 @@ class FakeDiscord:
             self.voice_log.append(payload)
             op, data = payload["op"], payload.get("d")
             if op == 0:
-                if data["token"] != "voice-token" or data["server_id"] != self.GUILD_ID:
+                if data["token"] != "voice-token" or data["server_id"] not in self.channels:
                     await ws.close(code=4004, message=b"Authentication failed.")
                     break
+                self.ssrc_guild[ssrc] = data["server_id"]
                 ready = {
-                    "ssrc": 4242,
+                    "ssrc": ssrc,
                     "ip": "127.0.0.1",
                     "port": self.udp.port,
                     "modes": ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"],
@@ -455,10 +491,10 @@ class FakeDiscord:
                 await ws.send_json({"op": 2, "d": ready})
             elif op == 1:
                 mode = data["data"]["mode"]
-                self.udp.secret_key = os.urandom(32)
+                key = self.udp.keys[ssrc] = os.urandom(32)
                 description = {
                     "mode": mode,
-                    "secret_key": list(self.udp.secret_key),
+                    "secret_key": list(key),
                     "dave_protocol_version": 0,
                 }
                 await ws.send_json({"op": 4, "d": description})
@@ -615,7 +651,7 @@ class FakeDiscord:
         return {
             "v": 10,
             "user": self.bot.to_json(),
-            "guilds": [{"id": self.GUILD_ID, "unavailable": True}],
+            "guilds": [{"id": guild, "unavailable": True} for guild in self.channels],
             "session_id": "fake-session",
             "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
             "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED},
@@ -640,9 +676,11 @@ class FakeDiscord:
             )
         return member
 
-    def _voice_state_json(self, user: FakeUser, channel_id: str | None) -> JSON:
+    def _voice_state_json(
+        self, user: FakeUser, channel_id: str | None, guild: str | None = None
+    ) -> JSON:
         return {
-            "guild_id": self.GUILD_ID,
+            "guild_id": guild or self.GUILD_ID,
             "channel_id": channel_id,
             "user_id": user.id,
             "member": self._member_json(user),
@@ -656,14 +694,16 @@ class FakeDiscord:
             "request_to_speak_timestamp": None,
         }
 
-    def _guild_json(self) -> JSON:
+    def _guild_json(self, guild: str) -> JSON:
+        text_id, voice_id, voice2_id = self.channels[guild]
+
         def channel(cid: str, name: str, kind: int, position: int) -> JSON:
             data = {
                 "id": cid,
                 "type": kind,
                 "name": name,
                 "position": position,
-                "guild_id": self.GUILD_ID,
+                "guild_id": guild,
                 "permission_overwrites": self.voice_channel_overwrites.get(cid, []),
                 "parent_id": None,
                 "nsfw": False,
@@ -674,8 +714,8 @@ class FakeDiscord:
 
         members = [self.bot, self.other_bot, *self.humans.values()]
         return {
-            "id": self.GUILD_ID,
-            "name": "Fake Guild",
+            "id": guild,
+            "name": "Fake Guild" if guild == self.GUILD_ID else "Second Guild",
             "icon": None,
             "owner_id": self.humans["alice"].id,
             "unavailable": False,
@@ -684,7 +724,7 @@ class FakeDiscord:
             "features": [],
             "roles": [
                 {
-                    "id": self.GUILD_ID,
+                    "id": guild,
                     "name": "@everyone",
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                     "position": 0,
@@ -696,14 +736,14 @@ class FakeDiscord:
                 }
             ],
             "channels": [
-                channel(self.TEXT_ID, "general", 0, 0),
-                channel(self.VOICE_ID, "Lounge", 2, 1),
-                channel(self.VOICE2_ID, "Gaming", 2, 2),
+                channel(text_id, "general", 0, 0),
+                channel(voice_id, "Lounge", 2, 1),
+                channel(voice2_id, "Gaming", 2, 2),
             ],
             "members": [self._member_json(m) for m in members],
             "voice_states": [
-                {k: v for k, v in self._voice_state_json(self._user(uid), cid).items()}
-                for uid, cid in self.voice_states.items()
+                self._voice_state_json(self._user(uid), cid, guild)
+                for uid, cid in self.voice_by_guild[guild].items()
             ],
             "threads": [],
             "emojis": [],

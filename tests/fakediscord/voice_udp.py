@@ -32,7 +32,7 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.DatagramTransport | None = None
-        self.secret_key: bytes | None = None
+        self.keys: dict[int, bytes] = {}  # ssrc -> secret key of its voice session
         self.packets: list[ReceivedPacket] = []
         self.errors: list[str] = []
         self.arrival = asyncio.Event()
@@ -64,15 +64,16 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
             self.errors.append(f"{type(error).__name__}: {error}")
 
     def _decode_rtp(self, data: bytes) -> ReceivedPacket:
-        if self.secret_key is None:
-            raise ValueError("RTP before SESSION_DESCRIPTION")
         if data[0] != 0x80 or data[1] != 0x78:
             raise ValueError(f"unexpected RTP header {data[:2].hex()}")
         header = data[:12]
         sequence, timestamp, ssrc = struct.unpack_from(">HII", data, 2)
+        key = self.keys.get(ssrc)
+        if key is None:
+            raise ValueError(f"RTP for ssrc {ssrc} before its SESSION_DESCRIPTION")
         nonce = data[-4:] + bytes(20)
         opus = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(
-            data[12:-4], header, nonce, self.secret_key
+            data[12:-4], header, nonce, key
         )
         decoder = self._decoders.setdefault(ssrc, discord.opus.Decoder())
         pcm = decoder.decode(opus, fec=False)
