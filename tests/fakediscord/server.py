@@ -148,6 +148,7 @@ class FakeDiscord:
         # guild -> user id -> voice channel id
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
         self.ssrc_guild: dict[int, str] = {}
+        self._ssrcs = itertools.count(4242)
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}
         self.interactions: dict[str, FakeInteraction] = {}
         self.files: dict[str, FakeFile] = {}
@@ -469,7 +470,7 @@ class FakeDiscord:
     async def _voice_gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        ssrc = 4242 + len(self.ssrc_guild)
+        ssrc = next(self._ssrcs)  # one per voice session
         await ws.send_json({"op": 8, "d": {"heartbeat_interval": 13750}})
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
