@@ -98,6 +98,14 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
     await interaction.edit_original_response(**kwargs)  # type: ignore[arg-type]
 
 
+async def choose_voice(interaction: discord.Interaction, name: str, everywhere: bool) -> None:
+    """`/voice use` and `/set voice`: the same choice, two places members look for it."""
+    assert interaction.guild is not None
+    guild = interaction.guild
+    service = interaction.client.voices  # type: ignore[attr-defined]
+    await respond(interaction, lambda: service.use(interaction.user, guild, name, everywhere))
+
+
 def progress_reporter(interaction: discord.Interaction) -> Callable[[str], Awaitable[None]]:
     async def report(step: str) -> None:
         await interaction.edit_original_response(content=step)

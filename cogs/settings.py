@@ -15,7 +15,7 @@ from discord.ext import commands
 from bot.client import PocketVoiceBot
 from bot.engine import BUILTIN_VOICES
 from bot.server_settings import SETTINGS, SettingSpec
-from cogs.common import respond
+from cogs.common import choose_voice, respond
 
 ADMIN = discord.Permissions(manage_guild=True)
 TextChannel = discord.TextChannel
@@ -125,11 +125,7 @@ class SettingsCog(commands.Cog):
     async def voice(
         self, interaction: discord.Interaction, name: str, everywhere: bool = False
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(
-            interaction, lambda: self.bot.voices.use(interaction.user, guild, name, everywhere)
-        )
+        await choose_voice(interaction, name, everywhere)
 
     @voice.autocomplete("name")
     async def _voice_names(

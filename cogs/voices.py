@@ -7,7 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from cogs.common import ForgetButton, PreviewButton, progress_reporter, respond
+from cogs.common import ForgetButton, PreviewButton, choose_voice, progress_reporter, respond
 
 
 class VoicesCog(commands.Cog):
@@ -63,11 +63,7 @@ class VoicesCog(commands.Cog):
     async def use(
         self, interaction: discord.Interaction, name: str, everywhere: bool = False
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(
-            interaction, lambda: self.bot.voices.use(interaction.user, guild, name, everywhere)
-        )
+        await choose_voice(interaction, name, everywhere)
 
     @voice.command(name="preview", description="Hear a voice")
     @app_commands.describe(name="The voice", text="What it should say")

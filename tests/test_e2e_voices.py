@@ -212,6 +212,10 @@ async def test_list_rename_and_server_default_voice(running_bot: RunningBot) -> 
         await fake.interaction("voice rename", {"name": "mine", "new_name": "Me"})
     ).wait_final()
     assert renamed["content"] == "Renamed to “Me”."
+    via_set = await fake.interaction("set voice", {"name": "alba", "everywhere": True})
+    assert (await via_set.wait_final())[
+        "content"
+    ] == "You will now speak with “alba” in every server."
     await (await fake.interaction("voice use", {"name": "Me"})).wait_final()
     listed = (await (await fake.interaction("voice list")).wait_final())["content"]
     assert "• Me: 4 s of speech" in listed and "(in use here)" in listed
