@@ -187,17 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(voices_command(settings, args))
         else:
             asyncio.run(say(settings, args.text, args.out, args.voice))
-    except ModelUnavailableError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
-    except VoiceError as error:
-        print(f"Voice error: {error}", file=sys.stderr)
-        return 1
-    except OpusMissingError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return 1
-    except DatabaseTooNewError as error:
-        print(f"Database error: {error}", file=sys.stderr)
+    except (ModelUnavailableError, OpusMissingError, VoiceError, DatabaseTooNewError) as error:
+        kind = {VoiceError: "Voice error", DatabaseTooNewError: "Database error"}
+        print(f"{kind.get(type(error), 'Error')}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
