@@ -30,9 +30,7 @@ import random
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,55 +40,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pocket_tts import TTSModel
 
-from bot.audio import StreamingSource
 from bot.config import load_settings
 from bot.deadlines import DeadlineScheduler
 from bot.engine import TTSEngine
 from bot.scheduler import GuildSpeaker, Utterance, UtteranceResult
 from tests.conftest import make_clip
+from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
 
 MEAN_GAP_S = 5.0
-
-
-class BenchVoiceClient:
-    """What GuildSpeaker needs of a discord.VoiceClient; playback like discord.py's player."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self.encoder = discord.opus.Encoder()
-
-    def is_connected(self) -> bool:
-        return True
-
-    def is_playing(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def play(self, source: StreamingSource, *, after: Callable[[Exception | None], None]) -> None:
-        self._stop = threading.Event()
-        stop = self._stop
-
-        def run() -> None:
-            start, loops = time.perf_counter(), 0
-            while not stop.is_set():
-                data = source.read()
-                if not data:
-                    break
-                self.encoder.encode(data, 960)
-                loops += 1
-                time.sleep(max(0.0, start + 0.02 * loops - time.perf_counter()))
-            after(None)
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-
-def client_getter(client: BenchVoiceClient):
-    return lambda: client
 
 
 def chat_message(rng: random.Random) -> str:
@@ -127,10 +85,10 @@ async def run_load(
     rng = random.Random(seed)
     scheduler = DeadlineScheduler(engine.stream, workers=engine.workers, policy=policy)
     scheduler.start()
-    clients = [BenchVoiceClient() for _ in range(servers)]
+    clients = [PlayerVoiceClient() for _ in range(servers)]
     speakers = [
-        GuildSpeaker(scheduler, client_getter(client), max_queue=1000, key=k,
-                     split=policy == "deadline")
+        GuildSpeaker(scheduler, lambda client=client: client, max_queue=1000, key=k,
+                     split=policy == "deadline", prepare_next=policy == "deadline")
         for k, client in enumerate(clients)
     ]  # fmt: skip
     arrivals = sorted((t, k) for k in range(servers) for t in _poisson(rng, seconds))

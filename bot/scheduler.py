@@ -58,7 +58,12 @@ FRAME_SECONDS = 0.02
 
 
 class GuildSpeaker:
-    """One guild's queue and the task that speaks it."""
+    """One guild's queue and the task that speaks it.
+
+    While the current utterance plays out its last synthesized audio, the next one in the queue
+    is already being synthesized (`_next`, chained behind the current audio), so a queued message
+    starts the moment the previous one ends instead of waiting for its first unit then.
+    """
 
     def __init__(
         self,
@@ -68,16 +73,19 @@ class GuildSpeaker:
         key: object = None,
         split: bool = True,
         on_result: Callable[[UtteranceResult], None] | None = None,
+        prepare_next: bool = True,
     ) -> None:
         self._on_result = on_result
         self._deadlines = deadlines
         self.split = split  # False: whole messages as one unit (the benchmark's baseline)
+        self.prepare_next = prepare_next  # False: the benchmark's baseline
         self._voice_client = voice_client
         self.key = key
         self.max_queue = max_queue
         self._queue: collections.deque[Utterance] = collections.deque()
         self._wakeup = asyncio.Event()
-        self._current: tuple[SpeechJob, StreamingSource] | None = None
+        self._current: _Playback | None = None
+        self._next: _Playback | None = None  # synthesizing while the current one plays out
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
@@ -85,11 +93,12 @@ class GuildSpeaker:
 
     @property
     def busy(self) -> bool:
-        return self._current is not None or bool(self._queue)
+        return self._current is not None or self._next is not None or bool(self._queue)
 
     @property
     def queued(self) -> int:
-        return len(self._queue)
+        """Utterances waiting for their turn (the one being prepared included)."""
+        return len(self._queue) + (1 if self._next else 0)
 
     def enqueue(self, utterance: Utterance, *, drop_oldest: bool = False) -> int:
         """Queue an utterance; returns how many are ahead of it.
@@ -97,20 +106,25 @@ class GuildSpeaker:
         When the queue is full: QueueFullError, or with `drop_oldest` the oldest waiting
         utterance makes room (chat reading: the newest messages matter most).
         """
-        if len(self._queue) >= self.max_queue:
+        if self.queued >= self.max_queue:
             if not drop_oldest:
                 raise QueueFullError
-            while len(self._queue) >= self.max_queue:
-                dropped = self._queue.popleft()
-                log.info("queue full: dropped the oldest waiting message %s", dropped.message_id)
-        ahead = len(self._queue) + (1 if self._current else 0)
+            while self.queued >= self.max_queue:
+                oldest = self._cancel_next() if self._next else self._queue.popleft()
+                log.info("queue full: dropped the oldest waiting message %s", oldest.message_id)
+        ahead = self.queued + (1 if self._current else 0)
         self._queue.append(utterance)
         self.last_active = time.monotonic()
         self._wakeup.set()
+        self._prepare_next()
         return ahead
 
     def drop(self, message_id: int) -> bool:
         """Forget a waiting utterance of a deleted message. False when none was waiting."""
+        if self._next is not None and self._next.utterance.message_id == message_id:
+            self._cancel_next()
+            self._prepare_next()
+            return True
         for utterance in self._queue:
             if utterance.message_id == message_id:
                 self._queue.remove(utterance)
@@ -119,15 +133,20 @@ class GuildSpeaker:
 
     def replace_text(self, message_id: int, text: str) -> bool:
         """Read the edited text of a message that is still waiting."""
+        if self._next is not None and self._next.utterance.message_id == message_id:
+            self._queue.appendleft(self._cancel_next())  # synthesized again, edited
         for utterance in self._queue:
             if utterance.message_id == message_id:
                 utterance.text = text
+                self._prepare_next()
                 return True
         return False
 
     def clear_waiting(self) -> int:
         """Drop the waiting utterances; the current one goes on."""
-        dropped = len(self._queue)
+        dropped = self.queued
+        if self._next is not None:
+            self._cancel_next()
         self._queue.clear()
         return dropped
 
@@ -139,9 +158,7 @@ class GuildSpeaker:
         """Stop the current utterance; the queue goes on. False when nothing was playing."""
         if self._current is None:
             return False
-        job, source = self._current
-        self._deadlines.cancel(job)  # drops its units, stops the unit in flight
-        source.cancel()
+        self._current.cancel(self._deadlines)
         voice_client = self._voice_client()
         if voice_client is not None and voice_client.is_playing():
             voice_client.stop()
@@ -149,8 +166,7 @@ class GuildSpeaker:
 
     def clear(self) -> int:
         """Stop the current utterance and drop the queue; returns how many were dropped."""
-        dropped = len(self._queue) + (1 if self._current else 0)
-        self._queue.clear()
+        dropped = self.clear_waiting() + (1 if self._current else 0)
         self.skip()
         return dropped
 
@@ -160,27 +176,32 @@ class GuildSpeaker:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
-    async def _run(self) -> None:
-        while True:
-            while not self._queue:
-                self._wakeup.clear()
-                await self._wakeup.wait()
-            utterance = self._queue.popleft()
-            try:
-                result = await self._speak(utterance)
-                self.history.append(result)
-                if self._on_result is not None:
-                    self._on_result(result)
-            except Exception:  # one bad utterance must not end the guild's queue
-                log.exception("speaking an utterance failed")
-            finally:
-                self._current = None
-                self.last_active = time.monotonic()
-                self.finished.set()
+    # ---- preparing the next utterance ---------------------------------------------------------
+    def _prepare_next(self) -> None:
+        """Start synthesizing the next utterance once the current one is fully synthesized and
+        playing: its audio is queued behind the current one's."""
+        current = self._current
+        if (
+            not self.prepare_next
+            or self._next is not None
+            or not self._queue
+            or current is None
+            or not current.synthesized
+            or not current.sink.started
+            or current.job.cancelled
+        ):
+            return
+        self._next = self._begin(self._queue.popleft(), follows=current.sink)
 
-    async def _speak(self, utterance: Utterance) -> UtteranceResult:
+    def _cancel_next(self) -> Utterance:
+        assert self._next is not None
+        playback, self._next = self._next, None
+        playback.cancel(self._deadlines)
+        return playback.utterance
+
+    def _begin(self, utterance: Utterance, follows: PlaybackSink | None = None) -> _Playback:
+        """Make the utterance's playback and hand its text to the scheduler."""
         voice_client = self._voice_client()
-        source = StreamingSource()
         loop = asyncio.get_running_loop()
         played: asyncio.Future[Exception | None] = loop.create_future()
 
@@ -191,69 +212,145 @@ class GuildSpeaker:
             assert voice_client is not None
             voice_client.play(source, after=after)
 
-        sink = PlaybackSink(source, start_playing)
+        source = StreamingSource()
+        sink = PlaybackSink(source, start_playing, follows=follows)
         job = SpeechJob.for_text(
             utterance.text, utterance.voice, sink, utterance.requested_at, self.key, self.split
         )
-        self._current = (job, source)
+        playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None or not voice_client.is_connected():
-            return self._result(utterance, job, sink, error="not connected to voice")
-        self._deadlines.submit(job)
+            playback.not_connected = True
+            job.finish()
+        else:
+            self._deadlines.submit(job)
+        return playback
+
+    # ---- speaking -----------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            playback, self._next = self._next, None
+            if playback is None:
+                while not self._queue:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                playback = self._begin(self._queue.popleft())
+            self._current = playback
+            try:
+                result = await self._speak(playback)
+                self.history.append(result)
+                if self._on_result is not None:
+                    self._on_result(result)
+            except Exception:  # one bad utterance must not end the guild's queue
+                log.exception("speaking an utterance failed")
+            finally:
+                self._current = None
+                self.last_active = time.monotonic()
+                self.finished.set()
+
+    async def _speak(self, playback: _Playback) -> UtteranceResult:
+        job, sink, source = playback.job, playback.sink, playback.source
+        if playback.not_connected:
+            return self._result(playback, error="not connected to voice")
+        sink.release()  # the audio it followed has ended: play as soon as it is ready
         await job.done.wait()
         error = job.error
-        retry = utterance.voice and not sink.samples and not job.cancelled
+        retry = playback.utterance.voice and not sink.samples and not job.cancelled
         if isinstance(error, VoiceError) and retry:
             log.warning("voice unusable (%s): speaking with the default voice", error)
-            return await self._speak(dataclasses.replace(utterance, voice=None))
+            self._current = self._begin(dataclasses.replace(playback.utterance, voice=None))
+            return await self._speak(self._current)
         if error is not None:
             log.warning("synthesis failed: %s", error)
         sink.flush()
         source.finish()
-        if not sink.started and source.buffered_frames and not job.cancelled:
+        if not sink.playing and source.buffered_frames and not job.cancelled:
             sink.start()
-        if sink.started:
-            await played
-        return self._result(utterance, job, sink, error=None if error is None else str(error))
+        playback.synthesized = True
+        if sink.playing:
+            self._prepare_next()
+            await playback.played
+        return self._result(playback, error=None if error is None else str(error))
 
     @staticmethod
-    def _result(
-        utterance: Utterance, job: SpeechJob, sink: PlaybackSink, error: str | None = None
-    ) -> UtteranceResult:
-        first = sink.source.first_frame_at
+    def _result(playback: _Playback, error: str | None = None) -> UtteranceResult:
+        source, utterance = playback.source, playback.utterance
+        first = source.first_frame_at
         return UtteranceResult(
             text=utterance.text,
             voice=utterance.voice,
-            model_samples=sink.samples,
-            frames_played=sink.source.frames_played,
-            underruns=sink.source.underruns,
+            model_samples=playback.sink.samples,
+            frames_played=source.frames_played,
+            underruns=source.underruns,
             first_frame_latency=None if first is None else first - utterance.requested_at,
-            cancelled=job.cancelled,
+            cancelled=playback.job.cancelled,
             error=error,
         )
 
 
-class PlaybackSink:
-    """A job's audio into a guild's playback: resample, frame, start playing when ready."""
+@dataclass(eq=False)
+class _Playback:
+    """One utterance on its way to the voice channel."""
 
-    def __init__(self, source: StreamingSource, on_ready: Callable[[], None]) -> None:
+    utterance: Utterance
+    source: StreamingSource
+    sink: PlaybackSink
+    job: SpeechJob
+    played: asyncio.Future[Exception | None]
+    not_connected: bool = False
+    synthesized: bool = False  # every unit is in the source; it is playing out
+
+    def cancel(self, deadlines: DeadlineScheduler) -> None:
+        deadlines.cancel(self.job)  # drops its units, stops the unit in flight
+        self.source.cancel()
+
+
+class PlaybackSink:
+    """A job's audio into a guild's playback: resample, frame, start playing when ready.
+
+    A sink that `follows` another one (the next utterance, prepared while the current one plays)
+    counts as started, its deadline set by the audio buffered ahead of it, and starts playing
+    only once `release()` says the audio before it has ended.
+    """
+
+    def __init__(
+        self,
+        source: StreamingSource,
+        on_ready: Callable[[], None],
+        follows: PlaybackSink | None = None,
+    ) -> None:
         self.source = source
         self._converter = FrameConverter()
         self._on_ready = on_ready
-        self.started = False
+        self._follows = follows
+        self._chained = follows is not None
+        self.playing = False
         self.samples = 0  # 24 kHz samples received from the model
 
+    @property
+    def started(self) -> bool:
+        """The guild is playing this audio or audio it follows (the scheduler's view)."""
+        return self.playing or self._chained
+
     def buffered_seconds(self) -> float:
-        return self.source.buffered_frames * FRAME_SECONDS
+        ahead = self._follows.buffered_seconds() if self._follows is not None else 0.0
+        return ahead + self.source.buffered_frames * FRAME_SECONDS
 
     def feed(self, chunk: np.ndarray) -> None:
         self.samples += len(chunk)
         self.source.feed(self._converter.push(chunk))
-        if not self.started and self.source.ready:
+        if not self.playing and self._follows is None and self.source.ready:
             self.start()
 
+    def release(self) -> None:
+        """The audio this one follows has ended."""
+        if self._follows is not None:
+            self._follows = None
+            if self.source.buffered_frames and self.source.ready:
+                self.start()
+
     def start(self) -> None:
-        if not self.started:
-            self.started = True
+        if not self.playing:
+            self.playing = True
             try:
                 self._on_ready()
             except Exception as error:  # e.g. the voice connection went away meanwhile

@@ -1,10 +1,16 @@
 """The per-guild queue: order, limits, edits and deletions of waiting messages."""
 
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import numpy as np
 import pytest
 
 from bot.deadlines import DeadlineScheduler
 from bot.engine import TTSEngine
 from bot.scheduler import GuildSpeaker, QueueFullError, Utterance
+from tests.player import PlayerVoiceClient
 
 
 async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> None:
@@ -35,5 +41,81 @@ async def test_without_a_voice_connection_utterances_end_with_an_error(engine: T
         (result,) = speaker.history
         assert result.error == "not connected to voice" and result.frames_played == 0
         assert not speaker.busy and speaker.idle_seconds >= 0
+    finally:
+        await speaker.close()
+
+
+class TimedStream:
+    """A unit of `audio_s` seconds, ready after `synth_s` of real time."""
+
+    def __init__(self, log: list[tuple[str, float]], text: str, audio_s: float) -> None:
+        self.log, self.text, self.audio_s = log, text, audio_s
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    async def _chunks(self) -> AsyncIterator[np.ndarray]:
+        self.log.append((self.text, time.monotonic()))
+        await asyncio.sleep(0.05)
+        if not self.cancelled:
+            yield np.full(int(self.audio_s * 24_000), 0.1, dtype=np.float32)
+
+    def __aiter__(self) -> AsyncIterator[np.ndarray]:
+        return self._chunks()
+
+
+def timed_speaker(log: list[tuple[str, float]], client: PlayerVoiceClient) -> GuildSpeaker:
+    def synthesize(text: str, voice: str | None) -> TimedStream:
+        return TimedStream(log, text, audio_s=1.0 if text.startswith("long") else 0.3)
+
+    deadlines = DeadlineScheduler(synthesize, capacity=10.0)
+    deadlines.start()
+    return GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
+
+
+async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> None:
+    log: list[tuple[str, float]] = []
+    client = PlayerVoiceClient(encode=False)
+    speaker = timed_speaker(log, client)
+    try:
+        speaker.enqueue(Utterance("long first"))
+        speaker.enqueue(Utterance("second"))
+        while len(speaker.history) < 2:
+            speaker.finished.clear()
+            await asyncio.wait_for(speaker.finished.wait(), 5)
+        first, second = speaker.history
+        first_ended = client.ended[0]
+        synthesis_started = dict(log)
+        # the second one's synthesis began while the first still had most of its second to play
+        assert synthesis_started["second"] < first_ended - 0.5
+        assert first.underruns == 0 and second.underruns == 0
+        # and it starts right after the first ends: no synthesis wait in between
+        assert client.started[1] - first_ended < 0.06
+    finally:
+        await speaker.close()
+
+
+async def test_a_prepared_message_deleted_or_edited_is_dropped_or_read_anew() -> None:
+    log: list[tuple[str, float]] = []
+    client = PlayerVoiceClient(encode=False)
+    speaker = timed_speaker(log, client)
+    try:
+        speaker.enqueue(Utterance("long first", message_id=1))
+        speaker.enqueue(Utterance("deleted", message_id=2))
+        speaker.enqueue(Utterance("long edited later", message_id=3))
+        while [text for text, _ in log] != ["long first", "deleted"]:
+            await asyncio.sleep(0.01)
+        assert speaker.queued == 2
+        assert speaker.drop(2) is True  # being prepared: cancelled, the next one prepared
+        while len(log) < 3:
+            await asyncio.sleep(0.01)
+        assert speaker.replace_text(3, "edited") is True  # prepared again with the new text
+        while len(speaker.history) < 2:
+            speaker.finished.clear()
+            await asyncio.wait_for(speaker.finished.wait(), 5)
+        assert [r.text for r in speaker.history] == ["long first", "edited"]
+        assert [text for text, _ in log] == ["long first", "deleted", "long edited later", "edited"]
+        assert speaker.queued == 0 and not speaker.busy
     finally:
         await speaker.close()

@@ -1,0 +1,59 @@
+"""A stand-in for discord.VoiceClient: a player thread that reads the source every 20 ms.
+
+It does what discord.py's AudioPlayer does with a PCM source (read, Opus-encode, sleep to the
+next 20 ms tick, call `after` at the end) without a voice connection; the benchmarks and the
+scheduler tests use it where the fake Discord would add nothing but time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import discord
+
+from bot.audio import StreamingSource
+
+
+class PlayerVoiceClient:
+    def __init__(self, encode: bool = True) -> None:
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        if encode and not discord.opus.is_loaded():
+            discord.opus._load_default()
+        self.encoder = discord.opus.Encoder() if encode else None
+        self.started: list[float] = []  # when each play() began
+        self.ended: list[float] = []  # when each source's end was read
+
+    def is_connected(self) -> bool:
+        return True
+
+    def is_playing(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def play(self, source: StreamingSource, *, after: Callable[[Exception | None], None]) -> None:
+        if self.is_playing():
+            raise discord.ClientException("Already playing audio.")
+        self._stop = threading.Event()
+        stop = self._stop
+        self.started.append(time.monotonic())
+
+        def run() -> None:
+            start, loops = time.perf_counter(), 0
+            while not stop.is_set():
+                data = source.read()
+                if not data:
+                    break
+                if self.encoder is not None:
+                    self.encoder.encode(data, 960)
+                loops += 1
+                time.sleep(max(0.0, start + 0.02 * loops - time.perf_counter()))
+            self.ended.append(time.monotonic())
+            after(None)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
