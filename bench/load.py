@@ -8,12 +8,17 @@ StreamingSource, read every 20 ms by a player thread per server that Opus-encode
 like discord.py's AudioPlayer. Two schedulers, same engine, same arrivals:
 
   deadline  the bot's scheduler: units of a sentence or clause, earliest deadline first,
-            at most 3 s buffered ahead per server;
-  fifo      the baseline: whole messages, one global first-come first-served queue.
+            at most 3 s buffered ahead per server, new messages admitted oldest first while
+            the model has room, a server's next message synthesized while the current plays;
+  fifo      the baseline: whole messages, one global first-come first-served queue (each
+            server's next message joins it when the current one has played).
 
 Printed per K: time-to-first-audio p50/p95 (request -> first 20 ms frame handed over),
-underrun seconds per minute of audio (after the first frame), CPU use (cores), the spread of
-mean time-to-first-audio across servers (fairness), and messages not started by the end.
+the wait for the model p95 (time-to-first-audio minus the time the server's own voice channel
+was still busy with its previous message: the part a scheduler can change), underrun seconds
+per minute of audio (after the first frame), CPU use (cores), fairness (Jain's index over the
+servers' mean wait for the model: 1 = every server waits alike), and messages still waiting or
+speaking at the end.
 
 Random weights have no sense of when speech ends, so each text's length is set the way the
 real model's would be: pocket-tts runs to its own cap, which this bench sets to about 2.5
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import statistics
 import sys
@@ -117,28 +123,60 @@ def _poisson(rng: random.Random, seconds: float) -> list[float]:
     return times
 
 
+def model_waits(run: RunResult) -> dict[int, list[float]]:
+    """Per server, how long each message waited for the model: request to first frame, minus
+    the time its own voice channel was still busy with the server's previous message."""
+    waits: dict[int, list[float]] = {}
+    previous_end: dict[int, float] = {}
+    for k, r in run.results:  # each server's results in the order they played
+        if r.first_frame_latency is not None:
+            free_at = max(r.requested_at, previous_end.get(k, 0.0))
+            first_frame = r.requested_at + r.first_frame_latency
+            waits.setdefault(k, []).append(max(0.0, first_frame - free_at))
+        previous_end[k] = r.ended_at
+    return waits
+
+
 def summarize(run: RunResult) -> dict[str, float]:
     started = [(k, r) for k, r in run.results if r.first_frame_latency is not None]
     ttfa = sorted(r.first_frame_latency for _, r in started)  # type: ignore[misc]
     audio_min = sum(r.frames_played for _, r in started) * 0.02 / 60
     underrun_s = sum(r.underruns for _, r in started) * 0.02
-    per_server: dict[int, list[float]] = {}
-    for k, r in started:
-        per_server.setdefault(k, []).append(r.first_frame_latency)  # type: ignore[arg-type]
-    means = [statistics.mean(v) for v in per_server.values()]
+    waits = model_waits(run)
+    means = [statistics.mean(v) for v in waits.values()]
 
-    def pct(p: float) -> float:
-        return ttfa[min(len(ttfa) - 1, int(p * len(ttfa)))] if ttfa else float("nan")
+    def pct(values: list[float], p: float) -> float:
+        values = sorted(values)
+        return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
 
     return {
-        "p50": pct(0.5),
-        "p95": pct(0.95),
+        "p50": pct(ttfa, 0.5),
+        "p95": pct(ttfa, 0.95),
+        "wait95": pct([w for v in waits.values() for w in v], 0.95),
         "underrun_per_min": underrun_s / audio_min if audio_min else 0.0,
         "cpu": run.cpu_cores,
-        "spread": (max(means) / min(means)) if means and min(means) > 0 else float("nan"),
+        # Jain's index over the servers' mean model wait: 1 = all equal, 1/K = one gets it all
+        "fairness": sum(means) ** 2 / (len(means) * sum(m * m for m in means))
+        if means and any(means)
+        else 1.0,
         "messages": len(started),
         "unfinished": run.unfinished,
     }
+
+
+COLUMNS = [  # title, figure, width, format ("s": seconds)
+    ("K", "k", 3, "d"), ("scheduler", "policy", 9, ""), ("TTFA p50", "p50", 8, "s"),
+    ("p95", "p95", 7, "s"), ("wait p95", "wait95", 8, "s"),
+    ("underrun s/min", "underrun_per_min", 14, ".2f"), ("CPU", "cpu", 5, ".2f"),
+    ("fair", "fairness", 5, ".2f"), ("msgs", "messages", 5, ".0f"),
+    ("unfinished", "unfinished", 10, ".0f"),
+]  # fmt: skip
+
+
+def show(value: object, width: int, fmt: str) -> str:
+    if fmt == "s":
+        return f"{value:>{width - 1}.2f}s"
+    return f"{value:>{width}{fmt}}"
 
 
 async def main() -> None:
@@ -149,6 +187,7 @@ async def main() -> None:
     parser.add_argument("--config", default="english")
     parser.add_argument("--words-per-second", type=float, default=2.5)
     args = parser.parse_args()
+    logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
     if not discord.opus.is_loaded():
         discord.opus._load_default()
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
@@ -170,16 +209,14 @@ async def main() -> None:
             await engine.synthesize("Warming up the model.")
             print(f"\n{args.config} {'int8' if q else 'fp32'}, {engine.workers} worker(s), "
                   f"{args.seconds:.0f} s of arrivals per run")  # fmt: skip
-            print(f"{'K':>3} {'scheduler':<9} {'TTFA p50':>9} {'p95':>7} {'underrun s/min':>15} "
-                  f"{'CPU':>5} {'spread':>7} {'msgs':>5} {'unfinished':>10}")  # fmt: skip
+            print(" ".join(f"{title:>{width}}" for title, _, width, _ in COLUMNS))
             served: dict[str, int] = {}
             for k in args.ks:
                 for policy in ("deadline", "fifo"):
                     figures = summarize(await run_load(engine, k, args.seconds, policy, seed=k))
-                    print(f"{k:>3} {policy:<9} {figures['p50']:>8.2f}s {figures['p95']:>6.2f}s "
-                          f"{figures['underrun_per_min']:>15.2f} {figures['cpu']:>5.2f} "
-                          f"{figures['spread']:>7.2f} {figures['messages']:>5.0f} "
-                          f"{figures['unfinished']:>10.0f}", flush=True)  # fmt: skip
+                    figures |= {"k": k, "policy": policy}
+                    print(" ".join(show(figures[key], width, fmt)
+                                   for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
                     if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
                         served[policy] = k
             print(f"largest K with no underrun and nothing left waiting: {served}")

@@ -6,7 +6,11 @@ the unit whose server will run out of buffered audio first:
 
 - a job that has not started playing is due at `requested_at + first_audio_budget_s`;
 - a playing job is due when its buffer runs dry: `now + buffered seconds`;
-- a job with `ahead_s` or more buffered waits, leaving the model to others.
+- a job with `ahead_s` or more buffered waits, leaving the model to others;
+- a job that has not started is admitted, oldest first, only while the model has room for it
+  (see `DeadlineScheduler`), so an overload delays new speech instead of breaking it up;
+- a unit is cut shorter while another playing server has little buffered, since a unit in
+  flight cannot be interrupted.
 
 So a new request waits for at most one unit per worker, and busy servers keep just enough
 audio ahead instead of synthesizing whole paragraphs while others wait.
@@ -30,6 +34,9 @@ log = logging.getLogger(__name__)
 
 FIRST_UNIT_CHARS = 60
 UNIT_CHARS = 180
+MIN_UNIT_CHARS = 40
+DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
+DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
 
 
@@ -95,6 +102,9 @@ class SpeechJob:
     in_flight: Stream | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     units_done: int = 0
+    admitted: bool = False  # its first unit was picked: from now on it is kept fed
+    unit_chars: int = 0  # the unit in flight: its length
+    unit_audio: float = 0.0  # and the audio it gave so far
 
     @classmethod
     def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
@@ -102,12 +112,24 @@ class SpeechJob:
         units = split_units(text) if split else [text]
         return cls(collections.deque(units), voice, sink, requested_at, key)
 
+    @property
+    def active(self) -> bool:
+        """Admitted and still has text to synthesize."""
+        return self.admitted and not self.cancelled and bool(self.units or self.in_flight)
+
     def finish(self) -> None:
         self.done.set()
 
 
 class DeadlineScheduler:
-    """Picks the next unit across all jobs; `workers` units are synthesized at a time."""
+    """Picks the next unit across all jobs; `workers` units are synthesized at a time.
+
+    Admission: a job waiting for its first unit (a new request, or a server's next message)
+    starts only while the model has room for it: the work every admitted job still needs, as a
+    share of the time until its audio would run out, plus the new job's, stays under
+    `max_load` (0.9 per worker). So an overload makes speech start later, in arrival order
+    across servers, instead of making every server stutter.
+    """
 
     def __init__(
         self,
@@ -117,8 +139,8 @@ class DeadlineScheduler:
         clock: Callable[[], float] = time.monotonic,
         ahead_s: float = 3.0,
         first_audio_budget_s: float = 0.5,
-        low_water_s: float = 1.0,
-        capacity: float | None = None,
+        low_water_s: float = 1.5,
+        max_load: float | None = None,
         policy: str = "deadline",  # or "fifo": the baseline, first come first served
     ) -> None:
         self._synthesize = synthesize
@@ -127,13 +149,69 @@ class DeadlineScheduler:
         self.ahead_s = ahead_s
         self.first_audio_budget_s = first_audio_budget_s
         self.low_water_s = low_water_s
-        self.fixed_capacity = capacity
+        self.max_load = 0.9 * workers if max_load is None else max_load
         self.policy = policy
         self.jobs: list[SpeechJob] = []
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.busy_seconds = 0.0  # synthesis wall time, summed over workers
         self.audio_seconds = 0.0  # audio produced
+        self.chars_done = 0  # characters of completed units
+        self.chars_audio = 0.0  # and their audio
+
+    # ---- estimates (measured as the model runs) -------------------------------------------
+    def speed(self) -> float:
+        """Audio seconds one worker makes per second of work."""
+        if self.busy_seconds < 5.0:
+            return DEFAULT_SPEED
+        return self.audio_seconds / self.busy_seconds
+
+    def seconds_per_char(self) -> float:
+        if self.chars_done < 200:
+            return DEFAULT_SECONDS_PER_CHAR
+        return self.chars_audio / self.chars_done
+
+    def remaining_audio(self, job: SpeechJob) -> float:
+        per_char = self.seconds_per_char()
+        left = sum(len(u) for u in job.units) * per_char
+        if job.in_flight is not None:
+            left += max(0.0, job.unit_chars * per_char - job.unit_audio)
+        return left
+
+    def demand(self, job: SpeechJob) -> float:
+        """The share of one worker the job needs from now on to play without a gap."""
+        remaining = self.remaining_audio(job)
+        if remaining <= 0.0:
+            return 0.0
+        slack = job.sink.buffered_seconds() if job.sink.started else self.first_audio_budget_s
+        return remaining / (self.speed() * (slack + remaining))
+
+    def load(self) -> float:
+        return sum(self.demand(j) for j in self.jobs if j.active)
+
+    def has_room(self, job: SpeechJob) -> bool:
+        active = [j for j in self.jobs if j.active]
+        return not active or self.load() + self.demand(job) <= self.max_load
+
+    def held_back(self) -> int:
+        """Messages waiting to start because the model has no room for them now."""
+        waiting = [j for j in self.jobs if not j.admitted and not j.cancelled and j.units]
+        if not waiting or self.has_room(min(waiting, key=lambda j: j.requested_at)):
+            return 0
+        return len(waiting)
+
+    def unit_limit(self, job: SpeechJob) -> int | None:
+        """How long `job`'s next unit may be so that no other playing server runs dry while the
+        worker is busy with it (units cannot be interrupted); None: any length."""
+        others = [
+            j.sink.buffered_seconds()
+            for j in self.jobs
+            if j is not job and j.active and j.sink.started
+        ]
+        if not others:
+            return None
+        work_s = 0.5 * min(others)
+        return max(MIN_UNIT_CHARS, int(work_s * self.speed() / self.seconds_per_char()))
 
     # ---- the choice (pure: unit-testable with a fake clock) --------------------------------
     def deadline(self, job: SpeechJob, now: float) -> float:
@@ -150,37 +228,26 @@ class DeadlineScheduler:
             return not any(j.in_flight is not None for j in self.jobs if j is not job)
         return job.sink.buffered_seconds() < self.ahead_s
 
-    def capacity(self) -> float:
-        """How many messages the model keeps up with at once: its measured speed (audio per
-        second of work) times the workers, with a 10% margin; 2 until measured."""
-        if self.fixed_capacity is not None:
-            return self.fixed_capacity
-        if self.busy_seconds < 5.0:
-            return 2.0
-        return 0.9 * self.workers * self.audio_seconds / self.busy_seconds
-
     def pick(self, now: float) -> SpeechJob | None:
-        """The next unit's job. Order: playing jobs about to run dry (under `low_water_s`),
-        then new jobs by arrival (only while the model has room for another stream, so an
-        overload makes new speech start later instead of making every server stutter), then
-        the other playing jobs by how soon they run dry."""
+        """The next unit's job. Order: admitted jobs about to run dry (under `low_water_s`),
+        then the oldest waiting job if there is room for it, then the admitted jobs by how
+        soon they run dry."""
         candidates = [j for j in self.jobs if self.eligible(j)]
         if not candidates:
             return None
         if self.policy == "fifo":
             return min(candidates, key=lambda j: j.requested_at)
-        playing = [j for j in candidates if j.sink.started]
-        urgent = [j for j in playing if j.sink.buffered_seconds() < self.low_water_s]
+        admitted = [j for j in candidates if j.admitted]
+        urgent = [
+            j for j in admitted if j.sink.started and j.sink.buffered_seconds() < self.low_water_s
+        ]
         if urgent:
             return min(urgent, key=lambda j: (self.deadline(j, now), j.requested_at))
-        streaming = sum(
-            1 for j in self.jobs if j.sink.started and not j.cancelled and (j.units or j.in_flight)
-        )
-        fresh = [j for j in candidates if not j.sink.started]
-        if fresh and streaming < self.capacity():
-            return min(fresh, key=lambda j: (self.deadline(j, now), j.requested_at))
-        if playing:
-            return min(playing, key=lambda j: (self.deadline(j, now), j.requested_at))
+        waiting = sorted((j for j in candidates if not j.admitted), key=lambda j: j.requested_at)
+        if waiting and self.has_room(waiting[0]):
+            return waiting[0]
+        if admitted:
+            return min(admitted, key=lambda j: (self.deadline(j, now), j.requested_at))
         return None
 
     def wake_in(self) -> float:
@@ -192,6 +259,17 @@ class DeadlineScheduler:
             if j.units and not j.cancelled and j.in_flight is None
         ]
         return min([0.1, *[w for w in waiting if w > 0]])
+
+    def take_unit(self, job: SpeechJob) -> str:
+        """The job's next unit, cut shorter when other servers' buffers are low."""
+        text = job.units.popleft()
+        limit = self.unit_limit(job) if self.policy != "fifo" else None
+        if limit is not None and len(text) > limit:
+            head, rest = _cut(text, limit)
+            if rest:
+                job.units.appendleft(rest)
+            text = head
+        return text
 
     # ---- jobs ------------------------------------------------------------------------------
     def submit(self, job: SpeechJob) -> None:
@@ -250,15 +328,19 @@ class DeadlineScheduler:
     async def _work(self) -> None:
         while True:
             job = await self._next()
-            text = job.units.popleft()
+            job.admitted = True
+            text = self.take_unit(job)
             stream = self._synthesize(text, job.voice)
-            job.in_flight = stream
+            job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
             started = self.clock()
             try:
                 async for chunk in stream:
                     if not job.cancelled:
                         job.sink.feed(chunk)
-                        self.audio_seconds += len(chunk) / 24_000
+                        job.unit_audio += len(chunk) / 24_000
+                if not job.cancelled:
+                    self.chars_done += len(text)
+                    self.chars_audio += job.unit_audio
             except Exception as error:  # the job fails; other jobs go on
                 log.warning("synthesis of a unit failed: %s", error)
                 job.error = error
@@ -266,6 +348,7 @@ class DeadlineScheduler:
             finally:
                 stream.cancel()  # a no-op when it ended; stops the model when abandoned
                 self.busy_seconds += self.clock() - started
+                self.audio_seconds += job.unit_audio
                 job.in_flight = None
                 job.units_done += 1
                 if job.cancelled or not job.units:

@@ -51,6 +51,8 @@ class UtteranceResult:
     first_frame_latency: float | None  # request -> first 20 ms frame handed to discord.py
     cancelled: bool
     error: str | None = None
+    requested_at: float = 0.0  # time.monotonic() of the message or interaction
+    ended_at: float = 0.0  # when its playback ended (or it was given up)
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -284,6 +286,8 @@ class GuildSpeaker:
             first_frame_latency=None if first is None else first - utterance.requested_at,
             cancelled=playback.job.cancelled,
             error=error,
+            requested_at=utterance.requested_at,
+            ended_at=time.monotonic(),
         )
 
 

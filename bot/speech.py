@@ -194,7 +194,8 @@ class SpeechService:
                 ("Speed", "no data yet" if rtf is None else f"{rtf:.1f}x real time per worker"),
                 ("Load", f"{snap.load * 100:.0f}% of {self.scheduler.engine.workers} worker(s)"
                  f" · {snap.queued_units} units waiting · speaking in "
-                 f"{snap.speaking_servers} server(s)"),
+                 f"{snap.speaking_servers} server(s) · {snap.waiting_for_room} message(s)"
+                 " waiting for room"),
             ],
         )  # fmt: skip
 

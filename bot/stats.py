@@ -35,10 +35,15 @@ class Snapshot:
     load: float  # share of worker time spent synthesizing, last minute
     queued_units: int
     speaking_servers: int
+    waiting_for_room: int = 0  # messages held back until the model has room
 
     @property
     def at_capacity(self) -> bool:
-        return self.load >= AT_CAPACITY or self.underruns_per_audio_min > 1.0
+        return (
+            self.load >= AT_CAPACITY
+            or self.underruns_per_audio_min > 1.0
+            or self.waiting_for_room > 0
+        )
 
     def status_line(self) -> str:
         if self.at_capacity:
@@ -101,6 +106,7 @@ class BotStats:
             load=self._load(),
             queued_units=self.deadlines.queued_units,
             speaking_servers=speaking_servers,
+            waiting_for_room=self.deadlines.held_back(),
         )
         log.debug("stats: %s", snapshot)
         return snapshot

@@ -20,6 +20,7 @@ class PlayerVoiceClient:
     def __init__(self, encode: bool = True) -> None:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._playing = False  # like discord.py's player: False before `after` is called
         if encode and not discord.opus.is_loaded():
             discord.opus._load_default()
         self.encoder = discord.opus.Encoder() if encode else None
@@ -30,7 +31,7 @@ class PlayerVoiceClient:
         return True
 
     def is_playing(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._playing
 
     def stop(self) -> None:
         self._stop.set()
@@ -40,6 +41,7 @@ class PlayerVoiceClient:
             raise discord.ClientException("Already playing audio.")
         self._stop = threading.Event()
         stop = self._stop
+        self._playing = True
         self.started.append(time.monotonic())
 
         def run() -> None:
@@ -53,6 +55,7 @@ class PlayerVoiceClient:
                 loops += 1
                 time.sleep(max(0.0, start + 0.02 * loops - time.perf_counter()))
             self.ended.append(time.monotonic())
+            self._playing = False
             after(None)
 
         self._thread = threading.Thread(target=run, daemon=True)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from bot.deadlines import DeadlineScheduler, SpeechJob, split_units
+from bot.stats import BotStats
 
 RATE = 24_000
 
@@ -71,16 +72,17 @@ class FakeStream:
 
 def make_scheduler(clock: FakeClock, log: list[str], policy: str = "deadline",
                    synth_s: float = 0.5, audio_s: float = 2.0,
-                   capacity: float | None = 10.0) -> DeadlineScheduler:  # fmt: skip
+                   max_load: float | None = 100.0) -> DeadlineScheduler:  # fmt: skip
     return DeadlineScheduler(
         lambda text, voice: FakeStream(log, clock, text, synth_s, audio_s),
-        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, policy=policy, capacity=capacity,
+        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, low_water_s=1.0, policy=policy,
+        max_load=max_load,
     )  # fmt: skip
 
 
-def job(clock: FakeClock, key: str, units: int) -> SpeechJob:
+def job(clock: FakeClock, key: str, units: int, admitted: bool = False) -> SpeechJob:
     texts = collections.deque(f"{key}{i}" for i in range(units))
-    return SpeechJob(texts, None, FakeSink(clock), clock(), key)
+    return SpeechJob(texts, None, FakeSink(clock), clock(), key, admitted=admitted)
 
 
 def test_units_start_short_and_keep_every_word() -> None:
@@ -100,7 +102,8 @@ def test_units_start_short_and_keep_every_word() -> None:
 def test_earliest_deadline_first() -> None:
     clock = FakeClock()
     scheduler = make_scheduler(clock, [])
-    low, high, new = job(clock, "low", 3), job(clock, "high", 3), job(clock, "new", 3)
+    low, high = job(clock, "low", 3, admitted=True), job(clock, "high", 3, admitted=True)
+    new = job(clock, "new", 3)
     for j, buffered in ((low, 0.3), (high, 2.5)):
         j.sink.feed(np.zeros(int(buffered * RATE), np.float32))  # playing since now
         scheduler.jobs.append(j)
@@ -218,23 +221,82 @@ async def test_many_servers_share_fairly_without_starving() -> None:
         await scheduler.close()
 
 
-def test_at_capacity_playing_servers_keep_priority_over_new_ones() -> None:
+def text_job(clock: FakeClock, key: str, units: int, chars: int, buffered_s: float = 0.0,
+             admitted: bool = False) -> SpeechJob:  # fmt: skip
+    made = SpeechJob(collections.deque(["x" * chars] * units), None, FakeSink(clock), clock(), key)
+    made.admitted = admitted
+    if buffered_s:
+        made.sink.feed(np.zeros(int(buffered_s * RATE), np.float32))  # playing since now
+    return made
+
+
+def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
     clock = FakeClock()
-    scheduler = make_scheduler(clock, [], capacity=1.0)
-    playing, fresh = job(clock, "playing", 3), job(clock, "fresh", 3)
-    playing.sink.feed(np.zeros(2 * RATE, np.float32))  # 2 s buffered: not urgent
-    scheduler.jobs += [playing, fresh]
-    assert scheduler.pick(clock()) is playing  # no room for a second stream yet
+    scheduler = make_scheduler(clock, [], max_load=0.9)  # 2x real time, 0.07 s per char
+    playing = text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True)
+    scheduler.jobs.append(playing)
+    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s left, 2 s ahead
+    long = text_job(clock, "long", 10, 100)
+    scheduler.jobs.append(long)
+    assert scheduler.pick(clock()) is playing  # 0.49 + 0.50 > 0.9: the new one waits
+    assert scheduler.held_back() == 1
+    clock.now += 1.0
+    short = text_job(clock, "short", 1, 8)  # a short line fits next to the long reading
+    scheduler.jobs.append(short)
+    scheduler.jobs.remove(long)
+    assert scheduler.pick(clock()) is short
+    scheduler.jobs.append(long)
     playing.units.clear()  # its text is all synthesized: it only plays now
-    assert scheduler.pick(clock()) is fresh
-    roomy = make_scheduler(clock, [], capacity=2.0)
-    roomy.jobs += [job(clock, "p", 3), job(clock, "f", 3)]
-    roomy.jobs[0].sink.feed(np.zeros(2 * RATE, np.float32))
-    assert roomy.pick(clock()).key == "f"  # room: the new request starts first
+    assert scheduler.load() == 0.0
+    assert scheduler.pick(clock()) is long  # the oldest waiting job comes first
 
 
-def test_capacity_is_measured_from_the_model_speed() -> None:
+def test_waiting_jobs_start_in_arrival_order_across_servers() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [])
+    older = text_job(clock, "B", 2, 30)
+    clock.now += 1.0
+    chained = text_job(clock, "A", 2, 30, buffered_s=0.5)  # A's next message, behind its audio
+    scheduler.jobs += [chained, older]
+    assert scheduler.pick(clock()) is older
+    older.admitted = True
+    older.in_flight = object()  # type: ignore[assignment]
+    assert scheduler.pick(clock()) is chained
+
+
+def test_units_are_cut_shorter_while_another_server_runs_low() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [])
+    sentence = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    reader = SpeechJob(collections.deque([sentence]), None, FakeSink(clock), clock(), "R")
+    assert scheduler.unit_limit(reader) is None  # alone: whole sentences
+    other = text_job(clock, "other", 5, 100, buffered_s=1.5, admitted=True)
+    scheduler.jobs += [reader, other]
+    assert scheduler.unit_limit(reader) == 40  # half of 1.5 s of work would be 21 chars
+    first = scheduler.take_unit(reader)
+    assert len(first) <= 40 and f"{first} {reader.units[0]}" == sentence
+    other.sink.feed(np.zeros(10 * RATE, np.float32))  # the other has 11.5 s ahead now
+    assert scheduler.unit_limit(reader) == int(0.5 * 11.5 * 2.0 / 0.07)
+
+
+def test_speed_and_speech_rate_are_measured() -> None:
     scheduler = DeadlineScheduler(lambda text, voice: None, workers=2)  # type: ignore[arg-type,return-value]
-    assert scheduler.capacity() == 2.0  # nothing measured yet
+    assert scheduler.max_load == pytest.approx(1.8)
+    assert scheduler.speed() == 2.0 and scheduler.seconds_per_char() == 0.07  # until measured
     scheduler.busy_seconds, scheduler.audio_seconds = 10.0, 25.0  # 2.5x real time per worker
-    assert scheduler.capacity() == pytest.approx(0.9 * 2 * 2.5)
+    scheduler.chars_done, scheduler.chars_audio = 1000, 60.0
+    assert scheduler.speed() == pytest.approx(2.5)
+    assert scheduler.seconds_per_char() == pytest.approx(0.06)
+
+
+def test_the_bot_says_when_messages_wait_for_room() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [], max_load=0.9)
+    stats = BotStats(scheduler, clock=clock)
+    assert stats.snapshot(0).status_line() == "Ready to speak"
+    scheduler.jobs.append(text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True))
+    assert stats.snapshot(1).status_line() == "Speaking in 1 server"
+    scheduler.jobs.append(text_job(clock, "waiting", 10, 100))
+    snapshot = stats.snapshot(2)
+    assert snapshot.waiting_for_room == 1
+    assert snapshot.status_line() == "At capacity: speech may start late"

@@ -69,7 +69,7 @@ def timed_speaker(log: list[tuple[str, float]], client: PlayerVoiceClient) -> Gu
     def synthesize(text: str, voice: str | None) -> TimedStream:
         return TimedStream(log, text, audio_s=1.0 if text.startswith("long") else 0.3)
 
-    deadlines = DeadlineScheduler(synthesize, capacity=10.0)
+    deadlines = DeadlineScheduler(synthesize, max_load=100.0)
     deadlines.start()
     return GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
 
