@@ -43,7 +43,7 @@ async def test_cancel_ends_stream_and_frees_worker(full_engine: TTSEngine) -> No
         stream.cancel()
         async for _ in stream:  # frames in flight may still arrive, then the end
             pass
-        assert time.monotonic() - cancelled_at < 0.2
+        assert time.monotonic() - cancelled_at < 0.1  # the model stops within 100 ms
     assert stream.stats.cancelled
     assert stream.stats.audio_seconds < 5  # far less than the ~20 s the text would give
     await asyncio.sleep(0.05)
