@@ -8,7 +8,7 @@ StreamingSource, read every 20 ms by a player thread per server that Opus-encode
 like discord.py's AudioPlayer. Two schedulers, same engine, same arrivals:
 
   deadline  the bot's scheduler: units of a sentence or clause, earliest deadline first,
-            at most 3 s buffered ahead per server, new messages admitted oldest first while
+            at most 5 s buffered ahead per server, new messages admitted oldest first while
             the model has room, a server's next message synthesized while the current plays;
   fifo      the baseline: whole messages, one global first-come first-served queue (each
             server's next message joins it when the current one has played).
@@ -89,7 +89,9 @@ async def run_load(
     engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int
 ) -> RunResult:
     rng = random.Random(seed)
-    scheduler = DeadlineScheduler(engine.stream, workers=engine.workers, policy=policy)
+    scheduler = DeadlineScheduler(
+        engine.stream, workers=engine.workers, policy=policy, spare_lanes=engine.spare_lanes
+    )
     scheduler.start()
     clients = [PlayerVoiceClient() for _ in range(servers)]
     speakers = [

@@ -7,7 +7,8 @@ the unit whose server will run out of buffered audio first:
 - a job that has not started playing is due at `requested_at + first_audio_budget_s`;
 - a playing job is due when its buffer runs dry: `now + buffered seconds`;
 - a job with `ahead_s` or more buffered waits, leaving the model to others;
-- a job that has not started is admitted, oldest first, only while the model has room for it
+- a job that has not started is admitted, the longest waiting first (counted from when its
+  server's voice channel became free for it), only while the model has room for it
   (see `DeadlineScheduler`), so an overload delays new speech instead of breaking it up;
 - a unit is cut shorter while another playing server has little buffered, since a unit in
   flight cannot be interrupted.
@@ -34,7 +35,10 @@ log = logging.getLogger(__name__)
 
 FIRST_UNIT_CHARS = 60
 UNIT_CHARS = 180
-MIN_UNIT_CHARS = 40
+MIN_UNIT_CHARS = 20
+MIN_UNIT_AUDIO_S = 2.0  # a cut unit still gives this much speech
+SPARE_MIN_SPEED = 1.5  # spare lanes run only while the model alone is this much faster than speech
+SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this much is ready
 DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
 DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
@@ -89,6 +93,9 @@ class Sink(Protocol):
 
     def feed(self, chunk: np.ndarray) -> None: ...
 
+    def prebuffer(self, seconds: float) -> None:
+        """Hold back the start of playback until this much audio is buffered."""
+
 
 @dataclass(eq=False)
 class SpeechJob:
@@ -103,6 +110,7 @@ class SpeechJob:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     units_done: int = 0
     admitted: bool = False  # its first unit was picked: from now on it is kept fed
+    free_at: float | None = None  # when its server's voice channel became free for it
     unit_chars: int = 0  # the unit in flight: its length
     unit_audio: float = 0.0  # and the audio it gave so far
 
@@ -137,14 +145,16 @@ class DeadlineScheduler:
         *,
         workers: int = 1,
         clock: Callable[[], float] = time.monotonic,
-        ahead_s: float = 3.0,
+        ahead_s: float = 5.0,
         first_audio_budget_s: float = 0.5,
         low_water_s: float = 1.5,
         max_load: float | None = None,
         policy: str = "deadline",  # or "fifo": the baseline, first come first served
+        spare_lanes: int = 0,
     ) -> None:
         self._synthesize = synthesize
         self.workers = workers
+        self.spare_lanes = spare_lanes if policy == "deadline" else 0
         self.clock = clock
         self.ahead_s = ahead_s
         self.first_audio_budget_s = first_audio_budget_s
@@ -156,20 +166,38 @@ class DeadlineScheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self.busy_seconds = 0.0  # synthesis wall time, summed over workers
         self.audio_seconds = 0.0  # audio produced
-        self.chars_done = 0  # characters of completed units
-        self.chars_audio = 0.0  # and their audio
+        # recent units, older ones fading (x0.9 a unit): the estimates follow voice changes
+        self._recent_busy = self._recent_audio = 0.0
+        self._recent_chars = self._recent_chars_audio = 0.0
+        self._running: dict[SpeechJob, bool] = {}  # units in flight: crowded or not
 
     # ---- estimates (measured as the model runs) -------------------------------------------
+    def record_unit(
+        self, chars: int, audio_s: float, busy_s: float, complete: bool, crowded: bool = False
+    ) -> None:
+        """Take one unit's figures into the estimates: the speed only from units that ran
+        without a spare lane beside them (so it stays the speed of the workers alone), the
+        speech rate only from units synthesized to their end."""
+        self.busy_seconds += busy_s
+        self.audio_seconds += audio_s
+        if not crowded:
+            self._recent_busy = 0.9 * self._recent_busy + busy_s
+            self._recent_audio = 0.9 * self._recent_audio + audio_s
+        if complete:
+            self._recent_chars = 0.9 * self._recent_chars + chars
+            self._recent_chars_audio = 0.9 * self._recent_chars_audio + audio_s
+
     def speed(self) -> float:
         """Audio seconds one worker makes per second of work."""
-        if self.busy_seconds < 5.0:
+        if self._recent_busy < 0.5:
             return DEFAULT_SPEED
-        return self.audio_seconds / self.busy_seconds
+        return self._recent_audio / self._recent_busy
 
     def seconds_per_char(self) -> float:
-        if self.chars_done < 200:
+        """Seconds of speech per character of text."""
+        if self._recent_chars < 30:
             return DEFAULT_SECONDS_PER_CHAR
-        return self.chars_audio / self.chars_done
+        return self._recent_chars_audio / self._recent_chars
 
     def remaining_audio(self, job: SpeechJob) -> float:
         per_char = self.seconds_per_char()
@@ -196,7 +224,7 @@ class DeadlineScheduler:
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""
         waiting = [j for j in self.jobs if not j.admitted and not j.cancelled and j.units]
-        if not waiting or self.has_room(min(waiting, key=lambda j: j.requested_at)):
+        if not waiting or self.has_room(self._first(waiting, self.clock())):
             return 0
         return len(waiting)
 
@@ -211,12 +239,19 @@ class DeadlineScheduler:
         if not others:
             return None
         work_s = 0.5 * min(others)
-        return max(MIN_UNIT_CHARS, int(work_s * self.speed() / self.seconds_per_char()))
+        per_char = self.seconds_per_char()
+        floor = max(MIN_UNIT_CHARS, int(MIN_UNIT_AUDIO_S / per_char))
+        return max(floor, int(work_s * self.speed() / per_char))
 
     # ---- the choice (pure: unit-testable with a fake clock) --------------------------------
     def deadline(self, job: SpeechJob, now: float) -> float:
+        """When the job needs audio. A job not admitted yet waits from when its server's
+        channel became free (its request, or the end of the server's previous message), so a
+        busy server's next message does not go before a quiet server's, nor starve."""
         if self.policy == "fifo":
             return job.requested_at
+        if not job.admitted and job.free_at is not None:
+            return job.free_at + self.first_audio_budget_s
         if not job.sink.started:
             return job.requested_at + self.first_audio_budget_s
         return now + job.sink.buffered_seconds()
@@ -230,8 +265,8 @@ class DeadlineScheduler:
 
     def pick(self, now: float) -> SpeechJob | None:
         """The next unit's job. Order: admitted jobs about to run dry (under `low_water_s`),
-        then the oldest waiting job if there is room for it, then the admitted jobs by how
-        soon they run dry."""
+        then the most overdue waiting job if there is room for it, then the admitted jobs by
+        how soon they run dry."""
         candidates = [j for j in self.jobs if self.eligible(j)]
         if not candidates:
             return None
@@ -242,13 +277,39 @@ class DeadlineScheduler:
             j for j in admitted if j.sink.started and j.sink.buffered_seconds() < self.low_water_s
         ]
         if urgent:
-            return min(urgent, key=lambda j: (self.deadline(j, now), j.requested_at))
-        waiting = sorted((j for j in candidates if not j.admitted), key=lambda j: j.requested_at)
-        if waiting and self.has_room(waiting[0]):
-            return waiting[0]
+            return self._first(urgent, now)
+        waiting = [j for j in candidates if not j.admitted]
+        if waiting and self.has_room(first := self._first(waiting, now)):
+            return first
         if admitted:
-            return min(admitted, key=lambda j: (self.deadline(j, now), j.requested_at))
+            return self._first(admitted, now)
         return None
+
+    def pick_spare(self, now: float) -> SpeechJob | None:
+        """A unit for a spare lane: only while every worker is busy (a unit cannot be
+        interrupted), only what cannot wait for them (a playing server about to run dry, a
+        new request past its first-audio budget), and only while the model alone is fast
+        enough to share the CPU (two units at once run at about half speed each)."""
+        busy = sum(1 for j in self.jobs if j.in_flight is not None)
+        if busy < self.workers or self.speed() < SPARE_MIN_SPEED:
+            return None
+        candidates = [j for j in self.jobs if self.eligible(j)]
+        urgent = [
+            j
+            for j in candidates
+            if j.admitted and j.sink.started and j.sink.buffered_seconds() < self.low_water_s
+        ]
+        if urgent:
+            return self._first(urgent, now)
+        waiting = [j for j in candidates if not j.admitted]
+        if waiting:
+            first = self._first(waiting, now)
+            if self.deadline(first, now) <= now and self.has_room(first):
+                return first
+        return None
+
+    def _first(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
+        return min(jobs, key=lambda j: (self.deadline(j, now), j.requested_at))
 
     def wake_in(self) -> float:
         """How long until a waiting job's buffer falls under `ahead_s` (capped at 0.1 s, which
@@ -260,10 +321,13 @@ class DeadlineScheduler:
         ]
         return min([0.1, *[w for w in waiting if w > 0]])
 
-    def take_unit(self, job: SpeechJob) -> str:
-        """The job's next unit, cut shorter when other servers' buffers are low."""
+    def take_unit(self, job: SpeechJob, spare: bool = False) -> str:
+        """The job's next unit, cut shorter when other servers' buffers are low (and on a
+        spare lane, which should be free again soon)."""
         text = job.units.popleft()
         limit = self.unit_limit(job) if self.policy != "fifo" else None
+        if spare:
+            limit = min(limit or FIRST_UNIT_CHARS, FIRST_UNIT_CHARS)
         if limit is not None and len(text) > limit:
             head, rest = _cut(text, limit)
             if rest:
@@ -302,8 +366,8 @@ class DeadlineScheduler:
     def start(self) -> None:
         if not self._tasks:
             self._tasks = [
-                asyncio.create_task(self._work(), name=f"synthesis-{i}")
-                for i in range(self.workers)
+                asyncio.create_task(self._work(spare=i >= self.workers), name=f"synthesis-{i}")
+                for i in range(self.workers + self.spare_lanes)
             ]
 
     async def close(self) -> None:
@@ -314,9 +378,9 @@ class DeadlineScheduler:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
-    async def _next(self) -> SpeechJob:
+    async def _next(self, spare: bool) -> SpeechJob:
         while True:
-            job = self.pick(self.clock())
+            job = self.pick_spare(self.clock()) if spare else self.pick(self.clock())
             if job is not None:
                 return job
             self._changed.clear()
@@ -325,30 +389,40 @@ class DeadlineScheduler:
                 async with asyncio.timeout(self.wake_in()):
                     await self._changed.wait()
 
-    async def _work(self) -> None:
+    async def _work(self, spare: bool = False) -> None:
         while True:
-            job = await self._next()
+            job = await self._next(spare)
             job.admitted = True
-            text = self.take_unit(job)
+            text = self.take_unit(job, spare)
+            if spare and not job.sink.started:  # two units share the CPU: absorb the jitter
+                job.sink.prebuffer(SPARE_PREBUFFER_S)
+            log.debug(
+                "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
+                len(text), job.key, " on a spare lane" if spare else "",
+                ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
+                self.speed(),
+            )  # fmt: skip
             stream = self._synthesize(text, job.voice)
             job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
-            started = self.clock()
+            self._running[job] = False  # crowded: more units at once than workers
+            if len(self._running) > self.workers:
+                self._running = dict.fromkeys(self._running, True)
+            started, complete = self.clock(), False
             try:
                 async for chunk in stream:
                     if not job.cancelled:
                         job.sink.feed(chunk)
                         job.unit_audio += len(chunk) / 24_000
-                if not job.cancelled:
-                    self.chars_done += len(text)
-                    self.chars_audio += job.unit_audio
+                complete = not job.cancelled
             except Exception as error:  # the job fails; other jobs go on
                 log.warning("synthesis of a unit failed: %s", error)
                 job.error = error
                 job.units.clear()
             finally:
                 stream.cancel()  # a no-op when it ended; stops the model when abandoned
-                self.busy_seconds += self.clock() - started
-                self.audio_seconds += job.unit_audio
+                crowded = self._running.pop(job, False)
+                busy_s = self.clock() - started
+                self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
                 job.in_flight = None
                 job.units_done += 1
                 if job.cancelled or not job.units:

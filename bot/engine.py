@@ -38,6 +38,7 @@ BUILTIN_VOICES: tuple[str, ...] = tuple(_ORIGINS_OF_PREDEFINED_VOICES)
 T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()
+SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 
 
 CLONING_UNAVAILABLE = (
@@ -238,10 +239,14 @@ class TTSEngine:
         fingerprint: str,
         executor: Any,
         replicas: list[Any] | None = None,
+        spare_lanes: int = 0,
     ) -> None:
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
-        self.workers = 1 + len(replicas or [])
+        # `workers` threads do the steady work; `spare_lanes` more take over urgent units while
+        # every worker is busy (see DeadlineScheduler.pick_spare).
+        self.spare_lanes = spare_lanes
+        self.workers = 1 + len(replicas or []) - spare_lanes
         self._free_models: queue.SimpleQueue[Any] = queue.SimpleQueue()
         for replica in [model, *(replicas or [])]:
             self._free_models.put(replica)
@@ -257,12 +262,13 @@ class TTSEngine:
     async def load(cls, settings: Settings) -> TTSEngine:
         """Load the model in the engine's worker thread (never on the event loop)."""
         workers = settings.tts_workers
-        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tts-engine")
+        threads = workers + SPARE_LANES
+        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
         loop = asyncio.get_running_loop()
         try:
             model = await loop.run_in_executor(executor, cls._load_model, settings)
             replicas = [
-                await loop.run_in_executor(executor, replicate, model) for _ in range(workers - 1)
+                await loop.run_in_executor(executor, replicate, model) for _ in range(threads - 1)
             ]
         except BaseException:
             executor.shutdown(wait=False)
@@ -274,6 +280,7 @@ class TTSEngine:
             fingerprint=cls._fingerprint(settings),
             executor=executor,
             replicas=replicas,
+            spare_lanes=SPARE_LANES,
         )
         log.info("%s", engine.describe())
         if not engine.has_voice_cloning:

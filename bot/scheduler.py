@@ -253,6 +253,8 @@ class GuildSpeaker:
         job, sink, source = playback.job, playback.sink, playback.source
         if playback.not_connected:
             return self._result(playback, error="not connected to voice")
+        if not job.admitted:  # it waits for the model from now on, not from its request
+            job.free_at = self._deadlines.clock()
         sink.release()  # the audio it followed has ended: play as soon as it is ready
         await job.done.wait()
         error = job.error
@@ -345,6 +347,9 @@ class PlaybackSink:
         if not self.playing and self._follows is None and self.source.ready:
             self.start()
 
+    def prebuffer(self, seconds: float) -> None:
+        self.source.prebuffer_frames = max(self.source.prebuffer_frames, round(seconds / 0.02))
+
     def release(self) -> None:
         """The audio this one follows has ended."""
         if self._follows is not None:
@@ -368,11 +373,13 @@ class PlaybackSink:
 class SpeechScheduler:
     """All guilds' speakers, sharing one engine."""
 
-    def __init__(self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 3.0) -> None:
+    def __init__(self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 5.0) -> None:
         self._engine = engine
         self._max_queue = max_queue
         self._speakers: dict[int, GuildSpeaker] = {}
-        self.deadlines = DeadlineScheduler(engine.stream, workers=engine.workers, ahead_s=ahead_s)
+        self.deadlines = DeadlineScheduler(
+            engine.stream, workers=engine.workers, ahead_s=ahead_s, spare_lanes=engine.spare_lanes
+        )
         self.deadlines.start()
         self.stats = BotStats(self.deadlines)
 

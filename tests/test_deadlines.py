@@ -44,6 +44,9 @@ class FakeSink:
         if self.started_at is None:
             self.started_at = self.clock()
 
+    def prebuffer(self, seconds: float) -> None:
+        pass
+
 
 class FakeStream:
     """Each unit yields one chunk of `audio_s`, after `synth_s` of fake clock time."""
@@ -264,6 +267,29 @@ def test_waiting_jobs_start_in_arrival_order_across_servers() -> None:
     assert scheduler.pick(clock()) is chained
 
 
+def test_a_busy_servers_next_message_waits_from_when_its_channel_is_free() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [], max_load=0.9)
+    playing = text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True)
+    busy_next = text_job(clock, "A", 10, 100)  # asked long ago, behind A's long reading
+    clock.now += 30.0
+    busy_next.free_at = clock()  # A's previous message has just ended
+    quiet = text_job(clock, "B", 10, 100)
+    quiet.requested_at -= 1.0  # B has waited a second, in silence
+    scheduler.jobs += [playing, busy_next, quiet]
+    assert scheduler.pick(clock()) is playing  # no room for either yet
+    playing.units.clear()
+    assert scheduler.pick(clock()) is quiet  # B's channel has been free longer
+    quiet.admitted = True
+    quiet.in_flight = object()  # type: ignore[assignment]
+    clock.now += 2.0
+    newer = text_job(clock, "C", 10, 100)  # A does not starve behind newer requests
+    scheduler.jobs.append(newer)
+    quiet.in_flight = None
+    quiet.units.clear()
+    assert scheduler.pick(clock()) is busy_next
+
+
 def test_units_are_cut_shorter_while_another_server_runs_low() -> None:
     clock = FakeClock()
     scheduler = make_scheduler(clock, [])
@@ -272,21 +298,58 @@ def test_units_are_cut_shorter_while_another_server_runs_low() -> None:
     assert scheduler.unit_limit(reader) is None  # alone: whole sentences
     other = text_job(clock, "other", 5, 100, buffered_s=1.5, admitted=True)
     scheduler.jobs += [reader, other]
-    assert scheduler.unit_limit(reader) == 40  # half of 1.5 s of work would be 21 chars
+    assert scheduler.unit_limit(reader) == 28  # 21 chars for 0.75 s of work; 2 s of speech at least
     first = scheduler.take_unit(reader)
-    assert len(first) <= 40 and f"{first} {reader.units[0]}" == sentence
+    assert len(first) <= 28 and f"{first} {reader.units[0]}" == sentence
     other.sink.feed(np.zeros(10 * RATE, np.float32))  # the other has 11.5 s ahead now
     assert scheduler.unit_limit(reader) == int(0.5 * 11.5 * 2.0 / 0.07)
 
 
-def test_speed_and_speech_rate_are_measured() -> None:
+def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> None:
+    clock = FakeClock()
+    scheduler = DeadlineScheduler(
+        lambda text, voice: None,  # type: ignore[arg-type,return-value]
+        clock=clock, low_water_s=1.0, spare_lanes=1,
+    )  # fmt: skip
+    long = text_job(clock, "long", 5, 100, buffered_s=8.0, admitted=True)
+    low = text_job(clock, "low", 5, 100, buffered_s=2.0, admitted=True)
+    scheduler.jobs += [long, low]
+    assert scheduler.pick_spare(clock()) is None  # the worker is free: it takes the work
+    long.in_flight = object()  # type: ignore[assignment]
+    assert scheduler.pick_spare(clock()) is None  # low can wait for the worker
+    clock.now += 1.5  # low has 0.5 s left and the worker is still busy
+    assert scheduler.pick_spare(clock()) is low
+    assert len(scheduler.take_unit(low, spare=True)) <= 60  # short: the lane is free again soon
+    low.units.clear()
+    fresh = text_job(clock, "fresh", 1, 30)
+    scheduler.jobs.append(fresh)
+    assert scheduler.pick_spare(clock()) is None  # within its first-audio budget
+    clock.now += 0.6
+    assert scheduler.pick_spare(clock()) is fresh
+    for _ in range(30):  # a slow model: two units at once would fall far behind real time
+        scheduler.record_unit(chars=50, audio_s=2.5, busy_s=2.0, complete=True)
+    assert scheduler.pick_spare(clock()) is None
+    fifo = DeadlineScheduler(lambda text, voice: None, policy="fifo", spare_lanes=1)  # type: ignore[arg-type,return-value]
+    assert fifo.spare_lanes == 0  # the baseline has none
+
+
+def test_speed_and_speech_rate_are_measured_from_recent_units() -> None:
     scheduler = DeadlineScheduler(lambda text, voice: None, workers=2)  # type: ignore[arg-type,return-value]
     assert scheduler.max_load == pytest.approx(1.8)
     assert scheduler.speed() == 2.0 and scheduler.seconds_per_char() == 0.07  # until measured
-    scheduler.busy_seconds, scheduler.audio_seconds = 10.0, 25.0  # 2.5x real time per worker
-    scheduler.chars_done, scheduler.chars_audio = 1000, 60.0
+    scheduler.record_unit(chars=50, audio_s=10.0, busy_s=4.0, complete=True)
     assert scheduler.speed() == pytest.approx(2.5)
-    assert scheduler.seconds_per_char() == pytest.approx(0.06)
+    assert scheduler.seconds_per_char() == pytest.approx(0.2)
+    scheduler.record_unit(chars=100, audio_s=1.0, busy_s=1.0, complete=False)  # cancelled
+    assert scheduler.seconds_per_char() == pytest.approx(0.2)  # a cut-off unit says nothing
+    alone = scheduler.speed()
+    scheduler.record_unit(chars=50, audio_s=1.0, busy_s=1.0, complete=True, crowded=True)
+    assert scheduler.speed() == alone  # it shared the CPU with a spare lane
+    for _ in range(60):  # a slower voice for a while: the old figures fade away
+        scheduler.record_unit(chars=50, audio_s=5.0, busy_s=5.0, complete=True)
+    assert scheduler.speed() == pytest.approx(1.0, rel=0.01)
+    assert scheduler.seconds_per_char() == pytest.approx(0.1, rel=0.01)
+    assert scheduler.audio_seconds == 312.0  # the totals (for /botstats) keep everything
 
 
 def test_the_bot_says_when_messages_wait_for_room() -> None:

@@ -105,3 +105,16 @@ async def test_voice_from_clip_and_from_exported_state(
     loaded = await engine.voice_state(str(path))
     assert loaded.keys() == state.keys()
     assert len(await engine.synthesize("Hi", voice=str(path))) > 0
+
+
+async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
+    full_engine: TTSEngine,
+) -> None:
+    assert full_engine.workers == 1 and full_engine.spare_lanes == 1
+    busy = full_engine.stream(LONG_TEXT)
+    async with busy:
+        await anext(busy)  # the worker is in the middle of a long unit
+        urgent = full_engine.stream("Quick one.")
+        async with urgent:
+            await asyncio.wait_for(anext(urgent), 2.0)  # starts without waiting for the first
+        assert not busy.stats.cancelled and busy.stats.samples < 20 * SAMPLE_RATE
