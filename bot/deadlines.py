@@ -39,6 +39,7 @@ MIN_UNIT_CHARS = 20
 MIN_UNIT_AUDIO_S = 2.0  # a cut unit still gives this much speech
 SPARE_MIN_SPEED = 1.5  # spare lanes run only while the model alone is this much faster than speech
 SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this much is ready
+READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
 DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
 DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
@@ -283,7 +284,21 @@ class DeadlineScheduler:
             return first
         if admitted:
             return self._first(admitted, now)
+        if waiting:  # no room for them: read further ahead, which lowers the admitted jobs'
+            return self._read_ahead(now)  # demand and so makes room sooner
         return None
+
+    def _read_ahead(self, now: float) -> SpeechJob | None:
+        ahead = [
+            j
+            for j in self.jobs
+            if j.admitted
+            and j.units
+            and not j.cancelled
+            and j.in_flight is None
+            and j.sink.buffered_seconds() < READ_AHEAD_S
+        ]
+        return self._first(ahead, now) if ahead else None
 
     def pick_spare(self, now: float) -> SpeechJob | None:
         """A unit for a spare lane: only while every worker is busy (a unit cannot be

@@ -254,6 +254,23 @@ def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
     assert scheduler.pick(clock()) is long  # the oldest waiting job comes first
 
 
+def test_while_messages_wait_for_room_the_admitted_ones_read_further_ahead() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [], max_load=0.9)
+    playing = text_job(clock, "playing", 10, 100, buffered_s=8.0, admitted=True)
+    scheduler.jobs.append(playing)
+    assert scheduler.pick(clock()) is None  # 8 s ahead is plenty while nobody waits
+    waiting = text_job(clock, "waiting", 10, 100)
+    scheduler.jobs.append(waiting)
+    demand_before = scheduler.demand(playing)
+    assert scheduler.pick(clock()) is playing  # no room: read ahead instead of idling
+    playing.sink.feed(np.zeros(12 * RATE, np.float32))  # 20 s ahead: its share shrinks
+    assert scheduler.demand(playing) < demand_before
+    assert scheduler.pick(clock()) is waiting  # and that made room for the waiting one
+    scheduler.jobs.remove(waiting)
+    assert scheduler.pick(clock()) is None  # 20 s ahead at most
+
+
 def test_waiting_jobs_start_in_arrival_order_across_servers() -> None:
     clock = FakeClock()
     scheduler = make_scheduler(clock, [])
