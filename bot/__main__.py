@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from bot.config import ConfigError, Settings, load_settings
+from bot.replies import plural
 
 log = logging.getLogger("bot")
 
@@ -118,7 +119,7 @@ async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
             )
             for r in records:
                 print(f"{r.owner_id}\t{r.id}\t{r.name}\t{r.duration_s:.1f} s\t{r.created_at}")
-            print(f"{len(records)} voice{'s' if len(records) != 1 else ''}.")
+            print(f"{plural(len(records), 'voice')}.")
         elif args.action == "import":
             data = await asyncio.to_thread(args.clip.read_bytes)
             record = await library.create(args.user, args.name, data, consented_at=consent_now())

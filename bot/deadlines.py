@@ -219,8 +219,9 @@ class DeadlineScheduler:
         return sum(self.demand(j) for j in self.jobs if j.active)
 
     def has_room(self, job: SpeechJob) -> bool:
-        active = [j for j in self.jobs if j.active]
-        return not active or self.load() + self.demand(job) <= self.max_load
+        if not any(j.active for j in self.jobs):
+            return True  # an idle model always takes the job, however slow it is
+        return self.load() + self.demand(job) <= self.max_load
 
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""
@@ -274,9 +275,7 @@ class DeadlineScheduler:
         if self.policy == "fifo":
             return min(candidates, key=lambda j: j.requested_at)
         admitted = [j for j in candidates if j.admitted]
-        urgent = [
-            j for j in admitted if j.sink.started and j.sink.buffered_seconds() < self.low_water_s
-        ]
+        urgent = self._urgent(admitted)
         if urgent:
             return self._first(urgent, now)
         waiting = [j for j in candidates if not j.admitted]
@@ -309,11 +308,7 @@ class DeadlineScheduler:
         if busy < self.workers or self.speed() < SPARE_MIN_SPEED:
             return None
         candidates = [j for j in self.jobs if self.eligible(j)]
-        urgent = [
-            j
-            for j in candidates
-            if j.admitted and j.sink.started and j.sink.buffered_seconds() < self.low_water_s
-        ]
+        urgent = self._urgent(candidates)
         if urgent:
             return self._first(urgent, now)
         waiting = [j for j in candidates if not j.admitted]
@@ -322,6 +317,14 @@ class DeadlineScheduler:
             if self.deadline(first, now) <= now and self.has_room(first):
                 return first
         return None
+
+    def _urgent(self, jobs: list[SpeechJob]) -> list[SpeechJob]:
+        """Admitted jobs playing with less than `low_water_s` left."""
+        return [
+            j
+            for j in jobs
+            if j.admitted and j.sink.started and j.sink.buffered_seconds() < self.low_water_s
+        ]
 
     def _first(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
         return min(jobs, key=lambda j: (self.deadline(j, now), j.requested_at))

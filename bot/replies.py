@@ -21,6 +21,11 @@ class Reply:
     fields: list[tuple[str, str]] = field(default_factory=list)
 
 
+def plural(count: int, noun: str) -> str:
+    """ "1 voice", "2 voices"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def require_manage_guild(permissions: discord.Permissions) -> None:
     """Checked here too: Discord's default permissions can be changed by server admins."""
     if not permissions.manage_guild:

@@ -348,7 +348,8 @@ class PlaybackSink:
             self.start()
 
     def prebuffer(self, seconds: float) -> None:
-        self.source.prebuffer_frames = max(self.source.prebuffer_frames, round(seconds / 0.02))
+        frames = round(seconds / FRAME_SECONDS)
+        self.source.prebuffer_frames = max(self.source.prebuffer_frames, frames)
 
     def release(self) -> None:
         """The audio this one follows has ended."""

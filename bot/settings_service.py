@@ -6,7 +6,7 @@ import discord
 
 from bot.db import Database
 from bot.engine import BUILTIN_VOICES
-from bot.replies import Reply, UserError, require_manage_guild
+from bot.replies import Reply, UserError, plural, require_manage_guild
 from bot.server_settings import SETTINGS, SettingError
 from bot.text import Names, ReadOptions, speakable
 
@@ -66,7 +66,7 @@ class SettingsService:
             (name, f"{spec.show(getattr(settings, name))} · {spec.description}")
             for name, spec in SETTINGS.items()
         ]
-        fields.append(("dictionary", f"{words} word{'s' if words != 1 else ''} · /dict list"))
+        fields.append(("dictionary", f"{plural(words, 'word')} · /dict list"))
         return Reply("", title=f"PocketVoice settings for {guild.name}", fields=fields)
 
     # ---- dictionary ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 import discord
 
 from bot.audio import MODEL_RATE, encode_audio
-from bot.replies import Reply, UserError
+from bot.replies import Reply, UserError, plural
 from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
 
 __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
@@ -166,7 +166,7 @@ class SpeechService:
         dropped = speaker.clear_waiting() if speaker is not None else 0
         if dropped == 0:
             raise UserError("Nothing is waiting to be read.")
-        return f"Cleared {dropped} waiting message{'s' if dropped != 1 else ''}."
+        return f"Cleared {plural(dropped, 'waiting message')}."
 
     async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
                        text: str) -> Reply:  # fmt: skip
@@ -189,7 +189,7 @@ class SpeechService:
             title=snap.status_line(),
             fields=[
                 ("Time to first audio", f"p50 {ms(snap.ttfa_p50)} · p95 {ms(snap.ttfa_p95)}"
-                 f" ({snap.utterances} recent message{'s' if snap.utterances != 1 else ''})"),
+                 f" ({plural(snap.utterances, 'recent message')})"),
                 ("Underruns", f"{snap.underruns_per_audio_min:.2f} s per minute of audio"),
                 ("Speed", "no data yet" if rtf is None else f"{rtf:.1f}x real time per worker"),
                 ("Load", f"{snap.load * 100:.0f}% of {self.scheduler.engine.workers} worker(s)"
@@ -204,7 +204,7 @@ class SpeechService:
         dropped = speaker.clear() if speaker is not None else 0
         if dropped == 0:
             raise UserError("Nothing is being spoken or queued.")
-        return f"Stopped and cleared {dropped} message{'s' if dropped != 1 else ''}."
+        return f"Stopped and cleared {plural(dropped, 'message')}."
 
     async def disconnect(self, guild: discord.Guild) -> None:
         speaker = self.scheduler.get(guild.id)

@@ -16,7 +16,7 @@ from bot import clip as clips
 from bot.audio import encode_audio
 from bot.db import Database, utc_now
 from bot.engine import BUILTIN_VOICES, TTSEngine
-from bot.replies import Reply, UserError
+from bot.replies import Reply, UserError, plural
 from bot.speech import SpeechService
 from bot.voices import VoiceLibrary, VoiceLibraryError
 
@@ -194,7 +194,7 @@ class VoiceService:
     async def ask_forget(self, member: discord.Member | discord.User) -> Reply:
         count = len(await self.library.list_for(member.id))
         return Reply(
-            f"This deletes your {count} voice{'s' if count != 1 else ''}, their recordings and "
+            f"This deletes your {plural(count, 'voice')}, their recordings and "
             "all your voice choices, in every server. It cannot be undone. Are you sure?",
             confirm_forget=member.id,
         )
@@ -203,6 +203,4 @@ class VoiceService:
         if clicker_id != owner_id:
             raise UserError("Only the member who asked can confirm this.")
         count = await self.library.forget_user(owner_id)
-        return Reply(
-            f"Done: deleted {count} voice{'s' if count != 1 else ''} and all your voice choices."
-        )
+        return Reply(f"Done: deleted {plural(count, 'voice')} and all your voice choices.")

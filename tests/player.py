@@ -18,7 +18,6 @@ from bot.audio import StreamingSource
 
 class PlayerVoiceClient:
     def __init__(self, encode: bool = True) -> None:
-        self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._playing = False  # like discord.py's player: False before `after` is called
         if encode and not discord.opus.is_loaded():
@@ -58,5 +57,4 @@ class PlayerVoiceClient:
             self._playing = False
             after(None)
 
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
+        threading.Thread(target=run, daemon=True).start()
