@@ -13,12 +13,16 @@ import numpy as np
 import soundfile
 import soxr
 
+from bot.replies import UserError
+
 MODEL_RATE = 24_000
 WINDOW_S = 0.02
 ACCEPTED = "WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus"
+DAMAGED = "That audio file seems damaged or cut short. Please record it again."
+BLOCK_S = 1.0  # decode this much at a time
 
 
-class ClipError(ValueError):
+class ClipError(UserError):
     """A clip we cannot use; the message says why, politely."""
 
 
@@ -26,6 +30,9 @@ class ClipError(ValueError):
 class ClipLimits:
     max_bytes: int = 10 * 1024 * 1024
     max_duration_s: float = 300.0  # of the decoded file
+    min_rate: int = 8_000
+    max_rate: int = 96_000
+    max_channels: int = 2
     min_speech_s: float = 3.0
     max_speech_s: float = 60.0
     keep_s: float = 30.0  # the best this-many seconds are kept
@@ -51,37 +58,80 @@ def _truncated_wav(data: bytes) -> bool:
     return 0 < declared < 0xFFFF_FF00 and declared + 8 > len(data)
 
 
-def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
-    """Any accepted format to mono float32 at 24 kHz; checks the duration before decoding."""
+def _accepted(info: soundfile._SoundFileInfo) -> bool:
+    """The five containers we promise, as libsndfile recognised them from the bytes."""
+    if info.format in ("WAV", "WAVEX", "FLAC", "MP3"):
+        return True
+    return info.format == "OGG" and info.subtype in ("VORBIS", "OPUS")
+
+
+def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
+    """Rate, channels, frames and container from the file's own header, before decoding."""
     check_size(len(data), limits)
     if _truncated_wav(data):
-        raise ClipError("That audio file seems damaged or cut short. Please record it again.")
+        raise ClipError(DAMAGED)
     try:
         info = soundfile.info(io.BytesIO(data))
-    except (soundfile.LibsndfileError, RuntimeError, TypeError) as error:
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
         raise ClipError(f"That is not an audio file I can read. Please send {ACCEPTED}.") from error
-    if info.samplerate <= 0 or info.frames <= 0:
+    if not _accepted(info):
+        raise ClipError(f"That kind of audio file is not accepted here. Please send {ACCEPTED}.")
+    if info.samplerate <= 0 or info.frames <= 0 or info.channels <= 0:
         raise ClipError("That audio file holds no sound, or it is damaged.")
+    if not limits.min_rate <= info.samplerate <= limits.max_rate:
+        raise ClipError(
+            f"That recording's sample rate ({info.samplerate:,} Hz) is unusual; please send "
+            f"one between {limits.min_rate:,} and {limits.max_rate:,} Hz."
+        )
+    if info.channels > limits.max_channels:
+        raise ClipError(
+            f"That recording has {info.channels} channels; please send mono or stereo."
+        )
     duration = info.frames / info.samplerate
     if duration > limits.max_duration_s:
         raise ClipError(
             f"That recording is {duration / 60:.1f} minutes long; please send at most "
             f"{limits.max_duration_s / 60:.0f} minutes (3 to 60 seconds of speech is ideal)."
         )
+    return info
+
+
+def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimits) -> np.ndarray:
+    """Decode a block at a time, mixing down and resampling as we go: memory stays within
+    one block plus the 24 kHz mono result, whatever the header promised."""
+    rate = info.samplerate
+    block = max(1024, int(rate * BLOCK_S))
+    most = int(limits.max_duration_s * rate) + block  # a header may understate the length
+    resampler = soxr.ResampleStream(rate, MODEL_RATE, 1, dtype="float32")
+    pieces: list[np.ndarray] = []
+    frames = 0
+    with soundfile.SoundFile(io.BytesIO(data)) as source:
+        while True:
+            chunk = source.read(block, dtype="float32", always_2d=True)
+            last = len(chunk) < block
+            frames += len(chunk)
+            if frames > most:
+                raise ClipError(DAMAGED)
+            if not np.all(np.isfinite(chunk)):
+                raise ClipError("That audio file seems damaged. Please record it again.")
+            mono = chunk.mean(axis=1, dtype=np.float32) if len(chunk) else np.zeros(0, np.float32)
+            pieces.append(resampler.resample_chunk(mono, last=last))
+            if last:
+                break
+    if frames < 0.98 * info.frames:
+        raise ClipError(DAMAGED)
+    return np.ascontiguousarray(np.concatenate(pieces), dtype=np.float32)
+
+
+def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
+    """An accepted file to mono float32 at 24 kHz; refuses by its header before decoding."""
+    info = _check_header(data, limits)
     try:
-        audio, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        return _decode_blocks(data, info, limits)
     except (soundfile.LibsndfileError, RuntimeError, ValueError) as error:
-        raise ClipError(
-            "That audio file seems damaged or cut short. Please record it again."
-        ) from error
-    if len(audio) < 0.98 * info.frames:
-        raise ClipError("That audio file seems damaged or cut short. Please record it again.")
-    if not np.all(np.isfinite(audio)):
-        raise ClipError("That audio file seems damaged. Please record it again.")
-    mono = audio.mean(axis=1)
-    if rate != MODEL_RATE:
-        mono = soxr.resample(mono, rate, MODEL_RATE)
-    return np.ascontiguousarray(mono, dtype=np.float32)
+        raise ClipError(DAMAGED) from error
+    except MemoryError as error:
+        raise ClipError("That file is too much for me to process. Please send a shorter one.") from error
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:

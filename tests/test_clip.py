@@ -69,3 +69,64 @@ def test_the_best_30_seconds_are_kept() -> None:
 def test_bad_clips_are_refused_politely(data: bytes, message: str) -> None:
     with pytest.raises(ClipError, match=message):
         prepare(data, LIMITS)
+
+
+def _file(seconds: float, rate: int, channels: int, fmt: str = "FLAC", subtype: str = "PCM_16",
+          loud: bool = False) -> bytes:  # fmt: skip
+    """A file of `seconds` written a block at a time (never the whole signal in memory)."""
+    import io
+
+    import soundfile
+
+    buffer = io.BytesIO()
+    frames, block = int(seconds * rate), rate
+    with soundfile.SoundFile(buffer, "w", rate, channels, subtype, format=fmt) as out:
+        for start in range(0, frames, block):
+            n = min(block, frames - start)
+            signal = np.zeros((n, channels), np.float32)
+            if loud:
+                signal += speech_like(n / rate, rate, 0, 0)[:n, None]
+            out.write(signal)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_file(2.0, 192_000, 1), "sample rate"),
+        (_file(2.0, 655_350, 1), "sample rate"),
+        (_file(2.0, 4_000, 1), "sample rate"),
+        (_file(2.0, 48_000, 8), "8 channels"),
+        (_file(2.0, 24_000, 1, "AIFF"), "not accepted"),
+        (_file(2.0, 24_000, 1, "CAF"), "not accepted"),
+        (_file(2.0, 24_000, 1, "W64"), "not accepted"),
+    ],
+    ids=["192kHz", "655kHz", "4kHz", "8ch", "aiff", "caf", "w64"],
+)
+def test_absurd_headers_and_other_containers_are_refused_before_decoding(
+    data: bytes, message: str
+) -> None:
+    with pytest.raises(ClipError, match=message):
+        decode(data, LIMITS)
+
+
+def test_the_container_is_judged_by_the_bytes() -> None:
+    aiff = _file(4.0, 24_000, 1, "AIFF", loud=True)
+    with pytest.raises(ClipError, match="not accepted"):
+        prepare(aiff, LIMITS)  # whatever name or content type the upload claimed
+
+
+def test_decoding_memory_is_bounded_by_blocks() -> None:
+    """120 s of 96 kHz stereo: decoded whole it is 92 MB of float32; in blocks the peak is
+    the 24 kHz mono result (11.5 MB) plus a block."""
+    import tracemalloc
+
+    data = _file(120.0, 96_000, 2)
+    tracemalloc.start()
+    try:
+        audio = decode(data, LIMITS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert abs(len(audio) / 24_000 - 120.0) < 0.05
+    assert peak < 40 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
