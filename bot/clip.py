@@ -19,6 +19,7 @@ MODEL_RATE = 24_000
 WINDOW_S = 0.02
 ACCEPTED = "WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus"
 DAMAGED = "That audio file seems damaged or cut short. Please record it again."
+TOO_BIG = "That file is too big for me to process. Please send a shorter one."
 BLOCK_S = 1.0  # decode this much at a time
 
 
@@ -84,9 +85,7 @@ def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
             f"one between {limits.min_rate:,} and {limits.max_rate:,} Hz."
         )
     if info.channels > limits.max_channels:
-        raise ClipError(
-            f"That recording has {info.channels} channels; please send mono or stereo."
-        )
+        raise ClipError(f"That recording has {info.channels} channels; please send mono or stereo.")
     duration = info.frames / info.samplerate
     if duration > limits.max_duration_s:
         raise ClipError(
@@ -131,7 +130,7 @@ def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
     except (soundfile.LibsndfileError, RuntimeError, ValueError) as error:
         raise ClipError(DAMAGED) from error
     except MemoryError as error:
-        raise ClipError("That file is too much for me to process. Please send a shorter one.") from error
+        raise ClipError(TOO_BIG) from error
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
