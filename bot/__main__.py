@@ -31,8 +31,15 @@ async def run_bot(settings: Settings) -> None:
 
     bot = PocketVoiceBot(settings)
     loop = asyncio.get_running_loop()
+    closing: set[asyncio.Task[None]] = set()  # kept, so the shutdown task is not collected
+
+    def shut_down() -> None:
+        task = asyncio.ensure_future(bot.close())
+        closing.add(task)
+        task.add_done_callback(closing.discard)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, lambda: asyncio.ensure_future(bot.close()))
+        loop.add_signal_handler(signum, shut_down)
     try:
         async with bot:
             await bot.start(settings.discord_token or "")

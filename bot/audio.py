@@ -94,6 +94,7 @@ class StreamingSource(discord.AudioSource):
         self.ended = threading.Event()
         self.underruns = 0
         self.frames_played = 0
+        self.reads = 0  # every read, silence too: shows the player thread is alive
         self.first_frame_at: float | None = None  # time.monotonic() of the first real frame
 
     def feed(self, frames: list[bytes]) -> None:
@@ -120,6 +121,7 @@ class StreamingSource(discord.AudioSource):
         return self._finished or len(self._frames) >= self.prebuffer_frames
 
     def read(self) -> bytes:
+        self.reads += 1
         if self.ended.is_set():
             return b""
         if self._cancelled:

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 
+import cachetools
 import discord
 
 from bot.db import Database
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 XSAID_QUIET_S = 60.0  # no "NAME said" again for the same author within this, in a row
 RATE_WINDOW_S = 10.0
+MAX_TRACKED = 10_000  # servers or (server, member) pairs remembered at once
 READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
@@ -39,8 +41,14 @@ class AutoReader:
         self.speech = speech
         self.voice_for = voice_for
         self.clock = clock
-        self._last_author: dict[int, tuple[int, float]] = {}  # guild -> (author, when)
-        self._recent: dict[tuple[int, int], collections.deque[float]] = {}
+        self._last_author: cachetools.TTLCache[int, tuple[int, float]] = cachetools.TTLCache(
+            maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock
+        )  # guild -> (author, when): who spoke last, while it matters
+        # recent reads per (server, member) for the rate limit; entries older than the window
+        # are useless, so the table is bounded by what happened in the last RATE_WINDOW_S
+        self._recent: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
+        )
         self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
 
     @property
@@ -85,14 +93,22 @@ class AutoReader:
                 return f"cannot join: {error}"
         elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
             return "author not in the bot's voice channel"
-        text = await self.render(message, settings)
-        if not text:
-            return "nothing to say"
         if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
             return "rate limited"
+        voice = await self.voice_for(message.author.id, guild.id)
+        cloned = await self._cloned(voice)
+        say_name = None  # the server's xsaid setting decides
+        if cloned is not None:  # a cloned voice is always attributed
+            say_name = not self._same_author_lately(guild.id, message)
+            log.info(
+                "cloned voice %s used for auto-reading by user %s in server %s",
+                cloned, message.author.id, guild.id,
+            )  # fmt: skip
+        text = await self.render(message, settings, say_name=say_name)
+        if not text:
+            return "nothing to say"
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
-        voice = await self.voice_for(message.author.id, guild.id)
         speaker.enqueue(Utterance(text, voice, arrived, message.id), drop_oldest=True)
         self._last_author[guild.id] = (message.author.id, arrived)
         return "read"
@@ -113,13 +129,20 @@ class AutoReader:
         return None
 
     def _rate_limited(self, guild_id: int, user_id: int, limit: int, now: float) -> bool:
-        recent = self._recent.setdefault((guild_id, user_id), collections.deque())
+        recent = self._recent.get((guild_id, user_id)) or collections.deque()
         while recent and now - recent[0] > RATE_WINDOW_S:
             recent.popleft()
         if len(recent) >= limit:
             return True
         recent.append(now)
+        self._recent[(guild_id, user_id)] = recent  # (re)starts its time to live
         return False
+
+    def forget_guild(self, guild_id: int) -> None:
+        """The bot left a server: drop what it remembered there."""
+        self._last_author.pop(guild_id, None)
+        for key in [k for k in self._recent if k[0] == guild_id]:
+            self._recent.pop(key, None)
 
     # ---- wording ---------------------------------------------------------------------------
     async def render(
@@ -183,18 +206,33 @@ class AutoReader:
             channels={channel.id: channel.name for channel in guild.channels},
         )
 
+    async def _cloned(self, voice: str | None) -> int | None:
+        lookup = self.speech.cloned_voice_id
+        return await lookup(voice) if lookup is not None else None
+
     async def speak_on_request(
         self, invoker: discord.Member | discord.User, message: discord.Message
     ) -> str:
-        """'Speak this message': read it in its author's voice where the invoker is."""
+        """'Speak this message': read it in its author's voice where the invoker is, under the
+        same rules as auto-reading: the author's opt-out, `bot_ignore`, `required_role`."""
         if message.guild is None:
             raise UserError("I can only speak messages from a server.")
         settings = await self.db.guilds.get(message.guild.id)
+        author = message.author
+        if settings.bot_ignore and (author.bot or message.webhook_id is not None):
+            raise UserError("This server does not have messages from bots read aloud.")
+        if isinstance(author, discord.Member):
+            if settings.required_role and not any(
+                r.id == settings.required_role for r in author.roles
+            ):
+                raise UserError("Only messages of members with the server's reading role are read.")
+            if not (await self.db.members.get(author.id, message.guild.id)).autoread:
+                raise UserError("Its author has asked not to have their messages read aloud.")
         text = await self.render(message, settings, say_name=True)
         if not text:
             raise UserError("That message has nothing I can read aloud.")
-        voice = await self.voice_for(message.author.id, message.guild.id)
-        channel = await self.speech.speak_in_callers_channel(invoker, text, voice)
+        voice = await self.voice_for(author.id, message.guild.id)
+        channel = await self.speech.speak_in_callers_channel(invoker, text, voice, announced=True)
         return f"Speaking that message in {channel.mention}."
 
     # ---- edits and deletions ---------------------------------------------------------------

@@ -9,6 +9,7 @@ import ssl
 import aiohttp
 import discord
 import yarl
+from discord import app_commands
 from discord.ext import commands
 
 from bot.audio import ensure_opus
@@ -16,9 +17,11 @@ from bot.autoread import AutoReader
 from bot.config import Settings
 from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
+from bot.replies import UserError, unexpected_error_reply
 from bot.scheduler import SpeechScheduler
 from bot.settings_service import SettingsService
 from bot.speech import SpeechService
+from bot.supervisor import supervise
 from bot.voice_service import VoiceService
 from bot.voices import VoiceLibrary
 
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 
 EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread")
 IDLE_CHECK_S = 15.0
+SPEAKER_IDLE_S = 3600.0  # a server's speaker is dropped after this long unused, out of voice
 DATABASE_NAME = "pocketvoice.db"
 
 
@@ -81,16 +85,22 @@ class PocketVoiceBot(commands.Bot):
                 await self.engine.close()
                 raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
             self.db = await Database.open(self.settings.data_dir / DATABASE_NAME)
-            library = VoiceLibrary(self.db, self.engine, self.settings.data_dir)
-            await library.reconcile()
             self.scheduler = SpeechScheduler(self.engine)
+            library = VoiceLibrary(
+                self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines
+            )
+            await library.reconcile()
             self.speech = SpeechService(
-                self.scheduler, self.settings.max_text_length, voice_for=library.voice_for
+                self.scheduler,
+                self.settings.max_text_length,
+                voice_for=library.voice_for,
+                cloned_voice_id=library.cloned_voice_id,
             )
             self.voices = VoiceService(library, self.speech, self.engine)
             self.reader = AutoReader(self.db, self.speech, library.voice_for)
             self.settings_service = SettingsService(self.db)
-            self._idle_task = asyncio.create_task(self._leave_when_idle(), name="idle-watch")
+            self._idle_task = supervise(self._leave_when_idle, "idle-watch")
+        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         if self.settings.sync_commands and self._load_engine:
@@ -110,8 +120,13 @@ class PocketVoiceBot(commands.Bot):
             if self.scheduler is not None and self.is_ready():
                 line = self.scheduler.snapshot().status_line()
                 if line != status:
-                    status = line
-                    await self.change_presence(activity=discord.CustomActivity(name=line))
+                    try:
+                        await self.change_presence(activity=discord.CustomActivity(name=line))
+                        status = line
+                    except (discord.HTTPException, ConnectionError, RuntimeError) as error:
+                        log.warning("could not update the status line: %s", error)
+                connected = {vc.guild.id for vc in self.voice_clients}  # type: ignore[attr-defined]
+                await self.scheduler.sweep(SPEAKER_IDLE_S, connected)
             for voice_client in list(self.voice_clients):
                 guild = voice_client.guild  # type: ignore[attr-defined]
                 try:
@@ -120,6 +135,27 @@ class PocketVoiceBot(commands.Bot):
                     await self.speech.leave_if_idle(guild, timeout)
                 except Exception:  # one server's trouble must not stop the watch
                     log.exception("idle check failed in guild %s", guild.id)
+
+    async def _on_command_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        """Errors outside `respond` (option conversion, checks): never leave a member on
+        'thinking…'."""
+        original = getattr(error, "original", error)
+        if isinstance(original, UserError):
+            content = str(original)
+        elif isinstance(error, app_commands.CheckFailure):
+            content = str(error) or "You cannot use this command here."
+        else:
+            what = f"/{getattr(interaction.command, 'name', '?')}"
+            content = unexpected_error_reply(what, original).content
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(content, ephemeral=True)
+            else:
+                await interaction.response.send_message(content, ephemeral=True)
+        except discord.HTTPException:
+            log.warning("could not tell a member about an error", exc_info=True)
 
     async def on_ready(self) -> None:
         log.info(

@@ -1,13 +1,18 @@
 """SQLite storage: one aiosqlite connection, numbered SQL migrations, small typed repositories.
 
-The connection runs in autocommit mode; every write that must be atomic uses
-`Database.transaction()` (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error).
+The connection runs in autocommit mode. Writes are serialized by one lock: a multi-statement
+write uses `Database.transaction()` (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error), a single
+statement `Database.write()`. So no member's write can land inside another member's open
+transaction (and be rolled back with it). Keep transactions short: no file or model work
+inside them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -59,6 +64,8 @@ def discover_migrations(folder: Path = MIGRATIONS_DIR) -> list[Migration]:
 class Database:
     def __init__(self, connection: aiosqlite.Connection) -> None:
         self.connection = connection
+        self._write_lock = asyncio.Lock()
+        self._writer: asyncio.Task[object] | None = None  # the task inside `transaction()`
         self.voices = VoiceRepository(self)
         self.choices = ChoiceRepository(self)
         self.guilds = GuildSettingsRepository(self)
@@ -69,7 +76,8 @@ class Database:
     async def open(
         cls, path: Path, *, migrations: Path = MIGRATIONS_DIR, migrate: bool = True
     ) -> Database:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(make_private_dir, path.parent)
+        await asyncio.to_thread(_touch_private, path)
         connection = await aiosqlite.connect(path, isolation_level=None)
         connection.row_factory = aiosqlite.Row
         for pragma in (
@@ -93,14 +101,26 @@ class Database:
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        await self.connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.connection
-        except BaseException:
-            await self.connection.execute("ROLLBACK")
-            raise
-        else:
-            await self.connection.execute("COMMIT")
+        async with self._write_lock:
+            await self.connection.execute("BEGIN IMMEDIATE")
+            self._writer = asyncio.current_task()
+            try:
+                yield self.connection
+            except BaseException:
+                await self.connection.execute("ROLLBACK")
+                raise
+            else:
+                await self.connection.execute("COMMIT")
+            finally:
+                self._writer = None
+
+    async def write(self, sql: str, args: tuple[object, ...] = ()) -> aiosqlite.Cursor:
+        """One writing statement, never inside another task's transaction (inside this
+        task's own transaction it simply joins it)."""
+        if self._writer is not None and self._writer is asyncio.current_task():
+            return await self.connection.execute(sql, args)
+        async with self._write_lock:
+            return await self.connection.execute(sql, args)
 
     async def applied_migrations(self) -> list[int]:
         await self.connection.execute(
@@ -160,6 +180,8 @@ class VoiceRecord:
     clip_bytes: int
     created_at: str
     consented_at: str
+    upload_sha256: str | None = None
+    consent_guild_id: int | None = None
 
     @classmethod
     def from_row(cls, row: aiosqlite.Row) -> VoiceRecord:
@@ -198,60 +220,58 @@ class VoiceRepository:
         found = await self._fetch("owner_id = ? AND name_key = ?", owner_id, name_key(name))
         return found[0] if found else None
 
+    async def id_by_state_path(self, state_path: str) -> int | None:
+        async with self._db.connection.execute(
+            "SELECT id FROM voices WHERE state_path = ?", (state_path,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else None
+
     async def get_by_id(self, voice_id: int) -> VoiceRecord | None:
         found = await self._fetch("id = ?", voice_id)
         return found[0] if found else None
 
-    @staticmethod
     async def insert(
-        connection: aiosqlite.Connection,
+        self,
         *,
         owner_id: int,
         name: str,
         model_fingerprint: str,
+        state_path: str,
+        clip_path: str,
         sha256: str,
         duration_s: float,
+        state_bytes: int,
+        clip_bytes: int,
         consented_at: str,
+        upload_sha256: str | None = None,
+        consent_guild_id: int | None = None,
     ) -> int:
-        """Insert inside an open transaction; file paths and sizes are set by `set_files`."""
+        """One short write, once the voice's files are complete on disk."""
         try:
-            cursor = await connection.execute(
+            cursor = await self._db.write(
                 "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"
                 " clip_path, sha256, duration_s, state_bytes, clip_bytes, created_at,"
-                " consented_at) VALUES (?, ?, ?, ?, '', '', ?, ?, 0, 0, ?, ?)",
-                (owner_id, name.strip(), name_key(name), model_fingerprint, sha256,
-                 duration_s, utc_now(), consented_at),
+                " consented_at, upload_sha256, consent_guild_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (owner_id, name.strip(), name_key(name), model_fingerprint, state_path,
+                 clip_path, sha256, duration_s, state_bytes, clip_bytes, utc_now(),
+                 consented_at, upload_sha256, consent_guild_id),
             )  # fmt: skip
         except sqlite3.IntegrityError as error:
             raise NameTakenError(name) from error
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-    @staticmethod
-    async def set_files(
-        connection: aiosqlite.Connection,
-        voice_id: int,
-        *,
-        state_path: str,
-        clip_path: str,
-        state_bytes: int,
-        clip_bytes: int,
-    ) -> None:
-        await connection.execute(
-            "UPDATE voices SET state_path = ?, clip_path = ?, state_bytes = ?, clip_bytes = ?"
-            " WHERE id = ?",
-            (state_path, clip_path, state_bytes, clip_bytes, voice_id),
-        )
-
     async def set_state(self, voice_id: int, fingerprint: str, state_bytes: int) -> None:
-        await self._db.connection.execute(
+        await self._db.write(
             "UPDATE voices SET model_fingerprint = ?, state_bytes = ? WHERE id = ?",
             (fingerprint, state_bytes, voice_id),
         )
 
     async def rename(self, voice_id: int, new_name: str) -> None:
         try:
-            await self._db.connection.execute(
+            await self._db.write(
                 "UPDATE voices SET name = ?, name_key = ? WHERE id = ?",
                 (new_name.strip(), name_key(new_name), voice_id),
             )
@@ -259,7 +279,7 @@ class VoiceRepository:
             raise NameTakenError(new_name) from error
 
     async def delete(self, voice_id: int) -> None:
-        await self._db.connection.execute("DELETE FROM voices WHERE id = ?", (voice_id,))
+        await self._db.write("DELETE FROM voices WHERE id = ?", (voice_id,))
 
 
 # ---- voice choices ----------------------------------------------------------------------------
@@ -278,7 +298,7 @@ class ChoiceRepository:
         self, user_id: int, guild_id: int | None, *, builtin: str | None = None,
         voice_id: int | None = None,
     ) -> None:  # fmt: skip
-        await self._db.connection.execute(
+        await self._db.write(
             "INSERT INTO voice_choices (user_id, guild_id, builtin_name, voice_id)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, guild_id) DO UPDATE SET"
             " builtin_name = excluded.builtin_name, voice_id = excluded.voice_id",
@@ -296,7 +316,7 @@ class ChoiceRepository:
         return VoiceChoice(row[0], row[1], row[2]) if row else None
 
     async def delete_for_user(self, user_id: int) -> None:
-        await self._db.connection.execute("DELETE FROM voice_choices WHERE user_id = ?", (user_id,))
+        await self._db.write("DELETE FROM voice_choices WHERE user_id = ?", (user_id,))
 
 
 # ---- server settings -------------------------------------------------------------------------
@@ -316,7 +336,7 @@ class GuildSettingsRepository:
     async def set(self, guild_id: int, key: str, value: object) -> None:
         if key not in SETTINGS:
             raise KeyError(key)
-        await self._db.connection.execute(
+        await self._db.write(
             "INSERT INTO server_settings (guild_id, key, value) VALUES (?, ?, ?)"
             " ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value",
             (guild_id, key, json.dumps(value)),
@@ -349,14 +369,14 @@ class MemberSettingsRepository:
         return MemberSettings(row[0], bool(row[1])) if row else MemberSettings()
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
-        await self._db.connection.execute(
+        await self._db.write(
             "INSERT INTO member_settings (user_id, guild_id, nick) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET nick = excluded.nick",
             (user_id, guild_id, nick),
         )
 
     async def set_autoread(self, user_id: int, guild_id: int, enabled: bool) -> None:
-        await self._db.connection.execute(
+        await self._db.write(
             "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
             (user_id, guild_id, int(enabled)),
@@ -373,10 +393,16 @@ class MemberSettingsRepository:
         ) as cursor:
             return {row[0]: row[1] async for row in cursor}
 
-    async def delete_for_user(self, user_id: int) -> None:
-        await self._db.connection.execute(
-            "DELETE FROM member_settings WHERE user_id = ?", (user_id,)
-        )
+    async def forget_user(self, user_id: int) -> None:
+        """Forget a member's nicknames; keep an opt-out from auto-reading (a privacy choice,
+        not data about them)."""
+        async with self._db.transaction() as connection:
+            await connection.execute(
+                "UPDATE member_settings SET nick = NULL WHERE user_id = ?", (user_id,)
+            )
+            await connection.execute(
+                "DELETE FROM member_settings WHERE user_id = ? AND autoread <> 0", (user_id,)
+            )
 
 
 # ---- pronunciation dictionary ----------------------------------------------------------------
@@ -399,7 +425,7 @@ class DictionaryRepository:
         return int(row[0]) if row else 0
 
     async def add(self, guild_id: int, word: str, spoken: str) -> None:
-        await self._db.connection.execute(
+        await self._db.write(
             "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (guild_id, word_key) DO UPDATE SET word = excluded.word,"
             " spoken = excluded.spoken",
@@ -407,8 +433,23 @@ class DictionaryRepository:
         )
 
     async def remove(self, guild_id: int, word: str) -> bool:
-        cursor = await self._db.connection.execute(
+        cursor = await self._db.write(
             "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ?",
             (guild_id, word.casefold()),
         )
         return cursor.rowcount > 0
+
+
+def make_private_dir(folder: Path) -> None:
+    """Create `folder` (and parents) readable by the bot's user only (0700)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+
+
+def _touch_private(path: Path) -> None:
+    """The database and its WAL and shared-memory files: 0600."""
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if file == path and not file.exists():
+            os.close(os.open(file, os.O_CREAT | os.O_WRONLY, 0o600))
+        if file.exists():
+            os.chmod(file, 0o600)

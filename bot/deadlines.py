@@ -15,6 +15,10 @@ the unit whose server will run out of buffered audio first:
 
 So a new request waits for at most one unit per worker, and busy servers keep just enough
 audio ahead instead of synthesizing whole paragraphs while others wait.
+
+It is also the one admission point for background model work (`/tts` files, previews,
+clones, voice rebuilds): those run only when no live unit wants a worker, in short units,
+never on a spare lane, within per-member, per-server and overall limits (`BackgroundLimits`).
 """
 
 from __future__ import annotations
@@ -25,11 +29,14 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
+
+from bot.replies import UserError
+from bot.supervisor import supervise
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +49,10 @@ SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this
 READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
 DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
 DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
+MIN_SPEED = 0.05  # a model that gave no audio yet is slow, not infinitely slow
+BACKGROUND_UNIT_CHARS = FIRST_UNIT_CHARS  # short units: a live unit never waits long
+T = TypeVar("T")
+Owner = tuple[int, int | None]  # (member, server; None for a DM)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
 
 
@@ -82,6 +93,39 @@ class Stream(Protocol):
 
 
 Synthesize = Callable[[str, str | None], Stream]
+RunCall = Callable[[Callable[[Any], Any]], Awaitable[Any]]
+
+
+class BusyError(UserError):
+    """Too much background work is waiting for this member, server or bot."""
+
+
+@dataclass(frozen=True)
+class BackgroundLimits:
+    per_member: int = 2
+    per_server: int = 4  # DMs count together as one server
+    total: int = 32
+
+
+class FileSink:
+    """Collects a background job's audio (a `/tts` file, a preview): never plays."""
+
+    started = False
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+
+    def buffered_seconds(self) -> float:
+        return 0.0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self.chunks.append(chunk)
+
+    def prebuffer(self, seconds: float) -> None:
+        pass
+
+    def audio(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.float32)
 
 
 class Sink(Protocol):
@@ -114,6 +158,13 @@ class SpeechJob:
     free_at: float | None = None  # when its server's voice channel became free for it
     unit_chars: int = 0  # the unit in flight: its length
     unit_audio: float = 0.0  # and the audio it gave so far
+    owner: Owner | None = None  # set for background work: whose request it is
+    call: Callable[[Any], Any] | None = None  # background work that is not speech
+    result: Any = None  # what `call` returned
+
+    @property
+    def background(self) -> bool:
+        return self.owner is not None
 
     @classmethod
     def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
@@ -152,6 +203,8 @@ class DeadlineScheduler:
         max_load: float | None = None,
         policy: str = "deadline",  # or "fifo": the baseline, first come first served
         spare_lanes: int = 0,
+        run_call: RunCall | None = None,
+        background_limits: BackgroundLimits | None = None,
     ) -> None:
         self._synthesize = synthesize
         self.workers = workers
@@ -171,6 +224,10 @@ class DeadlineScheduler:
         self._recent_busy = self._recent_audio = 0.0
         self._recent_chars = self._recent_chars_audio = 0.0
         self._running: dict[SpeechJob, bool] = {}  # units in flight: crowded or not
+        self._run_call = run_call
+        self.background_limits = background_limits or BackgroundLimits()
+        self.background_done = 0
+        self.background_refused = 0
 
     # ---- estimates (measured as the model runs) -------------------------------------------
     def record_unit(
@@ -192,7 +249,7 @@ class DeadlineScheduler:
         """Audio seconds one worker makes per second of work."""
         if self._recent_busy < 0.5:
             return DEFAULT_SPEED
-        return self._recent_audio / self._recent_busy
+        return max(MIN_SPEED, self._recent_audio / self._recent_busy)
 
     def seconds_per_char(self) -> float:
         """Seconds of speech per character of text."""
@@ -215,17 +272,20 @@ class DeadlineScheduler:
         slack = job.sink.buffered_seconds() if job.sink.started else self.first_audio_budget_s
         return remaining / (self.speed() * (slack + remaining))
 
+    def live(self) -> list[SpeechJob]:
+        return [j for j in self.jobs if not j.background]
+
     def load(self) -> float:
-        return sum(self.demand(j) for j in self.jobs if j.active)
+        return sum(self.demand(j) for j in self.live() if j.active)
 
     def has_room(self, job: SpeechJob) -> bool:
-        if not any(j.active for j in self.jobs):
+        if not any(j.active for j in self.live()):
             return True  # an idle model always takes the job, however slow it is
         return self.load() + self.demand(job) <= self.max_load
 
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""
-        waiting = [j for j in self.jobs if not j.admitted and not j.cancelled and j.units]
+        waiting = [j for j in self.live() if not j.admitted and not j.cancelled and j.units]
         if not waiting or self.has_room(self._first(waiting, self.clock())):
             return 0
         return len(waiting)
@@ -266,10 +326,18 @@ class DeadlineScheduler:
         return job.sink.buffered_seconds() < self.ahead_s
 
     def pick(self, now: float) -> SpeechJob | None:
-        """The next unit's job. Order: admitted jobs about to run dry (under `low_water_s`),
-        then the most overdue waiting job if there is room for it, then the admitted jobs by
-        how soon they run dry."""
-        candidates = [j for j in self.jobs if self.eligible(j)]
+        """The next unit's job: live speech first (`pick_live`), else background work, the
+        oldest first."""
+        job = self.pick_live(now)
+        if job is not None:
+            return job
+        background = [j for j in self.jobs if j.background and self.eligible(j)]
+        return min(background, key=lambda j: j.requested_at) if background else None
+
+    def pick_live(self, now: float) -> SpeechJob | None:
+        """Order: admitted jobs about to run dry (under `low_water_s`), then the most overdue
+        waiting job if there is room for it, then the admitted jobs by how soon they run dry."""
+        candidates = [j for j in self.live() if self.eligible(j)]
         if not candidates:
             return None
         if self.policy == "fifo":
@@ -290,7 +358,7 @@ class DeadlineScheduler:
     def _read_ahead(self, now: float) -> SpeechJob | None:
         ahead = [
             j
-            for j in self.jobs
+            for j in self.live()
             if j.admitted
             and j.units
             and not j.cancelled
@@ -307,7 +375,7 @@ class DeadlineScheduler:
         busy = sum(1 for j in self.jobs if j.in_flight is not None)
         if busy < self.workers or self.speed() < SPARE_MIN_SPEED:
             return None
-        candidates = [j for j in self.jobs if self.eligible(j)]
+        candidates = [j for j in self.live() if self.eligible(j)]
         urgent = self._urgent(candidates)
         if urgent:
             return self._first(urgent, now)
@@ -344,6 +412,8 @@ class DeadlineScheduler:
         spare lane, which should be free again soon)."""
         text = job.units.popleft()
         limit = self.unit_limit(job) if self.policy != "fifo" else None
+        if job.background:
+            limit = min(limit or BACKGROUND_UNIT_CHARS, BACKGROUND_UNIT_CHARS)
         if spare:
             limit = min(limit or FIRST_UNIT_CHARS, FIRST_UNIT_CHARS)
         if limit is not None and len(text) > limit:
@@ -378,13 +448,69 @@ class DeadlineScheduler:
 
     @property
     def queued_units(self) -> int:
-        return sum(len(j.units) for j in self.jobs)
+        return sum(len(j.units) for j in self.live())
+
+    # ---- background work -------------------------------------------------------------------
+    def background_waiting(self, owner: Owner | None = None) -> int:
+        """Background jobs not finished: all, or one member's (in any server)."""
+        jobs = [j for j in self.jobs if j.background and not j.cancelled]
+        if owner is not None:
+            jobs = [j for j in jobs if j.owner is not None and j.owner[0] == owner[0]]
+        return len(jobs)
+
+    def _admit_background(self, owner: Owner) -> None:
+        limits = self.background_limits
+        jobs = [j for j in self.jobs if j.background and not j.cancelled]
+        mine = sum(1 for j in jobs if j.owner is not None and j.owner[0] == owner[0])
+        server = sum(1 for j in jobs if j.owner is not None and j.owner[1] == owner[1])
+        refusal = None
+        if mine >= limits.per_member:
+            refusal = f"You already have {mine} requests waiting. Please wait for them to finish."
+        elif server >= limits.per_server:
+            where = "this server" if owner[1] is not None else "direct messages"
+            refusal = f"{server} requests from {where} are waiting. Please try again shortly."
+        elif len(jobs) >= limits.total:
+            refusal = "I'm busy with many requests right now. Please try again in a minute."
+        if refusal is not None:
+            self.background_refused += 1
+            raise BusyError(refusal)
+
+    async def _await_background(self, job: SpeechJob) -> None:
+        self.submit(job)
+        try:
+            await job.done.wait()
+        finally:
+            if not job.done.is_set():  # the asker went away: free the model
+                self.cancel(job)
+        if job.error is not None:
+            raise job.error
+        self.background_done += 1
+
+    async def background_speech(self, text: str, voice: str | None, owner: Owner) -> np.ndarray:
+        """Synthesize a whole text as background work (files, previews)."""
+        self._admit_background(owner)
+        sink = FileSink()
+        job = SpeechJob.for_text(text, voice, sink, self.clock(), key=owner[1])
+        job.owner = owner
+        await self._await_background(job)
+        return sink.audio()
+
+    async def background_call(self, fn: Callable[[Any], T], owner: Owner) -> T:
+        """Run `fn(model)` as background work (a clone, a voice rebuild)."""
+        if self._run_call is None:
+            raise RuntimeError("this scheduler was made without a way to run model calls")
+        self._admit_background(owner)
+        job = SpeechJob(collections.deque(["(model call)"]), None, FileSink(), self.clock())
+        job.owner, job.call = owner, fn
+        await self._await_background(job)
+        return job.result  # type: ignore[no-any-return]
 
     # ---- workers ---------------------------------------------------------------------------
     def start(self) -> None:
+        """Start the worker tasks, supervised: one that dies is logged and restarted."""
         if not self._tasks:
             self._tasks = [
-                asyncio.create_task(self._work(spare=i >= self.workers), name=f"synthesis-{i}")
+                supervise(lambda spare=i >= self.workers: self._work(spare), f"synthesis-{i}")
                 for i in range(self.workers + self.spare_lanes)
             ]
 
@@ -410,39 +536,80 @@ class DeadlineScheduler:
     async def _work(self, spare: bool = False) -> None:
         while True:
             job = await self._next(spare)
-            job.admitted = True
-            text = self.take_unit(job, spare)
-            if spare and not job.sink.started:  # two units share the CPU: absorb the jitter
-                job.sink.prebuffer(SPARE_PREBUFFER_S)
-            log.debug(
-                "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
-                len(text), job.key, " on a spare lane" if spare else "",
-                ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
-                self.speed(),
-            )  # fmt: skip
-            stream = self._synthesize(text, job.voice)
-            job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
-            self._running[job] = False  # crowded: more units at once than workers
-            if len(self._running) > self.workers:
-                self._running = dict.fromkeys(self._running, True)
-            started, complete = self.clock(), False
             try:
-                async for chunk in stream:
-                    if not job.cancelled:
-                        job.sink.feed(chunk)
-                        job.unit_audio += len(chunk) / 24_000
-                complete = not job.cancelled
-            except Exception as error:  # the job fails; other jobs go on
-                log.warning("synthesis of a unit failed: %s", error)
-                job.error = error
+                if job.call is not None:
+                    await self._run_call_job(job)
+                else:
+                    await self._run_unit(job, spare)
+            except Exception as error:  # that job fails; the worker and other jobs go on
+                log.exception("a synthesis unit failed")
+                job.error = job.error or error
                 job.units.clear()
-            finally:
-                stream.cancel()  # a no-op when it ended; stops the model when abandoned
-                crowded = self._running.pop(job, False)
-                busy_s = self.clock() - started
-                self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
                 job.in_flight = None
-                job.units_done += 1
-                if job.cancelled or not job.units:
-                    self._retire(job)
+                self._running.pop(job, None)
+                self._retire(job)
                 self._changed.set()
+
+    async def _run_call_job(self, job: SpeechJob) -> None:
+        assert self._run_call is not None and job.call is not None
+        job.admitted = True
+        job.units.clear()
+        job.in_flight = _CallInFlight()
+        started = self.clock()
+        try:
+            job.result = await self._run_call(job.call)
+        except Exception as error:
+            job.error = error
+        finally:
+            self.busy_seconds += self.clock() - started
+            job.in_flight = None
+            self._retire(job)
+            self._changed.set()
+
+    async def _run_unit(self, job: SpeechJob, spare: bool) -> None:
+        job.admitted = True
+        text = self.take_unit(job, spare)
+        if spare and not job.sink.started:  # two units share the CPU: absorb the jitter
+            job.sink.prebuffer(SPARE_PREBUFFER_S)
+        log.debug(
+            "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
+            len(text), job.key, " on a spare lane" if spare else "",
+            ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
+            self.speed(),
+        )  # fmt: skip
+        stream = self._synthesize(text, job.voice)
+        job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
+        self._running[job] = False  # crowded: more units at once than workers
+        if len(self._running) > self.workers:
+            self._running = dict.fromkeys(self._running, True)
+        started, complete = self.clock(), False
+        try:
+            async for chunk in stream:
+                if not job.cancelled:
+                    job.sink.feed(chunk)
+                    job.unit_audio += len(chunk) / 24_000
+            complete = not job.cancelled
+        except Exception as error:  # the job fails; other jobs go on
+            log.warning("synthesis of a unit failed: %s", error)
+            job.error = error
+            job.units.clear()
+        finally:
+            stream.cancel()  # a no-op when it ended; stops the model when abandoned
+            crowded = self._running.pop(job, False)
+            busy_s = self.clock() - started
+            self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
+            job.in_flight = None
+            job.units_done += 1
+            if job.cancelled or not job.units:
+                self._retire(job)
+            self._changed.set()
+
+
+class _CallInFlight:
+    """Marks a model call in flight; a call cannot be interrupted once it runs."""
+
+    def cancel(self) -> None:
+        pass
+
+    def __aiter__(self) -> AsyncIterator[np.ndarray]:
+        raise TypeError("a model call is not a stream")

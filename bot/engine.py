@@ -1,7 +1,10 @@
-"""Pocket TTS behind an async API: one model, run only in the engine's own worker thread.
+"""Pocket TTS behind an async API: model objects that share weights, one per worker thread.
 
-The model is not thread-safe, so every piece of model work (loading, voice states,
-synthesis) is a job on one single-thread executor. Audio chunks travel back to the event
+pocket-tts models are not documented as thread-safe, so the engine keeps a pool of model
+objects (replicas sharing the weights), one per executor thread, and every piece of model
+work (voice states, clones, synthesis) takes one from the pool for its whole run. The
+engine does not decide what runs when: `bot.deadlines.DeadlineScheduler` is the one
+admission point that calls `stream()` and `call()`. Audio chunks travel back to the event
 loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` event.
 """
 
@@ -229,7 +232,7 @@ class StateCache:
 
 
 class TTSEngine:
-    """Loads the model once and runs all model work in one worker thread it owns."""
+    """Loads the model once; runs model work in its own threads, one pooled model each."""
 
     def __init__(
         self,
@@ -256,6 +259,7 @@ class TTSEngine:
         self.voice_cache = StateCache()
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
+        self._can_clone = bool(getattr(model, "has_voice_cloning", False))
 
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
@@ -332,68 +336,75 @@ class TTSEngine:
     # ---- properties ------------------------------------------------------------------------
     @property
     def has_voice_cloning(self) -> bool:
-        return bool(getattr(self.model, "has_voice_cloning", False))
+        return self._can_clone
 
     def describe(self) -> str:
         cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
         return f"Pocket TTS loaded ({cloning}; default voice {self.default_voice!r})"
 
     # ---- model work ------------------------------------------------------------------------
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def call(self, fn: Callable[[Any], T]) -> T:
+        """Run `fn(model)` in a worker thread with a model of the pool (the scheduler's way
+        in for work that is not a stream: clones, voice states)."""
         if self._closed:
             raise RuntimeError("the TTS engine is closed")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._with_model, fn)
+
+    def _with_model(self, fn: Callable[[Any], T]) -> T:
+        model = self._free_models.get()  # as many models as worker threads: never waits
+        try:
+            return fn(model)
+        finally:
+            self._free_models.put(model)
 
     async def voice_state(self, voice: str | None = None) -> ModelState:
-        """The model state for a voice spec (loaded in the worker; cached)."""
-        return await self._run(self._voice_state_sync, voice)
+        """The model state for a voice spec (loaded in a worker; cached)."""
+        return await self.call(lambda model: self.voice_state_sync(voice, model))
 
-    def _voice_state_sync(self, voice: str | None) -> ModelState:
+    def voice_state_sync(self, voice: str | None, model: Any) -> ModelState:
         spec = voice or self.default_voice
         state = self.voice_cache.get(spec)
         if state is None:
-            state = self._load_voice(spec)
+            state = self._load_voice(spec, model)
             self.voice_cache.put(spec, state)
         return state
 
     async def forget_voice(self, voice: str) -> None:
-        """Drop a cached state (its file was rebuilt or deleted)."""
-        await self._run(self.voice_cache.pop, voice)
+        """Drop a cached state (its file was rebuilt or deleted); no model work."""
+        self.voice_cache.pop(voice)
 
-    async def clone_to_file(self, clip: np.ndarray, path: Path) -> int:
-        """Make a voice state from a 24 kHz mono clip and export it to `path`; returns its size.
+    def clone_sync(self, clip: np.ndarray, path: Path, model: Any) -> int:
+        """Make a voice state from a 24 kHz mono clip and export it to `path`; its size.
 
-        Raises VoiceError when the loaded weights cannot clone.
+        Raises VoiceError when the loaded weights cannot clone. Run through `call()`.
         """
-        if not self.has_voice_cloning:
-            raise VoiceError(CLONING_UNAVAILABLE)
-        return await self._run(self._clone_to_file_sync, clip, path)
-
-    def _clone_to_file_sync(self, clip: np.ndarray, path: Path) -> int:
         from pocket_tts import export_model_state
 
+        if not self.has_voice_cloning:
+            raise VoiceError(CLONING_UNAVAILABLE)
         tensor = torch.from_numpy(np.ascontiguousarray(clip, dtype=np.float32))[None, :]
-        state = self.model.get_state_for_audio_prompt(tensor)
+        state = model.get_state_for_audio_prompt(tensor)
         export_model_state(state, path)
         return path.stat().st_size
 
-    def _load_voice(self, spec: str) -> ModelState:
+    def _load_voice(self, spec: str, model: Any) -> ModelState:
         path = Path(spec).expanduser()
         if path.suffix == ".safetensors":
             if not path.is_file():
                 raise VoiceError(f"voice state file {path} does not exist")
             try:
-                return self.model.get_state_for_audio_prompt(path)
+                return model.get_state_for_audio_prompt(path)
             except Exception as error:
                 raise VoiceError(f"{path.name} is not a usable voice state: {error}") from error
         if path.is_file():
             if not self.has_voice_cloning:
                 raise VoiceError(CLONING_UNAVAILABLE)
             clip = read_clip(path)
-            return self.model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
+            return model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
         if spec in BUILTIN_VOICES or spec.startswith("hf://"):
             try:
-                return self.model.get_state_for_audio_prompt(spec)
+                return model.get_state_for_audio_prompt(spec)
             except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
                 raise VoiceError(
                     f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"
@@ -421,7 +432,7 @@ class TTSEngine:
         try:
             if sink.stop.is_set():
                 return
-            state = self._voice_state_sync(voice)
+            state = self.voice_state_sync(voice, model)
             chunks = model.generate_audio_stream(state, text, stop=sink.stop)
             try:
                 for chunk in chunks:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import secrets
 from dataclasses import dataclass, field
 
 import discord
+
+log = logging.getLogger(__name__)
 
 
 class UserError(Exception):
@@ -30,3 +34,12 @@ def require_manage_guild(permissions: discord.Permissions) -> None:
     """Checked here too: Discord's default permissions can be changed by server admins."""
     if not permissions.manage_guild:
         raise UserError("You need the Manage Server permission to change this server's settings.")
+
+
+def unexpected_error_reply(what: str, error: BaseException | None = None) -> Reply:
+    """Log an unexpected error (default: the one being handled) with its traceback under a
+    short id, and the reply that names it. The member can quote the id; the operator finds it
+    in the log."""
+    error_id = secrets.token_hex(4)
+    log.error("unexpected error %s in %s", error_id, what, exc_info=error or True)
+    return Reply(f"Something went wrong on my side (error id {error_id}). Please try again.")

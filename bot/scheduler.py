@@ -23,6 +23,7 @@ from bot.audio import FrameConverter, StreamingSource
 from bot.deadlines import DeadlineScheduler, SpeechJob
 from bot.engine import TTSEngine, VoiceError
 from bot.stats import BotStats, Snapshot
+from bot.supervisor import supervise
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class UtteranceResult:
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
 FRAME_SECONDS = 0.02
+STALL_S = 10.0  # a player that has not read a frame for this long is given up
 
 
 class GuildSpeaker:
@@ -91,7 +93,7 @@ class GuildSpeaker:
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
-        self._task = asyncio.create_task(self._run(), name="guild-speaker")
+        self._task = supervise(self._run, f"guild-speaker-{key}")
 
     @property
     def busy(self) -> bool:
@@ -214,8 +216,13 @@ class GuildSpeaker:
             assert voice_client is not None
             voice_client.play(source, after=after)
 
+        def failed(error: Exception) -> None:  # play() raised: this message ends here
+            self._deadlines.cancel(job)
+            if not played.done():
+                played.set_result(error)
+
         source = StreamingSource()
-        sink = PlaybackSink(source, start_playing, follows=follows)
+        sink = PlaybackSink(source, start_playing, follows=follows, on_failed=failed)
         job = SpeechJob.for_text(
             utterance.text, utterance.voice, sink, utterance.requested_at, self.key, self.split
         )
@@ -235,15 +242,18 @@ class GuildSpeaker:
                 while not self._queue:
                     self._wakeup.clear()
                     await self._wakeup.wait()
-                playback = self._begin(self._queue.popleft())
-            self._current = playback
             try:
+                if playback is None:
+                    playback = self._begin(self._queue.popleft())
+                self._current = playback
                 result = await self._speak(playback)
                 self.history.append(result)
                 if self._on_result is not None:
                     self._on_result(result)
             except Exception:  # one bad utterance must not end the guild's queue
                 log.exception("speaking an utterance failed")
+                if self._current is not None:
+                    self._current.cancel(self._deadlines)
             finally:
                 self._current = None
                 self.last_active = time.monotonic()
@@ -272,8 +282,30 @@ class GuildSpeaker:
         playback.synthesized = True
         if sink.playing:
             self._prepare_next()
-            await playback.played
+            played = await self._played(playback)
+            if played is not None and error is None:
+                error = played
         return self._result(playback, error=None if error is None else str(error))
+
+    async def _played(self, playback: _Playback) -> Exception | None:
+        """Wait for the player to finish the source: until `after` runs, play() fails, or the
+        player stops reading for `STALL_S` (a dead connection), whichever comes first."""
+        source = playback.source
+        reads = source.reads
+        while True:
+            try:
+                async with asyncio.timeout(STALL_S):
+                    return await asyncio.shield(playback.played)
+            except TimeoutError:
+                if source.reads == reads:
+                    log.warning("the voice player stalled in %s: giving the message up", self.key)
+                    playback.cancel(self._deadlines)
+                    voice_client = self._voice_client()
+                    if voice_client is not None:
+                        with contextlib.suppress(Exception):
+                            voice_client.stop()
+                    return RuntimeError("playback stalled")
+                reads = source.reads
 
     @staticmethod
     def _result(playback: _Playback, error: str | None = None) -> UtteranceResult:
@@ -323,10 +355,12 @@ class PlaybackSink:
         source: StreamingSource,
         on_ready: Callable[[], None],
         follows: PlaybackSink | None = None,
+        on_failed: Callable[[Exception], None] | None = None,
     ) -> None:
         self.source = source
         self._converter = FrameConverter()
         self._on_ready = on_ready
+        self._on_failed = on_failed
         self._follows = follows
         self._chained = follows is not None
         self.playing = False
@@ -366,6 +400,8 @@ class PlaybackSink:
             except Exception as error:  # e.g. the voice connection went away meanwhile
                 log.warning("could not start playing: %s", error)
                 self.source.cancel()
+                if self._on_failed is not None:
+                    self._on_failed(error)
 
     def flush(self) -> None:
         self.source.feed(self._converter.flush())
@@ -379,7 +415,11 @@ class SpeechScheduler:
         self._max_queue = max_queue
         self._speakers: dict[int, GuildSpeaker] = {}
         self.deadlines = DeadlineScheduler(
-            engine.stream, workers=engine.workers, ahead_s=ahead_s, spare_lanes=engine.spare_lanes
+            engine.stream,
+            workers=engine.workers,
+            ahead_s=ahead_s,
+            spare_lanes=engine.spare_lanes,
+            run_call=engine.call,
         )
         self.deadlines.start()
         self.stats = BotStats(self.deadlines)
@@ -405,6 +445,24 @@ class SpeechScheduler:
 
     def get(self, guild_id: int) -> GuildSpeaker | None:
         return self._speakers.get(guild_id)
+
+    async def forget(self, guild_id: int) -> None:
+        """Drop a server's speaker (the bot left the server)."""
+        speaker = self._speakers.pop(guild_id, None)
+        if speaker is not None:
+            await speaker.close()
+
+    async def sweep(self, idle_s: float, connected: set[int]) -> int:
+        """Drop speakers idle for `idle_s` in servers where the bot is not in voice, so the
+        table follows the servers in use, not every server ever spoken in."""
+        stale = [
+            gid
+            for gid, s in self._speakers.items()
+            if gid not in connected and not s.busy and s.idle_seconds >= idle_s
+        ]
+        for guild_id in stale:
+            await self.forget(guild_id)
+        return len(stale)
 
     async def close(self) -> None:
         speakers, self._speakers = list(self._speakers.values()), {}

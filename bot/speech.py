@@ -7,9 +7,9 @@ specific message. Voice connections are handled here too: join, move, leave when
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 
 import discord
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
+ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
 
 def humans_in(channel: VoiceChannel) -> list[discord.Member]:
@@ -36,12 +37,15 @@ class SpeechService:
         scheduler: SpeechScheduler,
         max_text_length: int,
         voice_for: VoiceResolver | None = None,
+        cloned_voice_id: ClonedVoiceId | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.max_text_length = max_text_length
         self.voice_for = voice_for
-        self._connect_locks: collections.defaultdict[int, asyncio.Lock] = collections.defaultdict(
-            asyncio.Lock
+        self.cloned_voice_id = cloned_voice_id
+        # a lock lives while someone holds or waits for it: the table cannot only grow
+        self._connect_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
         )
 
     # ---- checks ----------------------------------------------------------------------------
@@ -83,7 +87,10 @@ class SpeechService:
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
         """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
-        async with self._connect_locks[channel.guild.id]:  # two /say at once: one connect
+        lock = self._connect_locks.get(channel.guild.id)
+        if lock is None:
+            lock = self._connect_locks[channel.guild.id] = asyncio.Lock()
+        async with lock:  # two /say at once: one connect
             return await self._connect(channel)
 
     async def _connect(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -124,17 +131,39 @@ class SpeechService:
         voice = None
         if self.voice_for is not None:
             voice = await self.voice_for(member.id, channel.guild.id)
+        text = await self.attributed(member, channel.guild.id, text, voice, "/say")
         ahead = await self._speak(channel, Utterance(text, voice, requested_at))
         if ahead == 0:
             return f"Speaking in {channel.mention}."
         return f"Queued: {ahead} ahead of you in {channel.mention}."
 
+    async def attributed(
+        self, member: discord.Member | discord.User, guild_id: int | None, text: str,
+        voice: str | None, what: str, *, announced: bool = False,
+    ) -> str:  # fmt: skip
+        """Speech in a member's cloned voice always says who asked for it ("NAME said"), and
+        each use is logged (who, where, which voice; never the text)."""
+        voice_id = await self.cloned_voice_id(voice) if self.cloned_voice_id else None
+        if voice_id is None:
+            return text
+        log.info(
+            "cloned voice %s used for %s by user %s in server %s",
+            voice_id, what, member.id, guild_id,
+        )  # fmt: skip
+        return text if announced else f"{member.display_name} said: {text}"
+
     async def speak_in_callers_channel(
-        self, member: discord.Member | discord.User, text: str, voice: str | None
-    ) -> VoiceChannel:
-        """Speak `text` in `voice` where the member is (a preview, a sample)."""
+        self, member: discord.Member | discord.User, text: str, voice: str | None,
+        *, announced: bool = False,
+    ) -> VoiceChannel:  # fmt: skip
+        """Speak `text` in `voice` where the member is (a preview, a sample, a message);
+        `announced`: the text already says whose words they are."""
         channel = self.caller_channel(member)
-        await self._speak(channel, Utterance(self.check_text(text), voice))
+        text = self.check_text(text)
+        text = await self.attributed(
+            member, channel.guild.id, text, voice, "speech on request", announced=announced
+        )
+        await self._speak(channel, Utterance(text, voice))
         return channel
 
     async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:
@@ -149,19 +178,44 @@ class SpeechService:
         await self.ensure_connected(channel)
         return f"Joined {channel.mention}."
 
-    async def leave(self, guild: discord.Guild) -> str:
+    @staticmethod
+    def check_control(
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> None:
+        """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
+        members who may move members or manage the server."""
+        voice_client = guild.voice_client
+        channel = getattr(voice_client, "channel", None)
+        if channel is None or permissions.move_members or permissions.manage_guild:
+            return
+        voice = getattr(member, "voice", None)
+        if voice is None or voice.channel != channel:
+            raise UserError(
+                f"Only members in {channel.mention} (or with the Move Members permission) "
+                "can do that."
+            )
+
+    async def leave(self, guild: discord.Guild, member: discord.Member | discord.User,
+                    permissions: discord.Permissions) -> str:  # fmt: skip
         if guild.voice_client is None:
             raise UserError("I'm not in a voice channel.")
+        self.check_control(guild, member, permissions)
         await self.disconnect(guild)
         return "Left the voice channel."
 
-    def skip(self, guild: discord.Guild) -> str:
+    def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
+             permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         if speaker is None or not speaker.skip():
             raise UserError("Nothing is being spoken right now.")
         return "Skipped."
 
-    def clear(self, guild: discord.Guild) -> str:
+    def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
+              permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear_waiting() if speaker is not None else 0
         if dropped == 0:
@@ -170,10 +224,15 @@ class SpeechService:
 
     async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
                        text: str) -> Reply:  # fmt: skip
-        """The speech as an Ogg Opus file, in the member's voice (for people not in voice)."""
+        """The speech as an Ogg Opus file, in the member's voice (for people not in voice).
+
+        Background work: it waits behind live speech, within the per-member and per-server
+        limits; in DMs (`guild_id` None) the same per-member limit applies."""
         text = self.check_text(text)
         voice = await self.voice_for(member.id, guild_id) if self.voice_for else None
-        samples = await self.scheduler.engine.synthesize(text, voice)
+        text = await self.attributed(member, guild_id, text, voice, "/tts")
+        owner = (member.id, guild_id)
+        samples = await self.scheduler.deadlines.background_speech(text, voice, owner)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
 
@@ -196,10 +255,15 @@ class SpeechService:
                  f" · {snap.queued_units} units waiting · speaking in "
                  f"{snap.speaking_servers} server(s) · {snap.waiting_for_room} message(s)"
                  " waiting for room"),
+                ("Background work", f"{snap.background_waiting} waiting (files, previews,"
+                 f" clones) · {snap.background_done} done · {snap.background_refused} refused"
+                 " over the limits"),
             ],
         )  # fmt: skip
 
-    def stop(self, guild: discord.Guild) -> str:
+    def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
+             permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0
         if dropped == 0:
@@ -223,6 +287,10 @@ class SpeechService:
         log.info("leaving voice in guild %s after %d s of quiet", guild.id, timeout_s)
         await self.disconnect(guild)
         return True
+
+    async def forget_guild(self, guild_id: int) -> None:
+        """The bot left a server: drop its speaker and queue."""
+        await self.scheduler.forget(guild_id)
 
     async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
         voice_client = guild.voice_client

@@ -36,6 +36,9 @@ class Snapshot:
     queued_units: int
     speaking_servers: int
     waiting_for_room: int = 0  # messages held back until the model has room
+    background_waiting: int = 0  # files, previews and clones not finished
+    background_done: int = 0
+    background_refused: int = 0  # refused over the per-member/server/total limits
 
     @property
     def at_capacity(self) -> bool:
@@ -107,6 +110,9 @@ class BotStats:
             queued_units=self.deadlines.queued_units,
             speaking_servers=speaking_servers,
             waiting_for_room=self.deadlines.held_back(),
+            background_waiting=self.deadlines.background_waiting(),
+            background_done=self.deadlines.background_done,
+            background_refused=self.deadlines.background_refused,
         )
         log.debug("stats: %s", snapshot)
         return snapshot

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import discord
 
@@ -18,7 +19,7 @@ from bot.db import Database, utc_now
 from bot.engine import BUILTIN_VOICES, TTSEngine
 from bot.replies import Reply, UserError, plural
 from bot.speech import SpeechService
-from bot.voices import VoiceLibrary, VoiceLibraryError
+from bot.voices import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
@@ -60,23 +61,17 @@ class VoiceService:
             raise UserError("Voice cloning is switched off in this server by its admins.")
         if not self.engine.has_voice_cloning:
             raise UserError(CLONING_OFF_FOR_MEMBERS)
-        try:
-            clips.check_size(attachment.size, self.library.limits.clip)
-            name = await self.library.check_can_create(member.id, name)
-        except (clips.ClipError, VoiceLibraryError) as error:
-            raise UserError(str(error)) from None
+        clips.check_size(attachment.size, self.library.limits.clip)
+        name = await self.library.check_can_create(member.id, name)
         await progress("Downloading your clip…")
         try:
             data = await attachment.read()
         except (discord.HTTPException, discord.NotFound) as error:
             log.warning("attachment download failed: %s", error)
             raise UserError("I could not download your file. Please try again.") from None
-        try:
-            record = await self.library.create(
-                member.id, name, data, consented_at=utc_now(), progress=progress
-            )
-        except VoiceLibraryError as error:
-            raise UserError(str(error)) from None
+        record = await self.library.create(
+            member.id, name, data, consented_at=utc_now(), progress=progress, guild_id=guild.id
+        )
         ready = (
             f"Your voice “{record.name}” is ready ({record.duration_s:.0f} s of speech used). "
             f"Use `/voice use {record.name}` to speak with it."
@@ -124,10 +119,7 @@ class VoiceService:
         self, member: discord.Member | discord.User, guild: discord.Guild, name: str,
         everywhere: bool,
     ) -> Reply:  # fmt: skip
-        try:
-            chosen = await self.library.use(member.id, name, None if everywhere else guild.id)
-        except VoiceLibraryError as error:
-            raise UserError(str(error)) from None
+        chosen = await self.library.use(member.id, name, None if everywhere else guild.id)
         where = "in every server" if everywhere else "in this server"
         return Reply(f"You will now speak with “{chosen}” {where}.")
 
@@ -153,24 +145,30 @@ class VoiceService:
         )
 
     async def preview(
-        self, member: discord.Member | discord.User, name: str, text: str | None
-    ) -> Reply:
+        self, member: discord.Member | discord.User, name: str, text: str | None,
+        guild_id: int | None = None,
+    ) -> Reply:  # fmt: skip
         shown, spec = await self._spec_for_name(member.id, name)
         line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
         channel = await self._speak_if_in_voice(member, line, spec)
         if channel is not None:
             return Reply(f"Playing a preview of “{shown}” in {channel.mention}.")
-        return await self._preview_file(shown, spec, line)
+        return await self._preview_file(shown, spec, line, (member.id, guild_id))
 
-    async def preview_button(self, user_id: int, voice_id: int) -> Reply:
+    async def preview_button(self, user_id: int, voice_id: int, guild_id: int | None) -> Reply:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != user_id:
             raise UserError("This preview is for the voice's owner, and only while it exists.")
         spec = await self.library.state_spec(record)
-        return await self._preview_file(record.name, spec, PREVIEW_TEXT.format(name=record.name))
+        line = PREVIEW_TEXT.format(name=record.name)
+        return await self._preview_file(record.name, spec, line, (user_id, guild_id))
 
-    async def _preview_file(self, shown: str, spec: str, line: str) -> Reply:
-        samples = await self.engine.synthesize(line, spec)
+    async def _preview_file(
+        self, shown: str, spec: str, line: str, owner: tuple[int, int | None]
+    ) -> Reply:
+        if self.library.is_cloned(spec):
+            log.info("cloned voice %s previewed as a file by user %s", Path(spec).stem, owner[0])
+        samples = await self.speech.scheduler.deadlines.background_speech(line, spec, owner)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"Here is “{shown}”.", file=("preview.ogg", data))
 
@@ -178,17 +176,11 @@ class VoiceService:
     async def rename(
         self, member: discord.Member | discord.User, name: str, new_name: str
     ) -> Reply:
-        try:
-            record = await self.library.rename(member.id, name, new_name)
-        except VoiceLibraryError as error:
-            raise UserError(str(error)) from None
+        record = await self.library.rename(member.id, name, new_name)
         return Reply(f"Renamed to “{record.name}”.")
 
     async def delete(self, member: discord.Member | discord.User, name: str) -> Reply:
-        try:
-            record = await self.library.delete(member.id, name)
-        except VoiceLibraryError as error:
-            raise UserError(str(error)) from None
+        record = await self.library.delete(member.id, name)
         return Reply(f"Deleted “{record.name}” and its recording.")
 
     async def ask_forget(self, member: discord.Member | discord.User) -> Reply:

@@ -1,9 +1,13 @@
 """The voice library: members' cloned voices on disk and in the database, and voice choice.
 
-A voice is a row plus two files under `DATA_DIR/voices/<user id>/`: `<voice id>.safetensors`
-(the model state) and `<voice id>.flac` (the trimmed clip, kept so the state can be rebuilt
-when the operator changes model). Files are complete before the row is committed; any
-failure leaves neither.
+A voice is a row plus two files under `DATA_DIR/voices/<user id>/`: `<tag>.safetensors`
+(the model state) and `<tag>.flac` (the trimmed clip, kept so the state can be rebuilt
+when the operator changes model). Both files are written and synced first, then the row is
+inserted in one short write: a failure removes the files, and a crash between the two leaves
+only files that no row names, which `reconcile()` removes at the next start.
+
+Model work (clones, rebuilds) goes through the shared `DeadlineScheduler` as background work.
+Data is private: folders 0700, files 0600.
 """
 
 from __future__ import annotations
@@ -13,17 +17,23 @@ import hashlib
 import io
 import logging
 import os
+import sqlite3
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile
 
 from bot import clip as clips
-from bot.db import Database, NameTakenError, VoiceRecord, utc_now
+from bot.db import Database, NameTakenError, VoiceRecord, make_private_dir, utc_now
+from bot.deadlines import DeadlineScheduler
 from bot.engine import BUILTIN_VOICES, TTSEngine
+from bot.replies import UserError
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +41,14 @@ Progress = Callable[[str], Awaitable[None]]
 MAX_NAME_LENGTH = 32
 
 
-class VoiceLibraryError(Exception):
+class VoiceLibraryError(UserError):
     """A refusal the member can act on; the message is shown as is."""
+
+
+STORAGE_TROUBLE = (
+    "I could not save your voice just now (a storage problem on the bot's side). Nothing was "
+    "saved; please try again later."
+)
 
 
 @dataclass(frozen=True)
@@ -57,7 +73,7 @@ def check_name(name: str) -> str:
 def _write_atomically(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
     try:
-        with open(tmp, "wb") as file:
+        with os.fdopen(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
@@ -87,13 +103,18 @@ class VoiceLibrary:
         engine: TTSEngine | None,
         data_dir: Path,
         limits: VoiceLimits | None = None,
+        deadlines: DeadlineScheduler | None = None,
     ) -> None:
-        """`engine` may be None for storage-only work (listing, deleting) without the model."""
+        """`engine` may be None for storage-only work (listing, deleting) without the model.
+        The bot passes its shared `deadlines`, so clones queue behind live speech; without
+        one (the offline CLI, alone with its model) model work goes to the engine directly."""
         self.db = db
         self._engine = engine
         self.data_dir = data_dir
         self.limits = limits or VoiceLimits()
-        self._locks: dict[int, asyncio.Lock] = {}
+        self.deadlines = deadlines
+        # a lock lives while someone holds or waits for it: the table cannot only grow
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
     @property
     def engine(self) -> TTSEngine:
@@ -107,7 +128,32 @@ class VoiceLibrary:
 
     def _lock(self, owner_id: int) -> asyncio.Lock:
         """One change at a time per member: quota and names stay consistent."""
-        return self._locks.setdefault(owner_id, asyncio.Lock())
+        lock = self._locks.get(owner_id)
+        if lock is None:
+            lock = self._locks[owner_id] = asyncio.Lock()
+        return lock
+
+    async def _model_call(self, fn: Callable[[Any], int], owner: tuple[int, int | None]) -> int:
+        if self.deadlines is not None:
+            return await self.deadlines.background_call(fn, owner)
+        return await self.engine.call(fn)
+
+    def is_cloned(self, spec: str | None) -> bool:
+        """Whether a voice spec is one of the members' cloned voices (they are announced)."""
+        if not spec:
+            return False
+        try:
+            return Path(spec).resolve().is_relative_to(self.root.resolve())
+        except (OSError, ValueError):
+            return False
+
+    async def cloned_voice_id(self, spec: str | None) -> int | None:
+        """The id of the member's voice whose state `spec` is (None: not a cloned voice)."""
+        if not self.is_cloned(spec):
+            return None
+        assert spec is not None
+        relative = str(Path(spec).resolve().relative_to(self.data_dir.resolve()))
+        return await self.db.voices.id_by_state_path(relative)
 
     # ---- creating --------------------------------------------------------------------------
     async def check_can_create(self, owner_id: int, name: str) -> str:
@@ -130,68 +176,71 @@ class VoiceLibrary:
         *,
         consented_at: str,
         progress: Progress | None = None,
+        guild_id: int | None = None,
     ) -> VoiceRecord:
-        """Validate the clip, extract the state in the engine, store files then row."""
+        """Validate the clip, extract the state (background model work), store files then
+        row. The consent record keeps the upload's sha256, the server and the time."""
+        upload_sha256 = hashlib.sha256(data).hexdigest()
         async with self._lock(owner_id):
             name = await self.check_can_create(owner_id, name)
             if progress:
                 await progress("Checking your clip…")
-            try:
-                clip = await asyncio.to_thread(clips.prepare, data, self.limits.clip)
-            except clips.ClipError as error:
-                raise VoiceLibraryError(str(error)) from None
+            clip = await asyncio.to_thread(clips.prepare, data, self.limits.clip)
             if progress:
                 await progress(
                     f"Learning your voice from {len(clip) / clips.MODEL_RATE:.1f} s of speech…"
                 )
-            return await self._store(owner_id, name, clip, consented_at)
+            record = await self._store(owner_id, name, clip, consented_at, upload_sha256, guild_id)
+        log.info(
+            "voice %s cloned by user %s in server %s (upload sha256 %s, %.1f s)",
+            record.id, owner_id, guild_id, upload_sha256[:16], record.duration_s,
+        )  # fmt: skip
+        return record
 
     async def _store(
-        self, owner_id: int, name: str, clip: np.ndarray, consented_at: str
+        self,
+        owner_id: int,
+        name: str,
+        clip: np.ndarray,
+        consented_at: str,
+        upload_sha256: str | None,
+        guild_id: int | None,
     ) -> VoiceRecord:
         folder = self.root / str(owner_id)
-        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         tag = uuid.uuid4().hex
+        state_path, clip_path = folder / f"{tag}.safetensors", folder / f"{tag}.flac"
         tmp_state = folder / f".tmp-{tag}.safetensors"
         flac = await asyncio.to_thread(_encode_flac, clip)
-        digest = hashlib.sha256(flac).hexdigest()
-        final: list[Path] = []
         try:
-            state_bytes = await self.engine.clone_to_file(clip, tmp_state)
-            await asyncio.to_thread(_fsync_file, tmp_state)
-            async with self.db.transaction() as connection:
-                voice_id = await self.db.voices.insert(
-                    connection,
-                    owner_id=owner_id,
-                    name=name,
-                    model_fingerprint=self.engine.fingerprint,
-                    sha256=digest,
-                    duration_s=len(clip) / clips.MODEL_RATE,
-                    consented_at=consented_at,
-                )
-                state_path = folder / f"{voice_id}.safetensors"
-                clip_path = folder / f"{voice_id}.flac"
-                final += [state_path, clip_path]
-                await asyncio.to_thread(_write_atomically, clip_path, flac)
-                await asyncio.to_thread(tmp_state.replace, state_path)
-                await asyncio.to_thread(_fsync_dir, folder)
-                await self.db.voices.set_files(
-                    connection,
-                    voice_id,
-                    state_path=str(state_path.relative_to(self.data_dir)),
-                    clip_path=str(clip_path.relative_to(self.data_dir)),
-                    state_bytes=state_bytes,
-                    clip_bytes=len(flac),
-                )
-        except NameTakenError:
-            raise VoiceLibraryError(f"You already have a voice named “{name}”.") from None
-        except BaseException:
-            await asyncio.to_thread(_remove, [tmp_state, *final])
+            await asyncio.to_thread(make_private_dir, folder)
+            state_bytes = await self._model_call(
+                partial(self.engine.clone_sync, clip, tmp_state), (owner_id, guild_id)
+            )
+            await asyncio.to_thread(_finish_files, tmp_state, state_path, clip_path, flac)
+            voice_id = await self.db.voices.insert(
+                owner_id=owner_id,
+                name=name,
+                model_fingerprint=self.engine.fingerprint,
+                state_path=str(state_path.relative_to(self.data_dir)),
+                clip_path=str(clip_path.relative_to(self.data_dir)),
+                sha256=hashlib.sha256(flac).hexdigest(),
+                duration_s=len(clip) / clips.MODEL_RATE,
+                state_bytes=state_bytes,
+                clip_bytes=len(flac),
+                consented_at=consented_at,
+                upload_sha256=upload_sha256,
+                consent_guild_id=guild_id,
+            )
+        except BaseException as error:
+            await asyncio.to_thread(_remove, [tmp_state, state_path, clip_path])
+            if isinstance(error, NameTakenError):
+                raise VoiceLibraryError(f"You already have a voice named “{name}”.") from None
+            if isinstance(error, OSError | sqlite3.Error):
+                log.error("storing a voice of user %s failed: %r", owner_id, error)
+                raise VoiceLibraryError(STORAGE_TROUBLE) from error
             raise
-        await asyncio.to_thread(_remove, [tmp_state])
         record = await self.db.voices.get_by_id(voice_id)
         assert record is not None
-        log.info("voice %s created for user %s (%.1f s)", voice_id, owner_id, record.duration_s)
         return record
 
     # ---- reading ---------------------------------------------------------------------------
@@ -236,9 +285,10 @@ class VoiceLibrary:
         state_path = self.data_dir / record.state_path
         tmp = state_path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
         try:
-            size = await self.engine.clone_to_file(clip, tmp)
-            await asyncio.to_thread(_fsync_file, tmp)
-            await asyncio.to_thread(tmp.replace, state_path)
+            size = await self._model_call(
+                partial(self.engine.clone_sync, clip, tmp), (record.owner_id, None)
+            )
+            await asyncio.to_thread(_finish_state, tmp, state_path)
         finally:
             await asyncio.to_thread(_remove, [tmp])
         await self.engine.forget_voice(str(state_path))
@@ -294,12 +344,14 @@ class VoiceLibrary:
                 raise VoiceLibraryError(f"You already have a voice named “{new_name}”.") from None
             renamed = await self.db.voices.get_by_id(record.id)
             assert renamed is not None
+            log.info("voice %s of user %s renamed", record.id, owner_id)
             return renamed
 
     async def delete(self, owner_id: int, name: str) -> VoiceRecord:
         async with self._lock(owner_id):
             record = await self.own_voice(owner_id, name)
             await self._delete(record)
+            log.info("voice %s of user %s deleted", record.id, owner_id)
             return record
 
     async def _delete(self, record: VoiceRecord) -> None:
@@ -316,9 +368,10 @@ class VoiceLibrary:
             for record in records:
                 await self._delete(record)
             await self.db.choices.delete_for_user(user_id)
-            await self.db.members.delete_for_user(user_id)
+            await self.db.members.forget_user(user_id)
             folder = self.root / str(user_id)
             await asyncio.to_thread(_remove_tree, folder)
+            log.info("user %s asked to forget them: %d voices deleted", user_id, len(records))
             return len(records)
 
     # ---- consistency -----------------------------------------------------------------------
@@ -355,6 +408,19 @@ def consent_now() -> str:
 def _fsync_file(path: Path) -> None:
     with open(path, "rb+") as file:
         os.fsync(file.fileno())
+
+
+def _finish_state(tmp_state: Path, state_path: Path) -> None:
+    os.chmod(tmp_state, 0o600)
+    _fsync_file(tmp_state)
+    tmp_state.replace(state_path)
+    _fsync_dir(state_path.parent)
+
+
+def _finish_files(tmp_state: Path, state_path: Path, clip_path: Path, flac: bytes) -> None:
+    """Both files complete, private and synced, before any row names them."""
+    _write_atomically(clip_path, flac)
+    _finish_state(tmp_state, state_path)
 
 
 def _remove(paths: list[Path]) -> None:

@@ -54,7 +54,10 @@ class AutoReadCog(commands.Cog):
     async def clear(self, interaction: discord.Interaction) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.clear(guild))
+        await respond(
+            interaction,
+            lambda: self.bot.speech.clear(guild, interaction.user, interaction.permissions),
+        )
 
     @app_commands.command(name="tts", description="Get a line as an audio file, in your voice")
     @app_commands.describe(text="What to say")

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.replies import Reply, UserError
+from bot.replies import Reply, UserError, unexpected_error_reply
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 
@@ -35,7 +35,10 @@ class PreviewButton(
     async def callback(self, interaction: discord.Interaction) -> None:
         service = interaction.client.voices  # type: ignore[attr-defined]
         await respond(
-            interaction, lambda: service.preview_button(interaction.user.id, self.voice_id)
+            interaction,
+            lambda: service.preview_button(
+                interaction.user.id, self.voice_id, interaction.guild_id
+            ),
         )
 
 
@@ -76,7 +79,8 @@ def _view_for(reply: Reply) -> discord.ui.View | None:
 
 
 async def respond(interaction: discord.Interaction, action: Action) -> None:
-    """Acknowledge at once (ephemeral), run the action, then show its reply or error."""
+    """Acknowledge at once (ephemeral), run the action, then show its reply or error: the
+    member's own mistake in words, anything else as a generic reply with an error id."""
     await interaction.response.defer(ephemeral=True, thinking=True)
     try:
         result = action()
@@ -85,6 +89,8 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         reply = result if isinstance(result, Reply) else Reply(result)
     except UserError as error:
         reply = Reply(str(error))
+    except Exception:
+        reply = unexpected_error_reply(getattr(interaction.command, "name", "a command"))
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
     kwargs: dict[str, object] = {"content": reply.content, "attachments": files}

@@ -10,6 +10,12 @@ from bot.client import PocketVoiceBot
 from cogs.common import respond
 
 
+def _who(
+    interaction: discord.Interaction,
+) -> tuple[discord.Member | discord.User, discord.Permissions]:
+    return interaction.user, interaction.permissions
+
+
 class SpeechCog(commands.Cog):
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
@@ -30,21 +36,21 @@ class SpeechCog(commands.Cog):
     async def leave(self, interaction: discord.Interaction) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.leave(guild))
+        await respond(interaction, lambda: self.bot.speech.leave(guild, *_who(interaction)))
 
     @app_commands.command(name="skip", description="Stop the current message, keep the queue")
     @app_commands.guild_only()
     async def skip(self, interaction: discord.Interaction) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.skip(guild))
+        await respond(interaction, lambda: self.bot.speech.skip(guild, *_who(interaction)))
 
     @app_commands.command(name="stop", description="Stop speaking and clear the queue")
     @app_commands.guild_only()
     async def stop(self, interaction: discord.Interaction) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.stop(guild))
+        await respond(interaction, lambda: self.bot.speech.stop(guild, *_who(interaction)))
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:
@@ -56,6 +62,13 @@ class SpeechCog(commands.Cog):
     ) -> None:
         if before.channel != after.channel and hasattr(self.bot, "speech"):
             await self.bot.speech.on_voice_state_change(member.guild, member, after.channel)
+
+    @commands.Cog.listener()
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """The bot was removed from a server (or it was deleted): forget its state."""
+        if hasattr(self.bot, "speech"):
+            await self.bot.speech.forget_guild(guild.id)
+            self.bot.reader.forget_guild(guild.id)
 
 
 async def setup(bot: PocketVoiceBot) -> None:

@@ -71,7 +71,10 @@ class VoicesCog(commands.Cog):
     async def preview(
         self, interaction: discord.Interaction, name: str, text: str | None = None
     ) -> None:
-        await respond(interaction, lambda: self.bot.voices.preview(interaction.user, name, text))
+        await respond(
+            interaction,
+            lambda: self.bot.voices.preview(interaction.user, name, text, interaction.guild_id),
+        )
 
     @voice.command(name="rename", description="Rename one of your voices")
     @app_commands.describe(name="The voice", new_name="Its new name")

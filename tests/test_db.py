@@ -1,7 +1,6 @@
 import sqlite3
 from pathlib import Path
 
-import aiosqlite
 import pytest
 
 from bot.db import (
@@ -10,14 +9,14 @@ from bot.db import (
     DatabaseTooNewError,
     MemberSettings,
     NameTakenError,
-    VoiceRepository,
 )
 
 
-async def add_voice(conn: aiosqlite.Connection, owner: int, name: str) -> int:
-    return await VoiceRepository.insert(
-        conn, owner_id=owner, name=name, model_fingerprint="f", sha256="s", duration_s=3.0,
-        consented_at="now",
+async def add_voice(db: Database, owner: int, name: str) -> int:
+    return await db.voices.insert(
+        owner_id=owner, name=name, model_fingerprint="f", state_path=f"{owner}/{name}.st",
+        clip_path=f"{owner}/{name}.flac", sha256="s", duration_s=3.0, state_bytes=1,
+        clip_bytes=1, consented_at="now",
     )  # fmt: skip
 
 
@@ -31,7 +30,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2]
+        assert await db.applied_migrations() == [1, 2, 3]
         assert await db.migrate() == []
         async with db.connection.execute("PRAGMA journal_mode") as c:
             assert (await c.fetchone())[0] == "wal"
@@ -40,7 +39,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -
     finally:
         await db.close()
     again = await Database.open(tmp_path / "pv.db")
-    assert await again.applied_migrations() == [1, 2]
+    assert await again.applied_migrations() == [1, 2, 3]
     await again.close()
 
 
@@ -65,20 +64,17 @@ async def test_a_failing_migration_applies_nothing(tmp_path: Path) -> None:
         await Database.open(tmp_path / "pv.db", migrations=folder)
     db = await Database.open(tmp_path / "pv.db")  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2]
+    assert await db.applied_migrations() == [1, 2, 3]
     await db.close()
 
 
 async def test_voice_names_are_unique_per_owner_case_insensitively(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "pv.db")
     try:
-        async with db.transaction() as conn:
-            await add_voice(conn, 1, "Me")
+        await add_voice(db, 1, "Me")
         with pytest.raises(NameTakenError):
-            async with db.transaction() as conn:
-                await add_voice(conn, 1, " me ")
-        async with db.transaction() as conn:  # another member may use the same name
-            await add_voice(conn, 2, "me")
+            await add_voice(db, 1, " me ")
+        await add_voice(db, 2, "me")
         assert [v.name for v in await db.voices.list_for(1)] == ["Me"]
         assert (await db.voices.get(1, "ME")) is not None
         assert await db.voices.count_for(2) == 1
@@ -89,8 +85,7 @@ async def test_voice_names_are_unique_per_owner_case_insensitively(tmp_path: Pat
 async def test_choices_prefer_the_server_then_global_and_follow_deletion(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "pv.db")
     try:
-        async with db.transaction() as conn:
-            voice = await add_voice(conn, 1, "Me")
+        voice = await add_voice(db, 1, "Me")
         await db.choices.set(1, None, builtin="alba")
         assert (await db.choices.for_user(1, 500)).builtin_name == "alba"
         await db.choices.set(1, 500, voice_id=voice)

@@ -12,6 +12,7 @@ import torch
 
 from bot.db import Database, VoiceRepository
 from bot.engine import StateCache, TTSEngine, VoiceError
+from bot.replies import UserError
 from bot.voices import VoiceLibrary, VoiceLibraryError, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
@@ -47,8 +48,8 @@ async def test_create_stores_state_and_trimmed_clip(library: VoiceLibrary) -> No
     assert record.model_fingerprint == library.engine.fingerprint
     state = library.data_dir / record.state_path
     clip = library.data_dir / record.clip_path
-    assert state == library.root / str(ALICE) / f"{record.id}.safetensors"
-    assert clip == library.root / str(ALICE) / f"{record.id}.flac"
+    assert state.parent == clip.parent == library.root / str(ALICE)
+    assert state.suffix == ".safetensors" and clip.suffix == ".flac" and state.stem == clip.stem
     assert stored_files(library) == sorted([state, clip])
     assert state.stat().st_size == record.state_bytes > 0
     assert clip.stat().st_size == record.clip_bytes
@@ -74,7 +75,7 @@ async def test_name_quota_and_duplicate_refusals_leave_nothing(library: VoiceLib
 
 
 async def test_bad_clip_leaves_no_file_and_no_row(library: VoiceLibrary) -> None:
-    with pytest.raises(VoiceLibraryError, match="sounds silent"):
+    with pytest.raises(UserError, match="sounds silent"):
         await create(library, ALICE, "Quiet", encode(speech_like(0.0, lead_s=3), "wav"))
     assert stored_files(library) == [] and await library.list_for(ALICE) == []
 
@@ -86,8 +87,8 @@ async def test_error_between_files_and_commit_leaves_nothing(
         assert len(stored_files(library)) >= 2  # the files were written by now
         raise OSError("disk full")
 
-    monkeypatch.setattr(VoiceRepository, "set_files", staticmethod(disk_full))
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(VoiceRepository, "insert", disk_full)
+    with pytest.raises(VoiceLibraryError, match="storage problem"):
         await create(library, ALICE, "Doomed")
     assert stored_files(library) == []
     assert await library.list_for(ALICE) == []
@@ -183,7 +184,7 @@ async def test_rename_delete_and_forget(library: VoiceLibrary) -> None:
 async def test_weights_without_cloning_refuse_clearly(
     library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(library.engine.model, "has_voice_cloning", False)
+    monkeypatch.setattr(library.engine, "_can_clone", False)
     with pytest.raises(VoiceError, match="HF_TOKEN"):
         await create(library, ALICE, "Mine")
     assert stored_files(library) == [] and await library.list_for(ALICE) == []
