@@ -93,8 +93,6 @@ class AutoReader:
                 return f"cannot join: {error}"
         elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
             return "author not in the bot's voice channel"
-        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
-            return "rate limited"
         voice = await self.voice_for(message.author.id, guild.id)
         cloned = await self._cloned(voice)
         say_name = None  # the server's xsaid setting decides
@@ -107,6 +105,8 @@ class AutoReader:
         text = await self.render(message, settings, say_name=say_name)
         if not text:
             return "nothing to say"
+        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
+            return "rate limited"
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
         speaker.enqueue(Utterance(text, voice, arrived, message.id), drop_oldest=True)

@@ -94,7 +94,7 @@ async def test_clone_while_in_voice_speaks_a_sample(running_bot: RunningBot) -> 
     assert speaker.history[0].voice is not None and speaker.history[0].voice.endswith(
         ".safetensors"
     )
-    assert speaker.history[0].text == "Hello! This is how I sound with the voice Mine."
+    assert speaker.history[0].text == "Alice said: Hello! This is how I sound with the voice Mine."
 
 
 async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
@@ -151,13 +151,13 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
 
     # weights without voice cloning
     await bot.voices.db.guilds.set_cloning(int(FakeDiscord.GUILD_ID), True)
-    bot.engine.model.has_voice_cloning = False
+    bot.engine._can_clone = False
     try:
         await (await clone(fake, "Bobs", user="bob")).wait_content(
             "Voice cloning is not available on this bot yet"
         )
     finally:
-        bot.engine.model.has_voice_cloning = True
+        bot.engine._can_clone = True
     assert await voice_rows(running_bot, "bob") == []
 
 
