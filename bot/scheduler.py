@@ -58,7 +58,7 @@ class UtteranceResult:
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
 FRAME_SECONDS = 0.02
-STALL_S = 10.0  # a player that has not read a frame for this long is given up
+STALL_S = 30.0  # a player that has not read a frame for this long is given up
 
 
 class GuildSpeaker:

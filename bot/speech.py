@@ -23,6 +23,7 @@ __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
 log = logging.getLogger(__name__)
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
+RECONNECT_SETTLE_S = 1.0
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
@@ -301,9 +302,18 @@ class SpeechService:
         self, guild: discord.Guild, member: discord.Member, now_in: VoiceChannel | None
     ) -> None:
         """Leave when no human is left in the bot's channel; drop the queue when kicked."""
+        if member == guild.me and now_in is None:
+            # kicked, or discord.py reconnecting (after a dropped voice connection it leaves
+            # and rejoins): drop the queue only if the voice client is gone once that settles
+            await asyncio.sleep(RECONNECT_SETTLE_S)
+            if guild.voice_client is not None and guild.voice_client.is_connected():
+                return
+            speaker = self.scheduler.get(guild.id)
+            if speaker is not None and guild.voice_client is None:
+                speaker.clear()
+            return
         voice_client = guild.voice_client
-        kicked = member == guild.me and now_in is None
-        if voice_client is None or kicked:
+        if voice_client is None:
             speaker = self.scheduler.get(guild.id)
             if speaker is not None:
                 speaker.clear()

@@ -159,6 +159,10 @@ class FakeDiscord:
         self.identified = asyncio.Event()
         self.udp = VoiceUDPServer()
         self._gateway_ws: web.WebSocketResponse | None = None
+        self.voice_ws: dict[str, web.WebSocketResponse] = {}  # guild -> voice websocket
+        self.invalidate_resume = False  # answer the next RESUME with INVALID_SESSION
+        self.resumed = 0  # sessions resumed (gateway)
+        self.voice_resumed = 0  # voice sessions resumed (op 7)
         self._seq = 0
         self._runner: web.AppRunner | None = None
         self._udp_transport: asyncio.DatagramTransport | None = None
@@ -446,25 +450,65 @@ class FakeDiscord:
                     await self.dispatch("GUILD_CREATE", self._guild_json(guild))
             elif op == 4:
                 await self._bot_voice_state(data)
+            elif op == 6:
+                if self.invalidate_resume:
+                    self.invalidate_resume = False
+                    await ws.send_json({"op": 9, "d": False, "s": None, "t": None})
+                else:
+                    self.resumed += 1
+                    await self.dispatch("RESUMED", {})
         return ws
+
+    # ---- faults ----------------------------------------------------------------------------
+    async def close_gateway(self, code: int = 4000) -> None:
+        """Drop the bot's gateway connection (it resumes, or re-identifies if told to)."""
+        assert self._gateway_ws is not None
+        await self._gateway_ws.close(code=code)
+
+    async def close_voice(self, guild: str, code: int) -> None:
+        """Close the bot's voice websocket in `guild` with `code` (4015: voice server crashed;
+        4014: removed from the channel)."""
+        await self.voice_ws[guild].close(code=code)
+
+    def abort_voice(self, guild: str) -> None:
+        """Cut the voice websocket's TCP connection without a close frame (code 1006)."""
+        transport = self.voice_ws[guild]._req.transport  # type: ignore[union-attr]
+        assert transport is not None
+        transport.abort()
+
+    async def kick_from_voice(self, guild: str) -> None:
+        """Discord removes the bot from its voice channel: a voice state, then close 4014."""
+        self.voice_by_guild[guild].pop(self.bot.id, None)
+        await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, None, guild))
+        await self.close_voice(guild, 4014)
+
+    async def remove_guild(self, guild: str) -> None:
+        """The bot is removed from a server."""
+        await self.dispatch("GUILD_DELETE", {"id": guild})
 
     async def _bot_voice_state(self, data: JSON) -> None:
         raw = data.get("channel_id")
         channel_id = None if raw is None else str(raw)  # discord.py sends an int
         guild = str(data["guild_id"])
         states = self.voice_by_guild[guild]
+        same = channel_id is not None and states.get(self.bot.id) == channel_id
         if channel_id is None:
             states.pop(self.bot.id, None)
         else:
             states[self.bot.id] = channel_id
-        await self.dispatch(
-            "VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id, guild)
-        )
+        server_update = {
+            "token": "voice-token",
+            "guild_id": guild,
+            "endpoint": f"127.0.0.1:{self.port}",
+        }
+        state = self._voice_state_json(self.bot, channel_id, guild)
+        if same:  # a reconnect to the same channel: a new voice server first (as after 4015)
+            await self.dispatch("VOICE_SERVER_UPDATE", server_update)
+            await self.dispatch("VOICE_STATE_UPDATE", state)
+            return
+        await self.dispatch("VOICE_STATE_UPDATE", state)
         if channel_id is not None:
-            await self.dispatch(
-                "VOICE_SERVER_UPDATE",
-                {"token": "voice-token", "guild_id": guild, "endpoint": f"127.0.0.1:{self.port}"},
-            )
+            await self.dispatch("VOICE_SERVER_UPDATE", server_update)
 
     # ---- voice websocket -------------------------------------------------------------------
     async def _voice_gateway(self, request: web.Request) -> web.WebSocketResponse:
@@ -483,6 +527,8 @@ class FakeDiscord:
                     await ws.close(code=4004, message=b"Authentication failed.")
                     break
                 self.ssrc_guild[ssrc] = data["server_id"]
+                self.voice_ws[data["server_id"]] = ws
+                session_ssrc = ssrc
                 ready = {
                     "ssrc": ssrc,
                     "ip": "127.0.0.1",
@@ -502,6 +548,19 @@ class FakeDiscord:
             elif op == 3:
                 nonce = data["t"] if isinstance(data, dict) else data
                 await ws.send_json({"op": 6, "d": {"t": nonce}})
+            elif op == 7:  # resume after 4015: same session, same ssrc and key
+                self.voice_resumed += 1
+                guild = data["server_id"]
+                self.voice_ws[guild] = ws
+                session_ssrc = next(s for s, g in reversed(self.ssrc_guild.items()) if g == guild)
+                await ws.send_json({"op": 9, "d": None})
+                # discord.py 2.7 waits for the key again before it calls a resume complete
+                description = {
+                    "mode": "aead_xchacha20_poly1305_rtpsize",
+                    "secret_key": list(self.udp.keys[session_ssrc]),
+                    "dave_protocol_version": 0,
+                }
+                await ws.send_json({"op": 4, "d": description})
         return ws
 
     # ---- REST ------------------------------------------------------------------------------
