@@ -231,3 +231,44 @@ async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
     finally:
         await db.close()
     assert os.stat(data_dir).st_mode & 0o777 == 0o700
+
+
+async def test_a_flood_of_files_does_not_delay_another_servers_speech(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model, full_length(tiny_model)) as running:
+        fake = running.fake
+        long_text = " ".join([MEDIUM] * 4)
+        floods = [await fake.interaction("tts", {"text": long_text}) for _ in range(6)]
+        answers = [(await f.wait_final(10))["content"] for f in floods[2:]]
+        assert all("You already have 2 requests waiting" in a for a in answers), answers
+        await asyncio.sleep(0.5)  # the two admitted files are being synthesized
+        await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
+        say = await fake.interaction(
+            "say", {"text": "Hello there."}, user="bob", guild=fake.GUILD2_ID
+        )
+        assert (await say.wait_final())["content"].startswith("Speaking in")
+        scheduler = running.bot.scheduler
+        assert scheduler is not None
+        speaker = scheduler.get(int(fake.GUILD2_ID))
+        assert speaker is not None
+        await fake.wait_for(lambda: len(speaker.history) == 1, 30, "bob's message")
+        latency = speaker.history[0].first_frame_latency
+        assert latency is not None and latency < 1.0, latency
+        stats = await (await fake.interaction("botstats")).wait_response(2)
+        fields = {f["name"]: f["value"] for f in stats["embeds"][0]["fields"]}
+        assert "4 refused" in fields["Background work"]
+        for flood in floods[:2]:
+            reply = await flood.wait_final(180)
+            assert reply["content"].endswith("s of speech.") and reply["_files"]
+
+
+async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
+    running_bot: RunningBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(running_bot.bot.speech, "botstats", broken)
+    reply = await (await running_bot.fake.interaction("botstats")).wait_final()
+    assert reply["content"].startswith("Something went wrong on my side (error id ")

@@ -175,7 +175,7 @@ class FakeDiscord:
         ca.cert_pem.write_to_path(str(self.ca_file))
         server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_ctx)
-        app = web.Application()
+        app = web.Application(client_max_size=25 * 1024 * 1024)  # attachment_size_limit
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/", self._voice_gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
