@@ -451,19 +451,17 @@ class DeadlineScheduler:
         return sum(len(j.units) for j in self.live())
 
     # ---- background work -------------------------------------------------------------------
-    def background_waiting(self, owner: Owner | None = None) -> int:
-        """Background jobs not finished: all, or one member's (in any server)."""
-        jobs = [j for j in self.jobs if j.background and not j.cancelled]
-        if owner is not None:
-            jobs = [j for j in jobs if j.owner is not None and j.owner[0] == owner[0]]
-        return len(jobs)
+    def _background_jobs(self) -> list[SpeechJob]:
+        return [j for j in self.jobs if j.background and not j.cancelled]
+
+    def background_waiting(self) -> int:
+        """Background jobs not finished (files, previews, clones)."""
+        return len(self._background_jobs())
 
     def _admit_background(self, owner: Owner) -> None:
-        limits = self.background_limits
-        jobs = [j for j in self.jobs if j.background and not j.cancelled]
+        limits, jobs = self.background_limits, self._background_jobs()
         mine = sum(1 for j in jobs if j.owner is not None and j.owner[0] == owner[0])
         server = sum(1 for j in jobs if j.owner is not None and j.owner[1] == owner[1])
-        refusal = None
         if mine >= limits.per_member:
             refusal = f"You already have {mine} requests waiting. Please wait for them to finish."
         elif server >= limits.per_server:
@@ -471,9 +469,10 @@ class DeadlineScheduler:
             refusal = f"{server} requests from {where} are waiting. Please try again shortly."
         elif len(jobs) >= limits.total:
             refusal = "I'm busy with many requests right now. Please try again in a minute."
-        if refusal is not None:
-            self.background_refused += 1
-            raise BusyError(refusal)
+        else:
+            return
+        self.background_refused += 1
+        raise BusyError(refusal)
 
     async def _await_background(self, job: SpeechJob) -> None:
         self.submit(job)
@@ -554,7 +553,7 @@ class DeadlineScheduler:
         assert self._run_call is not None and job.call is not None
         job.admitted = True
         job.units.clear()
-        job.in_flight = _CallInFlight()
+        job.in_flight = _CallInFlight()  # type: ignore[assignment]
         started = self.clock()
         try:
             job.result = await self._run_call(job.call)
@@ -606,10 +605,7 @@ class DeadlineScheduler:
 
 
 class _CallInFlight:
-    """Marks a model call in flight; a call cannot be interrupted once it runs."""
+    """Marks a model call in flight (`SpeechJob.in_flight`); it cannot be interrupted."""
 
     def cancel(self) -> None:
         pass
-
-    def __aiter__(self) -> AsyncIterator[np.ndarray]:
-        raise TypeError("a model call is not a stream")
