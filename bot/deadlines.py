@@ -483,6 +483,8 @@ class DeadlineScheduler:
                 self.cancel(job)
         if job.error is not None:
             raise job.error
+        if job.cancelled:  # the bot is shutting down: no half a file
+            raise RuntimeError("background work was cancelled")
         self.background_done += 1
 
     async def background_speech(self, text: str, voice: str | None, owner: Owner) -> np.ndarray:
