@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import discord
 
@@ -153,21 +152,25 @@ class VoiceService:
         channel = await self._speak_if_in_voice(member, line, spec)
         if channel is not None:
             return Reply(f"Playing a preview of “{shown}” in {channel.mention}.")
-        return await self._preview_file(shown, spec, line, (member.id, guild_id))
+        return await self._preview_file(member, guild_id, shown, spec, line)
 
-    async def preview_button(self, user_id: int, voice_id: int, guild_id: int | None) -> Reply:
+    async def preview_button(
+        self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
+    ) -> Reply:
         record = await self.db.voices.get_by_id(voice_id)
-        if record is None or record.owner_id != user_id:
+        if record is None or record.owner_id != member.id:
             raise UserError("This preview is for the voice's owner, and only while it exists.")
         spec = await self.library.state_spec(record)
         line = PREVIEW_TEXT.format(name=record.name)
-        return await self._preview_file(record.name, spec, line, (user_id, guild_id))
+        return await self._preview_file(member, guild_id, record.name, spec, line)
 
     async def _preview_file(
-        self, shown: str, spec: str, line: str, owner: tuple[int, int | None]
-    ) -> Reply:
-        if self.library.is_cloned(spec):
-            log.info("cloned voice %s previewed as a file by user %s", Path(spec).stem, owner[0])
+        self, member: discord.Member | discord.User, guild_id: int | None, shown: str, spec: str,
+        line: str,
+    ) -> Reply:  # fmt: skip
+        """A preview as a file: background work, attributed like any speech in a cloned voice."""
+        line = await self.speech.attributed(member, guild_id, line, spec, "a preview file")
+        owner = (member.id, guild_id)
         samples = await self.speech.scheduler.deadlines.background_speech(line, spec, owner)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"Here is “{shown}”.", file=("preview.ogg", data))
