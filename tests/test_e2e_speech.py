@@ -264,7 +264,9 @@ async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) 
         spans = []
         for ssrc, packets in by_ssrc.items():
             result = speakers[0 if fake.ssrc_guild[ssrc] == fake.GUILD_ID else 1].history[0]  # type: ignore[union-attr]
-            assert result.error is None and len(packets) == result.frames_played > 200
+            assert result.error is None and result.frames_played > 200
+            # every frame read was sent: the speech, plus a silent frame for each underrun
+            assert len(packets) == result.frames_played + result.underruns
             assert result.first_frame_latency is not None and result.first_frame_latency < 5
             spans.append((packets[0].arrived, packets[-1].arrived))
         # at once, not one after the other: each ~56 s message overlaps the other by most of it.
