@@ -146,6 +146,8 @@ class PocketVoiceBot(commands.Bot):
             content = str(original)
         elif isinstance(error, app_commands.CheckFailure):
             content = str(error) or "You cannot use this command here."
+        elif isinstance(error, app_commands.TransformerError):  # e.g. a channel I cannot see
+            content = "I cannot use one of the options you gave (a channel or role I cannot see?)."
         else:
             what = f"/{getattr(interaction.command, 'name', '?')}"
             content = unexpected_error_reply(what, original).content
