@@ -13,8 +13,10 @@ import weakref
 from collections.abc import Awaitable, Callable
 
 import discord
+import numpy as np
 
 from bot.audio import MODEL_RATE, encode_audio
+from bot.engine import VoiceError
 from bot.replies import Reply, UserError, plural
 from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
 
@@ -232,10 +234,25 @@ class SpeechService:
         text = self.check_text(text)
         voice = await self.voice_for(member.id, guild_id) if self.voice_for else None
         text = await self.attributed(member, guild_id, text, voice, "/tts")
-        owner = (member.id, guild_id)
-        samples = await self.scheduler.deadlines.background_speech(text, voice, owner)
+        samples = await self.synthesize_file(text, voice, (member.id, guild_id), fallback=True)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
+
+    async def synthesize_file(
+        self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool
+    ) -> np.ndarray:
+        """Speech for a file, as background work. A voice the model cannot use falls back to
+        the default one (`fallback`, as live speech does) or is refused in words."""
+        deadlines = self.scheduler.deadlines
+        try:
+            return await deadlines.background_speech(text, voice, owner)
+        except VoiceError as error:
+            if voice is None:
+                raise
+            log.warning("voice unusable for a file (%s)", error)
+            if not fallback:
+                raise UserError("That voice cannot be used on this bot right now.") from None
+            return await deadlines.background_speech(text, None, owner)
 
     def botstats(self) -> Reply:
         snap = self.scheduler.snapshot()

@@ -171,7 +171,7 @@ class VoiceService:
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
         line = await self.speech.attributed(member, guild_id, line, spec, "a preview file")
         owner = (member.id, guild_id)
-        samples = await self.speech.scheduler.deadlines.background_speech(line, spec, owner)
+        samples = await self.speech.synthesize_file(line, spec, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"Here is “{shown}”.", file=("preview.ogg", data))
 

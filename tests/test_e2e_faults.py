@@ -272,3 +272,18 @@ async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
     monkeypatch.setattr(running_bot.bot.speech, "botstats", broken)
     reply = await (await running_bot.fake.interaction("botstats")).wait_final()
     assert reply["content"].startswith("Something went wrong on my side (error id ")
+
+
+async def test_a_voice_the_model_cannot_use_falls_back_for_files_and_is_refused_for_previews(
+    running_bot: RunningBot,
+) -> None:
+    """Built-in voices need the hub, which is out of reach here: a real unusable voice."""
+    fake = running_bot.fake
+    await (await fake.interaction("voice use", {"name": "alba"}, user="bob")).wait_final()
+    tts = await fake.interaction("tts", {"text": "A file for you."}, user="bob")
+    answer = await tts.wait_final()
+    assert answer["content"].endswith("s of speech.") and answer["_files"]
+    preview = await fake.interaction("voice preview", {"name": "alba"}, user="bob")
+    assert (await preview.wait_final())["content"] == (
+        "That voice cannot be used on this bot right now."
+    )
