@@ -209,6 +209,16 @@ class FakeDiscord:
         }
 
     # ---- test controls ---------------------------------------------------------------------
+    def add_guild(self, number: int) -> str:
+        """Another server (before the bot connects), with its own member `member<number>`."""
+        guild = f"{3000 + number}00000000000001"
+        self.channels[guild] = (f"{3000 + number}00000000000002", f"{3000 + number}00000000000003",
+                                f"{3000 + number}00000000000004")  # fmt: skip
+        self.voice_by_guild[guild] = {}
+        name = f"member{number}"
+        self.humans[name] = FakeUser(f"{1300 + number}000000000000001", name)
+        return guild
+
     def attachment(self, filename: str, data: bytes, content_type: str = "audio/wav") -> FakeFile:
         """A file uploaded to the fake CDN, to pass as a slash-command option value."""
         file = FakeFile(snowflake(), filename, data, content_type)
@@ -244,7 +254,7 @@ class FakeDiscord:
             if key == "channel":
                 option["type"] = 7
                 resolved.setdefault("channels", {})[value] = {
-                    "id": value, "type": 0, "name": "general", "guild_id": self.GUILD_ID,
+                    "id": value, "type": 0, "name": "general", "guild_id": guild or self.GUILD_ID,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
             if isinstance(value, FakeFile):
@@ -354,7 +364,7 @@ class FakeDiscord:
             for m in mentions
         ]
         message["attachments"] = [self._attachment_json(f) for f in attachments]
-        message["guild_id"] = self.GUILD_ID
+        message["guild_id"] = self._guild_of(channel_id, None)
         message["type"] = 0
         if webhook:
             message["webhook_id"] = snowflake()

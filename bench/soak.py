@@ -1,0 +1,224 @@
+"""Soak: the real bot on the fake Discord, eight servers busy for a long time. Does it leak?
+
+Eight servers (each with its own member) do random things for `--minutes` (default 20):
+`/say`, `/tts`, chat messages read aloud, `/clone` then `/voice delete`, `/voice use` and
+`/voice list`, leaving and rejoining voice. The bot is the real one (tiny random-weight model,
+SQLite, encrypted voice over UDP to the fake). After a warm-up (`--warmup` minutes) it samples,
+every 10 s: resident memory (RSS), open file descriptors and asyncio tasks. It prints:
+
+- the RSS slope after warm-up (least squares, MB per 10 minutes; target <= 1);
+- file descriptors and tasks at the start (after warm-up) and the end (target: flat);
+- errors logged (log records at ERROR or with a traceback; target: none);
+- servers whose last `/say` was never spoken once the load stopped (target: none).
+
+The baseline is the same run's own state right after warm-up.
+
+Usage: .venv/bin/python bench/soak.py [--minutes 20] [--warmup 2] [--servers 8] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.client import PocketVoiceBot
+from bot.config import load_settings
+from tests.audio_samples import encode, speech_like
+from tests.conftest import make_clip
+from tests.fakediscord import FakeDiscord
+from tests.tiny_model import train_tokenizer, write_random_config
+
+SAMPLE_S = 10.0
+MEAN_GAP_S = 3.0  # between one server's actions
+LINES = [
+    "Hello there.",
+    "Is anyone up for a game tonight?",
+    "That was a close one, well played everybody.",
+    "I will be back in five minutes, do not start without me.",
+    "Can you hear me? The sound keeps cutting out on my side, I think it is my headset.",
+]
+
+
+class ErrorCounter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(f"{record.name}: {record.getMessage()[:120]}")
+
+
+def rss_mb() -> float:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 1e6
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def slope_per_10_min(points: list[tuple[float, float]]) -> float:
+    if len(points) < 3:
+        return float("nan")
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    den = sum((x - mean_x) ** 2 for x in xs)
+    return num / den * 600.0 if den else float("nan")
+
+
+async def server_load(
+    fake: FakeDiscord, guild: str, user: str, stop_at: float, rng: random.Random,
+    last_say: dict[str, str],
+) -> None:  # fmt: skip
+    text_id, voice_id, _ = fake.channels[guild]
+    clip = encode(speech_like(4.0, seed=rng.randrange(1000)), "wav")
+    await fake.set_voice_state(user, voice_id, guild)
+    count = 0
+    while time.monotonic() < stop_at:
+        await asyncio.sleep(rng.expovariate(1 / MEAN_GAP_S))
+        count += 1
+        action = rng.choices(
+            ["say", "post", "tts", "clone", "voice", "rejoin"], [30, 30, 10, 5, 15, 10]
+        )[0]
+        try:
+            if action == "say":
+                line = f"{rng.choice(LINES)} Number {count}."
+                last_say[guild] = line
+                await fake.interaction("say", {"text": line}, user=user, guild=guild)
+            elif action == "post":
+                await fake.post(user, rng.choice(LINES), channel_id=text_id)
+            elif action == "tts":
+                await fake.interaction("tts", {"text": rng.choice(LINES)}, user=user, guild=guild)
+            elif action == "clone":
+                file = fake.attachment("me.wav", clip)
+                name = f"v{count}"
+                inter = await fake.interaction(
+                    "clone", {"name": name, "clip": file, "consent": True}, user=user, guild=guild
+                )
+                with contextlib.suppress(TimeoutError):
+                    await inter.wait_content("is ready", timeout=30)
+                await fake.interaction("voice delete", {"name": name}, user=user, guild=guild)
+            elif action == "voice":
+                name = rng.choice(["voice list", "voice use"])
+                options = {"name": "alba"} if name == "voice use" else {}
+                await fake.interaction(name, options, user=user, guild=guild)
+            else:
+                await fake.set_voice_state(user, None, guild)
+                await asyncio.sleep(rng.uniform(0.5, 3.0))
+                await fake.set_voice_state(user, voice_id, guild)
+        except (RuntimeError, ConnectionError) as error:  # the fake lost the gateway
+            print(f"  load error in {guild}: {error}", file=sys.stderr)
+
+
+async def soak(args: argparse.Namespace) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="pocketvoice-soak-"))
+    tokenizer = train_tokenizer(folder, 4000)
+    config = write_random_config("english_2m_2026-10", folder, tokenizer=tokenizer)
+    clip = make_clip(folder / "voice.wav")
+    fake = FakeDiscord(folder)
+    guilds = [fake.add_guild(i) for i in range(args.servers)]
+    await fake.start()
+    env = {
+        **fake.env,
+        "TTS_CONFIG": str(config),
+        "DEFAULT_VOICE": str(clip),
+        "DATA_DIR": str(folder / "data"),
+        "LOG_LEVEL": "WARNING",
+    }
+    errors = ErrorCounter()
+    logging.getLogger().addHandler(errors)
+    bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    bot_task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))
+    await asyncio.wait_for(bot.wait_until_ready(), 60)
+    admin = fake.EVERYONE_PERMISSIONS | (1 << 5)
+    for number, guild in enumerate(guilds):
+        text_id = fake.channels[guild][0]
+        await fake.interaction(
+            "setup", {"channel": text_id}, user=f"member{number}", permissions=admin, guild=guild
+        )
+
+    rng = random.Random(args.seed)
+    start = time.monotonic()
+    warm_until = start + args.warmup * 60
+    stop_at = start + args.minutes * 60
+    last_say: dict[str, str] = {}
+    loads = [
+        asyncio.create_task(
+            server_load(fake, g, f"member{i}", stop_at, random.Random(rng.random()), last_say)
+        )
+        for i, g in enumerate(guilds)
+    ]
+    samples: list[tuple[float, float, int, int]] = []  # (t, rss MB, fds, tasks)
+    errors_at_warm = 0
+    while time.monotonic() < stop_at:
+        await asyncio.sleep(SAMPLE_S)
+        now = time.monotonic()
+        if now >= warm_until:
+            if not samples:
+                errors_at_warm = len(errors.records)
+            samples.append((now - start, rss_mb(), open_fds(), len(asyncio.all_tasks())))
+            t, rss, fds, tasks = samples[-1]
+            print(f"  {t / 60:5.1f} min  RSS {rss:7.1f} MB  fds {fds:4d}  tasks {tasks:4d}")
+    await asyncio.gather(*loads)
+
+    # the load has stopped: every server's last /say must be spoken (or end with an error)
+    scheduler = bot.scheduler
+    assert scheduler is not None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        busy = [g for g in guilds if (s := scheduler.get(int(g))) is not None and s.busy]
+        if not busy:
+            break
+        await asyncio.sleep(1)
+    stuck = []
+    for guild, line in last_say.items():
+        speaker = scheduler.get(int(guild))
+        spoken = speaker is not None and any(line in r.text for r in speaker.history)
+        if not spoken:
+            stuck.append(guild)
+
+    first, last = samples[0], samples[-1]
+    slope = slope_per_10_min([(t, rss) for t, rss, _, _ in samples])
+    print()
+    print(f"Soak: {args.servers} servers, {args.minutes} min ({args.warmup} min warm-up)")
+    print(f"  RSS after warm-up {first[1]:.1f} MB, at the end {last[1]:.1f} MB")
+    print(f"  RSS slope after warm-up: {slope:+.2f} MB per 10 min (target <= 1.0)")
+    print(f"  open file descriptors: {first[2]} -> {last[2]}")
+    print(f"  asyncio tasks:         {first[3]} -> {last[3]}")
+    print(f"  errors logged: {len(errors.records)} ({errors_at_warm} during warm-up)")
+    for record in errors.records[:10]:
+        print(f"    {record}")
+    print(f"  servers whose last /say was never spoken: {len(stuck)} of {len(last_say)}")
+
+    await bot.close()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(bot_task, 10)
+    await fake.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--servers", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    asyncio.run(soak(args))
+
+
+if __name__ == "__main__":
+    main()
