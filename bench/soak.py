@@ -9,7 +9,11 @@ every 10 s: resident memory (RSS), open file descriptors and asyncio tasks. It p
 - the RSS slope after warm-up (least squares, MB per 10 minutes; target <= 1);
 - file descriptors and tasks at the start (after warm-up) and the end (target: flat);
 - errors logged (log records at ERROR or with a traceback; target: none);
-- servers whose last `/say` was never spoken once the load stopped (target: none).
+- servers whose last `/say` was never spoken once the load stopped (target: none);
+- the longest event-loop stall after warm-up (how late a 100 ms sleep wakes up).
+
+The fake Discord runs in the same process; what it records for tests (packets, interactions,
+uploads) is trimmed before each sample, so the figures are the bot's.
 
 The baseline is the same run's own state right after warm-up.
 
@@ -58,6 +62,31 @@ class ErrorCounter(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(f"{record.name}: {record.getMessage()[:120]}")
+
+
+class LoopLag:
+    """How late the event loop wakes a 100 ms sleeper: a blocked loop shows here."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+
+    async def watch(self) -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.1)
+            self.worst = max(self.worst, time.monotonic() - before - 0.1)
+
+
+def trim_fake(fake: FakeDiscord) -> None:
+    """The fake keeps every packet, interaction and upload for tests to inspect; in the same
+    process, that would be counted as the bot's memory. Keep only what is still in use."""
+    fake.udp.packets.clear()
+    fake.gateway_log.clear()
+    fake.voice_log.clear()
+    for key in list(fake.interactions)[:-200]:
+        del fake.interactions[key]
+    for key in list(fake.files)[:-50]:
+        del fake.files[key]
 
 
 def rss_mb() -> float:
@@ -163,16 +192,21 @@ async def soak(args: argparse.Namespace) -> None:
     ]
     samples: list[tuple[float, float, int, int]] = []  # (t, rss MB, fds, tasks)
     errors_at_warm = 0
+    lag = LoopLag()
+    lag_task = asyncio.create_task(lag.watch())
     while time.monotonic() < stop_at:
         await asyncio.sleep(SAMPLE_S)
+        trim_fake(fake)
         now = time.monotonic()
         if now >= warm_until:
             if not samples:
                 errors_at_warm = len(errors.records)
+                lag.worst = 0.0
             samples.append((now - start, rss_mb(), open_fds(), len(asyncio.all_tasks())))
             t, rss, fds, tasks = samples[-1]
             print(f"  {t / 60:5.1f} min  RSS {rss:7.1f} MB  fds {fds:4d}  tasks {tasks:4d}")
     await asyncio.gather(*loads)
+    lag_task.cancel()
 
     # the load has stopped: every server's last /say must be spoken (or end with an error)
     scheduler = bot.scheduler
@@ -198,6 +232,7 @@ async def soak(args: argparse.Namespace) -> None:
     print(f"  RSS slope after warm-up: {slope:+.2f} MB per 10 min (target <= 1.0)")
     print(f"  open file descriptors: {first[2]} -> {last[2]}")
     print(f"  asyncio tasks:         {first[3]} -> {last[3]}")
+    print(f"  event loop: the longest stall after warm-up {lag.worst * 1000:.0f} ms")
     print(f"  errors logged: {len(errors.records)} ({errors_at_warm} during warm-up)")
     for record in errors.records[:10]:
         print(f"    {record}")
