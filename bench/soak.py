@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
+import gc
 import logging
 import os
 import random
@@ -89,6 +91,11 @@ def trim_fake(fake: FakeDiscord) -> None:
         del fake.files[key]
 
 
+def object_counts() -> collections.Counter[str]:
+    """Live Python objects by type: what grows shows here (a Python-side leak)."""
+    return collections.Counter(type(o).__name__ for o in gc.get_objects())
+
+
 def rss_mb() -> float:
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * resource.getpagesize() / 1e6
@@ -125,8 +132,10 @@ async def server_load(
         try:
             if action == "say":
                 line = f"{rng.choice(LINES)} Number {count}."
-                last_say[guild] = line
-                await fake.interaction("say", {"text": line}, user=user, guild=guild)
+                inter = await fake.interaction("say", {"text": line}, user=user, guild=guild)
+                reply = (await inter.wait_final(60)).get("content") or ""
+                if reply.startswith(("Speaking in", "Queued")):  # accepted: it must be heard
+                    last_say[guild] = line
             elif action == "post":
                 await fake.post(user, rng.choice(LINES), channel_id=text_id)
             elif action == "tts":
@@ -148,7 +157,7 @@ async def server_load(
                 await fake.set_voice_state(user, None, guild)
                 await asyncio.sleep(rng.uniform(0.5, 3.0))
                 await fake.set_voice_state(user, voice_id, guild)
-        except (RuntimeError, ConnectionError) as error:  # the fake lost the gateway
+        except (RuntimeError, ConnectionError, TimeoutError) as error:
             print(f"  load error in {guild}: {error}", file=sys.stderr)
 
 
@@ -190,8 +199,9 @@ async def soak(args: argparse.Namespace) -> None:
         )
         for i, g in enumerate(guilds)
     ]
-    samples: list[tuple[float, float, int, int]] = []  # (t, rss MB, fds, tasks)
+    samples: list[tuple[float, float, int, int, float]] = []  # (t, RSS, fds, tasks, cache MB)
     errors_at_warm = 0
+    objects_at_warm: collections.Counter[str] = collections.Counter()
     lag = LoopLag()
     lag_task = asyncio.create_task(lag.watch())
     while time.monotonic() < stop_at:
@@ -201,12 +211,18 @@ async def soak(args: argparse.Namespace) -> None:
         if now >= warm_until:
             if not samples:
                 errors_at_warm = len(errors.records)
+                objects_at_warm = object_counts()
                 lag.worst = 0.0
-            samples.append((now - start, rss_mb(), open_fds(), len(asyncio.all_tasks())))
-            t, rss, fds, tasks = samples[-1]
-            print(f"  {t / 60:5.1f} min  RSS {rss:7.1f} MB  fds {fds:4d}  tasks {tasks:4d}")
+            cache = bot.engine.voice_cache.bytes / 1e6
+            samples.append((now - start, rss_mb(), open_fds(), len(asyncio.all_tasks()), cache))
+            t, rss, fds, tasks, _ = samples[-1]
+            print(
+                f"  {t / 60:5.1f} min  RSS {rss:7.1f} MB  fds {fds:4d}  tasks {tasks:4d}"
+                f"  voice-state cache {cache:6.1f} MB"
+            )
     await asyncio.gather(*loads)
     lag_task.cancel()
+    grown = (object_counts() - objects_at_warm).most_common(6)
 
     # the load has stopped: every server's last /say must be spoken (or end with an error)
     scheduler = bot.scheduler
@@ -225,13 +241,18 @@ async def soak(args: argparse.Namespace) -> None:
             stuck.append(guild)
 
     first, last = samples[0], samples[-1]
-    slope = slope_per_10_min([(t, rss) for t, rss, _, _ in samples])
+    slope = slope_per_10_min([(t, rss) for t, rss, _, _, _ in samples])
+    # the voice-state cache fills up to its cap (256 MB) by design: what grows besides it?
+    beside = slope_per_10_min([(t, rss - cache) for t, rss, _, _, cache in samples])
     print()
     print(f"Soak: {args.servers} servers, {args.minutes} min ({args.warmup} min warm-up)")
     print(f"  RSS after warm-up {first[1]:.1f} MB, at the end {last[1]:.1f} MB")
     print(f"  RSS slope after warm-up: {slope:+.2f} MB per 10 min (target <= 1.0)")
+    print(f"  voice-state cache {first[4]:.1f} -> {last[4]:.1f} MB (bounded at 256 MB)")
+    print(f"  RSS slope beside the voice-state cache: {beside:+.2f} MB per 10 min")
     print(f"  open file descriptors: {first[2]} -> {last[2]}")
     print(f"  asyncio tasks:         {first[3]} -> {last[3]}")
+    print("  Python objects grown most since warm-up: " + ", ".join(f"{k} +{v}" for k, v in grown))
     print(f"  event loop: the longest stall after warm-up {lag.worst * 1000:.0f} ms")
     print(f"  errors logged: {len(errors.records)} ({errors_at_warm} during warm-up)")
     for record in errors.records[:10]:
