@@ -36,9 +36,7 @@ class PreviewButton(
         service = interaction.client.voices  # type: ignore[attr-defined]
         await respond(
             interaction,
-            lambda: service.preview_button(
-                interaction.user.id, self.voice_id, interaction.guild_id
-            ),
+            lambda: service.preview_button(interaction.user, self.voice_id, interaction.guild_id),
         )
 
 
