@@ -59,6 +59,9 @@ class UtteranceResult:
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
 FRAME_SECONDS = 0.02
 STALL_S = 30.0  # a player that has not read a frame for this long is given up
+# ...unless discord.py says the voice link is reconnecting (after close 1006 and the like): its
+# UDP reader thread can take up to 30 s to see the new socket, so give the reconnect longer.
+RECONNECT_STALL_S = 75.0
 
 
 class GuildSpeaker:
@@ -289,23 +292,29 @@ class GuildSpeaker:
 
     async def _played(self, playback: _Playback) -> Exception | None:
         """Wait for the player to finish the source: until `after` runs, play() fails, or the
-        player stops reading for `STALL_S` (a dead connection), whichever comes first."""
+        player stops reading for `STALL_S` (a dead connection; `RECONNECT_STALL_S` while
+        discord.py is reconnecting the voice link), whichever comes first."""
         source = playback.source
-        reads = source.reads
+        reads, since = source.reads, time.monotonic()
         while True:
             try:
-                async with asyncio.timeout(STALL_S):
+                async with asyncio.timeout(1.0):
                     return await asyncio.shield(playback.played)
             except TimeoutError:
-                if source.reads == reads:
-                    log.warning("the voice player stalled in %s: giving the message up", self.key)
-                    playback.cancel(self._deadlines)
-                    voice_client = self._voice_client()
-                    if voice_client is not None:
-                        with contextlib.suppress(Exception):
-                            voice_client.stop()
-                    return RuntimeError("playback stalled")
-                reads = source.reads
+                if source.reads != reads:
+                    reads, since = source.reads, time.monotonic()
+                    continue
+                voice_client = self._voice_client()
+                reconnecting = voice_client is not None and not voice_client.is_connected()
+                limit = RECONNECT_STALL_S if reconnecting else STALL_S
+                if time.monotonic() - since < limit:
+                    continue
+                log.warning("the voice player stalled in %s: giving the message up", self.key)
+                playback.cancel(self._deadlines)
+                if voice_client is not None:
+                    with contextlib.suppress(Exception):
+                        voice_client.stop()
+                return RuntimeError("playback stalled")
 
     @staticmethod
     def _result(playback: _Playback, error: str | None = None) -> UtteranceResult:

@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
 RECONNECT_SETTLE_S = 1.0
+# discord.py uses the connect timeout for its own reconnects too. After a voice close without
+# a close frame (1006) it opens a new UDP socket, but its reader thread may sit up to 30 s in a
+# select() on the old one before it sees the new one's IP discovery reply; a shorter timeout
+# makes every retry fail the same way and leaves the link half-open for good.
+CONNECT_TIMEOUT_S = 45.0
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
@@ -119,7 +124,7 @@ class SpeechService:
             await voice_client.disconnect(force=True)
         self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
         try:
-            return await channel.connect(self_deaf=True, timeout=20.0)
+            return await channel.connect(self_deaf=True, timeout=CONNECT_TIMEOUT_S)
         except (TimeoutError, discord.ClientException) as error:
             log.warning("could not join %s: %s", channel.id, error)
             raise UserError(

@@ -49,7 +49,7 @@ async def say_again_and_hear_it(running: RunningBot) -> None:
     assert last.error is None and last.frames_played > 0
 
 
-@pytest.mark.parametrize("fault", ["4015"])  # 1006: see the issue note
+@pytest.mark.parametrize("fault", ["4015", "1006"])
 async def test_voice_connection_drops_and_speech_goes_on(
     tmp_path: Path, tiny_model: TinyModel, fault: str
 ) -> None:

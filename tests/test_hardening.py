@@ -233,6 +233,50 @@ async def test_a_failed_play_ends_that_message_and_the_next_one_plays() -> None:
         await deadlines.close()
 
 
+class FrozenPlayer(PlayerVoiceClient):
+    """play() is accepted but the player never reads, as when the link is down; `connected`
+    is what discord.py reports (False while it reconnects)."""
+
+    def __init__(self, connected: bool) -> None:
+        super().__init__(encode=False)
+        self.connected = connected
+
+    def is_connected(self) -> bool:
+        return self.connected
+
+    def play(self, source, *, after):  # type: ignore[no-untyped-def,override]
+        self.after = after
+
+
+@pytest.mark.parametrize("connected", [True, False])
+async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
+    monkeypatch: pytest.MonkeyPatch, connected: bool
+) -> None:
+    from bot import scheduler
+
+    monkeypatch.setattr(scheduler, "STALL_S", 1.5)
+    monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)
+    client = FrozenPlayer(connected=True)
+    deadlines = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
+    deadlines.start()
+    speaker = GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
+    try:
+        speaker.enqueue(Utterance("never heard"))
+        await asyncio.sleep(0.5)  # playing now (play() was called)
+        client.connected = connected
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(speaker.finished.wait(), 10)
+        waited = asyncio.get_running_loop().time() - started
+        assert speaker.history[0].error == "playback stalled"
+        if connected:  # a dead player: given up after STALL_S
+            assert 1.0 < waited < 3.5
+        else:  # discord.py is reconnecting: it gets RECONNECT_STALL_S
+            assert 3.0 < waited < 6.5
+    finally:
+        await speaker.close()
+        await deadlines.close()
+
+
 # ---- hole 5: one member's failed transaction never undoes another member's write ---
 async def test_concurrent_writers_are_serialized(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "pv.db")
