@@ -11,6 +11,7 @@ loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` ev
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import hashlib
 import logging
@@ -32,6 +33,7 @@ import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
+from bot.batching import Batcher, Request, prefill
 from bot.config import Settings
 
 log = logging.getLogger(__name__)
@@ -243,6 +245,7 @@ class TTSEngine:
         executor: Any,
         replicas: list[Any] | None = None,
         spare_lanes: int = 0,
+        batch: int = 1,
     ) -> None:
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
@@ -260,6 +263,12 @@ class TTSEngine:
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
+        # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
+        # its own replica); the pool's threads only prefill prompts and do voices and clones.
+        self._batcher: Batcher | None = None
+        if batch > 1:
+            self._batcher = Batcher(replicate(model), max_rows=batch)
+            self.workers, self.spare_lanes = batch, 0
 
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
@@ -285,6 +294,7 @@ class TTSEngine:
             executor=executor,
             replicas=replicas,
             spare_lanes=SPARE_LANES,
+            batch=settings.tts_batch,
         )
         log.info("%s", engine.describe())
         if not engine.has_voice_cloning:
@@ -340,7 +350,12 @@ class TTSEngine:
 
     def describe(self) -> str:
         cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
-        return f"Pocket TTS loaded ({cloning}; default voice {self.default_voice!r})"
+        batching = f"batches of up to {self.workers}" if self.batched else "one stream per thread"
+        return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
+
+    @property
+    def batched(self) -> bool:
+        return self._batcher is not None
 
     # ---- model work ------------------------------------------------------------------------
     async def call(self, fn: Callable[[Any], T]) -> T:
@@ -424,8 +439,33 @@ class TTSEngine:
         sink = _Sink(asyncio.get_running_loop())
         stream = SynthesisStream(sink)
         self._active.add(sink.stop)
-        self._executor.submit(self._generate, sink, text, voice)
+        if self._batcher is not None:
+            self._executor.submit(self._prefill, self._batcher, sink, text, voice)
+        else:
+            self._executor.submit(self._generate, sink, text, voice)
         return stream
+
+    def _prefill(self, batcher: Batcher, sink: _Sink, text: str, voice: str | None) -> None:
+        """Prefill the prompt with a pooled model, then hand the stream to the batch."""
+        model = self._free_models.get()  # as many models as worker threads: never waits
+        try:
+            if sink.stop.is_set():
+                sink.put(_END)
+                return
+            chunks = prefill(model, self.voice_state_sync(voice, model), text)
+        except BaseException as error:  # delivered to the caller, not swallowed
+            sink.put(error)
+            sink.put(_END)
+            return
+        finally:
+            self._free_models.put(model)
+
+        def end(error: BaseException | None) -> None:
+            if error is not None:
+                sink.put(error)
+            sink.put(_END)
+
+        batcher.submit(Request(collections.deque(chunks), emit=sink.put, end=end, stop=sink.stop))
 
     def _generate(self, sink: _Sink, text: str, voice: str | None) -> None:
         model = self._free_models.get()  # as many models as worker threads: never waits
@@ -461,5 +501,7 @@ class TTSEngine:
         self._closed = True
         for stop in list(self._active):
             stop.set()
+        if self._batcher is not None:
+            await asyncio.to_thread(self._batcher.close)
         # Queued jobs see their stop event set and return at once.
         await asyncio.to_thread(self._executor.shutdown, wait=True)

@@ -51,9 +51,9 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
     )
 
 
-def engine_settings(config: Path, clip: Path) -> Settings:
+def engine_settings(config: Path, clip: Path, **env: str) -> Settings:
     return load_settings(
-        {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip)},
+        {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip), **env},
         dotenv_path=None,
         require_token=False,
     )

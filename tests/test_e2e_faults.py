@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pocket_tts import TTSModel
 
+from bot import batching
+from bot import engine as engine_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_speech import audio_packets, speaker_of
@@ -116,23 +117,25 @@ async def test_gateway_drops_and_speech_goes_on(
 
 @pytest.fixture
 def model_fails_on_boom(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A model that raises mid-stream for texts containing 'boom' (after some audio)."""
-    real = TTSModel.generate_audio_stream
+    """The model raises mid-stream (after 3 frames) for rows whose text contains 'boom'.
 
-    def generate(self: Any, state: Any, text: str, *args: Any, **kwargs: Any) -> Any:
-        chunks = real(self, state, text, *args, **kwargs)
-        if "boom" not in text.lower():
-            yield from chunks
-            return
-        try:
-            for i, chunk in enumerate(chunks):
-                if i == 3:
-                    raise RuntimeError("the model fell over")
-                yield chunk
-        finally:
-            chunks.close()
+    The fault is injected where the batch calls the model: a batched step holding such a
+    row raises, as it would if the model fell over on that row's data."""
+    real_prefill, real_run = batching.prefill, batching.BatchedFlowLM._run
 
-    monkeypatch.setattr(TTSModel, "generate_audio_stream", generate)
+    def prefill(model: Any, state: Any, text: str) -> Any:
+        chunks = real_prefill(model, state, text)
+        for chunk in chunks:
+            chunk.boom = "boom" in text.lower()  # type: ignore[attr-defined]
+        return chunks
+
+    def run(self: batching.BatchedFlowLM, rows: slice, latents: Any) -> Any:
+        if any(getattr(r.chunk, "boom", False) and r.step >= 3 for r in self.rows[rows]):
+            raise RuntimeError("the model fell over")
+        return real_run(self, rows, latents)
+
+    monkeypatch.setattr(engine_module, "prefill", prefill)
+    monkeypatch.setattr(batching.BatchedFlowLM, "_run", run)
     yield
 
 

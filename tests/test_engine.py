@@ -8,7 +8,7 @@ import torch
 from pocket_tts import TTSModel, export_model_state
 
 from bot.engine import SAMPLE_RATE, TTSEngine, VoiceError
-from tests.conftest import TinyModel
+from tests.conftest import TinyModel, engine_settings
 from tests.tiny_model import write_random_config
 
 LONG_TEXT = (
@@ -108,8 +108,11 @@ async def test_voice_from_clip_and_from_exported_state(
 
 
 async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
-    full_engine: TTSEngine,
+    tiny_model: TinyModel,
 ) -> None:
+    """The one-stream-per-thread engine (TTS_BATCH=1) has a spare lane for urgent units."""
+    settings = engine_settings(tiny_model.full_length_config, tiny_model.clip, TTS_BATCH="1")
+    full_engine = await TTSEngine.load(settings)
     assert full_engine.workers == 1 and full_engine.spare_lanes == 1
     busy = full_engine.stream(LONG_TEXT)
     async with busy:
@@ -118,3 +121,4 @@ async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
         async with urgent:
             await asyncio.wait_for(anext(urgent), 2.0)  # starts without waiting for the first
         assert not busy.stats.cancelled and busy.stats.samples < 20 * SAMPLE_RATE
+    await full_engine.close()

@@ -1,0 +1,480 @@
+"""Continuous batching: every stream being synthesized is one row of a single flow-LM step.
+
+On a CPU, one flow-LM step for 8 streams costs about twice a step for one, so running every
+active stream in one batched step lets the same cores serve several times as many servers.
+Built on pocket-tts's own modules, not a fork of them:
+
+- A unit's prompt (its voice state, then its text tokens) is prefilled at batch 1 on an
+  engine thread, the way pocket-tts starts one stream (`prefill`).
+- At a frame boundary the prefilled row joins the running batch. The batch's attention caches
+  share one write offset, so the row's prompt is right-aligned to end at that offset, and the
+  slots before it are masked through the cache's per-row `pad` (pocket_tts's attention
+  module). Its keys are re-rotated (RoPE) to their new slots, so the row's queries see the same
+  relative positions as when it runs alone.
+- One step runs the flow LM once for every live row. A row leaves at its own end of speech
+  (pocket-tts's EOS rule), when it is cancelled, or at its length limit; the last row moves
+  into its place, so the batch stays dense and only live rows are computed.
+- The Mimi decoder runs on its own thread beside the LM, as in pocket-tts: one decoder state
+  per row (batch 1, decoding every frame a row has waiting in one call), fresh for each unit.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from pocket_tts.default_parameters import MAX_TOKEN_PER_CHUNK
+from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
+from pocket_tts.modules.rope import apply_rope
+from pocket_tts.modules.stateful_module import increment_steps, init_states
+
+log = logging.getLogger(__name__)
+
+ModelState = dict[str, dict[str, torch.Tensor]]
+FADE_IN_S = 0.005  # pocket-tts fades each stream's first 5 ms in (a fresh decoder clicks)
+
+
+@dataclass(eq=False)
+class Prefilled:
+    """One text chunk, ready to join: its flow-LM state at batch 1 after voice and text."""
+
+    state: ModelState
+    length: int  # prompt positions (voice + text)
+    max_gen_len: int
+    frames_after_eos: int
+
+
+@dataclass(eq=False)
+class Request:
+    """A stream's chunks and where its audio goes.
+
+    `emit(chunk)` gets 24 kHz float32 arrays, `end(error)` is called once at the end (None:
+    finished or cancelled); both run on the decoder thread. `stop` cancels the stream.
+    """
+
+    chunks: collections.deque[Prefilled]
+    emit: Callable[[np.ndarray], None]
+    end: Callable[[BaseException | None], None]
+    stop: threading.Event = field(default_factory=threading.Event)
+    on_latent: Callable[[torch.Tensor], None] | None = None  # each latent, before decoding
+    ended: bool = False
+
+
+@torch.no_grad()
+def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
+    """Split `text` as pocket-tts does and prefill each chunk's prompt at batch 1."""
+    tokenizer = model.flow_lm.conditioner.tokenizer
+    options = (
+        model.pad_with_spaces_for_short_inputs,
+        model.remove_semicolons,
+        model.append_terminal_punctuation,
+        model.capitalize_first_letter,
+        model.replace_characters,
+    )
+    chunks = split_into_best_sentences(
+        tokenizer,
+        text,
+        MAX_TOKEN_PER_CHUNK,
+        options[0],
+        remove_semicolons=options[1],
+        append_terminal_punctuation=options[2],
+        capitalize_first_letter=options[3],
+        replace_characters=options[4],
+    )
+    result = []
+    for chunk in chunks:
+        prompt, frames_after_eos = prepare_text_prompt(chunk, *options)
+        if model.model_recommended_frames_after_eos is not None:
+            frames_after_eos = model.model_recommended_frames_after_eos
+        else:
+            frames_after_eos += 2
+        prepared = model.flow_lm.conditioner.prepare(prompt)
+        tokens = prepared.shape[1]
+        state = copy.deepcopy(voice_state)
+        start = model._flow_lm_current_end(state)
+        model._expand_kv_cache(state, sequence_length=start + tokens)
+        model._run_flow_lm_and_increment_step(model_state=state, text_tokens=prepared)
+        result.append(
+            Prefilled(state, start + tokens, model._estimate_max_gen_len(tokens), frames_after_eos)
+        )
+    return result
+
+
+def rotate_keys(keys: torch.Tensor, shift: int, max_period: float) -> torch.Tensor:
+    """Keys `[T, H, D]` that RoPE rotated at positions p, rotated to positions p + shift."""
+    as_batch = keys[:, None]  # T rows of one position each: every one turns by `shift`
+    _, rotated = apply_rope(as_batch, as_batch, offset=shift, max_period=max_period)
+    return rotated[:, 0]
+
+
+@dataclass(eq=False)
+class _Row:
+    request: Request
+    chunk: Prefilled
+    latent: torch.Tensor  # the last latent [1, 1, ldim]; NaN before the first step (BOS)
+    step: int = 0
+    eos_step: int | None = None
+
+
+class BatchedFlowLM:
+    """The batch: live rows, their shared attention caches, and one step for all of them.
+
+    Not thread-safe: one thread (`Batcher`'s) owns it. Tests drive `join`/`step` directly.
+    """
+
+    def __init__(self, model: Any, *, max_rows: int, capacity: int = 1024) -> None:
+        self.model = model
+        self.flow = model.flow_lm
+        self.max_rows = max_rows
+        self.rows: list[_Row] = []
+        self.offset = 0  # the next slot every row writes (shared)
+        self._attention: dict[str, float] = {}  # state name -> RoPE max period
+        for name, module in self.flow.named_modules():
+            if hasattr(module, "_cache_backend"):
+                self._attention[name] = module.rope.max_period
+        self.state = self._new_state(capacity)
+        if set(self.state) != set(self._attention):
+            raise RuntimeError("unexpected stateful modules in the flow LM: cannot batch them")
+
+    @property
+    def capacity(self) -> int:
+        return next(iter(self.state.values()))["cache"].shape[2]
+
+    def _new_state(self, capacity: int) -> ModelState:
+        state = init_states(self.flow, batch_size=self.max_rows, sequence_length=capacity)
+        for module_state in state.values():
+            # Masked slots still enter the attention product (times 0): NaN there would
+            # poison every row, so the batch's caches start at 0, not pocket-tts's NaN.
+            module_state["cache"].zero_()
+        return state
+
+    # ---- rows in and out ---------------------------------------------------------------
+    def join(self, request: Request, chunk: Prefilled) -> None:
+        """Add a row for `chunk` at this frame boundary (the caller checks `max_rows`)."""
+        assert len(self.rows) < self.max_rows
+        length = chunk.length
+        if not self.rows:
+            self.offset = length  # an empty batch starts over
+        elif length > self.offset:
+            self._shift(length - self.offset)  # room before the offset for the new prompt
+        if self.offset + 1 > self.capacity:
+            self._grow(self.offset + 1)
+        index, start = len(self.rows), self.offset - length
+        for name, module_state in self.state.items():
+            source = chunk.state[name]["cache"][:, 0, :length]
+            keys = rotate_keys(source[0], start, self._attention[name])
+            module_state["cache"][0, index, start : self.offset] = keys
+            module_state["cache"][1, index, start : self.offset] = source[1]
+            module_state["pad"][index] = start
+            module_state["offset"][:] = self.offset
+        bos = torch.full((1, 1, self.flow.ldim), float("nan"), dtype=self.flow.dtype)
+        self.rows.append(_Row(request, chunk, bos))
+
+    def leave(self, index: int) -> _Row:
+        """Drop row `index`; the last row moves into its place (its slots are the same)."""
+        row, last = self.rows[index], len(self.rows) - 1
+        if index != last:
+            for module_state in self.state.values():
+                start = int(module_state["pad"][last])
+                cache = module_state["cache"]
+                cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
+                module_state["pad"][index] = start
+            self.rows[index] = self.rows[last]
+        self.rows.pop()
+        return row
+
+    def _first_slot(self) -> int:
+        """The earliest slot any live row uses."""
+        pad = next(iter(self.state.values()))["pad"]
+        return int(pad[: len(self.rows)].min())
+
+    def _shift(self, shift: int) -> None:
+        """Move every live row's slots by `shift` (re-rotating its keys to the new slots)."""
+        if self.offset + shift + 1 > self.capacity:
+            self._grow(self.offset + shift + 1)
+        count, first = len(self.rows), self._first_slot()
+        for name, module_state in self.state.items():
+            cache = module_state["cache"]
+            moved = cache[:, :count, first : self.offset].clone()
+            keys = moved[0].reshape(-1, *moved.shape[-2:])
+            moved[0] = rotate_keys(keys, shift, self._attention[name]).reshape(moved[0].shape)
+            cache[:, :count, first + shift : self.offset + shift] = moved
+            module_state["pad"][:count] += shift
+            module_state["offset"][:] = self.offset + shift
+        self.offset += shift
+
+    def _make_room(self) -> None:
+        """Room for the next slot: drop the slots no live row uses any more, or grow."""
+        if self.offset + 1 <= self.capacity:
+            return
+        first = self._first_slot()
+        if first > self.capacity // 4:
+            self._shift(-first)
+        else:
+            self._grow(2 * self.capacity)
+
+    def _grow(self, needed: int) -> None:
+        grown = self._new_state(max(needed, 2 * self.capacity))
+        for name, module_state in self.state.items():
+            grown[name]["cache"][:, :, : self.offset] = module_state["cache"][:, :, : self.offset]
+            grown[name]["pad"][:] = module_state["pad"]
+            grown[name]["offset"][:] = module_state["offset"]
+        self.state = grown
+
+    # ---- one step ----------------------------------------------------------------------
+    def _view(self, rows: slice) -> ModelState:
+        return {
+            name: {
+                "cache": s["cache"][:, rows],
+                "offset": s["offset"][rows],
+                "pad": s["pad"][rows],
+            }
+            for name, s in self.state.items()
+        }
+
+    def _run(self, rows: slice, latents: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        count = latents.shape[0]
+        text = torch.zeros((count, 0), dtype=torch.int64)
+        audio = torch.empty((count, 0, self.flow.dim), dtype=self.flow.dtype)
+        view = self._view(rows)
+        return self.model._run_flow_lm(
+            model_state=view,
+            text_tokens=text,
+            backbone_input_latents=latents,
+            audio_conditioning=audio,
+        )
+
+    @torch.no_grad()
+    def step(self) -> list[tuple[_Row, torch.Tensor | None, BaseException | None]]:
+        """One flow-LM step for every live row.
+
+        Returns (row, latent, None) for each latent made and (row, None, error or None) for
+        each row that ended; those have left the batch. A model error in the batched step is
+        retried row by row, so only the row that fails ends.
+        """
+        if not self.rows:
+            return []
+        self._make_room()
+        count = len(self.rows)
+        latents = torch.cat([row.latent for row in self.rows])
+        try:
+            outputs: list[tuple[torch.Tensor, bool] | BaseException] = []
+            latent, eos = self._run(slice(0, count), latents)
+            outputs = [(latent[i : i + 1], bool(eos[i])) for i in range(count)]
+        except Exception:
+            log.exception("a batched step failed: retrying its %d rows one by one", count)
+            outputs = []
+            for i in range(count):
+                try:
+                    latent, eos = self._run(slice(i, i + 1), latents[i : i + 1])
+                    outputs.append((latent, bool(eos[0])))
+                except Exception as error:
+                    outputs.append(error)
+        self.offset += 1
+        for module_state in self.state.values():
+            module_state["offset"][:] = self.offset
+        results: list[tuple[_Row, torch.Tensor | None, BaseException | None]] = []
+        ended: list[int] = []
+        for i, (row, output) in enumerate(zip(self.rows, outputs, strict=True)):
+            if isinstance(output, BaseException):
+                results.append((row, None, output))
+                ended.append(i)
+                continue
+            latent, eos = output
+            kept, last = self._advance(row, latent, eos)
+            if kept is not None:
+                results.append((row, kept, None))
+            if last:
+                results.append((row, None, None))
+                ended.append(i)
+        for i in reversed(ended):
+            self.leave(i)
+        return results
+
+    def _advance(
+        self, row: _Row, latent: torch.Tensor, eos: bool
+    ) -> tuple[torch.Tensor | None, bool]:
+        """pocket-tts's end-of-speech rule for one row: (the latent to keep, row ended)."""
+        step, chunk = row.step, row.chunk
+        if eos and row.eos_step is None and step >= self.model._MIN_FRAMES_BEFORE_EOS:
+            row.eos_step = step
+        if row.eos_step is not None and step >= row.eos_step + chunk.frames_after_eos:
+            return None, True
+        row.step += 1
+        row.latent = latent
+        if row.step >= chunk.max_gen_len:
+            log.warning("a unit reached its length limit without an end of speech")
+            return latent, True
+        return latent, False
+
+    def drop_stopped(self) -> list[_Row]:
+        """Rows whose streams were cancelled leave now (within one step of the cancel)."""
+        gone = []
+        for i in reversed(range(len(self.rows))):
+            if self.rows[i].request.stop.is_set():
+                gone.append(self.leave(i))
+        return gone
+
+
+class _Decoder:
+    """Mimi on its own thread: one decoder state per row, every waiting frame in one call."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.per_latent = int(model.mimi.encoder_frame_rate / model.mimi.frame_rate)
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
+        self._thread.start()
+
+    def latent(self, row: _Row, latent: torch.Tensor) -> None:
+        self._queue.put(("latent", row, latent))
+
+    def row_end(self, row: _Row, error: BaseException | None, last: bool) -> None:
+        self._queue.put(("end", row, error, last))
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        states: dict[_Row, tuple[ModelState, list[bool]]] = {}
+        while True:
+            items = [self._queue.get()]
+            while True:  # everything waiting: a row's frames decode in one call
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            pending: dict[_Row, list[torch.Tensor]] = {}
+            for item in items:
+                if item is None:
+                    self._flush(pending, states)
+                    return
+                if item[0] == "latent":
+                    pending.setdefault(item[1], []).append(item[2])
+                    continue
+                _, row, error, last = item
+                self._flush({row: pending.pop(row, [])}, states)
+                states.pop(row, None)
+                if error is not None or last or row.request.stop.is_set():
+                    self._end(row.request, error)
+            self._flush(pending, states)
+
+    @torch.no_grad()
+    def _flush(
+        self,
+        pending: dict[_Row, list[torch.Tensor]],
+        states: dict[_Row, tuple[ModelState, list[bool]]],
+    ) -> None:
+        for row, latents in pending.items():
+            request = row.request
+            if not latents or request.stop.is_set():
+                continue
+            try:
+                if row not in states:
+                    length = row.chunk.max_gen_len * self.per_latent
+                    states[row] = (init_states(self.model.mimi, 1, length), [True])
+                state, first = states[row]
+                flow = self.model.flow_lm
+                frames = torch.cat(latents, dim=1) * flow.emb_std + flow.emb_mean
+                audio = self.model.mimi.decode_from_latent(frames, state)
+                increment_steps(self.model.mimi, state, increment=self.per_latent * len(latents))
+                samples = audio[0, 0]
+                if first[0]:
+                    fade = int(self.model.config.mimi.sample_rate * FADE_IN_S)
+                    n = min(fade, samples.shape[-1])
+                    samples[:n] *= torch.linspace(0, 1, fade)[:n]
+                    first[0] = False
+                request.emit(samples.numpy().astype(np.float32, copy=True))
+            except Exception as error:  # this row's stream ends; the others go on
+                log.exception("decoding a row failed")
+                request.stop.set()
+                self._end(request, error)
+
+    @staticmethod
+    def _end(request: Request, error: BaseException | None) -> None:
+        if not request.ended:
+            request.ended = True
+            request.end(error)
+
+
+class Batcher:
+    """Owns a `BatchedFlowLM` on one thread and a `_Decoder` on another.
+
+    `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
+    batch has a free row.
+    """
+
+    def __init__(self, model: Any, *, max_rows: int) -> None:
+        self.batch = BatchedFlowLM(model, max_rows=max_rows)
+        self._decoder = _Decoder(model)
+        self._waiting: collections.deque[tuple[Request, Prefilled]] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self.steps = 0
+        self.rows_stepped = 0  # sum of the batch size over steps (mean batch: / steps)
+        self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
+        self._thread.start()
+
+    def submit(self, request: Request) -> None:
+        if not request.chunks:
+            request.ended = True
+            request.end(None)
+            return
+        with self._lock:
+            self._waiting.append((request, request.chunks.popleft()))
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self._thread.join(timeout=30)
+        self._decoder.close()
+
+    def _run(self) -> None:
+        batch = self.batch
+        while not self._closed:
+            with self._lock:
+                while self._waiting and len(batch.rows) < batch.max_rows:
+                    request, chunk = self._waiting.popleft()
+                    if request.stop.is_set():
+                        self._decoder.row_end(_Row(request, chunk, torch.empty(0)), None, True)
+                        continue
+                    batch.join(request, chunk)
+                idle = not batch.rows and not self._waiting
+                if idle:
+                    self._wake.clear()
+            if idle:
+                self._wake.wait(1.0)
+                continue
+            for row in batch.drop_stopped():
+                self._decoder.row_end(row, None, True)
+            try:
+                results = batch.step()
+            except Exception as error:  # beyond one row: end every row, keep the thread
+                log.exception("the batch failed")
+                while batch.rows:
+                    self._decoder.row_end(batch.leave(0), error, True)
+                continue
+            self.steps += 1
+            self.rows_stepped += len(results)
+            for row, latent, error in results:
+                if latent is not None:
+                    if row.request.on_latent is not None:
+                        row.request.on_latent(latent)
+                    self._decoder.latent(row, latent)
+                    continue
+                more = error is None and bool(row.request.chunks)
+                self._decoder.row_end(row, error, last=not more)
+                if more:
+                    with self._lock:  # the stream's next chunk goes to the front
+                        self._waiting.appendleft((row.request, row.request.chunks.popleft()))

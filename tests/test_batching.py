@@ -1,0 +1,179 @@
+"""Continuous batching gives the same latents as pocket-tts generating each stream alone.
+
+The noise is fixed at zero (temperature 0), so any difference between a stream generated
+inside the batch and alone comes from the batching: alignment, masking, re-rotated keys,
+rows joining, leaving and moving. The reference is pocket-tts's own batch-1 generation
+(`TTSModel._autoregressive_generation`).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile
+import torch
+from pocket_tts import TTSModel
+
+from bot.batching import BatchedFlowLM, Batcher, Request, prefill
+from tests.conftest import TinyModel
+
+TEXTS = [
+    "Hello there, how are you doing today?",
+    "A short one.",
+    "Something else entirely, with more words in it.",
+    "And a fourth one that joins late, long after the first.",
+]
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model: TinyModel) -> Iterator[Any]:
+    model = TTSModel.load_model(config=str(tiny_model.full_length_config))
+    model.temp, model.noise_clamp = 0.0, None  # fixed (zero) noise
+    yield model
+
+
+@pytest.fixture(scope="module")
+def voices(model: Any, tiny_model: TinyModel) -> list[Any]:
+    """Two voice prompts of different lengths."""
+    audio = torch.from_numpy(soundfile.read(str(tiny_model.clip), dtype="float32")[0])
+    long = model.get_state_for_audio_prompt(audio[None, :])
+    short = model.get_state_for_audio_prompt(audio[None, : audio.shape[0] // 2])
+    assert model._flow_lm_current_end(long) != model._flow_lm_current_end(short)
+    return [long, short]
+
+
+def alone(model: Any, voice: Any, text: str) -> torch.Tensor:
+    """Latents of pocket-tts's own batch-1 generation, from the same prefilled prompt."""
+    chunk = prefill(model, voice, text)[0]
+    state = copy.deepcopy(chunk.state)
+    model._expand_kv_cache(state, chunk.length + chunk.max_gen_len + 1)
+    latents: queue.Queue[torch.Tensor | None] = queue.Queue()
+    model._autoregressive_generation(
+        state, chunk.max_gen_len, chunk.frames_after_eos, latents, threading.Event()
+    )
+    out = []
+    while (item := latents.get()) is not None:
+        out.append(item)
+    return torch.cat(out, dim=1)
+
+
+def request(model: Any, voice: Any, text: str) -> Request:
+    return Request(collections.deque(prefill(model, voice, text)), emit=print, end=print)
+
+
+def run(
+    batch: BatchedFlowLM,
+    joins: dict[int, list[Request]],
+    cancels: dict[int, Request] | None = None,
+    every_step: Any = None,
+) -> dict[int, torch.Tensor]:
+    """Step the batch, joining requests at the given steps; the latents made per request."""
+    made: dict[int, list[torch.Tensor]] = collections.defaultdict(list)
+    ids = {id(r): n for n, r in enumerate(r for rs in joins.values() for r in rs)}
+    last_join = max(joins)
+    for step in range(2000):
+        for r in joins.get(step, []):
+            batch.join(r, r.chunks.popleft())
+        if cancels and step in cancels:
+            cancels[step].stop.set()
+            batch.drop_stopped()
+        if every_step is not None:
+            every_step(batch, step)
+        for row, latent, _ in batch.step():
+            if latent is not None:
+                made[ids[id(row.request)]].append(latent)
+        if step > last_join and not batch.rows:
+            break
+    return {n: torch.cat(latents, dim=1) for n, latents in made.items()}
+
+
+def assert_same(got: torch.Tensor, expected: torch.Tensor) -> None:
+    assert got.shape == expected.shape
+    assert (got - expected).abs().max().item() < TOLERANCE
+
+
+def test_rows_with_different_voices_joining_at_different_times_match_alone(
+    model: Any, voices: list[Any]
+) -> None:
+    pairs = [(voices[i % 2], text) for i, text in enumerate(TEXTS)]
+    expected = [alone(model, v, t) for v, t in pairs]
+    requests = [request(model, v, t) for v, t in pairs]
+    batch = BatchedFlowLM(model, max_rows=4, capacity=64)  # small: it must grow
+    got = run(batch, {0: [requests[0]], 3: [requests[1]], 7: [requests[2]], 150: [requests[3]]})
+    for n in range(4):
+        assert_same(got[n], expected[n])
+    assert batch.capacity > 64
+
+
+def test_a_row_next_to_a_cancelled_one_matches_alone(model: Any, voices: list[Any]) -> None:
+    expected = alone(model, voices[1], TEXTS[2])
+    cancelled = request(model, voices[0], TEXTS[0])
+    kept = request(model, voices[1], TEXTS[2])
+    late = request(model, voices[0], TEXTS[1])  # takes the freed row
+    batch = BatchedFlowLM(model, max_rows=2)
+    got = run(batch, {0: [cancelled, kept], 12: [late]}, cancels={10: cancelled})
+    assert got[0].shape[1] == 10  # the cancelled row stopped at once
+    assert_same(got[1], expected)
+    assert_same(got[2], alone(model, voices[0], TEXTS[1]))
+
+
+def test_compacting_the_caches_keeps_every_row_the_same(model: Any, voices: list[Any]) -> None:
+    """Slots no live row uses are dropped by moving (and re-rotating) every row left."""
+    pairs = [(voices[0], TEXTS[0]), (voices[1], TEXTS[3])]
+    expected = [alone(model, v, t) for v, t in pairs]
+    requests = [request(model, v, t) for v, t in pairs]
+    first_slots: list[int] = []
+
+    def compact(batch: BatchedFlowLM, step: int) -> None:
+        if step in (40, 90, 130) and batch.rows:
+            first_slots.append(batch._first_slot())
+            batch._shift(-batch._first_slot())
+
+    got = run(
+        BatchedFlowLM(model, max_rows=2), {0: [requests[0]], 30: [requests[1]]}, None, compact
+    )
+    assert max(first_slots) > 0  # something was really moved
+    for n in range(2):
+        assert_same(got[n], expected[n])
+
+
+def test_the_batcher_streams_audio_for_several_requests_at_once(
+    model: Any, voices: list[Any]
+) -> None:
+    """Threads: the LM thread batches, the decoder thread makes audio; every stream ends."""
+    done = threading.Event()
+    audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
+    ended: dict[int, BaseException | None] = {}
+    batcher = Batcher(model, max_rows=4)
+    try:
+        for n, text in enumerate(TEXTS):
+
+            def end(error: BaseException | None, n: int = n) -> None:
+                ended[n] = error
+                if len(ended) == len(TEXTS):
+                    done.set()
+
+            batcher.submit(
+                Request(
+                    collections.deque(prefill(model, voices[n % 2], text)),
+                    emit=lambda chunk, n=n: audio[n].append(chunk),
+                    end=end,
+                )
+            )
+        assert done.wait(120)
+    finally:
+        batcher.close()
+    assert ended == {n: None for n in range(len(TEXTS))}
+    for n, text in enumerate(TEXTS):
+        samples = sum(len(c) for c in audio[n])
+        frames = alone(model, voices[n % 2], text).shape[1]
+        assert samples == frames * 1920  # 80 ms of 24 kHz audio per latent
+    assert batcher.rows_stepped > batcher.steps  # rows really shared steps
