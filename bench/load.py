@@ -24,7 +24,12 @@ Random weights have no sense of when speech ends, so each text's length is set t
 real model's would be: pocket-tts runs to its own cap, which this bench sets to about 2.5
 words per second of speech (`--words-per-second`).
 
-Usage: .venv/bin/python bench/load.py [--seconds 30] [--ks 1 2 4 8 16] [--quantize both]
+Two engines, same scheduler, same arrivals (`--engines`): the batched engine (every stream a
+row of one flow-LM step, TTS_BATCH's default) and the baseline, one stream per thread
+(TTS_BATCH=1, the engine before batching). `--traffic continuous` (the default) keeps every
+server speaking without pause: its next message is always waiting.
+
+Usage: .venv/bin/python bench/load.py [--seconds 30] [--ks 1 2 4 6 8 12 16] [--quantize both]
 """
 
 from __future__ import annotations
@@ -83,10 +88,11 @@ class RunResult:
     results: list[tuple[int, UtteranceResult]]
     unfinished: int
     cpu_cores: float
+    wall: float
 
 
 async def run_load(
-    engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int
+    engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int, traffic: str = "chat"
 ) -> RunResult:
     rng = random.Random(seed)
     scheduler = DeadlineScheduler(
@@ -99,22 +105,38 @@ async def run_load(
                      split=policy == "deadline", prepare_next=policy == "deadline")
         for k, client in enumerate(clients)
     ]  # fmt: skip
-    arrivals = sorted((t, k) for k in range(servers) for t in _poisson(rng, seconds))
-    texts = {i: chat_message(rng) for i in range(len(arrivals))}
+    if traffic == "continuous":  # every server always has its next message waiting
+        arrivals = [(0.0, k) for k in range(servers) for _ in range(int(seconds / 4) + 2)]
+    else:
+        arrivals = sorted((t, k) for k in range(servers) for t in _poisson(rng, seconds))
+    texts = {
+        i: chat_message(rng) if traffic == "chat" else sentences(rng) for i in range(len(arrivals))
+    }
     cpu0, wall0 = time.process_time(), time.monotonic()
     for i, (at, k) in enumerate(arrivals):
         await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
         speakers[k].enqueue(Utterance(texts[i], requested_at=time.monotonic()))
+    if traffic == "continuous":  # the load stops at `seconds`: what is left is cut
+        await asyncio.sleep(max(0.0, wall0 + seconds - time.monotonic()))
+        for speaker in speakers:
+            speaker.clear_waiting()
     deadline = wall0 + seconds + 20.0  # let the queues drain a while
     while any(s.busy for s in speakers) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
-    cpu = (time.process_time() - cpu0) / (time.monotonic() - wall0)
+    wall = time.monotonic() - wall0
+    cpu = (time.process_time() - cpu0) / wall
     unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
     results = [(k, r) for k, s in enumerate(speakers) for r in s.history]
     for speaker in speakers:
         await speaker.close()
     await scheduler.close()
-    return RunResult(results, unfinished, cpu)
+    return RunResult(results, unfinished, cpu, wall)
+
+
+def sentences(rng: random.Random) -> str:
+    """A sentence or two (about 3-6 s of speech)."""
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 16))]
+    return " ".join(words).capitalize() + "."
 
 
 def _poisson(rng: random.Random, seconds: float) -> list[float]:
@@ -144,6 +166,7 @@ def summarize(run: RunResult) -> dict[str, float]:
     ttfa = sorted(r.first_frame_latency for _, r in started)  # type: ignore[misc]
     audio_min = sum(r.frames_played for _, r in started) * 0.02 / 60
     underrun_s = sum(r.underruns for _, r in started) * 0.02
+    audio_s = sum(r.frames_played for _, r in started) * 0.02
     waits = model_waits(run)
     means = [statistics.mean(v) for v in waits.values()]
 
@@ -157,6 +180,7 @@ def summarize(run: RunResult) -> dict[str, float]:
         "wait95": pct([w for v in waits.values() for w in v], 0.95),
         "underrun_per_min": underrun_s / audio_min if audio_min else 0.0,
         "cpu": run.cpu_cores,
+        "cpu_per_audio": run.cpu_cores * run.wall / audio_s if audio_s else float("nan"),
         # Jain's index over the servers' mean model wait: 1 = all equal, 1/K = one gets it all
         "fairness": sum(means) ** 2 / (len(means) * sum(m * m for m in means))
         if means and any(means)
@@ -167,9 +191,11 @@ def summarize(run: RunResult) -> dict[str, float]:
 
 
 COLUMNS = [  # title, figure, width, format ("s": seconds)
-    ("K", "k", 3, "d"), ("scheduler", "policy", 9, ""), ("TTFA p50", "p50", 8, "s"),
+    ("K", "k", 3, "d"), ("engine", "engine", 9, ""), ("scheduler", "policy", 9, ""),
+    ("TTFA p50", "p50", 8, "s"),
     ("p95", "p95", 7, "s"), ("wait p95", "wait95", 8, "s"),
     ("underrun s/min", "underrun_per_min", 14, ".2f"), ("CPU", "cpu", 5, ".2f"),
+    ("CPU s/audio s", "cpu_per_audio", 13, ".3f"),
     ("fair", "fairness", 5, ".2f"), ("msgs", "messages", 5, ".0f"),
     ("unfinished", "unfinished", 10, ".0f"),
 ]  # fmt: skip
@@ -184,12 +210,20 @@ def show(value: object, width: int, fmt: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 6, 8, 12, 16])
     parser.add_argument("--quantize", choices=["no", "yes", "both"], default="both")
     parser.add_argument("--config", default="english")
     parser.add_argument("--words-per-second", type=float, default=2.5)
+    parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
+    parser.add_argument("--policies", nargs="+", default=["deadline"], choices=["deadline", "fifo"])
+    parser.add_argument(
+        "--engines", nargs="+", default=["batched", "stream"], choices=["batched", "stream"],
+        help="batched: TTS_BATCH's default; stream: TTS_BATCH=1, one stream per thread "
+        "(the engine before batching, the baseline)",
+    )  # fmt: skip
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
+    logging.getLogger("bot.batching").setLevel(logging.ERROR)
     if not discord.opus.is_loaded():
         discord.opus._load_default()
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
@@ -202,27 +236,30 @@ async def main() -> None:
         config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
         clip = make_clip(folder / "voice.wav")
         for q in quantize:
-            env = {
-                "TTS_CONFIG": str(config),
-                "DEFAULT_VOICE": str(clip),
-                "TTS_QUANTIZE": str(int(q)),
-            }
-            engine = await TTSEngine.load(load_settings(env, dotenv_path=None, require_token=False))
-            await engine.synthesize("Warming up the model.")
-            print(f"\n{args.config} {'int8' if q else 'fp32'}, {engine.workers} worker(s), "
-                  f"{args.seconds:.0f} s of arrivals per run")  # fmt: skip
+            print(f"\n{args.config} {'int8' if q else 'fp32'}, {args.traffic} traffic, "
+                  f"{args.seconds:.0f} s per run")  # fmt: skip
             print(" ".join(f"{title:>{width}}" for title, _, width, _ in COLUMNS))
             served: dict[str, int] = {}
-            for k in args.ks:
-                for policy in ("deadline", "fifo"):
-                    figures = summarize(await run_load(engine, k, args.seconds, policy, seed=k))
-                    figures |= {"k": k, "policy": policy}
-                    print(" ".join(show(figures[key], width, fmt)
-                                   for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
-                    if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
-                        served[policy] = k
+            for kind in args.engines:
+                env = {
+                    "TTS_CONFIG": str(config),
+                    "DEFAULT_VOICE": str(clip),
+                    "TTS_QUANTIZE": str(int(q)),
+                    **({"TTS_BATCH": "1"} if kind == "stream" else {}),
+                }
+                settings = load_settings(env, dotenv_path=None, require_token=False)
+                engine = await TTSEngine.load(settings)
+                await engine.synthesize("Warming up the model.")
+                for k in args.ks:
+                    for policy in args.policies:
+                        run = await run_load(engine, k, args.seconds, policy, k, args.traffic)
+                        figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
+                        print(" ".join(show(figures[key], width, fmt)
+                                       for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
+                        if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
+                            served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
+                await engine.close()
             print(f"largest K with no underrun and nothing left waiting: {served}")
-            await engine.close()
 
 
 if __name__ == "__main__":

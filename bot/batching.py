@@ -23,9 +23,12 @@ from __future__ import annotations
 import collections
 import copy
 import logging
+import os
 import queue
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +37,7 @@ import torch
 from pocket_tts.default_parameters import MAX_TOKEN_PER_CHUNK
 from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
 from pocket_tts.modules.rope import apply_rope
-from pocket_tts.modules.stateful_module import increment_steps, init_states
+from pocket_tts.modules.stateful_module import init_states
 
 log = logging.getLogger(__name__)
 
@@ -324,80 +327,210 @@ class BatchedFlowLM:
         return gone
 
 
-class _Decoder:
-    """Mimi on its own thread: one decoder state per row, every waiting frame in one call."""
+class BatchedMimi:
+    """The Mimi decoder at batch n, its rows mirroring the flow-LM batch's rows.
 
-    def __init__(self, model: Any) -> None:
+    A row joins with a fresh decoder state: its convolution states are reset and its
+    attention slots before the shared offset are masked (`pad`). Slots older than the
+    decoder's attention context are dead for every row and are dropped when room runs out.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        max_rows: int,
+        capacity: int = 1024,
+        helper: ThreadPoolExecutor | None = None,
+    ) -> None:
         self.model = model
-        self.per_latent = int(model.mimi.encoder_frame_rate / model.mimi.frame_rate)
+        self.helper = helper
+        self.mimi = model.mimi
+        self.per_latent = int(self.mimi.encoder_frame_rate / self.mimi.frame_rate)
+        self.max_rows = max_rows
+        self.count = 0
+        self.offset = 0
+        self._modules = {
+            name: module
+            for name, module in self.mimi.named_modules()
+            if name in init_states(self.mimi, 1, 1)
+        }
+        self._attention = {
+            name: m.rope.max_period for name, m in self._modules.items() if hasattr(m, "rope")
+        }
+        self.context = min(
+            (m.context or 10**9) for m in self._modules.values() if hasattr(m, "rope")
+        )
+        self.state = self._new_state(capacity)
+
+    def _new_state(self, capacity: int) -> ModelState:
+        state = init_states(self.mimi, batch_size=self.max_rows, sequence_length=capacity)
+        for name in self._attention:
+            state[name]["cache"].zero_()  # masked slots enter the product: no NaN there
+        return state
+
+    @property
+    def capacity(self) -> int:
+        return next(self.state[name] for name in self._attention)["cache"].shape[2]
+
+    def join(self) -> None:
+        index = self.count
+        for name, module in self._modules.items():
+            if name in self._attention:
+                self.state[name]["pad"][index] = self.offset
+                continue
+            for key, value in module.init_state(1, 0).items():
+                self.state[name][key][index] = value[0]
+        self.count += 1
+
+    def leave(self, index: int) -> None:
+        last = self.count - 1
+        if index != last:
+            for name, module_state in self.state.items():
+                if name in self._attention:
+                    start = int(module_state["pad"][last])
+                    cache = module_state["cache"]
+                    cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
+                    module_state["pad"][index] = start
+                else:
+                    for value in module_state.values():
+                        value[index] = value[last]
+        self.count -= 1
+
+    def _make_room(self, needed: int) -> None:
+        if self.offset + needed <= self.capacity:
+            return
+        pads = next(self.state[name] for name in self._attention)["pad"][: self.count]
+        first = min(int(pads.min()) if self.count else self.offset, self.offset)
+        dead = max(first, self.offset - self.context)
+        if dead > 0:
+            for name in self._attention:
+                module_state = self.state[name]
+                cache = module_state["cache"]
+                moved = cache[:, :, dead : self.offset].clone()
+                keys = moved[0].reshape(-1, *moved.shape[-2:])
+                moved[0] = rotate_keys(keys, -dead, self._attention[name]).reshape(moved[0].shape)
+                cache[:, :, : self.offset - dead] = moved
+                module_state["pad"][:] = (module_state["pad"] - dead).clamp(min=0)
+                module_state["offset"][:] = self.offset - dead
+            self.offset -= dead
+        if self.offset + needed > self.capacity:
+            grown = self._new_state(2 * (self.offset + needed))
+            for name, module_state in self.state.items():
+                for key, value in module_state.items():
+                    if key == "cache":
+                        grown[name][key][:, :, : self.offset] = value[:, :, : self.offset]
+                    else:
+                        grown[name][key][:] = value
+            self.state = grown
+
+    @torch.no_grad()
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Audio `[n, samples]` for one latent per row `[n, 1, ldim]` (n = the live rows).
+
+        With a helper pool, the rows are decoded in two halves side by side: the decoder's
+        cost grows with the rows, and on two cores or more it need not wait on one core."""
+        count = latents.shape[0]
+        assert count == self.count
+        self._make_room(self.per_latent)
+        flow = self.model.flow_lm
+        latents = latents * flow.emb_std + flow.emb_mean
+        if self.helper is not None and count >= 2:
+            half = count // 2
+            first = self.helper.submit(self._decode_rows, slice(0, half), latents[:half])
+            second = self._decode_rows(slice(half, count), latents[half:])
+            audio = torch.cat([first.result(), second])
+        else:
+            audio = self._decode_rows(slice(0, count), latents)
+        self.offset += self.per_latent
+        for name in self._attention:
+            self.state[name]["offset"][:] = self.offset
+        return audio[:, 0]
+
+    @torch.no_grad()
+    def _decode_rows(self, rows: slice, latents: torch.Tensor) -> torch.Tensor:
+        view = {
+            name: {
+                key: value[:, rows] if key == "cache" else value[rows]
+                for key, value in module_state.items()
+            }
+            for name, module_state in self.state.items()
+        }
+        return self.mimi.decode_from_latent(latents, view)
+
+
+class _Decoder:
+    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order."""
+
+    def __init__(self, model: Any, max_rows: int) -> None:
+        helper = ThreadPoolExecutor(1, "tts-decoder-half") if split_decoding() else None
+        self.mimi = BatchedMimi(model, max_rows=max_rows, helper=helper)
+        self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._rows: list[_Row] = []
+        self._fresh: set[_Row] = set()
         self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
         self._thread.start()
 
-    def latent(self, row: _Row, latent: torch.Tensor) -> None:
-        self._queue.put(("latent", row, latent))
+    def join(self, row: _Row) -> None:
+        self._queue.put(("join", row))
 
-    def row_end(self, row: _Row, error: BaseException | None, last: bool) -> None:
-        self._queue.put(("end", row, error, last))
+    def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
+        self._queue.put(("step", latents, keep))
+
+    def leave(self, index: int, error: BaseException | None, last: bool) -> None:
+        self._queue.put(("leave", index, error, last))
+
+    def end(self, request: Request, error: BaseException | None) -> None:
+        self._queue.put(("end", request, error))
 
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join(timeout=30)
+        if self.mimi.helper is not None:
+            self.mimi.helper.shutdown(wait=False)
 
     def _run(self) -> None:
-        states: dict[_Row, tuple[ModelState, list[bool]]] = {}
-        while True:
-            items = [self._queue.get()]
-            while True:  # everything waiting: a row's frames decode in one call
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            pending: dict[_Row, list[torch.Tensor]] = {}
-            for item in items:
-                if item is None:
-                    self._flush(pending, states)
-                    return
-                if item[0] == "latent":
-                    pending.setdefault(item[1], []).append(item[2])
-                    continue
-                _, row, error, last = item
-                self._flush({row: pending.pop(row, [])}, states)
-                states.pop(row, None)
-                if error is not None or last or row.request.stop.is_set():
-                    self._end(row.request, error)
-            self._flush(pending, states)
-
-    @torch.no_grad()
-    def _flush(
-        self,
-        pending: dict[_Row, list[torch.Tensor]],
-        states: dict[_Row, tuple[ModelState, list[bool]]],
-    ) -> None:
-        for row, latents in pending.items():
-            request = row.request
-            if not latents or request.stop.is_set():
-                continue
+        while (event := self._queue.get()) is not None:
             try:
-                if row not in states:
-                    length = row.chunk.max_gen_len * self.per_latent
-                    states[row] = (init_states(self.model.mimi, 1, length), [True])
-                state, first = states[row]
-                flow = self.model.flow_lm
-                frames = torch.cat(latents, dim=1) * flow.emb_std + flow.emb_mean
-                audio = self.model.mimi.decode_from_latent(frames, state)
-                increment_steps(self.model.mimi, state, increment=self.per_latent * len(latents))
-                samples = audio[0, 0]
-                if first[0]:
-                    fade = int(self.model.config.mimi.sample_rate * FADE_IN_S)
-                    n = min(fade, samples.shape[-1])
-                    samples[:n] *= torch.linspace(0, 1, fade)[:n]
-                    first[0] = False
-                request.emit(samples.numpy().astype(np.float32, copy=True))
-            except Exception as error:  # this row's stream ends; the others go on
-                log.exception("decoding a row failed")
-                request.stop.set()
-                self._end(request, error)
+                self._handle(event)
+            except Exception as error:  # the decoder itself failed: end every row it holds
+                log.exception("the audio decoder failed")
+                for row in self._rows:
+                    self._end(row.request, error)
+                self._rows.clear()
+                self.mimi = BatchedMimi(
+                    self.mimi.model, max_rows=self.mimi.max_rows, helper=self.mimi.helper
+                )
+
+    def _handle(self, event: tuple[Any, ...]) -> None:
+        kind = event[0]
+        if kind == "join":
+            self.mimi.join()
+            self._rows.append(event[1])
+            self._fresh.add(event[1])
+        elif kind == "step":
+            _, latents, keep = event
+            audio = self.mimi.decode(latents)
+            for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
+                if wanted and not row.request.stop.is_set():
+                    chunk = samples.numpy().astype(np.float32, copy=True)
+                    if row in self._fresh:  # pocket-tts fades a stream's first 5 ms in
+                        self._fresh.discard(row)
+                        n = min(self.fade, len(chunk))
+                        chunk[:n] *= np.linspace(0, 1, self.fade, dtype=np.float32)[:n]
+                    row.request.emit(chunk)
+        elif kind == "leave":
+            _, index, error, last = event
+            row = self._rows[index]
+            self.mimi.leave(index)
+            self._rows[index] = self._rows[-1]
+            self._rows.pop()
+            self._fresh.discard(row)
+            if error is not None or last or row.request.stop.is_set():
+                self._end(row.request, error)
+        else:
+            self._end(event[1], event[2])
 
     @staticmethod
     def _end(request: Request, error: BaseException | None) -> None:
@@ -406,8 +539,69 @@ class _Decoder:
             request.end(error)
 
 
+def split_decoding() -> bool:
+    """Decode in two halves side by side when there are two cores or more."""
+    return (os.cpu_count() or 1) >= 2
+
+
+@dataclass(frozen=True)
+class BatchCost:
+    """Measured seconds per step at one batch size: the flow LM and the Mimi decoder."""
+
+    rows: int
+    lm_s: float
+    decode_s: float
+
+    def period(self, cores: int) -> float:
+        """How often every row gets its next frame. On two cores or more the LM and the
+        decoder's two halves run side by side; on one, one after the other."""
+        if cores < 2:
+            return self.lm_s + self.decode_s
+        return max(self.lm_s, self.decode_s / 2, (self.lm_s + self.decode_s) / cores)
+
+
+@torch.no_grad()
+def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchCost]:
+    """Time one LM step and one decode at each batch size (best of `repeats`)."""
+    empty = init_states(model.flow_lm, batch_size=1, sequence_length=0)
+    chunk = prefill(model, empty, "Measuring how long one step takes.")[0]
+    costs = []
+    for size in sizes:
+        lm = BatchedFlowLM(model, max_rows=size, capacity=256)
+        mimi = BatchedMimi(model, max_rows=size, capacity=256)  # one thread: the whole cost
+        for _ in range(size):
+            lm.join(Request(collections.deque(), print, print), chunk)
+            mimi.join()
+        latents = torch.zeros((size, 1, model.flow_lm.ldim))
+        lm_times, decode_times = [], []
+        for _ in range(repeats + 1):  # the first of each is a warm-up
+            started = time.perf_counter()
+            lm._run(slice(0, size), latents)
+            lm_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            mimi.decode(latents)
+            decode_times.append(time.perf_counter() - started)
+        costs.append(BatchCost(size, min(lm_times[1:]), min(decode_times[1:])))
+    return costs
+
+
+def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
+    """The largest batch whose rows all still get a frame in real time (with 20% to spare),
+    and only while a bigger batch still lowers the cost per row."""
+    best = costs[0].rows
+    previous = costs[0]
+    for cost in costs:
+        if cost.period(cores) > 0.8 * frame_s:
+            break
+        per_row, before = cost.period(cores) / cost.rows, previous.period(cores) / previous.rows
+        if cost is not costs[0] and per_row > 0.98 * before:
+            break
+        best, previous = cost.rows, cost
+    return best
+
+
 class Batcher:
-    """Owns a `BatchedFlowLM` on one thread and a `_Decoder` on another.
+    """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
     `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
     batch has a free row.
@@ -415,7 +609,7 @@ class Batcher:
 
     def __init__(self, model: Any, *, max_rows: int) -> None:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
-        self._decoder = _Decoder(model)
+        self._decoder = _Decoder(model, max_rows)
         self._waiting: collections.deque[tuple[Request, Prefilled]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -440,6 +634,11 @@ class Batcher:
         self._thread.join(timeout=30)
         self._decoder.close()
 
+    def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
+        row = self.batch.leave(index)
+        self._decoder.leave(index, error, last)
+        return row
+
     def _run(self) -> None:
         batch = self.batch
         while not self._closed:
@@ -447,34 +646,60 @@ class Batcher:
                 while self._waiting and len(batch.rows) < batch.max_rows:
                     request, chunk = self._waiting.popleft()
                     if request.stop.is_set():
-                        self._decoder.row_end(_Row(request, chunk, torch.empty(0)), None, True)
+                        self._decoder.end(request, None)
                         continue
-                    batch.join(request, chunk)
+                    try:
+                        batch.join(request, chunk)
+                    except Exception as error:  # this stream ends; the batch goes on
+                        log.exception("a stream could not join the batch")
+                        self._decoder.end(request, error)
+                        continue
+                    self._decoder.join(batch.rows[-1])
                 idle = not batch.rows and not self._waiting
                 if idle:
                     self._wake.clear()
             if idle:
                 self._wake.wait(1.0)
                 continue
-            for row in batch.drop_stopped():
-                self._decoder.row_end(row, None, True)
-            try:
-                results = batch.step()
-            except Exception as error:  # beyond one row: end every row, keep the thread
-                log.exception("the batch failed")
-                while batch.rows:
-                    self._decoder.row_end(batch.leave(0), error, True)
+            for i in reversed(range(len(batch.rows))):  # cancelled: the row is free now
+                if batch.rows[i].request.stop.is_set():
+                    self._leave(i, None, True)
+            if not batch.rows:
                 continue
-            self.steps += 1
-            self.rows_stepped += len(results)
-            for row, latent, error in results:
-                if latent is not None:
-                    if row.request.on_latent is not None:
-                        row.request.on_latent(latent)
-                    self._decoder.latent(row, latent)
-                    continue
-                more = error is None and bool(row.request.chunks)
-                self._decoder.row_end(row, error, last=not more)
-                if more:
-                    with self._lock:  # the stream's next chunk goes to the front
-                        self._waiting.appendleft((row.request, row.request.chunks.popleft()))
+            self._step()
+
+    def _step(self) -> None:
+        batch = self.batch
+        rows = list(batch.rows)
+        try:
+            results = batch.step()
+        except Exception as error:  # beyond one row: end every row, keep the thread
+            log.exception("the batch failed")
+            while batch.rows:
+                self._leave(len(batch.rows) - 1, error, True)
+            return
+        self.steps += 1
+        self.rows_stepped += len(rows)
+        made = {id(row): latent for row, latent, _ in results if latent is not None}
+        ended = {id(row): error for row, latent, error in results if latent is None}
+        blank = torch.zeros((1, 1, batch.flow.ldim))  # rows that ended: decoded, not played
+        latents = torch.cat([made.get(id(row), blank) for row in rows])
+        self._decoder.step(latents, [id(row) in made for row in rows])
+        for row in rows:
+            if id(row) in made and row.request.on_latent is not None:
+                row.request.on_latent(made[id(row)])
+        # the batch dropped its ended rows from the back; replay that on the decoder
+        order = list(rows)
+        for i in reversed(range(len(rows))):
+            row = rows[i]
+            if id(row) not in ended:
+                continue
+            index = order.index(row)
+            error = ended[id(row)]
+            more = error is None and bool(row.request.chunks)
+            self._decoder.leave(index, error, not more)
+            order[index] = order[-1]
+            order.pop()
+            if more:
+                with self._lock:  # the stream's next chunk goes to the front
+                    self._waiting.appendleft((row.request, row.request.chunks.popleft()))

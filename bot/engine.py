@@ -15,6 +15,7 @@ import collections
 import copy
 import hashlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -33,7 +34,7 @@ import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
-from bot.batching import Batcher, Request, prefill
+from bot.batching import Batcher, Request, choose_batch, measure_costs, prefill
 from bot.config import Settings
 
 log = logging.getLogger(__name__)
@@ -286,6 +287,9 @@ class TTSEngine:
         except BaseException:
             executor.shutdown(wait=False)
             raise
+        batch = settings.tts_batch
+        if batch > 1:  # as large as the measured costs allow, at most TTS_BATCH
+            batch = await loop.run_in_executor(executor, cls._batch_size, model, batch)
         default_voice = settings.default_voice or cls._language_default_voice(settings)
         engine = cls(
             model,
@@ -294,7 +298,7 @@ class TTSEngine:
             executor=executor,
             replicas=replicas,
             spare_lanes=SPARE_LANES,
-            batch=settings.tts_batch,
+            batch=batch,
         )
         log.info("%s", engine.describe())
         if not engine.has_voice_cloning:
@@ -303,6 +307,19 @@ class TTSEngine:
                 "and HF_TOKEN): only built-in voices and exported voice states will work."
             )
         return engine
+
+    @staticmethod
+    def _batch_size(model: Any, largest: int) -> int:
+        """Measure the step costs on this machine and choose the batch size from them."""
+        sizes = [n for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) if n <= largest]
+        costs = measure_costs(model, sizes)
+        frame_s = 1 / model.mimi.frame_rate
+        chosen = choose_batch(costs, frame_s, os.cpu_count() or 1)
+        table = ", ".join(
+            f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
+        )
+        log.info("step costs by batch size (LM+decoder): %s; largest batch %d", table, chosen)
+        return chosen
 
     @staticmethod
     def _load_model(settings: Settings) -> Any:
