@@ -51,10 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pocket_tts import TTSModel
 
+from bench.fifo import FifoScheduler
 from bot.config import load_settings
-from bot.deadlines import DeadlineScheduler
 from bot.engine import TTSEngine
-from bot.scheduler import GuildSpeaker, Utterance, UtteranceResult
+from bot.playback import GuildSpeaker, Utterance, UtteranceResult
+from bot.synthesis_scheduler import DeadlineScheduler
 from tests.conftest import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
@@ -95,9 +96,8 @@ async def run_load(
     engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int, traffic: str = "chat"
 ) -> RunResult:
     rng = random.Random(seed)
-    scheduler = DeadlineScheduler(
-        engine.stream, workers=engine.workers, policy=policy, spare_lanes=engine.spare_lanes
-    )
+    kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
+    scheduler = kind(engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes)
     scheduler.start()
     clients = [PlayerVoiceClient() for _ in range(servers)]
     speakers = [
@@ -217,9 +217,11 @@ async def main() -> None:
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
     parser.add_argument("--policies", nargs="+", default=["deadline"], choices=["deadline", "fifo"])
     parser.add_argument(
-        "--engines", nargs="+", default=["batched", "stream"], choices=["batched", "stream"],
-        help="batched: TTS_BATCH's default; stream: TTS_BATCH=1, one stream per thread "
-        "(the engine before batching, the baseline)",
+        "--engines", nargs="+", default=["batched", "forced", "stream"],
+        choices=["batched", "forced", "stream"],
+        help="batched: the bot's engine (batch size chosen from the costs measured at start); "
+        "forced: batches of up to TTS_BATCH's default whatever the costs; stream: TTS_BATCH=1, "
+        "one stream per thread (the engine before batching, the baseline)",
     )  # fmt: skip
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
@@ -248,7 +250,14 @@ async def main() -> None:
                     **({"TTS_BATCH": "1"} if kind == "stream" else {}),
                 }
                 settings = load_settings(env, dotenv_path=None, require_token=False)
-                engine = await TTSEngine.load(settings)
+                measured = TTSEngine._batch_size
+                if kind == "forced":
+                    TTSEngine._batch_size = staticmethod(lambda model, largest: largest)  # type: ignore[method-assign]
+                try:
+                    engine = await TTSEngine.load(settings)
+                finally:
+                    TTSEngine._batch_size = measured  # type: ignore[method-assign]
+                kind = f"{kind}{engine.workers if engine.batched else ''}"
                 await engine.synthesize("Warming up the model.")
                 for k in args.ks:
                     for policy in args.policies:

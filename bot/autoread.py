@@ -16,7 +16,7 @@ import cachetools
 import discord
 
 from bot.db import Database
-from bot.scheduler import SpeechScheduler, Utterance
+from bot.playback import SpeechScheduler, Utterance
 from bot.server_settings import ServerSettings
 from bot.speech import SpeechService, UserError, VoiceResolver
 from bot.text import MessageFacts, Names, ReadOptions, announce

@@ -17,8 +17,8 @@ from bot.autoread import AutoReader
 from bot.config import Settings
 from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
+from bot.playback import SpeechScheduler
 from bot.replies import UserError, unexpected_error_reply
-from bot.scheduler import SpeechScheduler
 from bot.settings_service import SettingsService
 from bot.speech import SpeechService
 from bot.supervisor import supervise

@@ -3,7 +3,7 @@
 pocket-tts models are not documented as thread-safe, so the engine keeps a pool of model
 objects (replicas sharing the weights), one per executor thread, and every piece of model
 work (voice states, clones, synthesis) takes one from the pool for its whole run. The
-engine does not decide what runs when: `bot.deadlines.DeadlineScheduler` is the one
+engine does not decide what runs when: `bot.synthesis_scheduler.DeadlineScheduler` is the one
 admission point that calls `stream()` and `call()`. Audio chunks travel back to the event
 loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` event.
 """

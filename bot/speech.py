@@ -17,8 +17,8 @@ import numpy as np
 
 from bot.audio import MODEL_RATE, encode_audio
 from bot.engine import VoiceError
+from bot.playback import QueueFullError, SpeechScheduler, Utterance
 from bot.replies import Reply, UserError, plural
-from bot.scheduler import QueueFullError, SpeechScheduler, Utterance
 
 __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.deadlines import DeadlineScheduler
+from bot.synthesis_scheduler import DeadlineScheduler
 
-if TYPE_CHECKING:  # scheduler.py imports this module
-    from bot.scheduler import UtteranceResult
+if TYPE_CHECKING:  # playback.py imports this module
+    from bot.playback import UtteranceResult
 
 log = logging.getLogger(__name__)
 

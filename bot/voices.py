@@ -31,9 +31,9 @@ import soundfile
 
 from bot import clip as clips
 from bot.db import Database, NameTakenError, VoiceRecord, make_private_dir, utc_now
-from bot.deadlines import DeadlineScheduler
 from bot.engine import BUILTIN_VOICES, TTSEngine
 from bot.replies import UserError
+from bot.synthesis_scheduler import DeadlineScheduler
 
 log = logging.getLogger(__name__)
 

@@ -82,10 +82,17 @@ class RunningBot:
 
 @contextlib.asynccontextmanager
 async def bot_on_fake_discord(
-    tmp_path: Path, tiny_model: TinyModel, extra_env: dict[str, str] | None = None
+    tmp_path: Path,
+    tiny_model: TinyModel,
+    extra_env: dict[str, str] | None = None,
+    extra_guilds: int = 0,
 ) -> AsyncIterator[RunningBot]:
-    """Start a fake Discord and the real bot pointed at it through the operator settings."""
+    """Start a fake Discord and the real bot pointed at it through the operator settings.
+
+    `extra_guilds`: more servers beside the two standard ones (`fake.add_guild(n)`)."""
     fake = FakeDiscord(tmp_path)
+    for number in range(extra_guilds):
+        fake.add_guild(number)
     await fake.start()
     env = {
         **fake.env,

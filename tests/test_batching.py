@@ -13,6 +13,7 @@ import copy
 import queue
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,17 @@ import pytest
 import soundfile
 import torch
 from pocket_tts import TTSModel
+from pocket_tts.modules.stateful_module import increment_steps, init_states
 
-from bot.batching import BatchedFlowLM, Batcher, Request, prefill
+from bot.batching import (
+    BatchCost,
+    BatchedFlowLM,
+    BatchedMimi,
+    Batcher,
+    Request,
+    choose_batch,
+    prefill,
+)
 from tests.conftest import TinyModel
 
 TEXTS = [
@@ -177,3 +187,76 @@ def test_the_batcher_streams_audio_for_several_requests_at_once(
         frames = alone(model, voices[n % 2], text).shape[1]
         assert samples == frames * 1920  # 80 ms of 24 kHz audio per latent
     assert batcher.rows_stepped > batcher.steps  # rows really shared steps
+
+
+def decode_alone(model: Any, latents: torch.Tensor) -> torch.Tensor:
+    """pocket-tts's batch-1 decoding, one latent frame per call."""
+    per = int(model.mimi.encoder_frame_rate / model.mimi.frame_rate)
+    state = init_states(model.mimi, 1, latents.shape[1] * per)
+    flow, audio = model.flow_lm, []
+    with torch.no_grad():
+        for i in range(latents.shape[1]):
+            frame = latents[:, i : i + 1] * flow.emb_std + flow.emb_mean
+            audio.append(model.mimi.decode_from_latent(frame, state)[0, 0])
+            increment_steps(model.mimi, state, increment=per)
+    return torch.cat(audio)
+
+
+@pytest.mark.parametrize("halves", [False, True])
+def test_the_batched_decoder_gives_the_same_audio_as_alone(
+    model: Any, voices: list[Any], halves: bool
+) -> None:
+    """Rows joining at different times, one leaving, the caches compacted and grown."""
+    latents = [alone(model, voices[n % 2], TEXTS[n]) for n in range(3)]
+    helper = ThreadPoolExecutor(1) if halves else None
+    mimi = BatchedMimi(model, max_rows=3, capacity=16, helper=helper)
+    rows: list[int] = []  # which latents each live row decodes, in row order
+    steps = [0, 0, 0]
+    audio: dict[int, list[torch.Tensor]] = collections.defaultdict(list)
+    joins = {0: 0, 2: 1, 5: 2}
+    for tick in range(max(t.shape[1] for t in latents) + 10):
+        if tick in joins:
+            mimi.join()
+            rows.append(joins[tick])
+        if tick == 9 and 2 in rows:  # the third one is cancelled: its row leaves
+            index = rows.index(2)
+            mimi.leave(index)
+            rows[index] = rows[-1]
+            rows.pop()
+        done = [n for n in rows if steps[n] >= latents[n].shape[1]]
+        for n in done:
+            index = rows.index(n)
+            mimi.leave(index)
+            rows[index] = rows[-1]
+            rows.pop()
+        if not rows:
+            if tick > max(joins):
+                break
+            continue
+        batch = torch.cat([latents[n][:, steps[n] : steps[n] + 1] for n in rows])
+        for n, samples in zip(rows, mimi.decode(batch), strict=True):
+            audio[n].append(samples)
+            steps[n] += 1
+    if helper is not None:
+        helper.shutdown()
+    assert mimi.capacity > 16
+    for n in (0, 1):
+        expected = decode_alone(model, latents[n])
+        got = torch.cat(audio[n])
+        assert got.shape == expected.shape
+        assert (got - expected).abs().max().item() < 1e-4
+    assert len(audio[2]) == 9 - 5  # the cancelled row stopped when it left
+
+
+def test_the_batch_size_follows_the_measured_costs() -> None:
+    frame = 0.08
+    costs = [
+        BatchCost(1, 0.045, 0.030),
+        BatchCost(2, 0.050, 0.040),
+        BatchCost(4, 0.055, 0.070),
+        BatchCost(8, 0.070, 0.120),  # (0.07 + 0.12) / 2 cores = 95 ms > 64 ms: too slow
+    ]
+    assert choose_batch(costs, frame, cores=2) == 4
+    assert choose_batch(costs, frame, cores=1) == 1  # one core: 75 ms for one row already
+    flat = [BatchCost(1, 0.02, 0.01), BatchCost(2, 0.04, 0.02), BatchCost(4, 0.08, 0.04)]
+    assert choose_batch(flat, frame, cores=2) == 1  # a bigger batch does not pay here

@@ -11,7 +11,7 @@ import numpy as np
 
 from bot.__main__ import sync_commands
 from bot.config import load_settings
-from bot.scheduler import GuildSpeaker
+from bot.playback import GuildSpeaker
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord, ReceivedPacket
 
@@ -274,3 +274,62 @@ async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) 
         # measures it (this machine's speed varies too much for a timed assertion here).
         (start_a, end_a), (start_b, end_b) = spans
         assert min(end_a, end_b) - max(start_a, start_b) > 30
+
+
+def longest_voiced_gap(packets: list[ReceivedPacket]) -> float:
+    """The longest stretch of silence inside one message's audio (from its first voiced
+    packet to its last): underrun frames go out as Opus silence, a stalled player as none."""
+    voiced = [i for i, p in enumerate(packets) if not p.is_silence]
+    longest, silent_since = 0.0, None
+    for packet in packets[voiced[0] : voiced[-1] + 1]:
+        if packet.is_silence:
+            silent_since = silent_since if silent_since is not None else packet.arrived
+            continue
+        if silent_since is not None:
+            longest = max(longest, packet.arrived - silent_since)
+            silent_since = None
+    arrivals = [p.arrived for p in packets[voiced[0] : voiced[-1] + 1]]
+    return max(longest, *(b - a for a, b in pairwise(arrivals)))
+
+
+async def test_four_servers_speak_at_once_without_gaps(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """The batched engine keeps four servers speaking at the same time, each without a voiced
+    gap over 100 ms (the tiny model: what is measured is the batching, not the model's size)."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
+        fake, bot = running.fake, running.bot
+        assert bot.engine.batched and bot.engine.workers >= 4
+        members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
+        members += [(f"member{n}", guild, fake.channels[guild][1])
+                    for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
+        for user, guild, voice in members:
+            await fake.set_voice_state(user, voice, guild)
+        interactions = [
+            await fake.interaction("say", {"text": LONG_TEXT}, user=user, guild=guild)
+            for user, guild, _ in members
+        ]
+        for inter in interactions:
+            assert (await inter.wait_final())["content"].startswith("Speaking in")
+        scheduler = bot.scheduler
+        assert scheduler is not None
+        speakers = [scheduler.get(int(guild)) for _, guild, _ in members]
+        await fake.wait_for(
+            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 150, "all four"
+        )
+        await packets_settled(fake)
+        assert not fake.udp.errors
+        by_guild: dict[str, list[ReceivedPacket]] = {}
+        for packet in fake.udp.packets:
+            by_guild.setdefault(fake.ssrc_guild[packet.ssrc], []).append(packet)
+        spans = []
+        for speaker, (_, guild, _) in zip(speakers, members, strict=True):
+            result = speaker.history[0]  # type: ignore[union-attr]
+            assert result.error is None and result.frames_played > 200, result
+            packets = by_guild[guild]
+            assert longest_voiced_gap(packets) < 0.1
+            voiced = audio_packets(packets)
+            spans.append((voiced[0].arrived, voiced[-1].arrived))
+        # all four at once: every message overlaps every other one by most of its length
+        assert min(end for _, end in spans) - max(start for start, _ in spans) > 20

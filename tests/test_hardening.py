@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from bot.db import Database
-from bot.deadlines import BusyError, DeadlineScheduler, FileSink, SpeechJob
 from bot.engine import TTSEngine
-from bot.scheduler import GuildSpeaker, Utterance
+from bot.playback import GuildSpeaker, Utterance
 from bot.supervisor import supervise
+from bot.synthesis_scheduler import BusyError, DeadlineScheduler, FileSink, SpeechJob
 from tests.player import PlayerVoiceClient
 
 
@@ -252,7 +252,7 @@ class FrozenPlayer(PlayerVoiceClient):
 async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
     monkeypatch: pytest.MonkeyPatch, connected: bool
 ) -> None:
-    from bot import scheduler
+    from bot import playback as scheduler
 
     monkeypatch.setattr(scheduler, "STALL_S", 1.5)
     monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)

@@ -20,10 +20,10 @@ import discord
 import numpy as np
 
 from bot.audio import FrameConverter, StreamingSource
-from bot.deadlines import DeadlineScheduler, SpeechJob
 from bot.engine import TTSEngine, VoiceError
 from bot.stats import BotStats, Snapshot
 from bot.supervisor import supervise
+from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob
 
 log = logging.getLogger(__name__)
 

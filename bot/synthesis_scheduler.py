@@ -201,20 +201,18 @@ class DeadlineScheduler:
         first_audio_budget_s: float = 0.5,
         low_water_s: float = 1.5,
         max_load: float | None = None,
-        policy: str = "deadline",  # or "fifo": the baseline, first come first served
         spare_lanes: int = 0,
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
     ) -> None:
         self._synthesize = synthesize
         self.workers = workers
-        self.spare_lanes = spare_lanes if policy == "deadline" else 0
+        self.spare_lanes = spare_lanes
         self.clock = clock
         self.ahead_s = ahead_s
         self.first_audio_budget_s = first_audio_budget_s
         self.low_water_s = low_water_s
         self.max_load = 0.9 * workers if max_load is None else max_load
-        self.policy = policy
         self.jobs: list[SpeechJob] = []
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -310,8 +308,6 @@ class DeadlineScheduler:
         """When the job needs audio. A job not admitted yet waits from when its server's
         channel became free (its request, or the end of the server's previous message), so a
         busy server's next message does not go before a quiet server's, nor starve."""
-        if self.policy == "fifo":
-            return job.requested_at
         if not job.admitted and job.free_at is not None:
             return job.free_at + self.first_audio_budget_s
         if not job.sink.started:
@@ -321,8 +317,6 @@ class DeadlineScheduler:
     def eligible(self, job: SpeechJob) -> bool:
         if job.cancelled or not job.units or job.in_flight is not None:
             return False
-        if self.policy == "fifo":  # whole messages, one at a time, in arrival order
-            return not any(j.in_flight is not None for j in self.jobs if j is not job)
         return job.sink.buffered_seconds() < self.ahead_s
 
     def pick(self, now: float) -> SpeechJob | None:
@@ -340,8 +334,6 @@ class DeadlineScheduler:
         candidates = [j for j in self.live() if self.eligible(j)]
         if not candidates:
             return None
-        if self.policy == "fifo":
-            return min(candidates, key=lambda j: j.requested_at)
         admitted = [j for j in candidates if j.admitted]
         urgent = self._urgent(admitted)
         if urgent:
@@ -411,7 +403,7 @@ class DeadlineScheduler:
         """The job's next unit, cut shorter when other servers' buffers are low (and on a
         spare lane, which should be free again soon)."""
         text = job.units.popleft()
-        limit = self.unit_limit(job) if self.policy != "fifo" else None
+        limit = self.unit_limit(job)
         if job.background:
             limit = min(limit or BACKGROUND_UNIT_CHARS, BACKGROUND_UNIT_CHARS)
         if spare:

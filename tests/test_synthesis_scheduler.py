@@ -8,8 +8,9 @@ import collections
 import numpy as np
 import pytest
 
-from bot.deadlines import DeadlineScheduler, SpeechJob, split_units
+from bench.fifo import FifoScheduler
 from bot.stats import BotStats
+from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob, split_units
 
 RATE = 24_000
 
@@ -76,10 +77,10 @@ class FakeStream:
 def make_scheduler(clock: FakeClock, log: list[str], policy: str = "deadline",
                    synth_s: float = 0.5, audio_s: float = 2.0,
                    max_load: float | None = 100.0) -> DeadlineScheduler:  # fmt: skip
-    return DeadlineScheduler(
+    kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
+    return kind(
         lambda text, voice: FakeStream(log, clock, text, synth_s, audio_s),
-        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, low_water_s=1.0, policy=policy,
-        max_load=max_load,
+        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, low_water_s=1.0, max_load=max_load,
     )  # fmt: skip
 
 
@@ -346,7 +347,7 @@ def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> 
     for _ in range(30):  # a slow model: two units at once would fall far behind real time
         scheduler.record_unit(chars=50, audio_s=2.5, busy_s=2.0, complete=True)
     assert scheduler.pick_spare(clock()) is None
-    fifo = DeadlineScheduler(lambda text, voice: None, policy="fifo", spare_lanes=1)  # type: ignore[arg-type,return-value]
+    fifo = FifoScheduler(lambda text, voice: None, spare_lanes=1)  # type: ignore[arg-type,return-value]
     assert fifo.spare_lanes == 0  # the baseline has none
 
 

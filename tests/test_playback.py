@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from bot.deadlines import DeadlineScheduler
 from bot.engine import TTSEngine
-from bot.scheduler import GuildSpeaker, QueueFullError, Utterance
+from bot.playback import GuildSpeaker, QueueFullError, Utterance
+from bot.synthesis_scheduler import DeadlineScheduler
 from tests.player import PlayerVoiceClient
 
 

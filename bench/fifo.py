@@ -1,0 +1,33 @@
+"""The baseline the deadline scheduler is measured against: first come, first served.
+
+Whole messages, one at a time, in arrival order across every server, with no spare lane and
+no read-ahead limit: what a simple bot does. Benchmarks and tests compare against it; the bot
+never uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob
+
+
+class FifoScheduler(DeadlineScheduler):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["spare_lanes"] = 0
+        super().__init__(*args, **kwargs)
+
+    def deadline(self, job: SpeechJob, now: float) -> float:
+        return job.requested_at
+
+    def eligible(self, job: SpeechJob) -> bool:
+        if job.cancelled or not job.units or job.in_flight is not None:
+            return False
+        return not any(j.in_flight is not None for j in self.jobs if j is not job)
+
+    def pick_live(self, now: float) -> SpeechJob | None:
+        candidates = [j for j in self.live() if self.eligible(j)]
+        return min(candidates, key=lambda j: j.requested_at) if candidates else None
+
+    def unit_limit(self, job: SpeechJob) -> int | None:
+        return None
