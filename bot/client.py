@@ -12,6 +12,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
+from bot import native_memory
 from bot.audio import ensure_opus
 from bot.autoread import AutoReader
 from bot.config import Settings
@@ -56,6 +57,7 @@ class PocketVoiceBot(commands.Bot):
     idle_check_s: float = IDLE_CHECK_S
 
     def __init__(self, settings: Settings, *, load_engine: bool = True) -> None:
+        native_memory.limit_arenas()  # before the model's threads start
         point_discord_at(settings)
         intents = discord.Intents.none()
         intents.guilds = True
@@ -127,6 +129,7 @@ class PocketVoiceBot(commands.Bot):
                         log.warning("could not update the status line: %s", error)
                 connected = {vc.guild.id for vc in self.voice_clients}  # type: ignore[attr-defined]
                 await self.scheduler.sweep(SPEAKER_IDLE_S, connected)
+                await asyncio.to_thread(native_memory.trim)
             for voice_client in list(self.voice_clients):
                 guild = voice_client.guild  # type: ignore[attr-defined]
                 try:

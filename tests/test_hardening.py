@@ -362,3 +362,16 @@ def test_log_of_an_unexpected_error_names_its_id(caplog: pytest.LogCaptureFixtur
         reply = unexpected_error_reply("/say")
     error_id = reply.content.split("error id ")[1].split(")")[0]
     assert len(error_id) == 8 and error_id in caplog.text and "KeyError" in caplog.text
+
+
+def test_the_native_heap_can_be_capped_and_trimmed() -> None:
+    """glibc (this machine's libc): the arena cap and the trim are really applied."""
+    from bot import native_memory
+
+    assert native_memory.limit_arenas()
+    assert isinstance(native_memory.trim(), bool)
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc_trim.restype = ctypes.c_int
+    assert libc.mallopt(native_memory.M_ARENA_MAX, native_memory.ARENAS) == 1
