@@ -19,7 +19,7 @@ from bot.db import Database
 from bot.playback import SpeechScheduler, Utterance
 from bot.server_settings import ServerSettings
 from bot.speech import SpeechService, UserError, VoiceResolver
-from bot.text import MessageFacts, Names, ReadOptions, announce
+from bot.text import MessageFacts, Names, ReadOptions, announce, lead_phrase
 
 log = logging.getLogger(__name__)
 
@@ -102,14 +102,14 @@ class AutoReader:
                 "cloned voice %s used for auto-reading by user %s in server %s",
                 cloned, message.author.id, guild.id,
             )  # fmt: skip
-        text = await self.render(message, settings, say_name=say_name)
+        text, lead = await self.render_with_lead(message, settings, say_name=say_name)
         if not text:
             return "nothing to say"
         if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
             return "rate limited"
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
-        speaker.enqueue(Utterance(text, voice, arrived, message.id), drop_oldest=True)
+        speaker.enqueue(Utterance(text, voice, arrived, message.id, lead), drop_oldest=True)
         self._last_author[guild.id] = (message.author.id, arrived)
         return "read"
 
@@ -149,6 +149,12 @@ class AutoReader:
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None
     ) -> str:
         """The words for a message under the server's settings ('' when none)."""
+        return (await self.render_with_lead(message, settings, say_name=say_name))[0]
+
+    async def render_with_lead(
+        self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None
+    ) -> tuple[str, str]:
+        """The words for a message, and the phrase they start with if any ("Alice said")."""
         guild = message.guild
         assert guild is not None
         if say_name is None:
@@ -173,7 +179,9 @@ class AutoReader:
             reply_to=self._reply_author(message, names),
             forwarded=bool(snapshots),
         )
-        return announce(facts, names, options, say_name=say_name)
+        line = announce(facts, names, options, say_name=say_name)
+        lead = lead_phrase(facts, options, say_name=say_name)
+        return line, lead if lead and line.startswith(lead) else ""
 
     def _same_author_lately(self, guild_id: int, message: discord.Message) -> bool:
         last = self._last_author.get(guild_id)

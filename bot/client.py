@@ -18,6 +18,7 @@ from bot.autoread import AutoReader
 from bot.config import Settings
 from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
+from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
 from bot.replies import UserError, unexpected_error_reply
 from bot.settings_service import SettingsService
@@ -87,6 +88,9 @@ class PocketVoiceBot(commands.Bot):
                 await self.engine.close()
                 raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
             self.db = await Database.open(self.settings.data_dir / DATABASE_NAME)
+            self.engine.phrases = PhraseCache(
+                self.settings.data_dir / "phrases", self.engine.fingerprint
+            )
             self.scheduler = SpeechScheduler(self.engine)
             library = VoiceLibrary(
                 self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines

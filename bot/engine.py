@@ -36,6 +36,7 @@ from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
 from bot.batching import Batcher, Request, choose_batch, measure_costs, prefill
 from bot.config import Settings
+from bot.phrase_cache import PhraseCache
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +262,7 @@ class TTSEngine:
         self.fingerprint = fingerprint
         self._executor: ThreadPoolExecutor = executor
         self.voice_cache = StateCache()
+        self.phrases: PhraseCache | None = None  # short phrases' audio ("Alice said")
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
@@ -403,8 +405,10 @@ class TTSEngine:
         return state
 
     async def forget_voice(self, voice: str) -> None:
-        """Drop a cached state (its file was rebuilt or deleted); no model work."""
+        """Drop a cached state and phrases (its file was rebuilt or deleted); no model work."""
         self.voice_cache.pop(voice)
+        if self.phrases is not None:
+            await asyncio.to_thread(self.phrases.forget_voice, voice)
 
     def clone_sync(self, clip: np.ndarray, path: Path, model: Any) -> int:
         """Make a voice state from a 24 kHz mono clip and export it to `path`; its size.

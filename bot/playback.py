@@ -21,6 +21,7 @@ import numpy as np
 
 from bot.audio import FrameConverter, StreamingSource
 from bot.engine import TTSEngine, VoiceError
+from bot.phrase_cache import PhraseCache
 from bot.stats import BotStats, Snapshot
 from bot.supervisor import supervise
 from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob
@@ -38,6 +39,7 @@ class Utterance:
     voice: str | None = None
     requested_at: float = field(default_factory=time.monotonic)
     message_id: int | None = None  # the chat message it reads, if any (edits, deletions)
+    lead: str = ""  # the phrase `text` starts with ("Alice said"): played from the phrase cache
 
 
 @dataclass
@@ -81,7 +83,12 @@ class GuildSpeaker:
         split: bool = True,
         on_result: Callable[[UtteranceResult], None] | None = None,
         prepare_next: bool = True,
+        phrases: PhraseCache | None = None,
+        default_voice: str = "",
     ) -> None:
+        self._phrases = phrases
+        self._default_voice = default_voice
+        self._rendering: set[tuple[str, str]] = set()  # phrases being rendered for the cache
         self._on_result = on_result
         self._deadlines = deadlines
         self.split = split  # False: whole messages as one unit (the benchmark's baseline)
@@ -94,6 +101,7 @@ class GuildSpeaker:
         self._current: _Playback | None = None
         self._next: _Playback | None = None  # synthesizing while the current one plays out
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
+        self._renders: set[asyncio.Task[None]] = set()
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
         self._task = supervise(self._run, f"guild-speaker-{key}")
@@ -179,6 +187,8 @@ class GuildSpeaker:
 
     async def close(self) -> None:
         self.clear()
+        for render in list(self._renders):
+            render.cancel()
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
@@ -226,16 +236,48 @@ class GuildSpeaker:
 
         source = StreamingSource()
         sink = PlaybackSink(source, start_playing, follows=follows, on_failed=failed)
+        text, lead_audio = utterance.text, self._cached_lead(utterance)
+        if lead_audio is not None:  # the lead plays now; the model starts on the rest
+            text = text[len(utterance.lead) :].lstrip(" ,:")
         job = SpeechJob.for_text(
-            utterance.text, utterance.voice, sink, utterance.requested_at, self.key, self.split
+            text, utterance.voice, sink, utterance.requested_at, self.key, self.split
         )
         playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None or not voice_client.is_connected():
             playback.not_connected = True
             job.finish()
         else:
+            if lead_audio is not None:
+                sink.feed(lead_audio)
             self._deadlines.submit(job)
         return playback
+
+    def _cached_lead(self, utterance: Utterance) -> np.ndarray | None:
+        """The lead's audio if the cache has it (else it is rendered for next time)."""
+        lead = utterance.lead
+        if self._phrases is None or not lead or not utterance.text.startswith(lead):
+            return None
+        if not utterance.text[len(lead) :].strip(" ,:"):
+            return None  # nothing after the lead: say it all in one go
+        voice = utterance.voice or self._default_voice
+        audio = self._phrases.get(voice, lead)
+        if audio is None and (voice, lead) not in self._rendering:
+            self._rendering.add((voice, lead))
+            task = asyncio.create_task(self._render(voice, utterance.voice, lead))
+            self._renders.add(task)
+            task.add_done_callback(self._renders.discard)
+        return audio
+
+    async def _render(self, key: str, voice: str | None, lead: str) -> None:
+        """Render a lead phrase alone, as background work, for the next message."""
+        try:
+            audio = await self._deadlines.background_speech(lead, voice, owner=(0, self.key))
+            if self._phrases is not None and len(audio):
+                await asyncio.to_thread(self._phrases.put, key, lead, audio)
+        except Exception as error:  # the cache is an optimisation: never an error for anyone
+            log.info("could not render a phrase for the cache: %s", error)
+        finally:
+            self._rendering.discard((key, lead))
 
     # ---- speaking -----------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -439,7 +481,8 @@ class SpeechScheduler:
             getter = lambda: guild.voice_client  # noqa: E731
             speaker = GuildSpeaker(
                 self.deadlines, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
-                on_result=self.stats.record,
+                on_result=self.stats.record, phrases=self._engine.phrases,
+                default_voice=self._engine.default_voice,
             )  # fmt: skip
             self._speakers[guild.id] = speaker
         return speaker

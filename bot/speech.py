@@ -140,7 +140,9 @@ class SpeechService:
         if self.voice_for is not None:
             voice = await self.voice_for(member.id, channel.guild.id)
         text = await self.attributed(member, channel.guild.id, text, voice, "/say")
-        ahead = await self._speak(channel, Utterance(text, voice, requested_at))
+        lead = f"{member.display_name} said"
+        lead = lead if text.startswith(f"{lead}: ") else ""
+        ahead = await self._speak(channel, Utterance(text, voice, requested_at, lead=lead))
         if ahead == 0:
             return f"Speaking in {channel.mention}."
         return f"Queued: {ahead} ahead of you in {channel.mention}."

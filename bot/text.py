@@ -228,6 +228,15 @@ def cut_to_length(text: str, limit: int) -> str:
     return (head + AND_SO_ON).strip()[:limit]
 
 
+def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
+    """The phrase `announce` starts a line with when the message has words ("Alice said"):
+    the same audio every time, so it can be played from a cache ('' when there is none)."""
+    author = plain_name(facts.author, options)
+    if facts.forwarded:
+        return f"{author} forwarded a message:" if say_name else "forwarded a message:"
+    return f"{author} said" if say_name else ""
+
+
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
     body = speakable(facts.content, names, options)
@@ -235,10 +244,7 @@ def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_nam
     extras = _attachments_phrase(facts.attachment_types, facts.stickers)
     reply = f"replying to {plain_name(facts.reply_to, options)}" if facts.reply_to else ""
     if body:
-        if facts.forwarded:
-            lead = f"{author} forwarded a message:" if say_name else "forwarded a message:"
-        else:
-            lead = f"{author} said" if say_name else ""
+        lead = lead_phrase(facts, options, say_name=say_name)
         line = ", ".join(p for p in (lead, reply, body) if p) if reply else f"{lead} {body}"
         line = line.strip()
         if extras:

@@ -3,11 +3,13 @@
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bot.engine import TTSEngine
+from bot.phrase_cache import PhraseCache
 from bot.playback import GuildSpeaker, QueueFullError, Utterance
 from bot.synthesis_scheduler import DeadlineScheduler
 from tests.player import PlayerVoiceClient
@@ -119,3 +121,77 @@ async def test_a_prepared_message_deleted_or_edited_is_dropped_or_read_anew() ->
         assert speaker.queued == 0 and not speaker.busy
     finally:
         await speaker.close()
+
+
+class SlowStream(TimedStream):
+    """A model that needs `delay_s` before its first audio."""
+
+    def __init__(self, log: list[tuple[str, float]], text: str, delay_s: float) -> None:
+        super().__init__(log, text, audio_s=1.0)
+        self.delay_s = delay_s
+
+    async def _chunks(self) -> AsyncIterator[np.ndarray]:
+        self.log.append((self.text, time.monotonic()))
+        await asyncio.sleep(self.delay_s)
+        if not self.cancelled:
+            yield np.full(int(self.audio_s * 24_000), 0.1, dtype=np.float32)
+
+
+async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    """'Alice said' comes from the phrase cache; the first frame does not wait for the model,
+    and the body follows the lead without a gap. Uncached, the lead is rendered for next time
+    as background work."""
+    log: list[tuple[str, float]] = []
+    phrases = PhraseCache(tmp_path, "model")
+    deadlines = DeadlineScheduler(lambda text, voice: SlowStream(log, text, 0.5), max_load=100.0)  # type: ignore[arg-type,return-value]
+    deadlines.start()
+    client = PlayerVoiceClient(encode=False)
+    speaker = GuildSpeaker(deadlines, lambda: client, phrases=phrases, default_voice="alba")  # type: ignore[arg-type,return-value]
+    try:
+        speaker.enqueue(Utterance("Alice said hello there", lead="Alice said"))
+        await asyncio.wait_for(speaker.finished.wait(), 10)
+        first = speaker.history[0]
+        assert [text for text, _ in log][:1] == ["Alice said hello there"]  # not cached yet
+        assert first.first_frame_latency is not None and first.first_frame_latency > 0.45
+        for _ in range(100):  # the lead alone is rendered in the background
+            if phrases.get("alba", "Alice said") is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert "Alice said" in [text for text, _ in log]
+        assert phrases.get("alba", "Alice said") is not None
+
+        log.clear()
+        speaker.finished.clear()
+        speaker.enqueue(Utterance("Alice said how are you", lead="Alice said"))
+        await asyncio.wait_for(speaker.finished.wait(), 10)
+        second = speaker.history[1]
+        assert [text for text, _ in log] == ["how are you"]  # the model got only the body
+        assert second.first_frame_latency is not None and second.first_frame_latency < 0.2
+        assert second.underruns == 0  # 1 s of lead covers the model's 0.5 s: no gap
+        assert second.frames_played == 50 + 50  # the lead's 1 s, then the body's 1 s
+    finally:
+        await speaker.close()
+        await deadlines.close()
+
+
+def test_the_phrase_cache_keeps_phrases_on_disk_privately_and_forgets_a_voice(
+    tmp_path: Path,
+) -> None:
+    audio = np.linspace(-0.5, 0.5, 24_000, dtype=np.float32)
+    cache = PhraseCache(tmp_path, "fingerprint")
+    cache.put("voice-a", "Alice said", audio)
+    cache.put("voice-b", "Alice said", audio * 0.5)
+    cache.put("voice-a", "x" * 200, audio)  # not a short phrase: not kept
+    fresh = PhraseCache(tmp_path, "fingerprint")  # after a restart: from disk
+    assert np.array_equal(fresh.get("voice-a", "Alice said"), audio)  # type: ignore[arg-type]
+    assert fresh.get("voice-a", "x" * 200) is None
+    assert PhraseCache(tmp_path, "other model").get("voice-a", "Alice said") is None
+    files = list((tmp_path / "fingerprint").rglob("*.npy"))
+    assert len(files) == 2
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    assert all(f.parent.stat().st_mode & 0o777 == 0o700 for f in files)
+    fresh.forget_voice("voice-a")
+    assert fresh.get("voice-a", "Alice said") is None
+    assert PhraseCache(tmp_path, "fingerprint").get("voice-b", "Alice said") is not None
