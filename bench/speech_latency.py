@@ -7,7 +7,9 @@ in fp32 and int8, alternating runs of:
             20 ms by a player thread that Opus-encodes like discord.py does: time from
             request to first 20 ms frame handed over, real-time factor of frame production,
             and the pipeline's own CPU (conversion + read + Opus) per second of audio,
-            next to the model's CPU per second of audio.
+            next to the model's CPU per second of audio;
+  announced an announced message ("Alice said ...") through a server's queue, its lead from
+            the phrase cache, next to the same message without the cache (the baseline).
 
 Usage: .venv/bin/python bench/speech_latency.py [--runs 3] [--configs english]
 """
@@ -31,9 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.audio import FrameConverter, StreamingSource
 from bot.config import load_settings
 from bot.engine import SAMPLE_RATE, TTSEngine
+from bot.phrase_cache import PhraseCache
+from bot.playback import GuildSpeaker, Utterance
+from bot.synthesis_scheduler import DeadlineScheduler
 from tests.conftest import make_clip
+from tests.player import PlayerVoiceClient
 from tests.tiny_model import train_tokenizer, write_random_config
 
+LEAD = "Alice said"
 # 16 words; with the tests' tokenizer 34 tokens, so ~13 s of audio, as in the pocket-tts notes
 TEXT = (
     "Hello there friend, the music stream starts tonight, so please join the voice channel "
@@ -135,6 +142,30 @@ async def pipeline_run(engine: TTSEngine) -> Pipeline:
     )
 
 
+async def announced_run(engine: TTSEngine, phrases: PhraseCache | None) -> tuple[float, int]:
+    """An announced message ("Alice said ...") through a server's queue: the first frame's
+    latency from the message's arrival, and the underruns. With `phrases`, the lead is
+    cached; without, the model says the whole line (the baseline)."""
+    deadlines = DeadlineScheduler(engine.stream, workers=engine.workers)
+    deadlines.start()
+    client = PlayerVoiceClient()
+    speaker = GuildSpeaker(
+        deadlines,
+        lambda: client,
+        phrases=phrases,
+        default_voice=engine.default_voice,  # type: ignore[arg-type,return-value]
+    )
+    try:
+        speaker.enqueue(Utterance(f"{LEAD} {TEXT}", lead=LEAD if phrases else ""))
+        await speaker.finished.wait()
+    finally:
+        await speaker.close()
+        await deadlines.close()
+    result = speaker.history[0]
+    assert result.first_frame_latency is not None
+    return result.first_frame_latency, result.underruns
+
+
 async def bench_config(config: Path, clip: Path, quantize: bool, runs: int) -> list[str]:
     env = {
         "TTS_CONFIG": str(config),
@@ -147,6 +178,16 @@ async def bench_config(config: Path, clip: Path, quantize: bool, runs: int) -> l
         await engine.synthesize("Warming up the model.")
         raws: list[Raw] = []
         pipes: list[Pipeline] = []
+        with tempfile.TemporaryDirectory() as folder:
+            phrases = PhraseCache(Path(folder), engine.fingerprint)
+            phrases.put(engine.default_voice, LEAD, await engine.synthesize(LEAD))
+            announced: list[tuple[float, int]] = []
+            plain: list[tuple[float, int]] = []
+            for _ in range(runs):
+                await asyncio.sleep(IDLE_BEFORE_RUN)
+                announced.append(await announced_run(engine, phrases))
+                await asyncio.sleep(IDLE_BEFORE_RUN)
+                plain.append(await announced_run(engine, None))
         for _ in range(runs):  # alternate, and start each from the same idle pause
             await asyncio.sleep(IDLE_BEFORE_RUN)
             raws.append(
@@ -167,7 +208,13 @@ async def bench_config(config: Path, clip: Path, quantize: bool, runs: int) -> l
     opus_cpu = med([p.opus_cpu_per_audio_s for p in pipes])
     frame_after_chunk = med([p.first_frame - p.first_chunk for p in pipes])
     name = f"{config.stem.replace('-random-full', '')} {'int8' if quantize else 'fp32'}"
+    cached_first = med([first for first, _ in announced])
+    uncached_first = med([first for first, _ in plain])
     return [
+        f"{name:<14} announced message, first frame after arrival: lead cached "
+        f"{cached_first * 1000:6.1f} ms (target <= 50) | uncached (baseline) "
+        f"{uncached_first * 1000:6.0f} ms | underruns {sum(u for _, u in announced)} cached, "
+        f"{sum(u for _, u in plain)} uncached",
         f"{name:<14} first audio: raw chunk {raw_first * 1000:6.0f} ms | bot frame "
         f"{pipe_first * 1000:6.0f} ms | ratio {pipe_first / raw_first:4.2f} | "
         f"frame after chunk (same run) {frame_after_chunk * 1000:5.1f} ms",
