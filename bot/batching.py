@@ -469,6 +469,8 @@ class _Decoder:
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
         self._fresh: set[_Row] = set()
+        self._pending_lock = threading.Lock()
+        self.pending_steps = 0  # steps queued and not decoded yet: the decoder's lag
         self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
         self._thread.start()
 
@@ -476,6 +478,8 @@ class _Decoder:
         self._queue.put(("join", row))
 
     def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
+        with self._pending_lock:
+            self.pending_steps += 1
         self._queue.put(("step", latents, keep))
 
     def leave(self, index: int, error: BaseException | None, last: bool) -> None:
@@ -511,7 +515,11 @@ class _Decoder:
             self._fresh.add(event[1])
         elif kind == "step":
             _, latents, keep = event
-            audio = self.mimi.decode(latents)
+            try:
+                audio = self.mimi.decode(latents)
+            finally:
+                with self._pending_lock:
+                    self.pending_steps -= 1
             for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
                 if wanted and not row.request.stop.is_set():
                     chunk = samples.numpy().astype(np.float32, copy=True)
@@ -604,12 +612,24 @@ class Batcher:
     """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
     `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
-    batch has a free row.
+    batch has a free row. How many rows may be live (`cap`) follows the live step period:
+    when the steps (or the decoder behind them) fall behind the 80 ms frame, no new row joins
+    until one leaves, so the rows already speaking stay in real time and new streams wait
+    instead of every stream stuttering; when there is room again, the cap grows back.
     """
+
+    BEHIND = 0.85  # a step period over this share of the frame: too many rows
+    ROOM = 0.7  # under this share (and the decoder keeping up): room for one more
+    SETTLE_STEPS = 10  # steps between two changes of the cap
 
     def __init__(self, model: Any, *, max_rows: int) -> None:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self._decoder = _Decoder(model, max_rows)
+        self.frame_s = 1 / model.mimi.frame_rate
+        self.cap = max_rows
+        self.period: float | None = None  # moving average of the time between steps
+        self._last_step: float | None = None
+        self._since_change = 0
         self._waiting: collections.deque[tuple[Request, Prefilled]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -643,7 +663,7 @@ class Batcher:
         batch = self.batch
         while not self._closed:
             with self._lock:
-                while self._waiting and len(batch.rows) < batch.max_rows:
+                while self._waiting and len(batch.rows) < min(batch.max_rows, self.cap):
                     request, chunk = self._waiting.popleft()
                     if request.stop.is_set():
                         self._decoder.end(request, None)
@@ -658,6 +678,7 @@ class Batcher:
                 idle = not batch.rows and not self._waiting
                 if idle:
                     self._wake.clear()
+                    self._last_step = None
             if idle:
                 self._wake.wait(1.0)
                 continue
@@ -668,7 +689,32 @@ class Batcher:
                 continue
             self._step()
 
+    def _pace(self) -> None:
+        """Measure the step period and move the cap (see the class docstring)."""
+        now = time.perf_counter()
+        if self._last_step is not None:
+            period = now - self._last_step
+            self.period = period if self.period is None else 0.8 * self.period + 0.2 * period
+        self._last_step = now
+        self._since_change += 1
+        self._adjust_cap()
+
+    def _adjust_cap(self) -> None:
+        if self.period is None or self._since_change < self.SETTLE_STEPS:
+            return
+        rows, lag = len(self.batch.rows), self._decoder.pending_steps
+        if (self.period > self.BEHIND * self.frame_s or lag > 2) and rows > 1:
+            self.cap, self._since_change = min(self.cap, rows - 1), 0
+        elif (
+            self.period < self.ROOM * self.frame_s
+            and lag <= 1
+            and self._waiting
+            and rows >= self.cap < self.batch.max_rows
+        ):
+            self.cap, self._since_change = self.cap + 1, 0
+
     def _step(self) -> None:
+        self._pace()
         batch = self.batch
         rows = list(batch.rows)
         try:

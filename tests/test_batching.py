@@ -260,3 +260,34 @@ def test_the_batch_size_follows_the_measured_costs() -> None:
     assert choose_batch(costs, frame, cores=1) == 1  # one core: 75 ms for one row already
     flat = [BatchCost(1, 0.02, 0.01), BatchCost(2, 0.04, 0.02), BatchCost(4, 0.08, 0.04)]
     assert choose_batch(flat, frame, cores=2) == 1  # a bigger batch does not pay here
+
+
+def test_the_row_cap_follows_the_live_step_period(model: Any) -> None:
+    """Steps slower than the frame: no new row joins; fast again with streams waiting: the
+    cap grows back, one row at a time."""
+    batcher = Batcher(model, max_rows=4)
+    try:
+        rows = [object()] * 3
+        batcher.batch.rows = rows  # type: ignore[assignment]
+        frame = batcher.frame_s
+        batcher.period, batcher._since_change = 0.95 * frame, Batcher.SETTLE_STEPS
+        batcher._adjust_cap()
+        assert batcher.cap == 2  # behind: the next row to leave is not replaced
+        batcher.period, batcher._since_change = 0.5 * frame, 1
+        batcher._adjust_cap()
+        assert batcher.cap == 2  # settling: no change yet
+        batcher._since_change = Batcher.SETTLE_STEPS
+        batcher._adjust_cap()
+        assert batcher.cap == 2  # fast, but nobody waiting
+        batcher._waiting.append((None, None))  # type: ignore[arg-type]
+        batcher._adjust_cap()
+        assert batcher.cap == 3
+        batcher._decoder.pending_steps = 5  # the decoder is behind the LM
+        batcher._since_change = Batcher.SETTLE_STEPS
+        batcher._adjust_cap()
+        assert batcher.cap == 2
+    finally:
+        batcher._waiting.clear()
+        batcher.batch.rows = []
+        batcher._decoder.pending_steps = 0
+        batcher.close()
