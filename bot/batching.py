@@ -663,6 +663,13 @@ class Batcher:
         batch = self.batch
         while not self._closed:
             with self._lock:
+                if any(request.stop.is_set() for request, _ in self._waiting):
+                    for request, _ in self._waiting:  # cancelled while waiting: end now
+                        if request.stop.is_set():
+                            self._decoder.end(request, None)
+                    self._waiting = collections.deque(
+                        (r, c) for r, c in self._waiting if not r.stop.is_set()
+                    )
                 while self._waiting and len(batch.rows) < min(batch.max_rows, self.cap):
                     request, chunk = self._waiting.popleft()
                     if request.stop.is_set():
