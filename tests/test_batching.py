@@ -291,3 +291,28 @@ def test_the_row_cap_follows_the_live_step_period(model: Any) -> None:
         batcher.batch.rows = []
         batcher._decoder.pending_steps = 0
         batcher.close()
+
+
+def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
+    model: Any, voices: list[Any]
+) -> None:
+    batcher = Batcher(model, max_rows=1)
+    ended: dict[str, threading.Event] = {"long": threading.Event(), "waiting": threading.Event()}
+    try:
+        requests = {
+            name: Request(
+                collections.deque(prefill(model, voices[0], TEXTS[2])),
+                emit=lambda chunk: None,
+                end=lambda error, name=name: ended[name].set(),
+            )
+            for name in ended
+        }
+        batcher.submit(requests["long"])
+        batcher.submit(requests["waiting"])  # the only row is taken: it waits
+        requests["waiting"].stop.set()
+        assert ended["waiting"].wait(1.0)
+        assert not ended["long"].is_set()  # the row's stream goes on meanwhile
+    finally:
+        for request in requests.values():
+            request.stop.set()
+        batcher.close()
