@@ -80,6 +80,12 @@ class PhraseCache:
         except OSError as error:  # a full disk costs the cache, never the speech
             log.warning("could not keep a phrase on disk: %s", error)
 
+    @property
+    def bytes(self) -> int:
+        """Memory held by the phrases kept in memory."""
+        with self._lock:
+            return sum(audio.nbytes for audio in self._memory.values())
+
     def forget_voice(self, voice: str) -> None:
         """Drop every phrase in `voice` (the voice was deleted or rebuilt)."""
         with self._lock:
