@@ -53,6 +53,7 @@ from pocket_tts import TTSModel
 
 from bench.fifo import FifoScheduler
 from bot.config import load_settings
+from bot import engine as engine_module
 from bot.engine import TTSEngine
 from bot.playback import GuildSpeaker, Utterance, UtteranceResult
 from bot.synthesis_scheduler import DeadlineScheduler
@@ -255,6 +256,7 @@ async def main() -> None:
                 }
                 settings = load_settings(env, dotenv_path=None, require_token=False)
                 measured = TTSEngine._batch_size
+                engine_module._CHOSEN_BATCH.clear()  # measured afresh for each engine
                 if kind == "forced":
                     TTSEngine._batch_size = staticmethod(lambda model, largest: largest)  # type: ignore[method-assign]
                 try:

@@ -46,6 +46,7 @@ T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()
 SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
+_CHOSEN_BATCH: dict[tuple[str, bool, int], int] = {}  # (model, int8, TTS_BATCH) -> batch size
 
 
 CLONING_UNAVAILABLE = (
@@ -291,7 +292,12 @@ class TTSEngine:
             raise
         batch = settings.tts_batch
         if batch > 1:  # as large as the measured costs allow, at most TTS_BATCH
-            batch = await loop.run_in_executor(executor, cls._batch_size, model, batch)
+            key = (cls._fingerprint(settings), settings.tts_quantize, batch)
+            if key not in _CHOSEN_BATCH:  # measured once per process and model
+                _CHOSEN_BATCH[key] = await loop.run_in_executor(
+                    executor, cls._batch_size, model, batch
+                )
+            batch = _CHOSEN_BATCH[key]
         default_voice = settings.default_voice or cls._language_default_voice(settings)
         engine = cls(
             model,
