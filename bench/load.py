@@ -52,8 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pocket_tts import TTSModel
 
 from bench.fifo import FifoScheduler
-from bot.config import load_settings
 from bot import engine as engine_module
+from bot.config import load_settings
 from bot.engine import TTSEngine
 from bot.playback import GuildSpeaker, Utterance, UtteranceResult
 from bot.synthesis_scheduler import DeadlineScheduler
