@@ -69,6 +69,7 @@ class Request:
     stop: threading.Event = field(default_factory=threading.Event)
     on_latent: Callable[[torch.Tensor], None] | None = None  # each latent, before decoding
     ended: bool = False
+    background: bool = False  # files and previews: a free row goes to live speech first
 
 
 @torch.no_grad()
@@ -469,8 +470,7 @@ class _Decoder:
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
         self._fresh: set[_Row] = set()
-        self._pending_lock = threading.Lock()
-        self.pending_steps = 0  # steps queued and not decoded yet: the decoder's lag
+        self.period: float | None = None  # moving average of one step's decode time
         self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
         self._thread.start()
 
@@ -478,8 +478,6 @@ class _Decoder:
         self._queue.put(("join", row))
 
     def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
-        with self._pending_lock:
-            self.pending_steps += 1
         self._queue.put(("step", latents, keep))
 
     def leave(self, index: int, error: BaseException | None, last: bool) -> None:
@@ -515,11 +513,10 @@ class _Decoder:
             self._fresh.add(event[1])
         elif kind == "step":
             _, latents, keep = event
-            try:
-                audio = self.mimi.decode(latents)
-            finally:
-                with self._pending_lock:
-                    self.pending_steps -= 1
+            started = time.perf_counter()
+            audio = self.mimi.decode(latents)
+            took = time.perf_counter() - started
+            self.period = took if self.period is None else 0.8 * self.period + 0.2 * took
             for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
                 if wanted and not row.request.stop.is_set():
                     chunk = samples.numpy().astype(np.float32, copy=True)
@@ -612,8 +609,9 @@ class Batcher:
     """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
     `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
-    batch has a free row. How many rows may be live (`cap`) follows the live step period:
-    when the steps (or the decoder behind them) fall behind the 80 ms frame, no new row joins
+    batch has a free row, live speech before background work. How many rows may be live
+    (`cap`) follows the live step times: when the LM's steps or the decoder's (each on its
+    own thread) take longer than the 80 ms frame they make, no new row joins
     until one leaves, so the rows already speaking stay in real time and new streams wait
     instead of every stream stuttering; when there is room again, the cap grows back.
     """
@@ -654,6 +652,14 @@ class Batcher:
         self._thread.join(timeout=30)
         self._decoder.close()
 
+    def _next_waiting(self) -> tuple[Request, Prefilled]:
+        """The oldest waiting live stream, else the oldest background one."""
+        for i, (request, chunk) in enumerate(self._waiting):
+            if not request.background:
+                del self._waiting[i]
+                return request, chunk
+        return self._waiting.popleft()
+
     def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
         row = self.batch.leave(index)
         self._decoder.leave(index, error, last)
@@ -671,7 +677,7 @@ class Batcher:
                         (r, c) for r, c in self._waiting if not r.stop.is_set()
                     )
                 while self._waiting and len(batch.rows) < min(batch.max_rows, self.cap):
-                    request, chunk = self._waiting.popleft()
+                    request, chunk = self._next_waiting()
                     if request.stop.is_set():
                         self._decoder.end(request, None)
                         continue
@@ -709,12 +715,12 @@ class Batcher:
     def _adjust_cap(self) -> None:
         if self.period is None or self._since_change < self.SETTLE_STEPS:
             return
-        rows, lag = len(self.batch.rows), self._decoder.pending_steps
-        if (self.period > self.BEHIND * self.frame_s or lag > 2) and rows > 1:
+        rows = len(self.batch.rows)
+        period = max(self.period, self._decoder.period or 0.0)  # the slower of the two
+        if period > self.BEHIND * self.frame_s and rows > 1:
             self.cap, self._since_change = min(self.cap, rows - 1), 0
         elif (
-            self.period < self.ROOM * self.frame_s
-            and lag <= 1
+            period < self.ROOM * self.frame_s
             and self._waiting
             and rows >= self.cap < self.batch.max_rows
         ):

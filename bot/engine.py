@@ -459,20 +459,25 @@ class TTSEngine:
             raise VoiceError(f"voice file {path} does not exist")
         raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
 
-    def stream(self, text: str, voice: str | None = None) -> SynthesisStream:
-        """Start synthesizing `text`; chunks arrive on the returned stream."""
+    def stream(
+        self, text: str, voice: str | None = None, *, background: bool = False
+    ) -> SynthesisStream:
+        """Start synthesizing `text`; chunks arrive on the returned stream. `background`:
+        files and previews, which take a free row only after live speech (batched)."""
         if self._closed:
             raise RuntimeError("the TTS engine is closed")
         sink = _Sink(asyncio.get_running_loop())
         stream = SynthesisStream(sink)
         self._active.add(sink.stop)
         if self._batcher is not None:
-            self._executor.submit(self._prefill, self._batcher, sink, text, voice)
+            self._executor.submit(self._prefill, self._batcher, sink, text, voice, background)
         else:
             self._executor.submit(self._generate, sink, text, voice)
         return stream
 
-    def _prefill(self, batcher: Batcher, sink: _Sink, text: str, voice: str | None) -> None:
+    def _prefill(
+        self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool
+    ) -> None:
         """Prefill the prompt with a pooled model, then hand the stream to the batch."""
         model = self._free_models.get()  # as many models as worker threads: never waits
         try:
@@ -492,7 +497,9 @@ class TTSEngine:
                 sink.put(error)
             sink.put(_END)
 
-        batcher.submit(Request(collections.deque(chunks), emit=sink.put, end=end, stop=sink.stop))
+        request = Request(collections.deque(chunks), emit=sink.put, end=end, stop=sink.stop)
+        request.background = background
+        batcher.submit(request)
 
     def _generate(self, sink: _Sink, text: str, voice: str | None) -> None:
         model = self._free_models.get()  # as many models as worker threads: never waits

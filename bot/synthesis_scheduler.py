@@ -570,7 +570,11 @@ class DeadlineScheduler:
             ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
             self.speed(),
         )  # fmt: skip
-        stream = self._synthesize(text, job.voice)
+        stream = (
+            self._synthesize(text, job.voice, background=True)  # type: ignore[call-arg]
+            if job.background
+            else self._synthesize(text, job.voice)
+        )
         job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
         self._running[job] = False  # crowded: more units at once than workers
         if len(self._running) > self.workers:

@@ -282,14 +282,13 @@ def test_the_row_cap_follows_the_live_step_period(model: Any) -> None:
         batcher._waiting.append((None, None))  # type: ignore[arg-type]
         batcher._adjust_cap()
         assert batcher.cap == 3
-        batcher._decoder.pending_steps = 5  # the decoder is behind the LM
+        batcher._decoder.period = 0.95 * frame  # the decoder cannot keep up, though the LM can
         batcher._since_change = Batcher.SETTLE_STEPS
         batcher._adjust_cap()
         assert batcher.cap == 2
     finally:
         batcher._waiting.clear()
         batcher.batch.rows = []
-        batcher._decoder.pending_steps = 0
         batcher.close()
 
 

@@ -145,7 +145,11 @@ async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
     as background work."""
     log: list[tuple[str, float]] = []
     phrases = PhraseCache(tmp_path, "model")
-    deadlines = DeadlineScheduler(lambda text, voice: SlowStream(log, text, 0.5), max_load=100.0)  # type: ignore[arg-type,return-value]
+
+    def synthesize(text: str, voice: str | None, background: bool = False) -> SlowStream:
+        return SlowStream(log, text, 0.5)
+
+    deadlines = DeadlineScheduler(synthesize, max_load=100.0)  # type: ignore[arg-type]
     deadlines.start()
     client = PlayerVoiceClient(encode=False)
     speaker = GuildSpeaker(deadlines, lambda: client, phrases=phrases, default_voice="alba")  # type: ignore[arg-type,return-value]
