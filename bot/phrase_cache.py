@@ -47,14 +47,21 @@ class PhraseCache:
     def _path(self, voice: str, phrase: str) -> Path:
         return self.folder / _digest(voice) / f"{_digest(phrase)}.npy"
 
-    def get(self, voice: str, phrase: str) -> np.ndarray | None:
-        """The phrase's audio from memory, else from disk; None if it was never rendered."""
+    def in_memory(self, voice: str, phrase: str) -> np.ndarray | None:
+        """The phrase's audio if it is in memory (no I/O: safe on the event loop)."""
         key = (voice, phrase)
         with self._lock:
             audio = self._memory.get(key)
             if audio is not None:
                 self._memory.move_to_end(key)
-                return audio
+            return audio
+
+    def get(self, voice: str, phrase: str) -> np.ndarray | None:
+        """The phrase's audio from memory, else from disk (I/O: call it off the loop)."""
+        audio = self.in_memory(voice, phrase)
+        if audio is not None:
+            return audio
+        key = (voice, phrase)
         try:
             audio = np.load(self._path(voice, phrase), allow_pickle=False)
         except (OSError, ValueError):

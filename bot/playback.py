@@ -260,7 +260,7 @@ class GuildSpeaker:
         if not utterance.text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
         voice = utterance.voice or self._default_voice
-        audio = self._phrases.get(voice, lead)
+        audio = self._phrases.in_memory(voice, lead)
         if audio is None and (voice, lead) not in self._rendering:
             self._rendering.add((voice, lead))
             task = asyncio.create_task(self._render(voice, utterance.voice, lead))
@@ -269,10 +269,14 @@ class GuildSpeaker:
         return audio
 
     async def _render(self, key: str, voice: str | None, lead: str) -> None:
-        """Render a lead phrase alone, as background work, for the next message."""
+        """Load a lead phrase from disk, else render it alone as background work, for the
+        next message."""
         try:
+            assert self._phrases is not None
+            if await asyncio.to_thread(self._phrases.get, key, lead) is not None:
+                return  # it was on disk: in memory now
             audio = await self._deadlines.background_speech(lead, voice, owner=(0, self.key))
-            if self._phrases is not None and len(audio):
+            if len(audio):
                 await asyncio.to_thread(self._phrases.put, key, lead, audio)
         except Exception as error:  # the cache is an optimisation: never an error for anyone
             log.info("could not render a phrase for the cache: %s", error)
