@@ -18,13 +18,16 @@ import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import aiosqlite
 
 from bot.server_settings import SETTINGS, ServerSettings
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# The repository's top-level migrations/ folder, shipped in the wheel as `bot.migrations`.
+MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 GLOBAL = 0  # guild_id of a choice that applies in every server
 
@@ -45,12 +48,13 @@ def utc_now() -> str:
 class Migration:
     version: int
     name: str
-    path: Path
+    path: Traversable
 
 
-def discover_migrations(folder: Path = MIGRATIONS_DIR) -> list[Migration]:
+def discover_migrations(folder: Traversable = MIGRATIONS_DIR) -> list[Migration]:
     found: dict[int, Migration] = {}
-    for path in sorted(folder.glob("*.sql")):
+    scripts = (p for p in folder.iterdir() if p.name.endswith(".sql"))
+    for path in sorted(scripts, key=lambda p: p.name):
         match = _MIGRATION_NAME.match(path.name)
         if match is None:
             raise RuntimeError(f"migration file {path.name} is not named NNNN_description.sql")
@@ -74,7 +78,7 @@ class Database:
 
     @classmethod
     async def open(
-        cls, path: Path, *, migrations: Path = MIGRATIONS_DIR, migrate: bool = True
+        cls, path: Path, *, migrations: Traversable = MIGRATIONS_DIR, migrate: bool = True
     ) -> Database:
         await asyncio.to_thread(make_private_dir, path.parent)
         await asyncio.to_thread(_touch_private, path)
@@ -132,7 +136,7 @@ class Database:
         ) as cursor:
             return [row[0] async for row in cursor]
 
-    async def migrate(self, folder: Path = MIGRATIONS_DIR) -> list[int]:
+    async def migrate(self, folder: Traversable = MIGRATIONS_DIR) -> list[int]:
         """Apply pending migrations, each in its own transaction; returns their versions."""
         known = discover_migrations(folder)
         applied = await self.applied_migrations()

@@ -17,6 +17,7 @@ import hashlib
 import io
 import logging
 import os
+import re
 import sqlite3
 import uuid
 import weakref
@@ -435,7 +436,19 @@ def _remove_tree(folder: Path) -> None:
         folder.rmdir()
 
 
+# What the store writes: voices/<user id>/<hex>.safetensors|.flac, and .tmp-… while writing.
+_STORE_FILE = re.compile(r"^(\.tmp-)?[0-9a-f]{32}(-[0-9a-f]{32})?\.(safetensors|flac)$")
+
+
 def _files_not_in(root: Path, referenced: set[Path]) -> list[Path]:
+    """The store's own files that no row names. Anything else in the folder (a README, an
+    operator's backup) is not the store's to remove."""
     if not root.is_dir():
         return []
-    return [path for path in root.rglob("*") if path.is_file() and path not in referenced]
+    return [
+        path
+        for folder in root.iterdir()
+        if folder.is_dir() and folder.name.isdigit()
+        for path in folder.iterdir()
+        if path.is_file() and _STORE_FILE.match(path.name) and path not in referenced
+    ]

@@ -104,13 +104,26 @@ async def test_restart_removes_orphan_files_and_reports_lost_ones(library: Voice
     lost = await create(library, BOB, "Lost")
     (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand
     orphan_folder = library.root / str(ALICE)  # a crash after the rename, before the commit
-    orphans = [orphan_folder / "99.safetensors", orphan_folder / ".tmp-abc.safetensors"]
+    tag = "0123456789abcdef" * 2
+    orphans = [orphan_folder / f"{tag}.safetensors", orphan_folder / f".tmp-{tag}.safetensors",
+               orphan_folder / f".tmp-{tag}-{tag}.flac"]  # fmt: skip
     for path in orphans:
         path.write_bytes(b"partial")
+    # Not the store's: the folder's README, an operator's notes and backup, a stray folder.
+    foreign = [
+        library.root / "README.md",
+        orphan_folder / "notes.txt",
+        orphan_folder / f"{tag}.flac.bak",
+        library.root / "backup" / f"{tag}.flac",
+    ]
+    for path in foreign:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"keep me")
     removed, missing = await library.reconcile()
     assert sorted(removed) == sorted(orphans)
     assert [r.id for r in missing] == [lost.id]
     assert all(not p.exists() for p in orphans)
+    assert all(p.read_bytes() == b"keep me" for p in foreign)
     assert (library.data_dir / kept.state_path).is_file()
 
 
