@@ -57,7 +57,7 @@ from bot.config import load_settings
 from bot.engine import TTSEngine
 from bot.playback import GuildSpeaker, Utterance, UtteranceResult
 from bot.synthesis_scheduler import DeadlineScheduler
-from tests.conftest import make_clip
+from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
 

@@ -36,7 +36,7 @@ from bot.engine import SAMPLE_RATE, TTSEngine
 from bot.phrase_cache import PhraseCache
 from bot.playback import GuildSpeaker, Utterance
 from bot.synthesis_scheduler import DeadlineScheduler
-from tests.conftest import make_clip
+from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import train_tokenizer, write_random_config
 

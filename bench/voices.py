@@ -29,8 +29,7 @@ from bot.config import load_settings
 from bot.db import Database
 from bot.engine import TTSEngine
 from bot.voices import VoiceLibrary, VoiceLimits, consent_now
-from tests.audio_samples import encode, speech_like
-from tests.conftest import make_clip
+from tests.audio_samples import encode, make_clip, speech_like
 from tests.tiny_model import train_tokenizer, write_random_config
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import soundfile
@@ -39,3 +40,13 @@ def encode(samples: np.ndarray, kind: str, rate: int = 24_000) -> bytes:
     buffer = io.BytesIO()
     soundfile.write(buffer, np.clip(samples, -1, 1), out_rate, format=container, subtype=subtype)
     return buffer.getvalue()
+
+
+def make_clip(path: Path, seconds: float = 3.0, rate: int = 24_000) -> Path:
+    t = np.arange(int(seconds * rate)) / rate
+    rng = np.random.default_rng(1)
+    voice = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))
+    soundfile.write(
+        str(path), (voice + 0.02 * rng.standard_normal(len(t))).astype(np.float32), rate
+    )
+    return path

@@ -8,13 +8,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
-import soundfile
 
 from bot.client import PocketVoiceBot
 from bot.config import Settings, load_settings
 from bot.engine import TTSEngine
+from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
 from tests.tiny_model import train_tokenizer, write_random_config
 
@@ -26,16 +25,6 @@ class TinyModel:
     config: Path  # stops after ~0.7 s of audio, like random weights do
     full_length_config: Path  # no end-of-speech: each text runs to its natural length
     clip: Path  # a 3 s voice clip (WAV, 24 kHz)
-
-
-def make_clip(path: Path, seconds: float = 3.0, rate: int = 24_000) -> Path:
-    t = np.arange(int(seconds * rate)) / rate
-    rng = np.random.default_rng(1)
-    voice = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))
-    soundfile.write(
-        str(path), (voice + 0.02 * rng.standard_normal(len(t))).astype(np.float32), rate
-    )
-    return path
 
 
 @pytest.fixture(scope="session")

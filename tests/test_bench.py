@@ -1,0 +1,50 @@
+"""The benchmarks run in the app's own environment (no pytest or other test tools), and the
+README's bench commands name scripts that exist and start."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_ONLY = ("pytest", "_pytest", "pytest_asyncio", "hypothesis")
+SCRIPTS = sorted(
+    p.relative_to(REPO).as_posix()
+    for p in (REPO / "bench").glob("*.py")
+    if 'if __name__ == "__main__":' in p.read_text()
+)
+# One process for every script (torch is imported once): each is run as `script --help`.
+BLOCKED = (
+    "import contextlib, io, runpy, sys\n"
+    f"sys.modules.update(dict.fromkeys({TEST_ONLY!r}))  # importing them now fails\n"
+    "for script in sys.argv[1:]:\n"
+    "    sys.argv = [script, '--help']\n"
+    "    out = io.StringIO()\n"
+    "    try:\n"
+    "        with contextlib.redirect_stdout(out):\n"
+    "            runpy.run_path(script, run_name='__main__')\n"
+    "    except SystemExit as done:\n"
+    "        assert done.code == 0, script\n"
+    "    print(script, 'usage:' in out.getvalue())\n"
+)
+
+
+def test_the_readme_names_only_bench_scripts_that_exist() -> None:
+    named = set(re.findall(r"bench/\w+\.py", (REPO / "README.md").read_text()))
+    assert named, "the README shows how to run the benchmarks"
+    assert named <= set(SCRIPTS)
+
+
+def test_every_bench_script_starts_without_the_test_tools() -> None:
+    assert len(SCRIPTS) >= 5
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCKED, *SCRIPTS],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == [word for s in SCRIPTS for word in (s, "True")]
