@@ -2,6 +2,8 @@
 # Installs what PocketVoice needs, idempotently: system libraries (libopus, libsndfile),
 # a virtual environment in .venv, torch as a CPU build, then the project itself.
 # Usage: scripts/bootstrap.sh [--test]   (--test adds the test tools)
+#        scripts/bootstrap.sh --torch-command   (print how torch would be installed, and stop)
+# Versions come from constraints.txt (refresh: see the README, "Pinned dependencies").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,8 +11,62 @@ extras=""
 [[ "${1:-}" == "--test" ]] && extras="[test]"
 PYTHON="${PYTHON:-python3}"
 TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
+CPU_INDEX="https://download.pytorch.org/whl/cpu"
 
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+# The pip arguments that install torch: from the PyTorch CPU index (TORCH_INDEX_URL, default
+# the official one) when it answers; otherwise from the default index, saying so.
+torch_install_args() {
+  local index="${TORCH_INDEX_URL:-$CPU_INDEX}"
+  if "$PYTHON" -c 'import sys, urllib.request
+urllib.request.urlopen(sys.argv[1].rstrip("/") + "/torch/", timeout=5).close()' "$index" 2>/dev/null
+  then
+    echo "install $TORCH_SPEC --index-url $index"
+  else
+    say "the PyTorch CPU index ($index) cannot be reached: taking $TORCH_SPEC from the default"
+    say "index instead. On Linux x86_64 that is a CUDA build of several GB unless a CPU wheel"
+    say "is available locally, so the build is checked before anything is installed."
+    echo "install $TORCH_SPEC"
+  fi
+}
+
+# Refuse a CUDA build unless asked for: look at what pip would take, without installing it.
+# Argument: what torch_install_args printed.
+check_torch_build() {
+  local report
+  report="$(mktemp)"
+  # shellcheck disable=SC2086  # the arguments are words on purpose
+  "$PYTHON" -m pip --disable-pip-version-check -q install --dry-run --ignore-installed \
+    --no-deps --report "$report" ${1#install } >/dev/null
+  if ! "$PYTHON" - "$report" <<'PY'
+import json, sys
+(item,) = json.load(open(sys.argv[1]))["install"]
+meta = item["metadata"]
+cuda = any(r.startswith(("nvidia-", "triton")) for r in meta.get("requires_dist") or [])
+print(f"[bootstrap] torch {meta['version']}: {'a CUDA' if cuda else 'a CPU'} build", file=sys.stderr)
+sys.exit(1 if cuda else 0)
+PY
+  then
+    rm -f "$report"
+    if [[ "${TORCH_ALLOW_CUDA:-0}" == "1" ]]; then
+      say "installing the CUDA build, as TORCH_ALLOW_CUDA=1 asks"
+      return 0
+    fi
+    say "refusing to download a CUDA build of torch (several GB) by accident. Either make the"
+    say "CPU index reachable (TORCH_INDEX_URL=$CPU_INDEX or a mirror of it), or set"
+    say "TORCH_ALLOW_CUDA=1 if you do want the CUDA build."
+    return 1
+  fi
+  rm -f "$report"
+}
+
+if [[ "${1:-}" == "--torch-command" ]]; then
+  args="$(torch_install_args)"
+  [[ "$args" == *--index-url* ]] || check_torch_build "$args"
+  echo "pip $args"
+  exit 0
+fi
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"
@@ -43,20 +99,19 @@ if [[ ! -x .venv/bin/python ]]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=".venv/.pocketvoice-installed${extras}"
-want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1) ${TORCH_SPEC}"
+want="$(cat pyproject.toml constraints.txt scripts/bootstrap.sh | sha256sum | cut -d' ' -f1) ${TORCH_SPEC}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
 pip=(.venv/bin/python -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --upgrade pip
-# torch first, pinned, so that pocket-tts does not pull a multi-GB CUDA build.
-# Elsewhere than on a machine with a local CPU wheel, set
-# TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu to get the CPU build.
-if [[ -n "${TORCH_INDEX_URL:-}" ]]; then
-  "${pip[@]}" install "$TORCH_SPEC" --index-url "$TORCH_INDEX_URL"
-else
-  "${pip[@]}" install "$TORCH_SPEC"
+# torch first, pinned and a CPU build, so that pocket-tts does not pull a multi-GB CUDA one.
+torch_args="$(PYTHON=.venv/bin/python torch_install_args)"
+if [[ "$torch_args" != *--index-url* ]]; then
+  PYTHON=.venv/bin/python check_torch_build "$torch_args"
 fi
-"${pip[@]}" install -e ".${extras}"
+# shellcheck disable=SC2086  # the arguments are words on purpose
+"${pip[@]}" $torch_args
+"${pip[@]}" install -c constraints.txt -e ".${extras}"
 echo "$want" > "$stamp"
 say "ready"
