@@ -16,10 +16,22 @@ from bot.replies import plural
 log = logging.getLogger("bot")
 
 
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s", force=True
-    )
+def configure_logging(level: str, log_format: str = "text") -> None:
+    """Plain lines, or with LOG_FORMAT=json one JSON object per line for log shippers."""
+    handler = logging.StreamHandler()
+    if log_format == "json":
+        from pythonjsonlogger.json import JsonFormatter
+
+        handler.setFormatter(
+            JsonFormatter(
+                "{asctime}{levelname}{name}{message}",
+                style="{",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            )
+        )
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
     # pocket-tts logs every generation at INFO; keep it for debugging.
     logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
 
     from bot.audio import OpusMissingError
     from bot.db import DatabaseTooNewError

@@ -18,6 +18,8 @@ from bot.autoread import AutoReader
 from bot.config import Settings
 from bot.db import Database
 from bot.engine import TTSEngine, VoiceError
+from bot.http_endpoints import HttpEndpoints
+from bot.metrics import Metrics
 from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
 from bot.replies import UserError, unexpected_error_reply
@@ -77,9 +79,32 @@ class PocketVoiceBot(commands.Bot):
         self.scheduler: SpeechScheduler | None = None
         self.db: Database | None = None
         self._idle_task: asyncio.Task[None] | None = None
+        self.metrics: Metrics | None = None
+        self.endpoints: HttpEndpoints | None = None
+
+    def not_ready_reason(self) -> str | None:
+        """None once the bot can speak; otherwise what it is still waiting for (/healthz)."""
+        if self.is_closed():
+            return "shutting down"
+        if self.scheduler is None:
+            return "loading the model"
+        if not self.is_ready() or self.ws is None or not self.ws.open:
+            return "connecting to Discord"
+        return None
+
+    async def _start_endpoints(self) -> None:
+        """First thing at start, so probes see 'not ready' while the model loads."""
+        port = self.settings.metrics_port
+        if port is None:
+            return
+        self.metrics = Metrics(lambda: self.scheduler, lambda: len(self.voice_clients))
+        self.metrics.count_log_problems()
+        self.endpoints = HttpEndpoints(self.metrics, self.not_ready_reason)
+        await self.endpoints.start(self.settings.metrics_host, port)
 
     async def setup_hook(self) -> None:
         if self._load_engine:
+            await self._start_endpoints()
             ensure_opus()
             self.engine = await TTSEngine.load(self.settings)
             try:  # load the default voice now, so the first /say answers fast
@@ -92,6 +117,8 @@ class PocketVoiceBot(commands.Bot):
                 self.settings.data_dir / "phrases", self.engine.fingerprint
             )
             self.scheduler = SpeechScheduler(self.engine)
+            if self.metrics is not None:
+                self.scheduler.stats.listeners.append(self.metrics.record)
             library = VoiceLibrary(
                 self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines
             )
@@ -198,3 +225,7 @@ class PocketVoiceBot(commands.Bot):
             db, self.db = self.db, None
             await db.close()
         await super().close()
+        if self.endpoints is not None:
+            await self.endpoints.close()
+        if self.metrics is not None:
+            self.metrics.stop_counting()

@@ -37,6 +37,9 @@ class Settings:
     max_text_length: int = 1000
     tts_workers: int = 1
     tts_batch: int = 8  # largest batch of the batched engine; 1: one stream per thread
+    metrics_port: int | None = None  # /metrics, /healthz, /livez; None: no HTTP server
+    metrics_host: str = "127.0.0.1"
+    log_format: str = "text"  # or "json", one object per line for log shippers
 
 
 # The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
@@ -126,6 +129,13 @@ def load_settings(
     if not raw_batch.isdigit() or not 1 <= int(raw_batch) <= 32:
         raise ConfigError("TTS_BATCH must be a whole number from 1 to 32")
 
+    raw_port = env.get("METRICS_PORT", "").strip()
+    if raw_port and (not raw_port.isdigit() or not 1 <= int(raw_port) <= 65535):
+        raise ConfigError("METRICS_PORT must be a port number from 1 to 65535 (unset: off)")
+    log_format = env.get("LOG_FORMAT", "").strip().lower() or "text"
+    if log_format not in ("text", "json"):
+        raise ConfigError("LOG_FORMAT must be text or json")
+
     data_dir = Path(env.get("DATA_DIR", "").strip() or ".").expanduser()
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"DATA_DIR points to {data_dir}, which is not a folder")
@@ -145,4 +155,7 @@ def load_settings(
         max_text_length=int(raw_limit),
         tts_workers=int(raw_workers),
         tts_batch=int(raw_batch),
+        metrics_port=int(raw_port) if raw_port else None,
+        metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
+        log_format=log_format,
     )

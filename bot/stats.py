@@ -71,10 +71,13 @@ class BotStats:
         self.deadlines = deadlines
         self.clock = clock
         self.recent: collections.deque[UtteranceResult] = collections.deque(maxlen=500)
+        self.listeners: list[Callable[[UtteranceResult], None]] = []  # e.g. the metrics
         self._busy_marks: collections.deque[tuple[float, float]] = collections.deque()
 
     def record(self, result: UtteranceResult) -> None:
         self.recent.append(result)
+        for listener in self.listeners:
+            listener(result)
         if result.first_frame_latency is not None:
             log.debug(
                 "utterance: first audio after %.0f ms, %d frames, %d underruns",

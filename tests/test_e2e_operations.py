@@ -1,0 +1,121 @@
+"""What an operator watches: the health and metrics endpoints, JSON logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.http_endpoints import HttpEndpoints
+from bot.metrics import Metrics
+from tests.conftest import TinyModel, bot_on_fake_discord
+from tests.fakediscord import FakeDiscord
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.text()
+
+
+def samples(text: str) -> dict[str, float]:
+    """Every sample of a Prometheus text page: 'name{label="v"}' -> value."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            found[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return found
+
+
+async def test_health_and_metrics_are_served_while_the_bot_speaks(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with bot_on_fake_discord(tmp_path, tiny_model, {"METRICS_PORT": str(port)}) as running:
+        fake = running.fake
+        assert await get(f"{base}/healthz") == (200, "ready\n")
+        assert await get(f"{base}/livez") == (200, "alive\n")
+        status, page = await get(f"{base}/metrics")
+        assert status == 200
+        before = samples(page)
+        assert before["pocketvoice_voice_connections"] == 0
+        assert before["pocketvoice_time_to_first_audio_seconds_count"] == 0
+
+        await fake.set_voice_state("alice", FakeDiscord.VOICE_ID)
+        inter = await fake.interaction("say", {"text": "Hello there, friend."})
+        await inter.wait_final()
+        scheduler = running.bot.scheduler
+        assert scheduler is not None
+        speaker = scheduler.get(int(FakeDiscord.GUILD_ID))
+        assert speaker is not None
+        await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the utterance to end")
+        result = speaker.history[0]
+
+        after = samples((await get(f"{base}/metrics"))[1])
+        assert after["pocketvoice_voice_connections"] == 1
+        assert after["pocketvoice_time_to_first_audio_seconds_count"] == 1
+        assert after["pocketvoice_time_to_first_audio_seconds_sum"] == result.first_frame_latency
+        assert after['pocketvoice_utterances_total{outcome="spoken"}'] == 1
+        assert after["pocketvoice_audio_played_seconds_total"] == result.frames_played * 0.02
+        assert after["pocketvoice_underrun_seconds_total"] == result.underruns * 0.02
+        for gauge in ("speaking_servers", "queued_units", "background_jobs_waiting",
+                      "model_load_ratio", "real_time_factor", "waiting_for_room"):  # fmt: skip
+            assert f"pocketvoice_{gauge}" in after
+        assert after["pocketvoice_real_time_factor"] > 0
+
+        # A warning is counted under the module that logged it.
+        logging.getLogger("bot.playback").warning("a test warning")
+        after = samples((await get(f"{base}/metrics"))[1])
+        assert after['pocketvoice_log_problems_total{kind="playback",level="warning"}'] >= 1
+    # Closed with the bot: nothing listens any more.
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def test_healthz_says_what_the_bot_waits_for_until_ready() -> None:
+    waiting: list[str | None] = ["loading the model"]
+    endpoints = HttpEndpoints(Metrics(lambda: None, lambda: 0), lambda: waiting[0])
+    await endpoints.start("127.0.0.1", 0)
+    try:
+        base = f"http://127.0.0.1:{endpoints.port}"
+        assert await get(f"{base}/healthz") == (503, "not ready: loading the model\n")
+        assert await get(f"{base}/livez") == (200, "alive\n")
+        waiting[0] = None
+        assert await get(f"{base}/healthz") == (200, "ready\n")
+    finally:
+        await endpoints.close()
+
+
+def test_json_logs_are_one_object_per_line_without_secrets() -> None:
+    script = (
+        "import logging\n"
+        "from bot.__main__ import configure_logging\n"
+        "configure_logging('INFO', 'json')\n"
+        "logging.getLogger('bot.speech').warning('joined %s', 'Lounge')\n"
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n"
+        "    logging.getLogger('bot.engine').exception('failed')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    assert len(lines) == 2
+    first, second = lines
+    assert first["message"] == "joined Lounge"
+    assert first["level"] == "WARNING" and first["logger"] == "bot.speech" and "time" in first
+    assert second["level"] == "ERROR" and "ZeroDivisionError" in second["exc_info"]
