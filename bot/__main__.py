@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, export_hf_token, load_settings
 from bot.replies import plural
 
 log = logging.getLogger("bot")
@@ -120,6 +120,20 @@ async def migrate(settings: Settings) -> None:
     print(f"Migrations applied: {done}. Schema version {current[-1] if current else 0}.")
 
 
+async def doctor(settings: Settings) -> int:
+    from bot.doctor import Check, run_checks
+
+    # The checks say what is wrong themselves; log lines would only repeat it.
+    logging.getLogger().setLevel(max(logging.ERROR, logging.getLogger().level))
+
+    def show(check: Check) -> None:
+        print("\n".join(check.lines()), flush=True)
+
+    ok = await run_checks(settings, show)
+    print("All checks passed." if ok else "Some checks failed: see the fixes above.")
+    return 0 if ok else 1
+
+
 async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
     from bot.client import DATABASE_NAME
     from bot.db import Database
@@ -170,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     say_parser.add_argument("--out", type=Path, required=True, help="a .wav or .ogg file")
     say_parser.add_argument("--voice", help="built-in voice name, audio clip or .safetensors")
     commands.add_parser("migrate", help="bring the database schema up to date")
+    commands.add_parser("doctor", help="check the whole setup before going live")
     voices_parser = commands.add_parser("voices", help="manage members' voices")
     voice_actions = voices_parser.add_subparsers(dest="action", required=True)
     list_parser = voice_actions.add_parser("list", help="list voices")
@@ -191,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    export_hf_token(settings)
 
     from bot.audio import OpusMissingError
     from bot.db import DatabaseTooNewError
@@ -203,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(sync_commands(settings))
         elif args.command == "migrate":
             asyncio.run(migrate(settings))
+        elif args.command == "doctor":
+            return asyncio.run(doctor(settings))
         elif args.command == "voices":
             return asyncio.run(voices_command(settings, args))
         else:

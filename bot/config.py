@@ -40,6 +40,7 @@ class Settings:
     metrics_port: int | None = None  # /metrics, /healthz, /livez; None: no HTTP server
     metrics_host: str = "127.0.0.1"
     log_format: str = "text"  # or "json", one object per line for log shippers
+    hf_token: str | None = field(default=None, repr=False)  # for the gated cloning weights
 
 
 # The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
@@ -158,4 +159,12 @@ def load_settings(
         metrics_port=int(raw_port) if raw_port else None,
         metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
         log_format=log_format,
+        hf_token=env.get("HF_TOKEN", "").strip() or None,
     )
+
+
+def export_hf_token(settings: Settings) -> None:
+    """huggingface_hub reads HF_TOKEN from the environment only; a token given in .env is
+    handed on to it here."""
+    if settings.hf_token and not os.environ.get("HF_TOKEN"):
+        os.environ["HF_TOKEN"] = settings.hf_token

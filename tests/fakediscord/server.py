@@ -129,7 +129,8 @@ class FakeDiscord:
     GUILD2_TEXT_ID = "2100000000000000002"
     GUILD2_VOICE_ID = "2100000000000000003"
     GUILD2_VOICE2_ID = "2100000000000000004"
-    EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 20) | (1 << 21) | (1 << 31)
+    # View Channel, Send Messages, Read Message History, Connect, Speak, Use Application Commands
+    EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 20) | (1 << 21) | (1 << 31)
 
     def __init__(self, tmp_dir: Path, token: str = "fake.bot.token") -> None:
         self.tmp_dir = tmp_dir
@@ -149,7 +150,9 @@ class FakeDiscord:
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
         self.ssrc_guild: dict[int, str] = {}
         self._ssrcs = itertools.count(4242)
-        self.voice_channel_overwrites: dict[str, list[JSON]] = {}
+        self.voice_channel_overwrites: dict[str, list[JSON]] = {}  # any channel's, in fact
+        self.application_flags = MESSAGE_CONTENT_LIMITED
+        self.channel_messages: list[JSON] = []  # what the bot posted in channels (not replies)
         self.interactions: dict[str, FakeInteraction] = {}
         self.files: dict[str, FakeFile] = {}
         self.unknown_routes: list[str] = []
@@ -407,9 +410,11 @@ class FakeDiscord:
         )  # fmt: skip
 
     def deny_voice_permissions(self, channel_id: str, deny: int) -> None:
-        """Add a channel overwrite for @everyone, applied when the guild is next sent."""
+        """Add a channel overwrite for @everyone (any channel's), applied when the guild is
+        next sent or fetched."""
+        everyone = self._guild_of(channel_id, None)  # @everyone's role id is the guild's
         self.voice_channel_overwrites[channel_id] = [
-            {"id": self.GUILD_ID, "type": 0, "allow": "0", "deny": str(deny)}
+            {"id": everyone, "type": 0, "allow": "0", "deny": str(deny)}
         ]
 
     async def resend_guild(self) -> None:
@@ -590,6 +595,29 @@ class FakeDiscord:
             return self._interaction_callback(parts[1], parts[2], body, files, request)
         if parts[0] == "webhooks" and len(parts) >= 3:
             return self._webhook(parts[2], parts[3:], request.method, body, files)
+        if path == "users/@me/guilds" and request.method == "GET":
+            return json_response(
+                [{"id": g, "name": self._guild_json(g)["name"], "icon": None, "owner": False,
+                  "permissions": "0", "features": []} for g in self.channels]
+            )  # fmt: skip
+        if parts[0] == "guilds" and len(parts) >= 2 and parts[1] in self.channels:
+            guild = self._guild_json(parts[1])
+            if len(parts) == 2 and request.method == "GET":
+                return json_response({k: v for k, v in guild.items() if k not in (
+                    "channels", "members", "voice_states", "threads")})  # fmt: skip
+            if parts[2:] == ["channels"] and request.method == "GET":
+                return json_response(guild["channels"])
+            if parts[2] == "members" and len(parts) == 4 and request.method == "GET":
+                member = next((m for m in guild["members"] if m["user"]["id"] == parts[3]), None)
+                if member is None:
+                    return json_response({"message": "Unknown Member", "code": 10007}, 404)
+                return json_response({k: v for k, v in member.items() if k != "permissions"})
+        if parts[0] == "applications" and parts[-1] == "commands" and request.method == "GET":
+            return json_response(self.registered_commands)
+        if parts[0] == "channels" and parts[-1] == "messages" and request.method == "POST":
+            message = self._message_json((body or {}).get("content", ""), channel_id=parts[1])
+            self.channel_messages.append(dict(body or {}, channel_id=parts[1]))
+            return json_response(message)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
             ids = {"application_id": self.app_id}
             self.registered_commands = [
@@ -713,7 +741,7 @@ class FakeDiscord:
             "bot_require_code_grant": False,
             "owner": self.humans["alice"].to_json(),
             "verify_key": "00",
-            "flags": MESSAGE_CONTENT_LIMITED,
+            "flags": self.application_flags,
             "team": None,
         }
 

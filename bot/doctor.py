@@ -1,0 +1,435 @@
+"""`python -m bot doctor`: check everything an operator can get wrong, before going live.
+
+Each check gives one line, ✔ or ✖, and a failure says the exact fix. The checks run in the
+order a setup is built: system libraries, torch, the model and voices, the data folder and
+database, then Discord (token, intent, each server's permissions, registered commands).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import shutil
+import stat
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.config import Settings
+
+FREE_SPACE_MIN = 1 << 30  # 1 GiB: the database, voices, phrases and the model cache
+HF_TIMEOUT_S = 15.0
+DISCORD_TIMEOUT_S = 30.0
+READ_CHANNEL_NEEDS = ("view_channel", "read_message_history")
+VOICE_NEEDS = ("view_channel", "connect", "speak")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def lines(self) -> list[str]:
+        mark = "✔" if self.ok else "✖"
+        lines = [f"{mark} {self.name}: {self.detail}"]
+        if not self.ok and self.fix:
+            lines.append(f"    fix: {self.fix}")
+        return lines
+
+
+def good(name: str, detail: str) -> Check:
+    return Check(name, True, detail)
+
+
+def bad(name: str, detail: str, fix: str) -> Check:
+    return Check(name, False, detail, fix)
+
+
+# ---- this machine -------------------------------------------------------------------------
+def check_opus() -> Check:
+    from bot.audio import OpusMissingError, ensure_opus
+
+    try:
+        ensure_opus()
+    except OpusMissingError:
+        return bad("libopus", "not found", "apt-get install libopus0 (./run.sh does it for you)")
+    return good("libopus", "loaded")
+
+
+def check_sndfile() -> Check:
+    import soundfile
+
+    formats = soundfile.available_formats()
+    needed = {"WAV": "WAV", "FLAC": "FLAC", "OGG": "Ogg", "MP3": "MP3"}
+    missing = [label for key, label in needed.items() if key not in formats]
+    subtypes = soundfile.available_subtypes("OGG")
+    missing += [f"Ogg {c}" for c in ("VORBIS", "OPUS") if c not in subtypes]
+    if missing:
+        return bad(
+            "libsndfile",
+            f"{soundfile.__libsndfile_version__} cannot read {', '.join(missing)}",
+            "install libsndfile 1.1 or newer (Debian 12, Ubuntu 22.04 and later have it); "
+            "/clone accepts WAV, FLAC, MP3, Ogg Vorbis and Ogg Opus",
+        )
+    return good("libsndfile", f"{soundfile.__libsndfile_version__} reads every /clone format")
+
+
+def check_torch(settings: Settings) -> Check:
+    import torch
+
+    build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "CPU"
+    engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
+    detail = f"torch {torch.__version__}, {build} build, {torch.get_num_threads()} threads"
+    if not engines:
+        if settings.tts_quantize:
+            return bad(
+                "torch",
+                f"{detail}, no int8 support",
+                "set TTS_QUANTIZE=0: this torch build cannot run int8",
+            )
+        return good("torch", f"{detail}, no int8 support (TTS_QUANTIZE=1 would not work)")
+    return good("torch", f"{detail}, int8 ({', '.join(engines)})")
+
+
+# ---- model and voices ----------------------------------------------------------------------
+async def check_model(settings: Settings) -> list[Check]:
+    from bot.engine import ModelUnavailableError, TTSEngine, VoiceError
+
+    spec = f"TTS_LANGUAGE={settings.tts_language}"
+    if settings.tts_config is not None:
+        spec = f"TTS_CONFIG={settings.tts_config}"
+    try:  # no batch measurement: doctor only needs to know the model loads
+        engine = await TTSEngine.load(dataclasses.replace(settings, tts_batch=1, tts_workers=1))
+    except ModelUnavailableError as error:
+        return [bad("model", f"{spec}: weights not cached and not downloadable", str(error))]
+    except Exception as error:  # a bad config file, an unknown language, ...
+        return [
+            bad(
+                "model",
+                f"{spec} does not load ({type(error).__name__}: {error})",
+                "set TTS_LANGUAGE to a pocket-tts language (english, french, ...) or "
+                "TTS_CONFIG to a valid model config",
+            )
+        ]
+    checks = [good("model", f"{spec} loads")]
+    try:
+        if engine.has_voice_cloning:
+            checks.append(good("voice cloning", "these weights can clone voices (/clone works)"))
+        elif settings.hf_token:
+            checks.append(
+                bad(
+                    "voice cloning",
+                    "HF_TOKEN is set, but the weights loaded cannot clone",
+                    "accept the licence at https://huggingface.co/kyutai/pocket-tts with the "
+                    "account of HF_TOKEN, then run doctor again",
+                )
+            )
+        else:
+            checks.append(
+                good("voice cloning", "off: no HF_TOKEN (built-in voices only; /clone says so)")
+            )
+        try:
+            await engine.voice_state()
+            checks.append(good("DEFAULT_VOICE", f"{engine.default_voice!r} works"))
+        except VoiceError as error:
+            checks.append(
+                bad(
+                    "DEFAULT_VOICE",
+                    f"{engine.default_voice!r}: {error}",
+                    "set DEFAULT_VOICE to a built-in voice name (alba, marius, ...), "
+                    "an audio clip or a .safetensors voice state",
+                )
+            )
+    finally:
+        await engine.close()
+    return checks
+
+
+async def check_hf_token(settings: Settings) -> Check | None:
+    token = settings.hf_token
+    if token is None:
+        return None
+    from huggingface_hub import HfApi
+
+    try:
+        who = await asyncio.wait_for(asyncio.to_thread(HfApi().whoami, token=token), HF_TIMEOUT_S)
+    except (TimeoutError, OSError) as error:
+        return bad(
+            "HF_TOKEN",
+            f"Hugging Face could not be reached ({type(error).__name__})",
+            "check this machine's network (huggingface.co, port 443)",
+        )
+    except Exception as error:
+        if "401" in str(error) or "Unauthorized" in str(error):
+            return bad(
+                "HF_TOKEN",
+                "rejected by Hugging Face",
+                "make a read token at https://huggingface.co/settings/tokens",
+            )
+        return bad(
+            "HF_TOKEN",
+            f"could not be checked ({type(error).__name__})",
+            "check this machine's network (huggingface.co, port 443)",
+        )
+    return good("HF_TOKEN", f"valid (account {who.get('name', '?')})")
+
+
+# ---- data folder and database --------------------------------------------------------------
+def check_data_dir(settings: Settings) -> list[Check]:
+    from bot.client import DATABASE_NAME
+
+    folder = settings.data_dir
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
+            pass
+    except OSError as error:
+        return [
+            bad(
+                "DATA_DIR",
+                f"{folder} is not writable ({error.strerror})",
+                f"give the bot's user write access: chown -R $(whoami) {folder}",
+            )
+        ]
+    checks = [good("DATA_DIR", f"{folder.resolve()} is writable")]
+    exposed = [
+        path
+        for path in (folder / DATABASE_NAME, folder / "voices", folder / "phrases")
+        if path.exists() and stat.S_IMODE(path.stat().st_mode) & 0o077
+    ]
+    if exposed:
+        names = ", ".join(str(p) for p in exposed)
+        checks.append(
+            bad(
+                "private files",
+                f"others can read {names}",
+                f"chmod -R go-rwx {' '.join(str(p) for p in exposed)}",
+            )
+        )
+    else:
+        checks.append(
+            good("private files", "the database and voices are readable by the bot's user only")
+        )
+    free = shutil.disk_usage(folder).free
+    if free < FREE_SPACE_MIN:
+        checks.append(
+            bad(
+                "free space",
+                f"{free / 2**20:.0f} MiB free in DATA_DIR",
+                "free at least 1 GiB, or point DATA_DIR at a larger disk",
+            )
+        )
+    else:
+        checks.append(good("free space", f"{free / 2**30:.1f} GiB free"))
+    return checks
+
+
+async def check_database(settings: Settings) -> Check:
+    from bot.client import DATABASE_NAME
+    from bot.db import Database, discover_migrations
+
+    path = settings.data_dir / DATABASE_NAME
+    newest = discover_migrations()[-1].version
+    if not path.exists():
+        return good("database", f"none yet: created at first start (schema {newest})")
+    db = await Database.open(path, migrate=False)
+    try:
+        applied = await db.applied_migrations()
+    finally:
+        await db.close()
+    current = applied[-1] if applied else 0
+    if current > newest:
+        return bad(
+            "database",
+            f"schema {current} is newer than this PocketVoice ({newest})",
+            "run the newer PocketVoice, or restore a backup of the database",
+        )
+    if current < newest:
+        return good(
+            "database",
+            f"schema {current}: migrated to {newest} at start (or now with ./run.sh migrate)",
+        )
+    return good("database", f"schema {current}, up to date")
+
+
+# ---- Discord ---------------------------------------------------------------------------------
+async def check_discord(settings: Settings) -> list[Check]:
+    import discord
+
+    from bot.client import PocketVoiceBot
+
+    if not settings.discord_token:
+        return [bad("token", "DISCORD_TOKEN is not set", "put your bot token in .env")]
+    bot = PocketVoiceBot(settings, load_engine=False)
+    try:
+        async with bot:
+            try:
+                await asyncio.wait_for(bot.login(settings.discord_token), DISCORD_TIMEOUT_S)
+            except discord.LoginFailure:
+                return [
+                    bad(
+                        "token",
+                        "rejected by Discord",
+                        "Developer Portal > your application > Bot > Reset Token, "
+                        "then put the new token in .env",
+                    )
+                ]
+            checks = [good("token", f"valid: logged in as {bot.user}")]
+            checks.append(await _check_intent(bot))
+            checks += await _check_guilds(bot, settings)
+            checks.append(await _check_commands(bot))
+            return checks
+    except (discord.HTTPException, OSError, TimeoutError) as error:
+        return [
+            bad(
+                "Discord",
+                f"could not be reached ({type(error).__name__}: {error})",
+                "check this machine's network (discord.com, port 443)",
+            )
+        ]
+
+
+async def _check_intent(bot: Any) -> Check:
+    info = await bot.application_info()
+    flags = info.flags
+    if flags.gateway_message_content or flags.gateway_message_content_limited:
+        return good("Message Content intent", "on")
+    return bad(
+        "Message Content intent",
+        "off: messages cannot be read aloud",
+        "Developer Portal > your application > Bot > Privileged Gateway Intents > "
+        "Message Content Intent",
+    )
+
+
+def _missing(permissions: Any, needed: tuple[str, ...]) -> list[str]:
+    return [name.replace("_", " ").title() for name in needed if not getattr(permissions, name)]
+
+
+async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
+    import discord
+
+    from bot.client import DATABASE_NAME
+    from bot.db import Database
+
+    db_path = settings.data_dir / DATABASE_NAME
+    db = await Database.open(db_path, migrate=False) if db_path.exists() else None
+    checks: list[Check] = []
+    try:
+        guilds = [g async for g in bot.fetch_guilds(limit=None)]
+        if not guilds:
+            return [
+                bad(
+                    "servers",
+                    "the bot is in no server",
+                    "invite it: Developer Portal > OAuth2 > URL Generator, scopes bot and "
+                    "applications.commands",
+                )
+            ]
+        for partial in guilds:
+            guild = await bot.fetch_guild(partial.id)
+            member = await guild.fetch_member(bot.user.id)
+            channels = await guild.fetch_channels()
+            read_id = (await db.guilds.get(guild.id)).read_channel if db is not None else None
+            checks.append(_guild_check(guild, member, channels, read_id, discord))
+    finally:
+        if db is not None:
+            await db.close()
+    return checks
+
+
+def _guild_check(
+    guild: Any, member: Any, channels: list[Any], read_id: int | None, discord: Any
+) -> Check:
+    name = f"server {guild.name!r}"
+    problems: list[str] = []
+    if read_id is not None:
+        read = next((c for c in channels if c.id == read_id), None)
+        if read is None:
+            problems.append("its read channel no longer exists (/set read_channel)")
+        elif missing := _missing(read.permissions_for(member), READ_CHANNEL_NEEDS):
+            problems.append(f"in #{read.name} (read channel) it lacks {', '.join(missing)}")
+    voice = [c for c in channels if isinstance(c, discord.VoiceChannel | discord.StageChannel)]
+    usable = [c for c in voice if not _missing(c.permissions_for(member), VOICE_NEEDS)]
+    if voice and not usable:
+        lacks = sorted({m for c in voice for m in _missing(c.permissions_for(member), VOICE_NEEDS)})
+        problems.append(f"it cannot speak in any voice channel (lacks {', '.join(lacks)})")
+    if problems:
+        return bad(
+            name,
+            "; ".join(problems),
+            "Server Settings > Roles (or the channel's Permissions): give the bot View "
+            "Channel and Read Message History where it reads, View Channel, Connect and "
+            "Speak where it speaks",
+        )
+    reading = "no read channel set" if read_id is None else "can read its read channel"
+    return good(name, f"{reading}; can speak in {len(usable)} of {len(voice)} voice channels")
+
+
+def _canonical(command: dict[str, Any]) -> Any:
+    keys = ("name", "type", "description", "options", "required", "choices", "autocomplete")
+    out: dict[str, Any] = {}
+    for key in keys:
+        value = command.get(key)
+        if key == "type" and value is None:
+            value = 1
+        if key in ("required", "autocomplete"):
+            value = bool(value)
+        if key == "options":
+            value = sorted((_canonical(o) for o in value or []), key=repr)
+        if key == "choices":
+            value = sorted(((c["name"], c["value"]) for c in value or []), key=repr)
+        out[key] = value if value is not None else ""
+    return out
+
+
+async def _check_commands(bot: Any) -> Check:
+    assert bot.application_id is not None
+    local = {
+        c["name"]: _canonical(c) for c in (cmd.to_dict(bot.tree) for cmd in bot.tree.get_commands())
+    }
+    remote_raw = await bot.http.get_global_commands(bot.application_id)
+    remote = {c["name"]: _canonical(c) for c in remote_raw}
+    if local == remote:
+        return good("slash commands", f"the {len(local)} registered commands match this version")
+    missing = sorted(set(local) - set(remote))
+    extra = sorted(set(remote) - set(local))
+    changed = sorted(n for n in set(local) & set(remote) if local[n] != remote[n])
+    groups = (("not registered", missing), ("changed", changed), ("obsolete", extra))
+    parts = [f"{label}: {', '.join('/' + n for n in names)}" for label, names in groups if names]
+    return bad(
+        "slash commands", "; ".join(parts), "./run.sh sync (or start once with SYNC_COMMANDS=1)"
+    )
+
+
+# ---- all of it -------------------------------------------------------------------------------
+async def run_checks(settings: Settings, report: Callable[[Check], Awaitable[None] | None]) -> bool:
+    """Run every check, reporting each as it finishes; True when all passed."""
+    ok = True
+
+    async def emit(check: Check | None) -> None:
+        nonlocal ok
+        if check is None:
+            return
+        ok &= check.ok
+        result = report(check)
+        if result is not None:
+            await result
+
+    for sync_check in (check_opus, check_sndfile):
+        await emit(sync_check())
+    await emit(check_torch(settings))
+    for check in await check_model(settings):
+        await emit(check)
+    await emit(await check_hf_token(settings))
+    data_checks = check_data_dir(settings)
+    for check in data_checks:
+        await emit(check)
+    if data_checks[0].ok:
+        await emit(await check_database(settings))
+    for check in await check_discord(settings):
+        await emit(check)
+    return ok

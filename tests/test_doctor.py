@@ -1,0 +1,162 @@
+"""`python -m bot doctor` against the fake Discord: a good setup passes, and each failure a test
+can cause is named with its fix."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.__main__ import sync_commands
+from bot.config import Settings, load_settings
+from bot.db import Database
+from bot.doctor import Check, run_checks
+from tests.conftest import TinyModel
+from tests.fakediscord import FakeDiscord
+
+REPO = Path(__file__).resolve().parent.parent
+VIEW, READ_HISTORY, CONNECT, SPEAK = 1 << 10, 1 << 16, 1 << 20, 1 << 21
+
+
+@pytest.fixture
+async def fake(tmp_path: Path) -> AsyncIterator[FakeDiscord]:
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    yield fake
+    await fake.close()
+
+
+def env_for(fake: FakeDiscord, tiny_model: TinyModel, data: Path, **extra: str) -> dict[str, str]:
+    return {
+        **fake.env,
+        "TTS_CONFIG": str(tiny_model.config),
+        "DEFAULT_VOICE": str(tiny_model.clip),
+        "DATA_DIR": str(data),
+        **extra,
+    }
+
+
+async def doctor(env: dict[str, str]) -> tuple[bool, dict[str, Check]]:
+    found: dict[str, Check] = {}
+
+    def keep(check: Check) -> None:
+        assert check.name not in found, f"{check.name} reported twice"
+        found[check.name] = check
+
+    ok = await run_checks(load_settings(env, dotenv_path=None), keep)
+    return ok, found
+
+
+def settings_of(env: dict[str, str]) -> Settings:
+    return load_settings(env, dotenv_path=None)
+
+
+async def test_a_good_setup_passes_every_check(
+    fake: FakeDiscord, tiny_model: TinyModel, tmp_path: Path
+) -> None:
+    env = env_for(fake, tiny_model, tmp_path / "data")
+    await sync_commands(settings_of(env))
+    db = await Database.open(tmp_path / "data" / "pocketvoice.db")
+    await db.guilds.set(int(fake.GUILD_ID), "read_channel", int(fake.TEXT_ID))
+    await db.close()
+
+    ok, checks = await doctor(env)
+    failed = [line for c in checks.values() if not c.ok for line in c.lines()]
+    assert ok, failed
+    for name in ("libopus", "libsndfile", "torch", "model", "voice cloning", "DEFAULT_VOICE",
+                 "DATA_DIR", "private files", "free space", "database", "token",
+                 "Message Content intent", "slash commands"):  # fmt: skip
+        assert name in checks
+    assert "schema 3, up to date" in checks["database"].detail
+    assert checks["server 'Fake Guild'"].detail == (
+        "can read its read channel; can speak in 2 of 2 voice channels"
+    )
+    assert "no read channel set" in checks["server 'Second Guild'"].detail
+    assert "HF_TOKEN" not in checks  # not set: nothing to check
+
+
+async def test_each_failure_is_named_with_its_fix(
+    fake: FakeDiscord, tiny_model: TinyModel, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    env = env_for(fake, tiny_model, data, DEFAULT_VOICE="nobody-by-this-name", HF_TOKEN="hf_x")
+    fake.application_flags = 0  # the Message Content intent switched off
+    for channel in fake.channels[fake.GUILD_ID][1:]:  # no Connect/Speak in any voice channel
+        fake.deny_voice_permissions(channel, CONNECT | SPEAK)
+    fake.deny_voice_permissions(fake.GUILD2_TEXT_ID, READ_HISTORY)
+    db = await Database.open(data / "pocketvoice.db")
+    await db.guilds.set(int(fake.GUILD2_ID), "read_channel", int(fake.GUILD2_TEXT_ID))
+    await db.close()
+    with sqlite3.connect(data / "pocketvoice.db") as raw:  # migrated by a newer PocketVoice
+        raw.execute("INSERT INTO schema_migrations VALUES (99, 'future', '2030-01-01')")
+    os.chmod(data / "pocketvoice.db", 0o644)
+    # and the slash commands were never registered
+
+    ok, checks = await doctor(env)
+    assert not ok
+    expected = {
+        "DEFAULT_VOICE": "set DEFAULT_VOICE to a built-in voice name",
+        "HF_TOKEN": "check this machine's network",  # Hugging Face is out of reach here
+        "private files": "chmod -R go-rwx",
+        "database": "run the newer PocketVoice, or restore a backup",
+        "Message Content intent": "Privileged Gateway Intents > Message Content Intent",
+        "server 'Fake Guild'": "give the bot View Channel and Read Message History",
+        "server 'Second Guild'": "Connect and Speak where it speaks",
+        "slash commands": "./run.sh sync",
+    }
+    for name, fix in expected.items():
+        assert not checks[name].ok, name
+        assert fix in (checks[name].fix or ""), (name, checks[name])
+    assert "cannot speak in any voice channel (lacks Connect, Speak)" in (
+        checks["server 'Fake Guild'"].detail
+    )
+    assert "in #general (read channel) it lacks Read Message History" in (
+        checks["server 'Second Guild'"].detail
+    )
+    assert "not registered: /" in checks["slash commands"].detail
+    assert "others can read" in checks["private files"].detail
+    passed = {name for name, check in checks.items() if check.ok}
+    assert {"libopus", "model", "token", "DATA_DIR"} <= passed
+
+
+async def test_a_rejected_token_and_a_broken_model_are_reported(
+    fake: FakeDiscord, tiny_model: TinyModel, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("flow_lm: {not: a model}\n")
+    env = env_for(fake, tiny_model, tmp_path / "data", TTS_CONFIG=str(broken))
+    env["DISCORD_TOKEN"] = "not.the.token"
+    ok, checks = await doctor(env)
+    assert not ok
+    assert not checks["model"].ok and "does not load" in checks["model"].detail
+    assert "DEFAULT_VOICE" not in checks  # nothing to try a voice on
+    assert not checks["token"].ok and "Reset Token" in (checks["token"].fix or "")
+    assert "slash commands" not in checks  # nothing more can be asked of Discord
+
+
+async def test_the_command_prints_one_line_per_check_and_exits_non_zero_on_failure(
+    fake: FakeDiscord, tiny_model: TinyModel, tmp_path: Path
+) -> None:
+    env = env_for(fake, tiny_model, tmp_path / "data")
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_"))}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "doctor",
+        cwd=tmp_path, env={**keep, "PYTHONPATH": str(REPO), **env},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 120)
+    lines = stdout.decode().splitlines()
+    assert process.returncode == 1, stderr.decode()[-2000:]
+    assert lines[0].startswith("✔ libopus")
+    failed = [i for i, line in enumerate(lines) if line.startswith("✖")]
+    assert [lines[i] for i in failed] == [
+        "✖ slash commands: not registered: " + lines[failed[0]].split("not registered: ")[1]
+    ]
+    assert lines[failed[0] + 1] == "    fix: ./run.sh sync (or start once with SYNC_COMMANDS=1)"
+    assert lines[-1] == "Some checks failed: see the fixes above."
+    assert fake.token not in stdout.decode() + stderr.decode()
