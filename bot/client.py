@@ -31,7 +31,7 @@ from bot.voices import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread")
+EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread", "cogs.help")
 IDLE_CHECK_S = 15.0
 SPEAKER_IDLE_S = 3600.0  # a server's speaker is dropped after this long unused, out of voice
 DATABASE_NAME = "pocketvoice.db"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -10,14 +11,16 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
-from tests.conftest import TinyModel, bot_on_fake_discord
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 
 REPO = Path(__file__).resolve().parent.parent
+SEND_MESSAGES, MANAGE_GUILD = 1 << 11, 1 << 5
 
 
 def free_port() -> int:
@@ -119,3 +122,54 @@ def test_json_logs_are_one_object_per_line_without_secrets() -> None:
     assert first["message"] == "joined Lounge"
     assert first["level"] == "WARNING" and first["logger"] == "bot.speech" and "time" in first
     assert second["level"] == "ERROR" and "ZeroDivisionError" in second["exc_info"]
+
+
+def embed_text(response: dict[str, object]) -> str:
+    embeds = response.get("embeds") or []
+    assert isinstance(embeds, list) and embeds
+    return "\n".join(f"{f['name']}: {f['value']}" for f in embeds[0]["fields"])
+
+
+async def test_help_shows_how_the_server_is_set_up_and_what_to_do_next(
+    running_bot: RunningBot,
+) -> None:
+    fake = running_bot.fake
+    inter = await fake.interaction("help")
+    reply = await inter.wait_final()
+    assert inter.responses[0]["flags"] & 64  # ephemeral
+    assert reply["allowed_mentions"] == {"parse": []}
+    text = embed_text(reply)
+    assert "No channel is read aloud yet." in text
+    assert "Members may clone their own voice" in text
+    assert "What next: Someone with Manage Server runs `/setup`" in text
+    assert "`/say`" in text and "`/clone`" in text and "`/botstats`" in text
+
+    admin = FakeDiscord.EVERYONE_PERMISSIONS | MANAGE_GUILD
+    await (
+        await fake.interaction("setup", {"channel": fake.TEXT_ID}, permissions=admin)
+    ).wait_final()
+    await (await fake.interaction("set cloning", {"value": False}, permissions=admin)).wait_final()
+    text = embed_text(await (await fake.interaction("help")).wait_final())
+    assert f"I read <#{fake.TEXT_ID}> aloud." in text
+    assert "Voice cloning is switched off in this server." in text
+    assert f"What next: Join a voice channel and write in <#{fake.TEXT_ID}>" in text
+
+
+async def test_joining_a_server_says_hello_without_pinging_where_allowed(
+    running_bot: RunningBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = running_bot.fake
+    caplog.set_level(logging.INFO, "bot.help_text")
+    guild = await fake.join_guild(7)
+    await fake.wait_for(lambda: fake.channel_messages, 10, "the welcome")
+    (message,) = fake.channel_messages
+    assert message["channel_id"] == fake.channels[guild][0]  # the system channel
+    assert "`/setup`" in message["content"]
+    assert message["allowed_mentions"] == {"parse": []}
+    assert f"joined server {guild}" in caplog.text
+
+    # Where the bot may not post, it stays quiet (and still logs the join).
+    quiet = await fake.join_guild(8, deny_in_system_channel=SEND_MESSAGES)
+    await fake.wait_for(lambda: f"joined server {quiet}" in caplog.text, 10, "the join")
+    await asyncio.sleep(0.5)
+    assert len(fake.channel_messages) == 1

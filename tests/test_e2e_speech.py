@@ -202,7 +202,7 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         names = {command["name"] for command in fake.registered_commands}
         assert names == {
             "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
-            "botstats", "clone", "voice", "setup", "settings", "set", "dict",
+            "botstats", "clone", "voice", "setup", "settings", "set", "dict", "help",
         }  # fmt: skip
         admin_only = {
             c["name"] for c in fake.registered_commands if c.get("default_member_permissions")

@@ -222,6 +222,17 @@ class FakeDiscord:
         self.humans[name] = FakeUser(f"{1300 + number}000000000000001", name)
         return guild
 
+    async def join_guild(self, number: int, deny_in_system_channel: int = 0) -> str:
+        """The bot is invited to a new server while running (`on_guild_join`); its system
+        channel is the text channel, where @everyone may be denied some permissions."""
+        guild = self.add_guild(number)
+        if deny_in_system_channel:
+            self.deny_voice_permissions(self.channels[guild][0], deny_in_system_channel)
+        data = self._guild_json(guild)
+        del data["unavailable"]  # as Discord sends it for a new server (not an outage's end)
+        await self.dispatch("GUILD_CREATE", data)
+        return guild
+
     def attachment(self, filename: str, data: bytes, content_type: str = "audio/wav") -> FakeFile:
         """A file uploaded to the fake CDN, to pass as a slash-command option value."""
         file = FakeFile(snowflake(), filename, data, content_type)
@@ -855,6 +866,7 @@ class FakeDiscord:
             "mfa_level": 0,
             "nsfw_level": 0,
             "system_channel_flags": 0,
+            "system_channel_id": text_id,
         }
 
     def _user(self, user_id: str) -> FakeUser:

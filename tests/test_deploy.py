@@ -1,0 +1,128 @@
+"""The Docker image, compose file and systemd unit. Docker cannot build here (no daemon), so
+the Dockerfile is linted with hadolint, and what it copies and runs is checked against the
+repository; the health check's own command is run against a real health endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.http_endpoints import HttpEndpoints
+from bot.metrics import Metrics
+
+REPO = Path(__file__).resolve().parent.parent
+DOCKERFILE = (REPO / "Dockerfile").read_text()
+
+
+def instructions(keyword: str) -> list[str]:
+    """The arguments of every `keyword` instruction, continuation lines joined."""
+    joined = re.sub(r"\\\n\s*", " ", DOCKERFILE)
+    return [
+        line.split(None, 1)[1] for line in joined.splitlines() if line.startswith(keyword + " ")
+    ]
+
+
+def env_of_image() -> dict[str, str]:
+    env = {}
+    for args in instructions("ENV"):
+        env.update(dict(re.findall(r"(\w+)=(\S+)", args)))
+    return env
+
+
+def test_hadolint_finds_nothing() -> None:
+    hadolint = Path(sys.executable).parent / "hadolint"
+    result = subprocess.run(
+        [str(hadolint), "--no-color", str(REPO / "Dockerfile")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_what_the_image_copies_exists_and_is_not_ignored() -> None:
+    ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()}
+    sources = [s for args in instructions("COPY") for s in args.split()[:-1]]
+    assert {"bot", "cogs", "migrations", "constraints.txt", "pyproject.toml"} <= set(sources)
+    for source in sources:
+        assert (REPO / source).exists(), source
+        assert source not in ignored, source
+    assert ".env" in ignored and ".venv" in ignored  # secrets and the local venv stay out
+
+
+def test_the_image_runs_the_bot_as_a_non_root_user_with_cpu_torch() -> None:
+    (entry,) = instructions("ENTRYPOINT")
+    (cmd,) = instructions("CMD")
+    argv = [*json.loads(entry), *json.loads(cmd)]
+    assert argv == ["python", "-m", "bot", "run"]
+    result = subprocess.run(
+        [sys.executable, *argv[1:], "--help"], cwd=REPO, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (user,) = instructions("USER")
+    assert not user.startswith(("root", "0"))
+    assert any("download.pytorch.org/whl/cpu" in run for run in instructions("RUN"))
+    assert any("libopus0" in run and "libsndfile1" in run for run in instructions("RUN"))
+    assert DOCKERFILE.startswith("#") and "FROM python:3.11-slim" in DOCKERFILE
+
+
+@pytest.mark.parametrize("ready", [True, False])
+async def test_the_health_check_command_asks_the_health_endpoint(ready: bool) -> None:
+    (check,) = instructions("HEALTHCHECK")
+    argv = json.loads(check.split(" CMD ", 1)[1])
+    assert argv[0] == "python"
+    endpoints = HttpEndpoints(
+        Metrics(lambda: None, lambda: 0), lambda: None if ready else "loading the model"
+    )
+    await endpoints.start("127.0.0.1", 0)
+    try:
+        env = {**os.environ, **env_of_image(), "METRICS_PORT": str(endpoints.port)}
+        process = await asyncio.create_subprocess_exec(sys.executable, *argv[1:], env=env)
+        code = await asyncio.wait_for(process.wait(), 30)
+    finally:
+        await endpoints.close()
+    assert (code == 0) is ready
+
+
+def test_compose_keeps_data_and_the_model_cache_on_volumes() -> None:
+    compose = yaml.safe_load((REPO / "compose.yaml").read_text())
+    (service,) = compose["services"].values()
+    image_env = env_of_image()
+    assert service["build"] == "."
+    assert service["restart"] in ("unless-stopped", "always", "on-failure")
+    assert service["env_file"] == ".env"
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in service["volumes"]}
+    assert mounts[image_env["DATA_DIR"]] in compose["volumes"]
+    assert mounts[image_env["HF_HOME"]] in compose["volumes"]
+    assert service["environment"]["METRICS_PORT"] == image_env["METRICS_PORT"]
+
+
+def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:
+    unit = (REPO / "deploy" / "pocketvoice.service").read_text()
+    for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "StateDirectory=pocketvoice",
+                 "ProtectHome=yes", "PrivateTmp=yes", "UMask=0077"):  # fmt: skip
+        assert line in unit.splitlines(), line
+    assert "ExecStart=/opt/pocketvoice/.venv/bin/python -m bot run" in unit
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    # The unit as installed, with the checkout in a temporary folder.
+    checkout = tmp_path / "pocketvoice"
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (checkout / ".env").write_text("DISCORD_TOKEN=x\n")
+    copy = tmp_path / "pocketvoice.service"
+    copy.write_text(unit.replace("/opt/pocketvoice", str(checkout)))
+    result = subprocess.run(
+        [analyze, "verify", str(copy)], capture_output=True, text=True, timeout=60
+    )
+    problems = [line for line in result.stderr.splitlines() if "pocketvoice.service" in line]
+    assert result.returncode == 0 and not problems, result.stderr
