@@ -96,6 +96,31 @@ def object_counts() -> collections.Counter[str]:
     return collections.Counter(type(o).__name__ for o in gc.get_objects())
 
 
+def explain_growth(kinds: list[str], seen: set[int], limit: int = 4) -> None:
+    """For objects of `kinds` made since warm-up (ids not in `seen`): who holds them, two
+    referrers deep. A diagnostic for a Python-side leak (`--why`)."""
+    gc.collect()
+    objects = gc.get_objects()
+    for kind in kinds:
+        new = [o for o in objects if type(o).__name__ == kind and id(o) not in seen]
+        print(f"  {kind}: {len(new)} new since warm-up")
+        holders: collections.Counter[str] = collections.Counter()
+        for obj in new[:300]:
+            chain = []
+            current = obj
+            for _ in range(3):
+                refs = [r for r in gc.get_referrers(current) if r is not objects and r is not new
+                        and type(r).__name__ != "frame"]  # fmt: skip
+                if not refs:
+                    break
+                current = refs[0]
+                chain.append(f"{type(current).__name__}:{repr(current)[:60]}")
+            holders[" <- ".join(chain)] += 1
+        for chain, count in holders.most_common(limit):
+            print(f"    {count:4d} x {chain}")
+    del objects
+
+
 def rss_mb() -> float:
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * resource.getpagesize() / 1e6
@@ -203,6 +228,7 @@ async def soak(args: argparse.Namespace) -> None:
     samples: list[tuple[float, float, int, int, float]] = []  # (t, RSS, fds, tasks, cache MB)
     errors_at_warm = 0
     objects_at_warm: collections.Counter[str] = collections.Counter()
+    ids_at_warm: set[int] = set()
     lag = LoopLag()
     lag_task = asyncio.create_task(lag.watch())
     while time.monotonic() < stop_at:
@@ -216,6 +242,7 @@ async def soak(args: argparse.Namespace) -> None:
             if not samples:
                 errors_at_warm = len(errors.records)
                 objects_at_warm = object_counts()
+                ids_at_warm = {id(o) for o in gc.get_objects()} if args.why else set()
                 lag.worst = 0.0
             phrases = bot.engine.phrases
             cache = (bot.engine.voice_cache.bytes + (phrases.bytes if phrases else 0)) / 1e6
@@ -263,6 +290,11 @@ async def soak(args: argparse.Namespace) -> None:
     for record in errors.records[:10]:
         print(f"    {record}")
     print(f"  servers whose last /say was never spoken: {len(stuck)} of {len(last_say)}")
+    if args.why:
+        trim_fake(fake)
+        grown_after = (object_counts() - objects_at_warm).most_common(6)
+        print("  after the load stopped, grown: " + ", ".join(f"{k} +{v}" for k, v in grown_after))
+        explain_growth([k for k, _ in grown_after[:4]], ids_at_warm)
 
     await bot.close()
     with contextlib.suppress(Exception):
@@ -276,6 +308,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--servers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--why", action="store_true", help="show who holds what grew (slow)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     asyncio.run(soak(args))
