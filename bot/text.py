@@ -10,6 +10,7 @@ whole under the length limit.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -68,6 +69,22 @@ _GUILD_NAV = re.compile(r"<id:(customize|browse|guide|linked-roles)(?::\d+)?>")
 _EVERYONE = re.compile(r"@(everyone|here)\b")
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:>>> ?|> ?|#{1,3}[ \t]+|-#[ \t]+|[-*+][ \t]+|\d+\.[ \t]+)")
 _MARKERS = re.compile(r"\*+|~~+|\|\|+|`+|_+|\\(?=[^\w\s])")
+_EMPHASIS = re.compile(r"(\*{1,3}|~~)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)  # also inside words
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)(_{1,2})(?=\S)(.+?)(?<=\S)\1(?!\w)", re.DOTALL)
+_ESCAPED_INSIDE = re.compile(r"(?<=\w)(?:\\[*_~`|>#\-])+(?=\w)")
+_ESCAPED = re.compile(r"(?:\\[*_~`|>#\-\\])+")
+_HEART = re.compile(r"(?:(?<=\s)|^)<3+(?![\d.])", re.MULTILINE)
+_COMPARISONS = {">=": "greater than or equal to", "<=": "less than or equal to",
+                "≥": "greater than or equal to", "≤": "less than or equal to",
+                ">": "greater than", "<": "less than", "≠": "not equal to"}  # fmt: skip
+_COMPARISON = re.compile(  # only beside a number: "x > 5", "5<x"; "a > b" stays a symbol
+    r"(?:(?<=[\w)])[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=-?\d))"
+    r"|(?:(?<=\d)[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=[\w(-]))"
+)
+_TIMES = re.compile(r"(?<=\d)[ \t]*[*×][ \t]*(?=-?\d)")
+_EQUALS = re.compile(r"(?<=\d)[ \t]*=[ \t]*(?=-?\d)")
+_PLACEHOLDER_BASE, _PLACEHOLDERS = 0xE000, 0x1800  # Unicode's private use area
+_PLACEHOLDER = re.compile("[\ue000-\uf7ff]")
 _RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
 _ZERO_WIDTH = re.compile(r"[\u200b\u200c\u2060\ufeff\u00ad]")  # not ZWJ: emoji need it
@@ -77,12 +94,37 @@ _MANY_MARKS = re.compile(
 _SENTENCE_END = re.compile(r"[.!?…。！？]$")
 
 
-def _plain(text: str) -> str:
-    """Remove control characters, zero-width marks and zalgo stacks; normalize."""
-    text = unicodedata.normalize("NFC", text)
+def _clean(text: str) -> str:
     text = _ZERO_WIDTH.sub("", text)
-    text = "".join(c for c in text if c in "\n\t\u200d" or unicodedata.category(c)[0] != "C")
+    text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] != "C")
     return _MANY_MARKS.sub(r"\1", text)
+
+
+def _plain(text: str) -> str:
+    """Remove control characters, zero-width marks and zalgo stacks; normalize. Emoji are
+    found first, with the `emoji` package's data, and kept whole: ZWJ and tag sequences (flags
+    of Scotland or Wales) are made of format characters, and emoji newer than Python's
+    Unicode tables (🩷, 🪿) count as unassigned there."""
+    text = unicodedata.normalize("NFC", text)
+    parts, position = [], 0
+    for found in emoji.emoji_list(text):
+        parts.append(_clean(text[position : found["match_start"]]))
+        parts.append(found["emoji"])
+        position = found["match_end"]
+    parts.append(_clean(text[position:]))
+    return "".join(parts)
+
+
+def _fold_letters(text: str) -> str:
+    """Fancy-font, fullwidth and circled letters and digits (𝓙𝓪𝓴𝓮, ｈｅｌｌｏ, Ⓐ) as the
+    plain ones they stand for (their compatibility form, NFKC)."""
+    return "".join(_folded(c) if ord(c) >= 0x2100 else c for c in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded(char: str) -> str:
+    plain = unicodedata.normalize("NFKC", char)
+    return plain if plain.isascii() and plain.isalnum() else char
 
 
 def _host_phrase(url: str) -> str:
@@ -117,20 +159,90 @@ def _timestamp(seconds: str) -> str:
 
 
 def _cut_repeats(text: str, limit: int) -> str:
+    """Runs of one letter, mark or symbol cut to `limit`; numbers never change."""
     if limit <= 0:
         return text
-    return re.sub(rf"(.)\1{{{limit},}}", lambda m: m.group(1) * limit, text, flags=re.DOTALL)
+    return re.sub(rf"([^\d\s])\1{{{limit},}}", lambda m: m.group(1) * limit, text)
 
 
-def _apply_dictionary(text: str, dictionary: Mapping[str, str]) -> str:
+def _emoji_words(text: str, options: ReadOptions) -> str:
+    """Emoji as their names (or nothing with `skip_emoji`). A run of one emoji, however many
+    code points it has (❤️ is two), is cut to `repeated_characters` like a run of letters."""
+    limit = options.repeated_characters
+    parts: list[str] = []
+    position, previous, run = 0, "", 0
+    for found in emoji.emoji_list(text):
+        between = text[position : found["match_start"]]
+        same = found["emoji"] == previous and not between.strip()
+        run = run + 1 if same else 1
+        previous, position = found["emoji"], found["match_end"]
+        parts.append(between)
+        if limit and run > limit:
+            continue
+        if options.skip_emoji:
+            parts.append(" ")
+        else:
+            data = emoji.EMOJI_DATA.get(found["emoji"], {})
+            parts.append(f" {_emoji_name(data.get('en', ''))} ")
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _symbols(text: str) -> str:
+    """Symbols a person says: a heart, comparisons and sums between numbers."""
+    text = _HEART.sub(" heart ", text)
+    text = _COMPARISON.sub(lambda m: f" {_COMPARISONS[m.group(1) or m.group(2)]} ", text)
+    text = _TIMES.sub(" times ", text)
+    return _EQUALS.sub(" equals ", text)
+
+
+def _unmark(text: str) -> str:
+    """Markdown emphasis goes and leaves its words whole ("**S**tar Wars" is "Star Wars");
+    then stray markers become spaces."""
+    for _ in range(3):  # nested: ***bold italic***, **_both_**
+        text = _EMPHASIS.sub(r"\2", text)
+        text = _UNDERSCORE_EMPHASIS.sub(r"\2", text)
+    return _MARKERS.sub(" ", text)
+
+
+class _Protected:
+    """Text that later steps must not touch (the dictionary's output), held as private-use
+    placeholders and put back at the end."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+
+    def hold(self, value: str) -> str:
+        if len(self.values) >= _PLACEHOLDERS:
+            return value
+        self.values.append(value)
+        return chr(_PLACEHOLDER_BASE + len(self.values) - 1)
+
+    def restore(self, text: str) -> str:
+        if not self.values:
+            return text
+        return _PLACEHOLDER.sub(lambda m: self.values[ord(m.group(0)) - _PLACEHOLDER_BASE], text)
+
+
+def _apply_dictionary(
+    text: str, dictionary: Mapping[str, str], protected: _Protected | None = None
+) -> str:
+    """Whole words (or emoji), any case, longest first: "New York" before "New". Applied to
+    the text as written (so `snake_case` and 🔥 keys match), its output protected from the
+    later steps, so it is, in effect, applied last."""
     if not dictionary:
         return text
-    words = sorted(dictionary, key=len, reverse=True)  # longest first: "New York" before "New"
+    words = sorted(dictionary, key=len, reverse=True)
     lookup = {w.casefold(): spoken for w, spoken in dictionary.items()}
     pattern = re.compile(
         r"(?<!\w)(" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
     )
-    return pattern.sub(lambda m: lookup.get(m.group(1).casefold(), m.group(1)), text)
+
+    def spoken(match: re.Match[str]) -> str:
+        said = lookup.get(match.group(1).casefold(), match.group(1))
+        return protected.hold(said) if protected is not None else said
+
+    return pattern.sub(spoken, text)
 
 
 def _sentences(text: str) -> str:
@@ -147,14 +259,23 @@ def _sentences(text: str) -> str:
 
 
 def plain_name(name: str, options: ReadOptions | None = None) -> str:
-    """A display name as speakable words (names may hold emoji and markup too)."""
-    spoken = speakable(name, Names(), options or ReadOptions(max_length=100), dictionary=False)
-    return spoken or "someone"
+    """A display name as speakable words: fancy letters folded (NFKC), decorations such as
+    emoji and symbols ("🔥Blaze🔥", "📢┃announcements") dropped unless the name is nothing
+    else, markup read as in messages, and the server's dictionary applied."""
+    options = options or ReadOptions(max_length=100)
+    folded = unicodedata.normalize("NFKC", _plain(name))
+    bare = "".join(
+        " " if unicodedata.category(c) == "So" or emoji.is_emoji(c) else c
+        for c in emoji.replace_emoji(folded, replace=" ")
+    )
+    if any(c.isalnum() for c in bare):
+        folded = bare
+    return speakable(folded, Names(), options) or "someone"
 
 
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
     """Message text as the words to say (no announcement, no length cut)."""
-    text = _plain(text)
+    text = _fold_letters(_plain(text))
     text = _CODE_BLOCK.sub(" a code block. ", text)
     text = _SPOILER.sub(" a spoiler ", text)
     text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
@@ -180,22 +301,23 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1)), text)
     text = _GUILD_NAV.sub(" a server page ", text)
     text = _EVERYONE.sub(lambda m: m.group(1), text)
+    protected = _Protected()
+    if dictionary:
+        text = _apply_dictionary(text, options.dictionary, protected)
+    text = _ESCAPED_INSIDE.sub(" ", text)  # snake\_case: two words
+    text = _ESCAPED.sub("", text)  # \_\_init\_\_: init, without backslashes
     text = _cut_repeats(text, options.repeated_characters)  # before emoji become words
     if options.skip_emoji:
         text = _CUSTOM_EMOJI.sub(" ", text)
-        text = emoji.replace_emoji(text, replace=" ")
     else:
         text = _CUSTOM_EMOJI.sub(lambda m: f" emoji {_emoji_name(m.group(1))} ", text)
-        text = emoji.replace_emoji(
-            text, replace=lambda _, data: f" {_emoji_name(data.get('en', ''))} "
-        )
+    text = _emoji_words(text, options)
+    text = _symbols(text)
     text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))
-    text = _MARKERS.sub(" ", text)
+    text = _unmark(text)
     text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
     text = _cut_repeats(text, options.repeated_characters)
-    if dictionary:
-        text = _apply_dictionary(text, options.dictionary)
-    return _sentences(text)
+    return _sentences(protected.restore(text))
 
 
 def _attachments_phrase(types: tuple[str, ...], stickers: int) -> str:
@@ -240,6 +362,8 @@ def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) ->
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
     body = speakable(facts.content, names, options)
+    if not any(c.isalnum() for c in body):  # "...", "?!": nothing a person would read out
+        body = ""
     author = plain_name(facts.author, options)
     extras = _attachments_phrase(facts.attachment_types, facts.stickers)
     reply = f"replying to {plain_name(facts.reply_to, options)}" if facts.reply_to else ""
