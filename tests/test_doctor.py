@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -160,3 +161,22 @@ async def test_the_command_prints_one_line_per_check_and_exits_non_zero_on_failu
     assert lines[failed[0] + 1] == "    fix: ./run.sh sync (or start once with SYNC_COMMANDS=1)"
     assert lines[-1] == "Some checks failed: see the fixes above."
     assert fake.token not in stdout.decode() + stderr.decode()
+
+
+def test_weights_that_cannot_be_downloaded_and_a_missing_token_are_reported(
+    tmp_path: Path,
+) -> None:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_", "HF_"))}
+    env = {**keep, "PYTHONPATH": str(REPO), "DATA_DIR": str(tmp_path / "data"),
+           "TTS_LANGUAGE": "english", "HF_HUB_OFFLINE": "1",  # the weights are not cached here
+           "HF_HOME": str(tmp_path / "hf")}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "doctor"], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1
+    model = lines.index("✖ model: TTS_LANGUAGE=english: weights not cached and not downloadable")
+    assert lines[model + 1].startswith("    fix: Could not download the Pocket TTS weights")
+    assert "set TTS_CONFIG to a local model config" in lines[model + 1]
+    assert "✖ token: DISCORD_TOKEN is not set" in lines
