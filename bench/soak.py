@@ -96,28 +96,28 @@ def object_counts() -> collections.Counter[str]:
     return collections.Counter(type(o).__name__ for o in gc.get_objects())
 
 
-def explain_growth(kinds: list[str], seen: set[int], limit: int = 4) -> None:
-    """For objects of `kinds` made since warm-up (ids not in `seen`): who holds them, two
-    referrers deep. A diagnostic for a Python-side leak (`--why`)."""
+def explain_growth(kinds: list[str], sample: int = 20) -> None:
+    """Who holds the objects of `kinds`, by the holder's type, for a sample of each; and which
+    exceptions are alive (a traceback keeps its frames and their locals). A diagnostic for a
+    Python-side leak (`--why`)."""
     gc.collect()
     objects = gc.get_objects()
+    alive = collections.Counter(type(o).__name__ for o in objects if isinstance(o, BaseException))
+    print("  exceptions alive: " + ", ".join(f"{k} {v}" for k, v in alive.most_common(8)))
     for kind in kinds:
-        new = [o for o in objects if type(o).__name__ == kind and id(o) not in seen]
-        print(f"  {kind}: {len(new)} new since warm-up")
+        of_kind = [o for o in objects if type(o).__name__ == kind][-sample:]
         holders: collections.Counter[str] = collections.Counter()
-        for obj in new[:300]:
-            chain = []
-            current = obj
-            for _ in range(3):
-                refs = [r for r in gc.get_referrers(current) if r is not objects and r is not new
-                        and type(r).__name__ != "frame"]  # fmt: skip
-                if not refs:
-                    break
-                current = refs[0]
-                chain.append(f"{type(current).__name__}:{repr(current)[:60]}")
-            holders[" <- ".join(chain)] += 1
-        for chain, count in holders.most_common(limit):
-            print(f"    {count:4d} x {chain}")
+        for obj in of_kind:
+            for ref in gc.get_referrers(obj):
+                if ref is objects or ref is of_kind or type(ref).__name__ == "frame":
+                    continue
+                owner = getattr(ref, "__qualname__", None) or type(ref).__name__
+                if isinstance(ref, dict):  # an object's attributes: name the object
+                    owners = [r for r in gc.get_referrers(ref) if hasattr(r, "__dict__")]
+                    owner = "dict of " + ",".join(sorted({type(r).__name__ for r in owners}))
+                holders[owner] += 1
+        print(f"  {kind} (last {len(of_kind)}) held by: " + ", ".join(
+            f"{k} {v}" for k, v in holders.most_common(6)))  # fmt: skip
     del objects
 
 
@@ -228,7 +228,6 @@ async def soak(args: argparse.Namespace) -> None:
     samples: list[tuple[float, float, int, int, float]] = []  # (t, RSS, fds, tasks, cache MB)
     errors_at_warm = 0
     objects_at_warm: collections.Counter[str] = collections.Counter()
-    ids_at_warm: set[int] = set()
     lag = LoopLag()
     lag_task = asyncio.create_task(lag.watch())
     while time.monotonic() < stop_at:
@@ -242,7 +241,6 @@ async def soak(args: argparse.Namespace) -> None:
             if not samples:
                 errors_at_warm = len(errors.records)
                 objects_at_warm = object_counts()
-                ids_at_warm = {id(o) for o in gc.get_objects()} if args.why else set()
                 lag.worst = 0.0
             phrases = bot.engine.phrases
             cache = (bot.engine.voice_cache.bytes + (phrases.bytes if phrases else 0)) / 1e6
@@ -294,7 +292,7 @@ async def soak(args: argparse.Namespace) -> None:
         trim_fake(fake)
         grown_after = (object_counts() - objects_at_warm).most_common(6)
         print("  after the load stopped, grown: " + ", ".join(f"{k} +{v}" for k, v in grown_after))
-        explain_growth([k for k, _ in grown_after[:4]], ids_at_warm)
+        explain_growth([k for k, _ in grown_after[:6]])
 
     await bot.close()
     with contextlib.suppress(Exception):

@@ -12,7 +12,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import native_memory
+from bot import gc_pauses, native_memory
 from bot.audio import ensure_opus
 from bot.autoread import AutoReader
 from bot.config import Settings
@@ -138,6 +138,8 @@ class PocketVoiceBot(commands.Bot):
             await self.load_extension(extension)
         if self.settings.sync_commands and self._load_engine:
             await self.sync_commands()
+        if self._load_engine:  # the model and everything imported stay for good
+            gc_pauses.freeze_after_startup()
 
     async def sync_commands(self) -> int:
         commands_synced = await self.tree.sync()
