@@ -36,7 +36,9 @@ class AutoReader:
         speech: SpeechService,
         voice_for: VoiceResolver,
         clock: Callable[[], float] = time.monotonic,
+        language: str = "english",
     ) -> None:
+        self.language = language  # of what the bot adds: "NAME said", "a link to", ...
         self.db = db
         self.speech = speech
         self.voice_for = voice_for
@@ -165,6 +167,7 @@ class AutoReader:
             repeated_characters=settings.repeated_characters,
             max_length=settings.max_length,
             dictionary=await self.db.dictionary.entries(guild.id),
+            language=self.language,
         )
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")

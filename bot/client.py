@@ -128,9 +128,12 @@ class PocketVoiceBot(commands.Bot):
                 self.settings.max_text_length,
                 voice_for=library.voice_for,
                 cloned_voice_id=library.cloned_voice_id,
+                language=self.settings.tts_language,
             )
             self.voices = VoiceService(library, self.speech, self.engine)
-            self.reader = AutoReader(self.db, self.speech, library.voice_for)
+            self.reader = AutoReader(
+                self.db, self.speech, library.voice_for, language=self.settings.tts_language
+            )
             self.settings_service = SettingsService(self.db)
             self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]

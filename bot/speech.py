@@ -17,6 +17,7 @@ import numpy as np
 
 from bot.audio import MODEL_RATE, encode_audio
 from bot.engine import VoiceError
+from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
 from bot.replies import Reply, UserError, plural
 
@@ -46,9 +47,11 @@ class SpeechService:
         max_text_length: int,
         voice_for: VoiceResolver | None = None,
         cloned_voice_id: ClonedVoiceId | None = None,
+        language: str = "english",
     ) -> None:
         self.scheduler = scheduler
         self.max_text_length = max_text_length
+        self.phrases = phrasebook(language)  # "NAME said" in the model's language
         self.voice_for = voice_for
         self.cloned_voice_id = cloned_voice_id
         # a lock lives while someone holds or waits for it: the table cannot only grow
@@ -140,7 +143,7 @@ class SpeechService:
         if self.voice_for is not None:
             voice = await self.voice_for(member.id, channel.guild.id)
         text = await self.attributed(member, channel.guild.id, text, voice, "/say")
-        lead = f"{member.display_name} said"
+        lead = self.phrases.said.format(name=member.display_name)
         lead = lead if text.startswith(f"{lead}: ") else ""
         ahead = await self._speak(channel, Utterance(text, voice, requested_at, lead=lead))
         if ahead == 0:
@@ -160,7 +163,8 @@ class SpeechService:
             "cloned voice %s used for %s by user %s in server %s",
             voice_id, what, member.id, guild_id,
         )  # fmt: skip
-        return text if announced else f"{member.display_name} said: {text}"
+        said = self.phrases.said.format(name=member.display_name)
+        return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
         self, member: discord.Member | discord.User, text: str, voice: str | None,

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import emoji
 
-AND_SO_ON = " and so on"
+from bot.phrasebook import ENGLISH, Phrasebook, phrasebook
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class ReadOptions:
     repeated_characters: int = 4  # 0: keep runs as they are
     max_length: int = 300
     dictionary: Mapping[str, str] = field(default_factory=dict)  # word -> how to say it
+    language: str = "english"  # a pocket-tts language: what the bot adds is said in it
+
+    @property
+    def phrases(self) -> Phrasebook:
+        return phrasebook(self.language)
 
 
 @dataclass(frozen=True)
@@ -74,9 +79,7 @@ _UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)(_{1,2})(?=\S)(.+?)(?<=\S)\1(?!\w)", 
 _ESCAPED_INSIDE = re.compile(r"(?<=\w)(?:\\[*_~`|>#\-])+(?=\w)")
 _ESCAPED = re.compile(r"(?:\\[*_~`|>#\-\\])+")
 _HEART = re.compile(r"(?:(?<=\s)|^)<3+(?![\d.])", re.MULTILINE)
-_COMPARISONS = {">=": "greater than or equal to", "<=": "less than or equal to",
-                "≥": "greater than or equal to", "≤": "less than or equal to",
-                ">": "greater than", "<": "less than", "≠": "not equal to"}  # fmt: skip
+_SAME_COMPARISON = {"≥": ">=", "≤": "<="}
 _COMPARISON = re.compile(  # only beside a number: "x > 5", "5<x"; "a > b" stays a symbol
     r"(?:(?<=[\w)])[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=-?\d))"
     r"|(?:(?<=\d)[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=[\w(-]))"
@@ -127,12 +130,12 @@ def _folded(char: str) -> str:
     return plain if plain.isascii() and plain.isalnum() else char
 
 
-def _host_phrase(url: str) -> str:
+def _host_phrase(url: str, book: Phrasebook) -> str:
     """'a link to youtube.com', or 'a link' when the host says nothing useful."""
     try:
         host = (urlsplit(url.strip("<>")).hostname or "").rstrip(".")
     except ValueError:
-        return " a link "
+        return f" {book.link} "
     if host.startswith("www."):
         host = host[4:]
     with contextlib.suppress(UnicodeError):
@@ -143,19 +146,20 @@ def _host_phrase(url: str) -> str:
         useful = False
     except ValueError:
         pass
-    return f" a link to {host} " if useful else " a link "
+    return f" {book.link_to.format(host=host)} " if useful else f" {book.link} "
 
 
 def _emoji_name(name: str) -> str:
     return name.replace("_", " ").replace(":", "").strip()
 
 
-def _timestamp(seconds: str) -> str:
+def _timestamp(seconds: str, book: Phrasebook) -> str:
     try:
         moment = datetime.fromtimestamp(int(seconds), UTC)
     except (OverflowError, OSError, ValueError):
-        return " a time "
-    return f" {moment.day} {moment:%B %Y} "
+        return f" {book.a_time} "
+    month = book.months[moment.month - 1]
+    return f" {book.date.format(day=moment.day, month=month, year=moment.year)} "
 
 
 def _cut_repeats(text: str, limit: int) -> str:
@@ -182,18 +186,33 @@ def _emoji_words(text: str, options: ReadOptions) -> str:
         if options.skip_emoji:
             parts.append(" ")
         else:
-            data = emoji.EMOJI_DATA.get(found["emoji"], {})
-            parts.append(f" {_emoji_name(data.get('en', ''))} ")
+            name = _emoji_words_in(found["emoji"], options.phrases.emoji_code)
+            parts.append(f" {_emoji_name(name)} ")
     parts.append(text[position:])
     return "".join(parts)
 
 
-def _symbols(text: str) -> str:
+@functools.lru_cache(maxsize=4096)
+def _emoji_words_in(found: str, code: str) -> str:
+    """An emoji's name in the `emoji` package's language `code`, or in English without one."""
+    if code != "en":
+        name = emoji.demojize(found, language=code, delimiters=("", ""))
+        if name != found:
+            return name
+    return str(emoji.EMOJI_DATA.get(found, {}).get("en", ""))
+
+
+def _symbols(text: str, book: Phrasebook) -> str:
     """Symbols a person says: a heart, comparisons and sums between numbers."""
-    text = _HEART.sub(" heart ", text)
-    text = _COMPARISON.sub(lambda m: f" {_COMPARISONS[m.group(1) or m.group(2)]} ", text)
-    text = _TIMES.sub(" times ", text)
-    return _EQUALS.sub(" equals ", text)
+
+    def comparison(match: re.Match[str]) -> str:
+        symbol = match.group(1) or match.group(2)
+        return f" {book.comparisons[_SAME_COMPARISON.get(symbol, symbol)]} "
+
+    text = _HEART.sub(f" {book.heart} ", text)
+    text = _COMPARISON.sub(comparison, text)
+    text = _TIMES.sub(f" {book.times} ", text)
+    return _EQUALS.sub(f" {book.equals} ", text)
 
 
 def _unmark(text: str) -> str:
@@ -270,36 +289,38 @@ def plain_name(name: str, options: ReadOptions | None = None) -> str:
     )
     if any(c.isalnum() for c in bare):
         folded = bare
-    return speakable(folded, Names(), options) or "someone"
+    return speakable(folded, Names(), options) or options.phrases.someone
 
 
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
     """Message text as the words to say (no announcement, no length cut)."""
+    book = options.phrases
+    named = ReadOptions(max_length=100, language=options.language)  # mentioned names
     text = _fold_letters(_plain(text))
-    text = _CODE_BLOCK.sub(" a code block. ", text)
-    text = _SPOILER.sub(" a spoiler ", text)
+    text = _CODE_BLOCK.sub(f" {book.code_block}. ", text)
+    text = _SPOILER.sub(f" {book.spoiler} ", text)
     text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
     text = _MASKED_LINK.sub(lambda m: f" {m.group(1)} ", text)
-    text = _URL.sub(lambda m: _host_phrase(m.group(0)), text)
+    text = _URL.sub(lambda m: _host_phrase(m.group(0), book), text)
 
     def user(match: re.Match[str]) -> str:
         name = names.users.get(int(match.group(1)))
-        return f" {plain_name(name)} " if name else " someone "
+        return f" {plain_name(name, named)} " if name else f" {book.someone} "
 
     def role(match: re.Match[str]) -> str:
         name = names.roles.get(int(match.group(1)))
-        return f" {plain_name(name)} " if name else " a role "
+        return f" {plain_name(name, named)} " if name else f" {book.a_role} "
 
     def channel(match: re.Match[str]) -> str:
         name = names.channels.get(int(match.group(1)))
-        return f" {plain_name(name)} " if name else " a channel "
+        return f" {plain_name(name, named)} " if name else f" {book.a_channel} "
 
     text = _USER.sub(user, text)
     text = _ROLE.sub(role, text)
     text = _CHANNEL.sub(channel, text)
-    text = _SLASH.sub(lambda m: f" slash {m.group(1)} ", text)
-    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1)), text)
-    text = _GUILD_NAV.sub(" a server page ", text)
+    text = _SLASH.sub(lambda m: f" {book.slash_command.format(name=m.group(1))} ", text)
+    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1), book), text)
+    text = _GUILD_NAV.sub(f" {book.server_page} ", text)
     text = _EVERYONE.sub(lambda m: m.group(1), text)
     protected = _Protected()
     if dictionary:
@@ -310,9 +331,11 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     if options.skip_emoji:
         text = _CUSTOM_EMOJI.sub(" ", text)
     else:
-        text = _CUSTOM_EMOJI.sub(lambda m: f" emoji {_emoji_name(m.group(1))} ", text)
+        text = _CUSTOM_EMOJI.sub(
+            lambda m: f" {book.custom_emoji.format(name=_emoji_name(m.group(1)))} ", text
+        )
     text = _emoji_words(text, options)
-    text = _symbols(text)
+    text = _symbols(text, book)
     text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))
     text = _unmark(text)
     text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
@@ -320,26 +343,25 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     return _sentences(protected.restore(text))
 
 
-def _attachments_phrase(types: tuple[str, ...], stickers: int) -> str:
+def _attachments_phrase(types: tuple[str, ...], stickers: int, book: Phrasebook) -> str:
     phrases = []
     if types:
         kinds = {t.split("/")[0] if t else "file" for t in types}
-        noun = {"image": "image", "video": "video", "audio": "audio file"}.get(
-            kinds.pop() if len(kinds) == 1 else "file", "file"
-        )
-        count = len(types)
-        article = "an" if noun[0] in "aeiou" else "a"
-        phrases.append(f"{article} {noun}" if count == 1 else f"{count} {noun}s")
+        kind = kinds.pop() if len(kinds) == 1 else "file"
+        noun = book.attachments.get(kind, book.attachments["file"])
+        phrases.append(noun.one if len(types) == 1 else noun.many.format(n=len(types)))
     if stickers:
-        phrases.append("a sticker" if stickers == 1 else f"{stickers} stickers")
-    return " and ".join(phrases)
+        noun = book.attachments["sticker"]
+        phrases.append(noun.one if stickers == 1 else noun.many.format(n=stickers))
+    return book.and_.join(phrases)
 
 
-def cut_to_length(text: str, limit: int) -> str:
+def cut_to_length(text: str, limit: int, and_so_on: str = ENGLISH.and_so_on) -> str:
     """`text` if it fits, else cut at a sentence or word boundary + 'and so on'."""
     if len(text) <= limit:
         return text
-    room = max(0, limit - len(AND_SO_ON))
+    ending = f" {and_so_on}"
+    room = max(0, limit - len(ending))
     head = text[:room]
     sentence = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
     if sentence >= room // 2:
@@ -347,16 +369,18 @@ def cut_to_length(text: str, limit: int) -> str:
     elif text[room] != " " and " " in head:  # mid-word: drop the partial word
         head = head[: head.rfind(" ")]
     head = head.rstrip(" ,;:")
-    return (head + AND_SO_ON).strip()[:limit]
+    return (head + ending).strip()[:limit]
 
 
 def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
     """The phrase `announce` starts a line with when the message has words ("Alice said"):
     the same audio every time, so it can be played from a cache ('' when there is none)."""
     author = plain_name(facts.author, options)
+    book = options.phrases
     if facts.forwarded:
-        return f"{author} forwarded a message:" if say_name else "forwarded a message:"
-    return f"{author} said" if say_name else ""
+        return book.forwarded_message.format(name=author) if say_name else (
+            book.forwarded_message_alone)  # fmt: skip
+    return book.said.format(name=author) if say_name else ""
 
 
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
@@ -365,17 +389,19 @@ def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_nam
     if not any(c.isalnum() for c in body):  # "...", "?!": nothing a person would read out
         body = ""
     author = plain_name(facts.author, options)
-    extras = _attachments_phrase(facts.attachment_types, facts.stickers)
-    reply = f"replying to {plain_name(facts.reply_to, options)}" if facts.reply_to else ""
+    book = options.phrases
+    extras = _attachments_phrase(facts.attachment_types, facts.stickers, book)
+    reply = book.replying_to.format(name=plain_name(facts.reply_to, options)) if (
+        facts.reply_to) else ""  # fmt: skip
     if body:
         lead = lead_phrase(facts, options, say_name=say_name)
         line = ", ".join(p for p in (lead, reply, body) if p) if reply else f"{lead} {body}"
         line = line.strip()
         if extras:
-            line = f"{line.rstrip('.')}, and sent {extras}"
+            line = book.and_sent.format(line=line.rstrip("."), what=extras)
     elif extras:  # nothing written: always say who sent it
-        verb = "forwarded" if facts.forwarded else "sent"
-        line = f"{author} {verb} {extras}" + (f", {reply}" if reply else "")
+        said = book.forwarded_what if facts.forwarded else book.sent
+        line = said.format(name=author, what=extras) + (f", {reply}" if reply else "")
     else:
         return ""
-    return cut_to_length(line, options.max_length)
+    return cut_to_length(line, options.max_length, book.and_so_on)

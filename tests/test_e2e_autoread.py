@@ -248,3 +248,20 @@ async def test_bot_copes_with_being_moved_and_kicked(running_bot: RunningBot) ->
     back = await fake.post("alice", "are you back")
     assert await outcome(running_bot, back) == "read"  # autojoin again
     await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "rejoin")
+
+
+async def test_the_glue_words_are_in_the_operators_language(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """TTS_LANGUAGE=french: what the bot adds to a message is said in French (the tiny model
+    stands in for the french one; what the engine is given is what is checked)."""
+    async with bot_on_fake_discord(tmp_path, tiny_model, {"TTS_LANGUAGE": "french"}) as running:
+        fake = running.fake
+        await setup_read_channel(fake)
+        await fake.set_voice_state("alice", VOICE)
+        message = await fake.post("alice", "regarde https://example.com ❤️ <3")
+        assert await outcome(running, message) == "read"
+        await fake.wait_for(lambda: len(speaker(running).history) == 1, 20, "reading")
+        assert speaker(running).history[0].text == (
+            "Alice a dit regarde un lien vers example.com cœur rouge cœur"
+        )

@@ -1,0 +1,124 @@
+"""What the bot adds to messages, in each language: every table is complete, and each
+language has its own cases."""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+from bot.phrasebook import ENGLISH, PHRASEBOOKS, phrasebook
+from bot.text import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
+
+NAMES = Names(users={1: "Alice"})
+TEXT_FIELDS = [f for f, v in vars(ENGLISH).items() if isinstance(v, str)]
+
+
+def fields_of(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("language", sorted(PHRASEBOOKS))
+def test_every_table_is_complete_and_keeps_the_placeholders(language: str) -> None:
+    book = PHRASEBOOKS[language]
+    for name in TEXT_FIELDS:
+        assert getattr(book, name).strip(), (language, name)
+        assert fields_of(getattr(book, name)) == fields_of(getattr(ENGLISH, name)), name
+    assert len(book.months) == 12
+    assert set(book.comparisons) == set(ENGLISH.comparisons)
+    assert set(book.attachments) == set(ENGLISH.attachments)
+    for noun in book.attachments.values():
+        assert "{n}" in noun.many and "{n}" not in noun.one
+
+
+def test_variants_use_their_base_language_and_unknown_ones_english() -> None:
+    assert phrasebook("french_24l") is PHRASEBOOKS["french"]
+    assert phrasebook("klingon") is ENGLISH
+
+
+T = "<t:1700000000:D>"  # 14 November 2023
+GIF = ("image/gif",)
+CASES = {
+    "english": [
+        (MessageFacts("hi", "Bob"), "Bob said hi"),
+        (MessageFacts("", "Bob", GIF), "Bob sent an image"),
+        (MessageFacts("", "Bob", ("video/mp4",) * 2, stickers=1),
+         "Bob sent 2 videos and a sticker"),
+        (MessageFacts("look", "Bob", reply_to="Alice"), "Bob said, replying to Alice, look"),
+        (MessageFacts(f"see https://example.com on {T}", "Bob"),
+         "Bob said see a link to example.com on 14 November 2023"),
+        (MessageFacts("i <3 it, 2*3=6", "Bob"), "Bob said i heart it, 2 times 3 equals 6"),
+        (MessageFacts("||secret|| ```x```", "Bob"), "Bob said a spoiler a code block."),
+        (MessageFacts("❤️ <@1>", "Bob"), "Bob said red heart Alice"),
+        (MessageFacts("x > 5", "Bob", forwarded=True), "Bob forwarded a message: x greater than 5"),
+    ],
+    "french": [
+        (MessageFacts("salut", "Bob"), "Bob a dit salut"),
+        (MessageFacts("", "Bob", GIF), "Bob a envoyé une image"),
+        (MessageFacts("", "Bob", ("video/mp4",) * 2, stickers=1),
+         "Bob a envoyé 2 vidéos et un autocollant"),
+        (MessageFacts("regarde", "Bob", reply_to="Alice"),
+         "Bob a dit, en réponse à Alice, regarde"),
+        (MessageFacts(f"voir https://example.com le {T}", "Bob"),
+         "Bob a dit voir un lien vers example.com le 14 novembre 2023"),
+        (MessageFacts("je <3 ça, 2*3=6", "Bob"), "Bob a dit je cœur ça, 2 fois 3 égale 6"),
+        (MessageFacts("||secret|| ```x```", "Bob"), "Bob a dit un texte caché un bloc de code."),
+        (MessageFacts("❤️ <@1>", "Bob"), "Bob a dit cœur rouge Alice"),
+        (MessageFacts("x > 5", "Bob", forwarded=True),
+         "Bob a transféré un message : x supérieur à 5"),
+        (MessageFacts("bonjour", "Bob", ("image/png",)),
+         "Bob a dit bonjour, et a envoyé une image"),
+    ],
+    "german": [
+        (MessageFacts("hallo", "Bob"), "Bob sagt hallo"),
+        (MessageFacts("", "Bob", GIF, stickers=2), "Bob hat ein Bild und 2 Sticker geschickt"),
+        (MessageFacts(f"am {T}", "Bob"), "Bob sagt am 14. November 2023"),
+        (MessageFacts("❤️ x < 5", "Bob"), "Bob sagt rotes herz x kleiner als 5"),
+    ],
+    "italian": [
+        (MessageFacts("ciao", "Bob"), "Bob ha detto ciao"),
+        (MessageFacts("", "Bob", GIF), "Bob ha inviato un'immagine"),
+        (MessageFacts(f"il {T}", "Bob"), "Bob ha detto il 14 novembre 2023"),
+    ],
+    "spanish": [
+        (MessageFacts("hola", "Bob"), "Bob dijo hola"),
+        (MessageFacts("", "Bob", ("audio/ogg",)), "Bob envió un archivo de audio"),
+        (MessageFacts(f"el {T}", "Bob"), "Bob dijo el 14 de noviembre de 2023"),
+    ],
+    "portuguese": [
+        (MessageFacts("olá", "Bob"), "Bob disse olá"),
+        (MessageFacts("", "Bob", stickers=3), "Bob enviou 3 figurinhas"),
+        (MessageFacts(f"em {T}", "Bob"), "Bob disse em 14 de novembro de 2023"),
+    ],
+    "dutch": [
+        (MessageFacts("hoi", "Bob"), "Bob zei hoi"),
+        (MessageFacts("", "Bob", GIF), "Bob stuurde een afbeelding"),
+        (MessageFacts("❤️", "Bob"), "Bob zei red heart"),  # no Dutch emoji names: English
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "facts", "spoken"),
+    [(language, facts, spoken) for language, cases in CASES.items() for facts, spoken in cases],
+)
+def test_glue_words_are_in_the_language(language: str, facts: MessageFacts, spoken: str) -> None:
+    options = ReadOptions(language=language)
+    assert announce(facts, NAMES, options, say_name=True) == spoken
+
+
+@pytest.mark.parametrize("language", sorted(PHRASEBOOKS))
+def test_a_long_message_ends_in_the_language(language: str) -> None:
+    options = ReadOptions(language=language, max_length=60)
+    line = announce(MessageFacts("word " * 40, "Bob"), NAMES, options, say_name=True)
+    assert line.endswith(phrasebook(language).and_so_on) and len(line) <= 60
+    assert cut_to_length("a b c", 100, "x") == "a b c"
+
+
+def test_no_english_is_left_in_a_french_line() -> None:
+    options = ReadOptions(language="french")
+    said = speakable("<@9> <@&9> <#9> </ping:1> <id:customize> <t:99999999999999999>", NAMES,
+                     options)  # fmt: skip
+    assert said == "quelqu'un un rôle un salon commande ping une page du serveur une date"
+    assert not re.search(r"\b(someone|a role|a channel|slash|server page|a time)\b", said)
