@@ -72,6 +72,9 @@ class PocketVoiceBot(commands.Bot):
             intents=intents,
             help_command=None,
             allowed_mentions=discord.AllowedMentions.none(),
+            # No message cache: edits and deletions come as raw events with what is needed,
+            # so members' messages are not kept in memory (up to 1,000 by default) for nothing.
+            max_messages=None,
             connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
         )
         self.settings = settings
