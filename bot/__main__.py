@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
@@ -65,6 +66,12 @@ async def run_bot(settings: Settings) -> None:
         ) from None
 
 
+def one_stream(settings: Settings) -> Settings:
+    """For a command that makes one stream or one voice: no batched engine, so no measuring
+    of batch sizes at start (that takes tens of seconds on a small machine)."""
+    return dataclasses.replace(settings, tts_batch=1)
+
+
 async def sync_commands(settings: Settings) -> None:
     from bot.client import PocketVoiceBot
 
@@ -82,7 +89,7 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
         raise SystemExit(f"--out must end in .wav or .ogg, not {out.suffix or 'nothing'}")
     if not text.strip():
         raise SystemExit("There is nothing to say: give some text.")
-    engine = await TTSEngine.load(settings)
+    engine = await TTSEngine.load(one_stream(settings))
     try:
         await engine.voice_state(voice)  # resolve the voice first: not part of the latency
         stream = engine.stream(text, voice)
@@ -140,7 +147,7 @@ async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine import TTSEngine
     from bot.voices import VoiceLibrary, VoiceLibraryError, consent_now
 
-    engine = await TTSEngine.load(settings) if args.action == "import" else None
+    engine = await TTSEngine.load(one_stream(settings)) if args.action == "import" else None
     db = await Database.open(settings.data_dir / DATABASE_NAME)
     library = VoiceLibrary(db, engine, settings.data_dir)
     try:
