@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
+from bot.stats import Snapshot
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = (REPO / "Dockerfile").read_text()
@@ -126,3 +128,24 @@ def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:
     )
     problems = [line for line in result.stderr.splitlines() if "pocketvoice.service" in line]
     assert result.returncode == 0 and not problems, result.stderr
+
+
+def test_the_grafana_dashboard_asks_only_for_metrics_the_bot_serves() -> None:
+    dashboard = json.loads((REPO / "deploy" / "grafana-dashboard.json").read_text())
+    quiet = Snapshot(
+        utterances=0, ttfa_p50=None, ttfa_p95=None, underruns_per_audio_min=0.0,
+        real_time_factor=None, load=0.0, queued_units=0, speaking_servers=0,
+    )  # fmt: skip
+    idle = SimpleNamespace(snapshot=lambda: quiet)  # what the gauges read of a scheduler
+    served = Metrics(lambda: idle, lambda: 0).render().decode()  # type: ignore[arg-type,return-value]
+    names = set(re.findall(r"^# TYPE (\w+) (\w+)", served, re.MULTILINE))
+    known = {name for name, _ in names}
+    known |= {f"{name}_{s}" for name, kind in names for s in ("total", "bucket", "count", "sum")}
+    assert "pocketvoice_speaking_servers" in known
+    asked = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"pocketvoice_\w+", target["expr"])
+    }
+    assert asked and asked <= known, asked - known
