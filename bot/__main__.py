@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import signal
 import sys
 import time
 from pathlib import Path
 
-from bot.config import ConfigError, Settings, export_hf_token, load_settings
+from bot.config import ConfigError, Settings, export_hf_token, load_settings, one_stream
 from bot.replies import plural
 
 log = logging.getLogger("bot")
@@ -64,12 +63,6 @@ async def run_bot(settings: Settings) -> None:
             "Switch it on: Developer Portal > your application > Bot > Privileged Gateway "
             "Intents > Message Content Intent, then start again."
         ) from None
-
-
-def one_stream(settings: Settings) -> Settings:
-    """For a command that makes one stream or one voice: no batched engine, so no measuring
-    of batch sizes at start (that takes tens of seconds on a small machine)."""
-    return dataclasses.replace(settings, tts_batch=1)
 
 
 async def sync_commands(settings: Settings) -> None:

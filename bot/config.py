@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping
@@ -168,3 +169,10 @@ def export_hf_token(settings: Settings) -> None:
     handed on to it here."""
     if settings.hf_token and not os.environ.get("HF_TOKEN"):
         os.environ["HF_TOKEN"] = settings.hf_token
+
+
+def one_stream(settings: Settings) -> Settings:
+    """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
+    one worker and no batched engine, so no measuring of batch sizes at start (that takes
+    tens of seconds on a small machine)."""
+    return dataclasses.replace(settings, tts_batch=1, tts_workers=1)

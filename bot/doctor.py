@@ -8,7 +8,6 @@ database, then Discord (token, intent, each server's permissions, registered com
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import shutil
 import stat
 import tempfile
@@ -16,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config import Settings
+from bot.config import Settings, one_stream
 
 FREE_SPACE_MIN = 1 << 30  # 1 GiB: the database, voices, phrases and the model cache
 HF_TIMEOUT_S = 15.0
@@ -102,7 +101,7 @@ async def check_model(settings: Settings) -> list[Check]:
     if settings.tts_config is not None:
         spec = f"TTS_CONFIG={settings.tts_config}"
     try:  # no batch measurement: doctor only needs to know the model loads
-        engine = await TTSEngine.load(dataclasses.replace(settings, tts_batch=1, tts_workers=1))
+        engine = await TTSEngine.load(one_stream(settings))
     except ModelUnavailableError as error:
         return [bad("model", f"{spec}: weights not cached and not downloadable", str(error))]
     except Exception as error:  # a bad config file, an unknown language, ...
