@@ -61,8 +61,8 @@ class UtteranceResult:
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
 FRAME_SECONDS = 0.02
 STALL_S = 30.0  # a player that has not read a frame for this long is given up
-# ...unless discord.py says the voice link is reconnecting (after close 1006 and the like): its
-# UDP reader thread can take up to 30 s to see the new socket, so give the reconnect longer.
+# ...unless discord.py says the voice link is reconnecting (after close 1006 and the like): a
+# reconnect may retry with backoff (and without bot/voice_link.py took up to 30 s), so longer.
 RECONNECT_STALL_S = 75.0
 
 

@@ -20,6 +20,7 @@ from bot.engine import VoiceError
 from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
 from bot.replies import Reply, UserError, plural
+from bot.voice_link import VoiceLink
 
 __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
 
@@ -28,9 +29,8 @@ log = logging.getLogger(__name__)
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
 RECONNECT_SETTLE_S = 1.0
 # discord.py uses the connect timeout for its own reconnects too. After a voice close without
-# a close frame (1006) it opens a new UDP socket, but its reader thread may sit up to 30 s in a
-# select() on the old one before it sees the new one's IP discovery reply; a shorter timeout
-# makes every retry fail the same way and leaves the link half-open for good.
+# a close frame (1006) its UDP reader could sit up to 30 s on the old socket (bot/voice_link.py
+# now wakes it); keep the timeout long enough that a retry would not fail the same way.
 CONNECT_TIMEOUT_S = 45.0
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
@@ -127,7 +127,7 @@ class SpeechService:
             await voice_client.disconnect(force=True)
         self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
         try:
-            return await channel.connect(self_deaf=True, timeout=CONNECT_TIMEOUT_S)
+            return await channel.connect(self_deaf=True, timeout=CONNECT_TIMEOUT_S, cls=VoiceLink)
         except (TimeoutError, discord.ClientException) as error:
             log.warning("could not join %s: %s", channel.id, error)
             raise UserError(

@@ -1,0 +1,58 @@
+"""discord.py's VoiceClient, with one fault of its reconnects worked around.
+
+When a voice connection drops without a close frame (1006), discord.py closes its UDP socket,
+opens a new one and sends IP discovery on it. Its socket-reader thread, though, may sit in a
+`select()` on the old socket with a 30 s timeout (it goes back there right after reading the
+first discovery reply), and reads the new one only after that: up to 30 s of silence, and with
+a short connect timeout a reconnect that never completes (measured with our fake Discord:
+27.6 s from the discovery packet to its reply being read). discord.py pauses the reader just
+before it closes the old socket; shutting that socket down right then wakes the `select()`
+(Linux wakes pollers on shutdown, connected or not), the reader sees the pause, and later
+resumes on the new socket. A datagram would not do: the socket may be connected to Discord's
+address and then takes datagrams from nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import discord
+
+log = logging.getLogger(__name__)
+
+
+def wake_reader(sock: socket.socket | None) -> None:
+    """Wake a thread blocked in `select()` on `sock`, which is about to be closed anyway."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError, AttributeError):  # unconnected: ENOTCONN, yet it wakes
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _pausing_then_waking(state: Any, pause: Callable[[], None]) -> Callable[[], None]:
+    """The reader's `pause`, then a wake-up of the socket it may be waiting on."""
+
+    @functools.wraps(pause)
+    def pause_then_wake() -> None:
+        pause()
+        wake_reader(getattr(state, "socket", None))
+
+    return pause_then_wake
+
+
+class VoiceLink(discord.VoiceClient):
+    """A VoiceClient whose UDP reader follows a new socket at once after a reconnect."""
+
+    def __init__(self, client: discord.Client, channel: discord.abc.Connectable) -> None:
+        super().__init__(client, channel)
+        state = self._connection
+        reader = getattr(state, "_socket_reader", None)
+        if reader is None or not hasattr(reader, "pause"):  # another discord.py: nothing to do
+            log.debug("discord.py's voice state has no socket reader to wake")
+            return
+        reader.pause = _pausing_then_waking(state, reader.pause)
