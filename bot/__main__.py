@@ -107,8 +107,7 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
 
 
 async def migrate(settings: Settings) -> None:
-    from bot.client import DATABASE_NAME
-    from bot.db import Database
+    from bot.db import DATABASE_NAME, Database
 
     db = await Database.open(settings.data_dir / DATABASE_NAME, migrate=False)
     try:
@@ -135,12 +134,14 @@ async def doctor(settings: Settings) -> int:
 
 
 async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.client import DATABASE_NAME
-    from bot.db import Database
-    from bot.engine import TTSEngine
+    from bot.db import DATABASE_NAME, Database
     from bot.voices import VoiceLibrary, VoiceLibraryError, consent_now
 
-    engine = await TTSEngine.load(one_stream(settings)) if args.action == "import" else None
+    engine = None
+    if args.action == "import":  # the only action that needs the model
+        from bot.engine import TTSEngine
+
+        engine = await TTSEngine.load(one_stream(settings))
     db = await Database.open(settings.data_dir / DATABASE_NAME)
     library = VoiceLibrary(db, engine, settings.data_dir)
     try:
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bot.audio import OpusMissingError
     from bot.db import DatabaseTooNewError
-    from bot.engine import ModelUnavailableError, VoiceError
+    from bot.model_errors import ModelUnavailableError, VoiceError
 
     try:
         if args.command == "run":

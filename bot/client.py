@@ -16,7 +16,7 @@ from bot import gc_pauses, native_memory
 from bot.audio import ensure_opus
 from bot.autoread import AutoReader
 from bot.config import Settings
-from bot.db import Database
+from bot.db import DATABASE_NAME, Database
 from bot.engine import TTSEngine, VoiceError
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread", "cogs.help")
 IDLE_CHECK_S = 15.0
 SPEAKER_IDLE_S = 3600.0  # a server's speaker is dropped after this long unused, out of voice
-DATABASE_NAME = "pocketvoice.db"
 
 
 def point_discord_at(settings: Settings) -> None:

@@ -26,6 +26,8 @@ import aiosqlite
 
 from bot.server_settings import SETTINGS, ServerSettings
 
+DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
+
 # The repository's top-level migrations/ folder, shipped in the wheel as `bot.migrations`.
 MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")

@@ -178,7 +178,7 @@ async def check_hf_token(settings: Settings) -> Check | None:
 
 # ---- data folder and database --------------------------------------------------------------
 def check_data_dir(settings: Settings) -> list[Check]:
-    from bot.client import DATABASE_NAME
+    from bot.db import DATABASE_NAME
 
     folder = settings.data_dir
     try:
@@ -227,8 +227,7 @@ def check_data_dir(settings: Settings) -> list[Check]:
 
 
 async def check_database(settings: Settings) -> Check:
-    from bot.client import DATABASE_NAME
-    from bot.db import Database, discover_migrations
+    from bot.db import DATABASE_NAME, Database, discover_migrations
 
     path = settings.data_dir / DATABASE_NAME
     newest = discover_migrations()[-1].version
@@ -311,8 +310,7 @@ def _missing(permissions: Any, needed: tuple[str, ...]) -> list[str]:
 async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
     import discord
 
-    from bot.client import DATABASE_NAME
-    from bot.db import Database
+    from bot.db import DATABASE_NAME, Database
 
     db_path = settings.data_dir / DATABASE_NAME
     db = await Database.open(db_path, migrate=False) if db_path.exists() else None

@@ -36,7 +36,10 @@ from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
 from bot.batching import Batcher, Request, choose_batch, measure_costs, prefill
 from bot.config import Settings
+from bot.model_errors import ModelUnavailableError, VoiceError
 from bot.phrase_cache import PhraseCache
+
+__all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +57,6 @@ CLONING_UNAVAILABLE = (
     "voice-cloning weights: accept the licence of kyutai/pocket-tts on Hugging Face, put a "
     "read token in HF_TOKEN, and restart the bot"
 )
-
-
-class ModelUnavailableError(RuntimeError):
-    """The model weights could not be fetched; the message tells the operator the ways out."""
-
-
-class VoiceError(ValueError):
-    """A voice that cannot be used: unknown name, unreadable clip or state file."""
 
 
 def _weights_unavailable(spec: str, error: BaseException) -> ModelUnavailableError:

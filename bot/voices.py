@@ -25,16 +25,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import soundfile
 
 from bot import clip as clips
 from bot.db import Database, NameTakenError, VoiceRecord, make_private_dir, utc_now
-from bot.engine import BUILTIN_VOICES, TTSEngine
 from bot.replies import UserError
 from bot.synthesis_scheduler import DeadlineScheduler
+
+if TYPE_CHECKING:  # the model's module imports torch: seconds the CLI's list/delete skip
+    from bot.engine import TTSEngine
 
 log = logging.getLogger(__name__)
 
@@ -303,6 +305,8 @@ class VoiceLibrary:
         if own is not None:
             await self.db.choices.set(user_id, guild_id, voice_id=own.id)
             return own.name
+        from bot.engine import BUILTIN_VOICES  # loaded with the model already
+
         builtin = name.lower()
         if builtin in BUILTIN_VOICES:
             await self.db.choices.set(user_id, guild_id, builtin=builtin)

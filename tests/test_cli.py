@@ -162,3 +162,22 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     deleted = run_cli(["voices", "delete", "--user", "42", "--name", "boss"], tmp_path, env)
     assert deleted.returncode == 0 and "Deleted voice 1 “Boss” of user 42" in deleted.stdout
     assert list((tmp_path / "data" / "voices" / "42").iterdir()) == []
+
+
+def test_database_commands_do_not_load_the_model_libraries(tmp_path: Path) -> None:
+    """`migrate` and `voices list` answer in about a second: torch is never imported."""
+    code = (
+        "import sys; from bot.__main__ import main\n"
+        "codes = [main(['migrate']), main(['voices', 'list'])]\n"
+        "print(codes, sorted(m for m in ('torch', 'pocket_tts') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=bot_env({"DATA_DIR": str(tmp_path / "data")}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[0, 0] []"

@@ -1,0 +1,12 @@
+"""The model's errors, in a module of their own so that commands that never load the model
+(`migrate`, `voices list`) can name them without importing torch and pocket-tts (seconds)."""
+
+from __future__ import annotations
+
+
+class ModelUnavailableError(RuntimeError):
+    """The model weights could not be fetched; the message tells the operator the ways out."""
+
+
+class VoiceError(ValueError):
+    """A voice that cannot be used: unknown name, unreadable clip or state file."""
