@@ -24,7 +24,7 @@ from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
 from bot.replies import UserError, unexpected_error_reply
 from bot.settings_service import SettingsService
-from bot.speech import SpeechService
+from bot.speech import SpeechService, leave_voice
 from bot.supervisor import supervise
 from bot.voice_service import VoiceService
 from bot.voices import VoiceLibrary
@@ -223,7 +223,7 @@ class PocketVoiceBot(commands.Bot):
             await self.scheduler.close()
         for voice_client in list(self.voice_clients):
             try:
-                await voice_client.disconnect(force=True)
+                await leave_voice(voice_client)
             except Exception:  # shutting down: keep closing the rest
                 log.debug("voice disconnect failed during shutdown", exc_info=True)
         if getattr(self, "engine", None) is not None:

@@ -32,8 +32,17 @@ RECONNECT_SETTLE_S = 1.0
 # a close frame (1006) its UDP reader could sit up to 30 s on the old socket (bot/voice_link.py
 # now wakes it); keep the timeout long enough that a retry would not fail the same way.
 CONNECT_TIMEOUT_S = 45.0
+LEAVE_TIMEOUT_S = 5.0
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
+
+
+async def leave_voice(voice_client: discord.VoiceProtocol) -> None:
+    """Disconnect, waiting at most `LEAVE_TIMEOUT_S` for Discord's confirmation. discord.py
+    waits for it up to the connect timeout (45 s), and after the bot was removed from a server
+    it never comes: shutdown then hung for 45 s (past `docker stop`'s 10 s)."""
+    async with asyncio.timeout(LEAVE_TIMEOUT_S):  # discord.py cleans up when cancelled
+        await voice_client.disconnect(force=True)
 
 
 def humans_in(channel: VoiceChannel) -> list[discord.Member]:
@@ -124,7 +133,7 @@ class SpeechService:
             return voice_client
         self.check_permissions(channel)
         if voice_client is not None:  # a half-open connection: start over
-            await voice_client.disconnect(force=True)
+            await leave_voice(voice_client)
         self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
         try:
             return await channel.connect(self_deaf=True, timeout=CONNECT_TIMEOUT_S, cls=VoiceLink)
@@ -304,7 +313,7 @@ class SpeechService:
         if speaker is not None:
             speaker.clear()
         if guild.voice_client is not None:
-            await guild.voice_client.disconnect(force=True)
+            await leave_voice(guild.voice_client)
 
     async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
         """Leave voice after `timeout_s` of quiet (0: never)."""
@@ -317,9 +326,11 @@ class SpeechService:
         await self.disconnect(guild)
         return True
 
-    async def forget_guild(self, guild_id: int) -> None:
-        """The bot left a server: drop its speaker and queue."""
-        await self.scheduler.forget(guild_id)
+    async def forget_guild(self, guild: discord.Guild) -> None:
+        """The bot left a server: drop its speaker and queue, and its voice link."""
+        await self.scheduler.forget(guild.id)
+        if guild.voice_client is not None:
+            await leave_voice(guild.voice_client)
 
     async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
         voice_client = guild.voice_client

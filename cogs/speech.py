@@ -67,7 +67,7 @@ class SpeechCog(commands.Cog):
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (or it was deleted): forget its state."""
         if hasattr(self.bot, "speech"):
-            await self.bot.speech.forget_guild(guild.id)
+            await self.bot.speech.forget_guild(guild)
             self.bot.reader.forget_guild(guild.id)
 
 
