@@ -104,14 +104,20 @@ class AutoReader:
                 "cloned voice %s used for auto-reading by user %s in server %s",
                 cloned, message.author.id, guild.id,
             )  # fmt: skip
-        text, lead = await self.render_with_lead(message, settings, say_name=say_name)
+        language = await self.speech.language_of(message.author.id, guild.id)
+        text, lead = await self.render_with_lead(
+            message, settings, say_name=say_name, language=language
+        )
         if not text:
             return "nothing to say"
         if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
             return "rate limited"
+        await self.speech.model_ready(language)  # the first message in a language loads it
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
-        speaker.enqueue(Utterance(text, voice, arrived, message.id, lead), drop_oldest=True)
+        model = self.speech.model_language(language)
+        utterance = Utterance(text, voice, arrived, message.id, lead, language=model)
+        speaker.enqueue(utterance, drop_oldest=True)
         self._last_author[guild.id] = (message.author.id, arrived)
         return "read"
 
@@ -148,14 +154,18 @@ class AutoReader:
 
     # ---- wording ---------------------------------------------------------------------------
     async def render(
-        self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None
-    ) -> str:
+        self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None,
+        language: str | None = None,
+    ) -> str:  # fmt: skip
         """The words for a message under the server's settings ('' when none)."""
-        return (await self.render_with_lead(message, settings, say_name=say_name))[0]
+        return (
+            await self.render_with_lead(message, settings, say_name=say_name, language=language)
+        )[0]
 
     async def render_with_lead(
-        self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None
-    ) -> tuple[str, str]:
+        self, message: discord.Message, settings: ServerSettings, *, say_name: bool | None = None,
+        language: str | None = None,
+    ) -> tuple[str, str]:  # fmt: skip
         """The words for a message, and the phrase they start with if any ("Alice said")."""
         guild = message.guild
         assert guild is not None
@@ -167,7 +177,7 @@ class AutoReader:
             repeated_characters=settings.repeated_characters,
             max_length=settings.max_length,
             dictionary=await self.db.dictionary.entries(guild.id),
-            language=self.language,
+            language=language or self.language,
         )
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")
@@ -239,11 +249,14 @@ class AutoReader:
                 raise UserError("Only messages of members with the server's reading role are read.")
             if not (await self.db.members.get(author.id, message.guild.id)).autoread:
                 raise UserError("Its author has asked not to have their messages read aloud.")
-        text = await self.render(message, settings, say_name=True)
+        language = await self.speech.language_of(author.id, message.guild.id)
+        text = await self.render(message, settings, say_name=True, language=language)
         if not text:
             raise UserError("That message has nothing I can read aloud.")
         voice = await self.voice_for(author.id, message.guild.id)
-        channel = await self.speech.speak_in_callers_channel(invoker, text, voice, announced=True)
+        channel = await self.speech.speak_in_callers_channel(
+            invoker, text, voice, announced=True, language=language
+        )
         return f"Speaking that message in {channel.mention}."
 
     # ---- edits and deletions ---------------------------------------------------------------
@@ -256,7 +269,12 @@ class AutoReader:
             return
         settings = await self.db.guilds.get(message.guild.id)
         skip = settings.skip_prefix and message.content.startswith(settings.skip_prefix)
-        text = "" if skip else await self.render(message, settings, say_name=settings.xsaid)
+        language = await self.speech.language_of(message.author.id, message.guild.id)
+        text = (
+            ""
+            if skip
+            else await self.render(message, settings, say_name=settings.xsaid, language=language)
+        )
         if not text:
             speaker.drop(message.id)
         else:

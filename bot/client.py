@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+from functools import partial
 
 import aiohttp
 import discord
@@ -19,7 +20,9 @@ from bot.config import Settings
 from bot.db import DATABASE_NAME, Database
 from bot.engine import TTSEngine, VoiceError
 from bot.http_endpoints import HttpEndpoints
+from bot.language_choice import LanguageChoice
 from bot.metrics import Metrics
+from bot.model_pool import ModelPool
 from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
 from bot.replies import UserError, unexpected_error_reply
@@ -79,6 +82,7 @@ class PocketVoiceBot(commands.Bot):
         self.settings = settings
         self._load_engine = load_engine
         self.scheduler: SpeechScheduler | None = None
+        self.models: ModelPool | None = None
         self.db: Database | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self.metrics: Metrics | None = None
@@ -118,7 +122,12 @@ class PocketVoiceBot(commands.Bot):
             self.engine.phrases = PhraseCache(
                 self.settings.data_dir / "phrases", self.engine.fingerprint
             )
-            self.scheduler = SpeechScheduler(self.engine)
+            self.models = ModelPool(
+                self.settings,
+                self.engine,
+                partial(TTSEngine.load, batch=self.engine.rows, background=True),
+            )
+            self.scheduler = SpeechScheduler(self.engine, models=self.models)
             if self.metrics is not None:
                 self.scheduler.stats.listeners.append(self.metrics.record)
             library = VoiceLibrary(
@@ -131,12 +140,13 @@ class PocketVoiceBot(commands.Bot):
                 voice_for=library.voice_for,
                 cloned_voice_id=library.cloned_voice_id,
                 language=self.settings.tts_language,
+                language_for=LanguageChoice(self.db, self.models).for_member,
             )
             self.voices = VoiceService(library, self.speech, self.engine)
             self.reader = AutoReader(
                 self.db, self.speech, library.voice_for, language=self.settings.tts_language
             )
-            self.settings_service = SettingsService(self.db)
+            self.settings_service = SettingsService(self.db, self.models.languages)
             self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
         for extension in EXTENSIONS:
@@ -167,6 +177,8 @@ class PocketVoiceBot(commands.Bot):
                         log.warning("could not update the status line: %s", error)
                 connected = {vc.guild.id for vc in self.voice_clients}  # type: ignore[attr-defined]
                 await self.scheduler.sweep(SPEAKER_IDLE_S, connected)
+                if self.models is not None:
+                    await self.models.unload_over_budget()
                 await asyncio.to_thread(native_memory.trim)
             for voice_client in list(self.voice_clients):
                 guild = voice_client.guild  # type: ignore[attr-defined]
@@ -226,6 +238,8 @@ class PocketVoiceBot(commands.Bot):
                 await leave_voice(voice_client)
             except Exception:  # shutting down: keep closing the rest
                 log.debug("voice disconnect failed during shutdown", exc_info=True)
+        if self.models is not None:
+            await self.models.close()
         if getattr(self, "engine", None) is not None:
             await self.engine.close()
         if self.db is not None:

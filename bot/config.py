@@ -27,6 +27,12 @@ class Settings:
     discord_token: str | None = field(default=None, repr=False)
     tts_language: str = "english"
     tts_config: Path | None = None
+    # Languages that servers and members may choose (empty: every language pocket-tts has);
+    # each is loaded when first needed, within TTS_MEMORY_MB (0: no limit) and TTS_MODELS.
+    tts_languages: tuple[str, ...] = ()
+    tts_config_dir: Path | None = None  # <language>.yaml configs for local weights
+    tts_memory_mb: int = 0
+    tts_models: int = 3
     tts_quantize: bool = False
     default_voice: str | None = None
     data_dir: Path = Path(".")
@@ -115,6 +121,25 @@ def load_settings(
     if tts_config is not None and tts_config.suffix not in (".yaml", ".yml"):
         raise ConfigError("TTS_CONFIG must be a pocket-tts .yaml config file")
 
+    languages = tuple(
+        dict.fromkeys(
+            x.strip().lower() for x in env.get("TTS_LANGUAGES", "").split(",") if x.strip()
+        )
+    )
+    if any(not x.replace("_", "").isalnum() for x in languages):
+        raise ConfigError("TTS_LANGUAGES must be language names separated by commas")
+    if languages and language not in languages:
+        languages = (language, *languages)  # the default is always allowed
+    config_dir = env.get("TTS_CONFIG_DIR", "").strip()
+    if config_dir and not Path(config_dir).expanduser().is_dir():
+        raise ConfigError("TTS_CONFIG_DIR must be a folder of <language>.yaml configs")
+    raw_memory = env.get("TTS_MEMORY_MB", "").strip() or "0"
+    if not raw_memory.isdigit():
+        raise ConfigError("TTS_MEMORY_MB must be a whole number of megabytes (0: no limit)")
+    raw_models = env.get("TTS_MODELS", "").strip() or "3"
+    if not raw_models.isdigit() or not 1 <= int(raw_models) <= 16:
+        raise ConfigError("TTS_MODELS must be a whole number from 1 to 16")
+
     log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
     if not isinstance(logging.getLevelName(log_level), int):
         raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
@@ -146,6 +171,10 @@ def load_settings(
         discord_token=token,
         tts_language=language,
         tts_config=tts_config,
+        tts_languages=languages,
+        tts_config_dir=Path(config_dir).expanduser() if config_dir else None,
+        tts_memory_mb=int(raw_memory),
+        tts_models=int(raw_models),
         tts_quantize=_flag(env, "TTS_QUANTIZE", False),
         default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
         data_dir=data_dir,

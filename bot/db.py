@@ -360,6 +360,7 @@ class GuildSettingsRepository:
 class MemberSettings:
     nick: str | None = None
     autoread: bool = True
+    language: str | None = None  # their own language here (None: the server's)
 
 
 class MemberSettingsRepository:
@@ -368,11 +369,12 @@ class MemberSettingsRepository:
 
     async def get(self, user_id: int, guild_id: int) -> MemberSettings:
         async with self._db.connection.execute(
-            "SELECT nick, autoread FROM member_settings WHERE user_id = ? AND guild_id = ?",
+            "SELECT nick, autoread, language FROM member_settings"
+            " WHERE user_id = ? AND guild_id = ?",
             (user_id, guild_id),
         ) as cursor:
             row = await cursor.fetchone()
-        return MemberSettings(row[0], bool(row[1])) if row else MemberSettings()
+        return MemberSettings(row[0], bool(row[1]), row[2]) if row else MemberSettings()
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
         await self._db.write(
@@ -386,6 +388,13 @@ class MemberSettingsRepository:
             "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
             (user_id, guild_id, int(enabled)),
+        )
+
+    async def set_language(self, user_id: int, guild_id: int, language: str | None) -> None:
+        await self._db.write(
+            "INSERT INTO member_settings (user_id, guild_id, language) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET language = excluded.language",
+            (user_id, guild_id, language),
         )
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
@@ -404,7 +413,8 @@ class MemberSettingsRepository:
         not data about them)."""
         async with self._db.transaction() as connection:
             await connection.execute(
-                "UPDATE member_settings SET nick = NULL WHERE user_id = ?", (user_id,)
+                "UPDATE member_settings SET nick = NULL, language = NULL WHERE user_id = ?",
+                (user_id,),
             )
             await connection.execute(
                 "DELETE FROM member_settings WHERE user_id = ? AND autoread <> 0", (user_id,)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import copy
 import hashlib
 import logging
@@ -77,6 +78,37 @@ def read_clip(path: Path) -> np.ndarray:
     if rate != SAMPLE_RATE:
         mono = soxr.resample(mono, rate, SAMPLE_RATE)
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+LOAD_NICENESS = 10  # a model loading while others speak yields the CPU to them
+
+
+async def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a thread of its own at lower CPU priority. On Linux the nice value is
+    per thread, so the speaking threads keep theirs; elsewhere this is just a thread."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def deliver(result: Any, error: BaseException | None) -> None:
+        if future.done():  # the caller gave up
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOAD_NICENESS)
+        try:
+            result = fn(*args)
+        except BaseException as error:  # delivered to the caller, not swallowed
+            loop.call_soon_threadsafe(deliver, None, error)
+        else:
+            loop.call_soon_threadsafe(deliver, result, None)
+
+    threading.Thread(target=run, name="tts-load", daemon=True).start()
+    return await future
 
 
 class _Sink:
@@ -262,6 +294,9 @@ class TTSEngine:
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
+        # the weights' size (replicas share them): what a model counts against TTS_MEMORY_MB
+        weights = model.state_dict().values() if hasattr(model, "state_dict") else ()
+        self.model_bytes = sum(t.numel() * t.element_size() for t in weights)
         # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
         # its own replica); the pool's threads only prefill prompts and do voices and clones.
         self._batcher: Batcher | None = None
@@ -271,28 +306,32 @@ class TTSEngine:
 
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
-    async def load(cls, settings: Settings) -> TTSEngine:
-        """Load the model in the engine's worker thread (never on the event loop)."""
+    async def load(
+        cls, settings: Settings, batch: int | None = None, *, background: bool = False
+    ) -> TTSEngine:
+        """Load the model in the engine's worker thread (never on the event loop).
+
+        `batch`: the batch size, when already known (another language's model of the same
+        size): measuring it takes seconds of both cores, which speaking servers need.
+        `background`: others are speaking: load in a thread of lower CPU priority."""
         workers = settings.tts_workers
         threads = workers + SPARE_LANES
         executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
         loop = asyncio.get_running_loop()
+
+        async def run(fn: Callable[..., T], *args: Any) -> T:
+            if background:
+                return await at_low_priority(fn, *args)
+            return await loop.run_in_executor(executor, fn, *args)
+
         try:
-            model = await loop.run_in_executor(executor, cls._load_model, settings)
-            replicas = [
-                await loop.run_in_executor(executor, replicate, model) for _ in range(threads - 1)
-            ]
+            model = await run(cls._load_model, settings)
+            replicas = [await run(replicate, model) for _ in range(threads - 1)]
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        batch = settings.tts_batch
-        if batch > 1:  # as large as the measured costs allow, at most TTS_BATCH
-            key = (cls._fingerprint(settings), settings.tts_quantize, batch)
-            if key not in _CHOSEN_BATCH:  # measured once per process and model
-                _CHOSEN_BATCH[key] = await loop.run_in_executor(
-                    executor, cls._batch_size, model, batch
-                )
-            batch = _CHOSEN_BATCH[key]
+        if batch is None:
+            batch = await cls._measured_batch(settings, executor, model)
         default_voice = settings.default_voice or cls._language_default_voice(settings)
         engine = cls(
             model,
@@ -310,6 +349,21 @@ class TTSEngine:
                 "and HF_TOKEN): only built-in voices and exported voice states will work."
             )
         return engine
+
+    @classmethod
+    async def _measured_batch(cls, settings: Settings, executor: Any, model: Any) -> int:
+        """As large as the measured costs allow, at most TTS_BATCH (measured once per
+        process and model)."""
+        batch = settings.tts_batch
+        if batch > 1:
+            key = (cls._fingerprint(settings), settings.tts_quantize, batch)
+            if key not in _CHOSEN_BATCH:
+                loop = asyncio.get_running_loop()
+                _CHOSEN_BATCH[key] = await loop.run_in_executor(
+                    executor, cls._batch_size, model, batch
+                )
+            batch = _CHOSEN_BATCH[key]
+        return batch
 
     @staticmethod
     def _batch_size(model: Any, largest: int) -> int:
@@ -357,8 +411,9 @@ class TTSEngine:
     def _fingerprint(settings: Settings) -> str:
         """Identifies the model a voice state was made with (states are model-specific)."""
         digest = hashlib.sha256()
-        if settings.tts_config is not None:
+        if settings.tts_config is not None:  # one config may serve several languages
             digest.update(settings.tts_config.read_bytes())
+            digest.update(f"\nlanguage:{settings.tts_language}".encode())
         else:
             digest.update(f"language:{settings.tts_language}".encode())
         return digest.hexdigest()[:16]
@@ -372,6 +427,16 @@ class TTSEngine:
         cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
         batching = f"batches of up to {self.workers}" if self.batched else "one stream per thread"
         return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
+
+    @property
+    def rows(self) -> int:
+        """The batch size (1: one stream per thread)."""
+        return self.workers if self._batcher is not None else 1
+
+    @property
+    def idle(self) -> bool:
+        """No stream of this engine is running or waiting."""
+        return not any(not stop.is_set() for stop in list(self._active))
 
     @property
     def batched(self) -> bool:

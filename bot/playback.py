@@ -21,6 +21,7 @@ import numpy as np
 
 from bot.audio import FrameConverter, StreamingSource
 from bot.engine import TTSEngine, VoiceError
+from bot.model_pool import ModelPool
 from bot.phrase_cache import PhraseCache
 from bot.stats import BotStats, Snapshot
 from bot.supervisor import supervise
@@ -40,6 +41,7 @@ class Utterance:
     requested_at: float = field(default_factory=time.monotonic)
     message_id: int | None = None  # the chat message it reads, if any (edits, deletions)
     lead: str = ""  # the phrase `text` starts with ("Alice said"): played from the phrase cache
+    language: str | None = None  # the model that speaks it (None: the default language)
 
 
 @dataclass
@@ -56,6 +58,7 @@ class UtteranceResult:
     error: str | None = None
     requested_at: float = 0.0  # time.monotonic() of the message or interaction
     ended_at: float = 0.0  # when its playback ended (or it was given up)
+    language: str | None = None  # the model that spoke it (None: the default language)
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -242,6 +245,7 @@ class GuildSpeaker:
         job = SpeechJob.for_text(
             text, utterance.voice, sink, utterance.requested_at, self.key, self.split
         )
+        job.language = utterance.language
         playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None or not voice_client.is_connected():
             playback.not_connected = True
@@ -256,6 +260,8 @@ class GuildSpeaker:
         """The lead's audio if the cache has it (else it is rendered for next time)."""
         lead = utterance.lead
         if self._phrases is None or not lead or not utterance.text.startswith(lead):
+            return None
+        if utterance.language is not None:  # the cache holds the default model's phrases
             return None
         if not utterance.text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
@@ -377,6 +383,7 @@ class GuildSpeaker:
             error=error,
             requested_at=utterance.requested_at,
             ended_at=time.monotonic(),
+            language=utterance.language,
         )
 
 
@@ -465,16 +472,22 @@ class PlaybackSink:
 class SpeechScheduler:
     """All guilds' speakers, sharing one engine."""
 
-    def __init__(self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 5.0) -> None:
+    def __init__(
+        self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 5.0,
+        models: ModelPool | None = None,
+    ) -> None:  # fmt: skip
+        """`models`: the languages' models; units name theirs (else all go to `engine`)."""
         self._engine = engine
         self._max_queue = max_queue
         self._speakers: dict[int, GuildSpeaker] = {}
+        self.models = models
+        source: TTSEngine | ModelPool = engine if models is None else models
         self.deadlines = DeadlineScheduler(
-            engine.stream,
+            source.stream,
             workers=engine.workers,
             ahead_s=ahead_s,
             spare_lanes=engine.spare_lanes,
-            run_call=engine.call,
+            run_call=source.call,
         )
         self.deadlines.start()
         self.stats = BotStats(self.deadlines)

@@ -53,6 +53,9 @@ class ServerSettings:
     default_voice: str | None = _setting(
         None, "Built-in voice for members without one", kind="voice"
     )
+    language: str | None = _setting(
+        None, "Language spoken here ('none': the bot's default)", kind="language"
+    )
 
 
 @dataclass(frozen=True)

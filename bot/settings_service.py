@@ -16,8 +16,9 @@ MAX_DICTIONARY = 200
 
 
 class SettingsService:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, languages: tuple[str, ...] = ()) -> None:
         self.db = db
+        self.languages = languages  # what servers and members may choose
 
     # ---- server ----------------------------------------------------------------------------
     async def setup(
@@ -52,6 +53,8 @@ class SettingsService:
             if value not in BUILTIN_VOICES:
                 choices = ", ".join(BUILTIN_VOICES)
                 raise UserError(f"“{raw[:40]}” is not a built-in voice. Choose one of: {choices}.")
+        if spec.kind == "language" and value is not None:
+            value = self.check_language(raw)
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
             raise UserError("That channel is not in this server.")
         if spec.kind == "role" and value is not None and guild.get_role(value) is None:
@@ -107,7 +110,26 @@ class SettingsService:
             text = text[:1900].rsplit("\n", 1)[0] + "\n…"
         return Reply(f"**Pronunciations** ({len(entries)})\n{text}")
 
+    def check_language(self, raw: str) -> str:
+        language = raw.strip().lower()
+        if language not in self.languages:
+            raise UserError(
+                f"I don't speak “{raw[:30]}” on this bot. Choose one of: "
+                f"{', '.join(self.languages)}."
+            )
+        return language
+
     # ---- member ----------------------------------------------------------------------------
+    async def set_language(self, member: discord.Member | discord.User, guild: discord.Guild,
+                           raw: str) -> Reply:  # fmt: skip
+        """A member's own language in this server ('none': the server's)."""
+        if raw.strip().lower() in ("", "none", "reset"):
+            await self.db.members.set_language(member.id, guild.id, None)
+            return Reply("I will speak your messages in this server's language again.")
+        language = self.check_language(raw)
+        await self.db.members.set_language(member.id, guild.id, language)
+        return Reply(f"I will speak your messages in {language} in this server.")
+
     async def set_nick(self, member: discord.Member | discord.User, guild: discord.Guild,
                        nick: str) -> Reply:  # fmt: skip
         nick = " ".join(nick.split())

@@ -34,6 +34,7 @@ RECONNECT_SETTLE_S = 1.0
 CONNECT_TIMEOUT_S = 45.0
 LEAVE_TIMEOUT_S = 5.0
 VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
+LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) -> language
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
 
@@ -57,8 +58,12 @@ class SpeechService:
         voice_for: VoiceResolver | None = None,
         cloned_voice_id: ClonedVoiceId | None = None,
         language: str = "english",
+        language_for: LanguageResolver | None = None,
     ) -> None:
         self.scheduler = scheduler
+        self.language = language  # the operator's: the default model's
+        self.language_for = language_for
+        self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
         self.max_text_length = max_text_length
         self.phrases = phrasebook(language)  # "NAME said" in the model's language
         self.voice_for = voice_for
@@ -144,6 +149,26 @@ class SpeechService:
             ) from error
 
     # ---- commands --------------------------------------------------------------------------
+    async def language_of(self, user_id: int, guild_id: int | None) -> str:
+        """The language a member is spoken in here (theirs, the server's or the default)."""
+        if self.language_for is None:
+            return self.language
+        return await self.language_for(user_id, guild_id)
+
+    def model_language(self, language: str) -> str | None:
+        """What an utterance names as its model: None for the default one."""
+        return None if language == self.language else language
+
+    def needs_loading(self, language: str) -> bool:
+        models = self.scheduler.models
+        return models is not None and not models.is_loaded(self.model_language(language))
+
+    async def model_ready(self, language: str) -> None:
+        """Load the language's model if it is not (in its own threads; others speak on)."""
+        models = self.scheduler.models
+        if models is not None and language != self.language:
+            await models.ensure(language)
+
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         text = self.check_text(text)
@@ -151,17 +176,36 @@ class SpeechService:
         voice = None
         if self.voice_for is not None:
             voice = await self.voice_for(member.id, channel.guild.id)
-        text = await self.attributed(member, channel.guild.id, text, voice, "/say")
-        lead = self.phrases.said.format(name=member.display_name)
-        lead = lead if text.startswith(f"{lead}: ") else ""
-        ahead = await self._speak(channel, Utterance(text, voice, requested_at, lead=lead))
+        language = await self.language_of(member.id, channel.guild.id)
+        said = phrasebook(language).said.format(name=member.display_name)
+        text = await self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
+        lead = said if text.startswith(f"{said}: ") else ""
+        utterance = Utterance(
+            text, voice, requested_at, lead=lead, language=self.model_language(language)
+        )
+        if self.needs_loading(language):
+            await self.ensure_connected(channel)
+            task = asyncio.create_task(self._speak_once_loaded(channel, utterance, language))
+            self._loading.add(task)
+            task.add_done_callback(self._loading.discard)
+            return f"Loading {language}… I'll speak in {channel.mention} as soon as it is ready."
+        ahead = await self._speak(channel, utterance)
         if ahead == 0:
             return f"Speaking in {channel.mention}."
         return f"Queued: {ahead} ahead of you in {channel.mention}."
 
+    async def _speak_once_loaded(
+        self, channel: VoiceChannel, utterance: Utterance, language: str
+    ) -> None:
+        try:
+            await self.model_ready(language)
+            await self._speak(channel, utterance)
+        except Exception:  # the member had their answer; the operator gets the reason
+            log.exception("could not speak after loading the %s model", language)
+
     async def attributed(
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
-        voice: str | None, what: str, *, announced: bool = False,
+        voice: str | None, what: str, *, announced: bool = False, said: str | None = None,
     ) -> str:  # fmt: skip
         """Speech in a member's cloned voice always says who asked for it ("NAME said"), and
         each use is logged (who, where, which voice; never the text)."""
@@ -172,21 +216,28 @@ class SpeechService:
             "cloned voice %s used for %s by user %s in server %s",
             voice_id, what, member.id, guild_id,
         )  # fmt: skip
-        said = self.phrases.said.format(name=member.display_name)
+        if said is None:
+            said = self.phrases.said.format(name=member.display_name)
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
         self, member: discord.Member | discord.User, text: str, voice: str | None,
-        *, announced: bool = False,
+        *, announced: bool = False, language: str | None = None,
     ) -> VoiceChannel:  # fmt: skip
         """Speak `text` in `voice` where the member is (a preview, a sample, a message);
-        `announced`: the text already says whose words they are."""
+        `announced`: the text already says whose words they are; `language`: whose model
+        (default: the member's own)."""
         channel = self.caller_channel(member)
         text = self.check_text(text)
+        if language is None:
+            language = await self.language_of(member.id, channel.guild.id)
+        said = phrasebook(language).said.format(name=member.display_name)
         text = await self.attributed(
-            member, channel.guild.id, text, voice, "speech on request", announced=announced
-        )
-        await self._speak(channel, Utterance(text, voice))
+            member, channel.guild.id, text, voice, "speech on request", announced=announced,
+            said=said,
+        )  # fmt: skip
+        await self.model_ready(language)
+        await self._speak(channel, Utterance(text, voice, language=self.model_language(language)))
         return channel
 
     async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:

@@ -92,7 +92,7 @@ class Stream(Protocol):
     def cancel(self) -> None: ...
 
 
-Synthesize = Callable[[str, str | None], Stream]
+Synthesize = Callable[..., Stream]  # (text, voice, *, background=, language=) -> Stream
 RunCall = Callable[[Callable[[Any], Any]], Awaitable[Any]]
 
 
@@ -161,6 +161,7 @@ class SpeechJob:
     owner: Owner | None = None  # set for background work: whose request it is
     call: Callable[[Any], Any] | None = None  # background work that is not speech
     result: Any = None  # what `call` returned
+    language: str | None = None  # the model that speaks it (None: the default one)
 
     @property
     def background(self) -> bool:
@@ -479,22 +480,27 @@ class DeadlineScheduler:
             raise RuntimeError("background work was cancelled")
         self.background_done += 1
 
-    async def background_speech(self, text: str, voice: str | None, owner: Owner) -> np.ndarray:
+    async def background_speech(
+        self, text: str, voice: str | None, owner: Owner, language: str | None = None
+    ) -> np.ndarray:
         """Synthesize a whole text as background work (files, previews)."""
         self._admit_background(owner)
         sink = FileSink()
         job = SpeechJob.for_text(text, voice, sink, self.clock(), key=owner[1])
-        job.owner = owner
+        job.owner, job.language = owner, language
         await self._await_background(job)
         return sink.audio()
 
-    async def background_call(self, fn: Callable[[Any], T], owner: Owner) -> T:
-        """Run `fn(model)` as background work (a clone, a voice rebuild)."""
+    async def background_call(
+        self, fn: Callable[[Any], T], owner: Owner, language: str | None = None
+    ) -> T:
+        """Run `fn(model)` as background work (a clone, a voice rebuild), with the model of
+        `language` (None: the default one)."""
         if self._run_call is None:
             raise RuntimeError("this scheduler was made without a way to run model calls")
         self._admit_background(owner)
         job = SpeechJob(collections.deque(["(model call)"]), None, FileSink(), self.clock())
-        job.owner, job.call = owner, fn
+        job.owner, job.call, job.language = owner, fn, language
         await self._await_background(job)
         return job.result  # type: ignore[no-any-return]
 
@@ -550,7 +556,10 @@ class DeadlineScheduler:
         job.in_flight = _CallInFlight()  # type: ignore[assignment]
         started = self.clock()
         try:
-            job.result = await self._run_call(job.call)
+            if job.language is None:
+                job.result = await self._run_call(job.call)
+            else:
+                job.result = await self._run_call(job.call, language=job.language)  # type: ignore[call-arg]
         except Exception as error:
             job.error = error
         finally:
@@ -570,11 +579,10 @@ class DeadlineScheduler:
             ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
             self.speed(),
         )  # fmt: skip
-        stream = (
-            self._synthesize(text, job.voice, background=True)  # type: ignore[call-arg]
-            if job.background
-            else self._synthesize(text, job.voice)
-        )
+        options: dict[str, Any] = {"background": True} if job.background else {}
+        if job.language is not None:
+            options["language"] = job.language
+        stream = self._synthesize(text, job.voice, **options)
         job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
         self._running[job] = False  # crowded: more units at once than workers
         if len(self._running) > self.workers:

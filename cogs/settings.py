@@ -60,7 +60,19 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     )
     if spec.kind == "voice":
         command.autocomplete("value")(_builtin_voices)
+    if spec.kind == "language":
+        command.autocomplete("value")(_languages)
     return command
+
+
+async def _languages(
+    interaction: discord.Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    """The languages the operator offers (read from the installed pocket-tts)."""
+    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
+    offered = bot.models.languages if bot.models is not None else ()
+    names = ["none", *offered]
+    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
 
 async def _builtin_voices(
@@ -118,6 +130,17 @@ class SettingsCog(commands.Cog):
         await respond(
             interaction,
             lambda: self.bot.settings_service.set_autoread(interaction.user, guild, value == "on"),
+        )
+
+    @set_group.command(name="my_language", description="The language your messages are read in")
+    @app_commands.describe(language="A language, or 'none' for the server's")
+    @app_commands.autocomplete(language=_languages)
+    async def my_language(self, interaction: discord.Interaction, language: str) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.set_language(interaction.user, guild, language),
         )
 
     @set_group.command(name="voice", description="The voice you speak with (yours or built-in)")

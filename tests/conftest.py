@@ -94,7 +94,13 @@ async def bot_on_fake_discord(
     bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
     task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))
     try:
-        await asyncio.wait_for(bot.wait_until_ready(), 30)
+        ready = asyncio.create_task(bot.wait_until_ready())
+        await asyncio.wait({ready, task}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():  # start-up failed: show why, not a timeout
+            ready.cancel()
+            task.result()
+            raise RuntimeError("the bot stopped during start-up")
+        await asyncio.wait_for(ready, 0.1)
         yield RunningBot(bot, fake, task)
     finally:
         await bot.close()

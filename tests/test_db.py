@@ -30,7 +30,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3]
+        assert await db.applied_migrations() == [1, 2, 3, 4]
         assert await db.migrate() == []
         async with db.connection.execute("PRAGMA journal_mode") as c:
             assert (await c.fetchone())[0] == "wal"
@@ -39,7 +39,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -
     finally:
         await db.close()
     again = await Database.open(tmp_path / "pv.db")
-    assert await again.applied_migrations() == [1, 2, 3]
+    assert await again.applied_migrations() == [1, 2, 3, 4]
     await again.close()
 
 
@@ -64,7 +64,7 @@ async def test_a_failing_migration_applies_nothing(tmp_path: Path) -> None:
         await Database.open(tmp_path / "pv.db", migrations=folder)
     db = await Database.open(tmp_path / "pv.db")  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3]
+    assert await db.applied_migrations() == [1, 2, 3, 4]
     await db.close()
 
 

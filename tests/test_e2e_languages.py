@@ -1,0 +1,154 @@
+"""Languages end to end: a server's and a member's language pick the model and the glue
+words; other languages' models load on demand while others speak, and unload when idle
+over the budget. The languages' models are tiny random-weight copies (one config each in
+TTS_CONFIG_DIR, as an operator with local weights would set it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.model_pool import ModelPool
+from bot.phrasebook import phrasebook
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.fakediscord import FakeDiscord
+from tests.test_e2e_autoread import ADMIN, outcome, setup_read_channel, speaker
+from tests.test_e2e_speech import audio_packets
+
+VOICE = FakeDiscord.VOICE_ID
+
+
+def language_configs(tmp_path: Path, base: Path, languages: tuple[str, ...]) -> Path:
+    """`<language>.yaml` for each language: the tiny model, marked so each is its own model."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for language in languages:
+        (folder / f"{language}.yaml").write_text(
+            f"# the {language} model (random weights)\n" + base.read_text(), encoding="utf-8"
+        )
+    return folder
+
+
+@pytest.fixture
+def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str]]:
+    """Every unit the scheduler hands to a model: (language asked, model fingerprint, text)."""
+    calls: list[tuple[str, str, str]] = []
+    original = ModelPool.stream
+
+    def recording(self: ModelPool, text: str, voice: str | None = None, **options: Any) -> Any:
+        language = options.get("language") or self.default_language
+        calls.append((language, self.engine_for(options.get("language")).fingerprint, text))
+        return original(self, text, voice, **options)
+
+    monkeypatch.setattr(ModelPool, "stream", recording)
+    return calls
+
+
+def env_for(tmp_path: Path, tiny_model: TinyModel, **extra: str) -> dict[str, str]:
+    folder = language_configs(tmp_path, tiny_model.config, ("french", "german", "italian"))
+    return {"TTS_CONFIG_DIR": str(folder), "TTS_LANGUAGES": "french,german,italian", **extra}
+
+
+async def read_aloud(running: RunningBot, user: str, text: str, count: int) -> Any:
+    message = await running.fake.post(user, text)
+    assert await outcome(running, message, timeout=60) == "read"
+    await running.fake.wait_for(lambda: len(speaker(running).history) >= count, 60, "reading")
+    return speaker(running).history[count - 1]
+
+
+async def test_server_and_member_languages_choose_the_model_and_the_words(
+    tmp_path: Path, tiny_model: TinyModel, model_calls: list[tuple[str, str, str]]
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
+        fake, bot = run.fake, run.bot
+        assert bot.models is not None and bot.models.loaded() == ["english"]
+        english_model = bot.models.default.fingerprint
+        await setup_read_channel(fake)
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", VOICE)
+
+        # only admins set the server's language, and only to a language on offer
+        denied = await fake.interaction("set language", {"value": "french"})
+        assert "Manage Server" in (await denied.wait_final())["content"]
+        unknown = await fake.interaction("set language", {"value": "klingon"}, permissions=ADMIN)
+        assert (
+            "Choose one of: english, french, german, italian"
+            in (await unknown.wait_final())["content"]
+        )
+        offered = await fake.interaction(
+            "set language", {"value": "fr"}, permissions=ADMIN, focused="value"
+        )
+        assert [c["value"] for c in (await offered.wait_response())["choices"]] == ["french"]
+        done = await fake.interaction("set language", {"value": "french"}, permissions=ADMIN)
+        assert (await done.wait_final())["content"] == "language is now french."
+
+        said = await read_aloud(run, "alice", "look at https://example.com/page", 1)
+        french = phrasebook("french")
+        assert said.language == "french" and said.error is None and said.frames_played > 0
+        assert said.text == "Alice a dit look at " + french.link_to.format(host="example.com")
+        assert bot.models.loaded() == ["english", "french"]
+        french_model = bot.models.engine_for("french").fingerprint
+        assert french_model != english_model
+        assert any(lang == "french" and model == french_model for lang, model, _ in model_calls)
+        assert all(model == french_model for lang, model, _ in model_calls if lang == "french")
+
+        # a member's own language wins over the server's
+        mine = await fake.interaction("set my_language", {"language": "german"}, user="bob")
+        assert (await mine.wait_final())["content"] == (
+            "I will speak your messages in german in this server."
+        )
+        german_line = await read_aloud(run, "bob", "hello there", 2)
+        assert german_line.language == "german"
+        assert german_line.text.startswith(phrasebook("german").said.format(name="Bob"))
+        german_model = bot.models.engine_for("german").fingerprint
+        assert any(lang == "german" and m == german_model for lang, m, _ in model_calls)
+        # /say speaks in the member's language too; "none" goes back to the server's
+        reset = await fake.interaction("set my_language", {"language": "none"}, user="bob")
+        assert "this server's language again" in (await reset.wait_final())["content"]
+        back = await read_aloud(run, "bob", "hello again", 3)
+        assert back.language == "french"
+
+
+async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one_unloads(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = env_for(tmp_path, tiny_model, TTS_MODELS="2")
+    env["TTS_CONFIG"] = str(tiny_model.full_length_config)  # speech of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
+        fake, bot = run.fake, run.bot
+        assert bot.models is not None
+        bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
+        long_text = "This message keeps the first server talking while a model loads. " * 2
+        first = await fake.interaction("say", {"text": long_text})
+        assert (await first.wait_final())["content"].startswith("Speaking in")
+        # the first server is speaking (not just starting) when the second asks for italian
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 100, 30, "speech")
+        admin = {"permissions": ADMIN, "user": "bob", "guild": fake.GUILD2_ID}
+        await (await fake.interaction("set language", {"value": "italian"}, **admin)).wait_final()
+        second = await fake.interaction("say", {"text": "Ciao."}, user="bob", guild=fake.GUILD2_ID)
+        assert (await second.wait_final())["content"].startswith("Loading italian…")
+        scheduler = bot.scheduler
+        assert scheduler is not None
+        speakers = [scheduler.get(int(g)) for g in (fake.GUILD_ID, fake.GUILD2_ID)]
+        await fake.wait_for(
+            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 120, "both"
+        )
+        spoken, italian = speakers[0].history[0], speakers[1].history[0]  # type: ignore[union-attr]
+        assert italian.language == "italian" and italian.error is None
+        assert italian.frames_played > 0
+        # the first server's speech went on while italian loaded: no underrun
+        assert spoken.error is None and spoken.underruns == 0, spoken
+        assert bot.models.loaded() == ["english", "italian"]
+
+        # a third language, over TTS_MODELS=2: the idle italian model is unloaded
+        await (await fake.interaction("set language", {"value": "german"}, **admin)).wait_final()
+        third = await fake.interaction("say", {"text": "Hallo."}, user="bob", guild=fake.GUILD2_ID)
+        assert (await third.wait_final())["content"].startswith("Loading german…")
+        await fake.wait_for(lambda: len(speakers[1].history) == 2, 60, "german")  # type: ignore[union-attr]
+        assert speakers[1].history[1].language == "german"  # type: ignore[union-attr]
+        assert bot.models.loaded() == ["english", "german"]
+        assert bot.models.unloads == 1
