@@ -95,7 +95,8 @@ class AutoReader:
                 return f"cannot join: {error}"
         elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
             return "author not in the bot's voice channel"
-        voice = await self.voice_for(message.author.id, guild.id)
+        language = await self.speech.language_of(message.author.id, guild.id)
+        voice = await self.speech.voice_of(message.author.id, guild.id, language)
         cloned = await self._cloned(voice)
         say_name = None  # the server's xsaid setting decides
         if cloned is not None:  # a cloned voice is always attributed
@@ -104,7 +105,6 @@ class AutoReader:
                 "cloned voice %s used for auto-reading by user %s in server %s",
                 cloned, message.author.id, guild.id,
             )  # fmt: skip
-        language = await self.speech.language_of(message.author.id, guild.id)
         text, lead = await self.render_with_lead(
             message, settings, say_name=say_name, language=language
         )
@@ -253,7 +253,7 @@ class AutoReader:
         text = await self.render(message, settings, say_name=True, language=language)
         if not text:
             raise UserError("That message has nothing I can read aloud.")
-        voice = await self.voice_for(author.id, message.guild.id)
+        voice = await self.speech.voice_of(author.id, message.guild.id, language)
         channel = await self.speech.speak_in_callers_channel(
             invoker, text, voice, announced=True, language=language
         )

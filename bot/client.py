@@ -133,6 +133,7 @@ class PocketVoiceBot(commands.Bot):
             library = VoiceLibrary(
                 self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines
             )
+            library.models = self.models
             await library.reconcile()
             self.speech = SpeechService(
                 self.scheduler,

@@ -170,6 +170,11 @@ class ModelPool:
             log.info("unloaded the idle %s model (least recently used)", victim)
         return unloaded
 
+    async def forget_voice(self, voice: str) -> None:
+        """A voice state file was deleted: no loaded model keeps it cached."""
+        for engine in list(self._engines.values()):
+            await engine.forget_voice(voice)
+
     # ---- the scheduler's way in ------------------------------------------------------------
     def stream(
         self, text: str, voice: str | None = None, *, background: bool = False,

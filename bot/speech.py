@@ -33,7 +33,8 @@ RECONNECT_SETTLE_S = 1.0
 # now wakes it); keep the timeout long enough that a retry would not fail the same way.
 CONNECT_TIMEOUT_S = 45.0
 LEAVE_TIMEOUT_S = 5.0
-VoiceResolver = Callable[[int, int | None], Awaitable[str | None]]  # (user, guild) -> voice
+# (user, guild[, language of another model]) -> voice spec
+VoiceResolver = Callable[..., Awaitable[str | None]]
 LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) -> language
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
@@ -169,37 +170,54 @@ class SpeechService:
         if models is not None and language != self.language:
             await models.ensure(language)
 
+    async def voice_of(self, member_id: int, guild_id: int | None, language: str) -> str | None:
+        """The member's voice spec for `language`'s model (a cloned voice gets its state for
+        that model, made from its recording on first use)."""
+        if self.voice_for is None:
+            return None
+        model = self.model_language(language)
+        if model is None:
+            return await self.voice_for(member_id, guild_id)
+        return await self.voice_for(member_id, guild_id, model)
+
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         text = self.check_text(text)
         channel = self.caller_channel(member)
-        voice = None
-        if self.voice_for is not None:
-            voice = await self.voice_for(member.id, channel.guild.id)
         language = await self.language_of(member.id, channel.guild.id)
+        if self.needs_loading(language):
+            await self.ensure_connected(channel)
+            task = asyncio.create_task(
+                self._say_once_loaded(member, channel, text, language, requested_at)
+            )
+            self._loading.add(task)
+            task.add_done_callback(self._loading.discard)
+            return f"Loading {language}… I'll speak in {channel.mention} as soon as it is ready."
+        return await self._say(member, channel, text, language, requested_at)
+
+    async def _say(
+        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
+        language: str, requested_at: float,
+    ) -> str:  # fmt: skip
+        voice = await self.voice_of(member.id, channel.guild.id, language)
         said = phrasebook(language).said.format(name=member.display_name)
         text = await self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(
             text, voice, requested_at, lead=lead, language=self.model_language(language)
         )
-        if self.needs_loading(language):
-            await self.ensure_connected(channel)
-            task = asyncio.create_task(self._speak_once_loaded(channel, utterance, language))
-            self._loading.add(task)
-            task.add_done_callback(self._loading.discard)
-            return f"Loading {language}… I'll speak in {channel.mention} as soon as it is ready."
         ahead = await self._speak(channel, utterance)
         if ahead == 0:
             return f"Speaking in {channel.mention}."
         return f"Queued: {ahead} ahead of you in {channel.mention}."
 
-    async def _speak_once_loaded(
-        self, channel: VoiceChannel, utterance: Utterance, language: str
-    ) -> None:
+    async def _say_once_loaded(
+        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
+        language: str, requested_at: float,
+    ) -> None:  # fmt: skip
         try:
             await self.model_ready(language)
-            await self._speak(channel, utterance)
+            await self._say(member, channel, text, language, requested_at)
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak after loading the %s model", language)
 
@@ -303,27 +321,34 @@ class SpeechService:
         Background work: it waits behind live speech, within the per-member and per-server
         limits; in DMs (`guild_id` None) the same per-member limit applies."""
         text = self.check_text(text)
-        voice = await self.voice_for(member.id, guild_id) if self.voice_for else None
-        text = await self.attributed(member, guild_id, text, voice, "/tts")
-        samples = await self.synthesize_file(text, voice, (member.id, guild_id), fallback=True)
+        language = await self.language_of(member.id, guild_id)
+        await self.model_ready(language)
+        voice = await self.voice_of(member.id, guild_id, language)
+        said = phrasebook(language).said.format(name=member.display_name)
+        text = await self.attributed(member, guild_id, text, voice, "/tts", said=said)
+        samples = await self.synthesize_file(
+            text, voice, (member.id, guild_id), fallback=True,
+            language=self.model_language(language),
+        )  # fmt: skip
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
 
     async def synthesize_file(
-        self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool
-    ) -> np.ndarray:
+        self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,
+        language: str | None = None,
+    ) -> np.ndarray:  # fmt: skip
         """Speech for a file, as background work. A voice the model cannot use falls back to
         the default one (`fallback`, as live speech does) or is refused in words."""
         deadlines = self.scheduler.deadlines
         try:
-            return await deadlines.background_speech(text, voice, owner)
+            return await deadlines.background_speech(text, voice, owner, language)
         except VoiceError as error:
             if voice is None:
                 raise
             log.warning("voice unusable for a file (%s)", error)
             if not fallback:
                 raise UserError("That voice cannot be used on this bot right now.") from None
-            return await deadlines.background_speech(text, None, owner)
+            return await deadlines.background_speech(text, None, owner, language)
 
     def botstats(self) -> Reply:
         snap = self.scheduler.snapshot()

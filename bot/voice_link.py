@@ -26,6 +26,20 @@ import discord
 log = logging.getLogger(__name__)
 
 
+class _QuietHarmlessErrors(logging.Filter):
+    """The wake-up makes the reader's next `recv` fail once, which discord.py logs at DEBUG
+    as "safe to ignore" with a traceback: keep the line, drop the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "safe to ignore" in str(record.msg):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+logging.getLogger("discord.voice_state").addFilter(_QuietHarmlessErrors())
+
+
 def wake_reader(sock: socket.socket | None) -> None:
     """Wake a thread blocked in `select()` on `sock`, which is about to be closed anyway."""
     if sock is None:

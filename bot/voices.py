@@ -37,6 +37,7 @@ from bot.synthesis_scheduler import DeadlineScheduler
 
 if TYPE_CHECKING:  # the model's module imports torch: seconds the CLI's list/delete skip
     from bot.engine import TTSEngine
+    from bot.model_pool import ModelPool
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ class VoiceLibrary:
         self.data_dir = data_dir
         self.limits = limits or VoiceLimits()
         self.deadlines = deadlines
+        self.models: ModelPool | None = None  # other languages' models, when the bot has them
         # a lock lives while someone holds or waits for it: the table cannot only grow
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -155,7 +157,8 @@ class VoiceLibrary:
         if not self.is_cloned(spec):
             return None
         assert spec is not None
-        relative = str(Path(spec).resolve().relative_to(self.data_dir.resolve()))
+        own = own_state_path(Path(spec).resolve())
+        relative = str(own.relative_to(self.data_dir.resolve()))
         return await self.db.voices.id_by_state_path(relative)
 
     # ---- creating --------------------------------------------------------------------------
@@ -316,9 +319,51 @@ class VoiceLibrary:
             "See /voice list."
         )
 
-    async def voice_for(self, user_id: int, guild_id: int | None) -> str | None:
+    async def state_for_language(self, record: VoiceRecord, language: str) -> str:
+        """The voice's state for another language's model: made from its kept recording on
+        first use (background work, behind live speech), then kept beside its own state."""
+        assert self.models is not None
+        engine = await self.models.ensure(language)
+        own = self.data_dir / record.state_path
+        path = model_state_path(own, engine.fingerprint)
+        if await asyncio.to_thread(path.is_file):
+            return str(path)
+        async with self._lock(record.owner_id):
+            if await self.db.voices.get_by_id(record.id) is None:
+                raise VoiceLibraryError("That voice was just deleted.")
+            if not path.is_file():
+                log.info("making voice %s for the %s model", record.id, language)
+                clip = await self._recording(record)
+                tmp = path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
+                try:
+                    fn = partial(engine.clone_sync, clip, tmp)
+                    if self.deadlines is not None:
+                        await self.deadlines.background_call(fn, (record.owner_id, None), language)
+                    else:
+                        await engine.call(fn)
+                    await asyncio.to_thread(_finish_state, tmp, path)
+                finally:
+                    await asyncio.to_thread(_remove, [tmp])
+        return str(path)
+
+    async def _recording(self, record: VoiceRecord) -> np.ndarray:
+        try:
+            clip, _ = await asyncio.to_thread(
+                soundfile.read, str(self.data_dir / record.clip_path), dtype="float32"
+            )
+        except (soundfile.LibsndfileError, RuntimeError) as error:
+            raise VoiceLibraryError(
+                f"The recording behind the voice “{record.name}” is missing, so it cannot be "
+                "rebuilt for another model. Please clone it again."
+            ) from error
+        return np.asarray(clip, dtype=np.float32)
+
+    async def voice_for(
+        self, user_id: int, guild_id: int | None, language: str | None = None
+    ) -> str | None:
         """The spec to speak for a member: their server choice, their global choice, the
-        server default, else None (the operator's DEFAULT_VOICE)."""
+        server default, else None (the operator's DEFAULT_VOICE). `language`: another
+        language's model (None: the default one), for which a cloned voice has its own state."""
         choice = await self.db.choices.for_user(user_id, guild_id)
         if choice is not None:
             if choice.builtin_name is not None:
@@ -326,6 +371,8 @@ class VoiceLibrary:
             record = await self.db.voices.get_by_id(choice.voice_id or 0)
             if record is not None and record.owner_id == user_id:
                 try:
+                    if language is not None and self.models is not None:
+                        return await self.state_for_language(record, language)
                     return await self.state_spec(record)
                 except VoiceLibraryError as error:
                     log.warning("voice %s unusable, using the default: %s", record.id, error)
@@ -362,9 +409,13 @@ class VoiceLibrary:
     async def _delete(self, record: VoiceRecord) -> None:
         await self.db.voices.delete(record.id)  # choices go with it (ON DELETE CASCADE)
         state = self.data_dir / record.state_path
-        await asyncio.to_thread(_remove, [state, self.data_dir / record.clip_path])
+        others = await asyncio.to_thread(_model_states, state)  # other languages' states
+        await asyncio.to_thread(_remove, [state, *others, self.data_dir / record.clip_path])
         if self._engine is not None:
             await self._engine.forget_voice(str(state))
+        if self.models is not None:
+            for other in others:
+                await self.models.forget_voice(str(other))
 
     async def forget_user(self, user_id: int) -> int:
         """Delete every voice, clip, choice and member setting of a member, in every server."""
@@ -386,6 +437,10 @@ class VoiceLibrary:
         referenced = {self.data_dir / r.state_path for r in records} | {
             self.data_dir / r.clip_path for r in records
         }
+        for record in records:  # other languages' states of a voice are its own too
+            referenced.update(
+                await asyncio.to_thread(_model_states, self.data_dir / record.state_path)
+            )
         orphans = await asyncio.to_thread(_files_not_in, self.root, referenced)
         await asyncio.to_thread(_remove, orphans)
         missing = [
@@ -441,7 +496,27 @@ def _remove_tree(folder: Path) -> None:
 
 
 # What the store writes: voices/<user id>/<hex>.safetensors|.flac, and .tmp-… while writing.
-_STORE_FILE = re.compile(r"^(\.tmp-)?[0-9a-f]{32}(-[0-9a-f]{32})?\.(safetensors|flac)$")
+_STORE_FILE = re.compile(
+    r"^(\.tmp-)?[0-9a-f]{32}(-[0-9a-f]{32})?(\.model-[0-9a-f]{16})?\.(safetensors|flac)$"
+)
+_MODEL_STATE = re.compile(
+    r"^(?P<tag>[0-9a-f]{32}(-[0-9a-f]{32})?)\.model-[0-9a-f]{16}\.safetensors$"
+)
+
+
+def model_state_path(state: Path, fingerprint: str) -> Path:
+    """Where a voice's state for another language's model lives, beside its own state."""
+    return state.with_name(f"{state.stem}.model-{fingerprint}.safetensors")
+
+
+def own_state_path(path: Path) -> Path:
+    """The voice's own state for any of its states (another model's maps back to it)."""
+    match = _MODEL_STATE.match(path.name)
+    return path.with_name(f"{match['tag']}.safetensors") if match else path
+
+
+def _model_states(state: Path) -> list[Path]:
+    return sorted(state.parent.glob(f"{state.stem}.model-*.safetensors"))
 
 
 def _files_not_in(root: Path, referenced: set[Path]) -> list[Path]:

@@ -16,6 +16,7 @@ from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_autoread import ADMIN, outcome, setup_read_channel, speaker
 from tests.test_e2e_speech import audio_packets
+from tests.test_e2e_voices import clone, voice_files
 
 VOICE = FakeDiscord.VOICE_ID
 
@@ -152,3 +153,32 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         assert speakers[1].history[1].language == "german"  # type: ignore[union-attr]
         assert bot.models.loaded() == ["english", "german"]
         assert bot.models.unloads == 1
+
+
+async def test_a_cloned_voice_speaks_another_language_from_its_recording(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
+        fake = run.fake
+        await fake.set_voice_state("alice", VOICE)
+        await (await clone(fake, "Mine")).wait_content("is ready")
+        await (await fake.interaction("voice use", {"name": "Mine"})).wait_final()
+        await fake.wait_for(lambda: len(speaker(run).history) == 1, 30, "the sample")
+        assert [p.suffix for p in voice_files(run)] == [".flac", ".safetensors"]
+
+        mine = await fake.interaction("set my_language", {"language": "french"})
+        await mine.wait_final()
+        reply = await (await fake.interaction("say", {"text": "Bonjour à tous."})).wait_final()
+        assert reply["content"].startswith("Loading french…")
+        await fake.wait_for(lambda: len(speaker(run).history) == 2, 60, "the french speech")
+        result = speaker(run).history[1]
+        assert result.language == "french" and result.error is None and result.frames_played
+        assert result.text == "Alice a dit: Bonjour à tous."  # a cloned voice is attributed
+        made = [p for p in voice_files(run) if ".model-" in p.name]  # made from the recording
+        assert len(made) == 1 and result.voice == str(made[0])
+        assert made[0].stat().st_mode & 0o777 == 0o600
+
+        # deleting the voice deletes its states for every language
+        deleted = await fake.interaction("voice delete", {"name": "Mine"})
+        assert (await deleted.wait_final())["content"].startswith("Deleted “Mine”")
+        assert voice_files(run) == []
