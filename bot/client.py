@@ -29,6 +29,7 @@ from bot.replies import UserError, unexpected_error_reply
 from bot.settings_service import SettingsService
 from bot.speech import SpeechService, leave_voice
 from bot.supervisor import supervise
+from bot.translations import CommandTranslator
 from bot.voice_service import VoiceService
 from bot.voices import VoiceLibrary
 
@@ -150,6 +151,7 @@ class PocketVoiceBot(commands.Bot):
             self.settings_service = SettingsService(self.db, self.models.languages)
             self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        await self.tree.set_translator(CommandTranslator())
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         if self.settings.sync_commands and self._load_engine:

@@ -110,6 +110,7 @@ class SettingsCog(commands.Cog):
         await respond(interaction, lambda: self.bot.settings_service.show(guild))
 
     @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
+    @app_commands.describe(name="How I should call you")
     async def nick(self, interaction: discord.Interaction, name: str) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
@@ -118,6 +119,7 @@ class SettingsCog(commands.Cog):
         )
 
     @set_group.command(name="autoread", description="Whether your messages are read aloud here")
+    @app_commands.describe(value="on: read them; off: never")
     @app_commands.choices(
         value=[
             app_commands.Choice(name="on", value="on"),
@@ -177,6 +179,7 @@ class SettingsCog(commands.Cog):
         )
 
     @dict_group.command(name="remove", description="Remove a word from the dictionary")
+    @app_commands.describe(word="The word as written")
     async def dict_remove(self, interaction: discord.Interaction, word: str) -> None:
         assert interaction.guild is not None
         guild = interaction.guild

@@ -214,6 +214,26 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
             if c["name"] in admin_only
         )
         assert not fake.identified.is_set()  # no gateway session was needed
+        # every description has its French, the message menu its French name
+        untranslated = []
+
+        def check(item: dict, where: str) -> None:
+            if item.get("description") and "fr" not in (
+                item.get("description_localizations") or {}
+            ):
+                untranslated.append(f"{where}: {item['description']}")
+            for option in item.get("options", []):
+                check(option, f"{where} {option['name']}")
+
+        for command in fake.registered_commands:
+            check(command, command["name"])
+        assert untranslated == []
+        by_name = {c["name"]: c for c in fake.registered_commands}
+        assert by_name["say"]["description_localizations"]["fr"] == (
+            "Dire une phrase dans votre salon vocal"
+        )
+        assert by_name["Speak this message"]["name_localizations"]["fr"] == "Lire ce message"
+        assert "de" not in by_name["say"].get("description_localizations", {})  # falls back
     finally:
         await fake.close()
 
