@@ -24,7 +24,7 @@ from tests.test_e2e_speech import audio_packets, speaker_of
 from tests.test_e2e_voices import CLIP, clone, voice_files, voice_rows
 
 VOICE = FakeDiscord.VOICE_ID
-MEDIUM = "This message keeps the bot talking for a while, long enough to break something."
+MEDIUM = "This keeps the bot talking long enough to break something."
 
 
 def full_length(tiny_model: TinyModel) -> dict[str, str]:

@@ -22,6 +22,7 @@ LONG_TEXT = (
     "This is a long message that keeps the bot talking for quite a while, long enough "
     "for somebody in the channel to decide that they have heard enough of it."
 )
+TWO_SERVERS_TEXT = "Both servers hear this message at the same time, from start to end."
 CONNECT, SPEAK = 1 << 20, 1 << 21
 
 
@@ -264,9 +265,9 @@ async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) 
         fake = running.fake
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
-        first = await fake.interaction("say", {"text": LONG_TEXT})
+        first = await fake.interaction("say", {"text": TWO_SERVERS_TEXT})
         second = await fake.interaction(
-            "say", {"text": LONG_TEXT}, user="bob", guild=fake.GUILD2_ID
+            "say", {"text": TWO_SERVERS_TEXT}, user="bob", guild=fake.GUILD2_ID
         )
         for inter in (first, second):
             assert (await inter.wait_final())["content"].startswith("Speaking in")
@@ -290,11 +291,13 @@ async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) 
             assert len(packets) == result.frames_played + result.underruns
             assert result.first_frame_latency is not None and result.first_frame_latency < 5
             spans.append((packets[0].arrived, packets[-1].arrived))
-        # at once, not one after the other: each ~56 s message overlaps the other by most of it.
+        # at once, not one after the other: each message overlaps the other by most of it.
         # Whether 2 cores keep both without underruns is a capacity figure: bench/load.py
         # measures it (this machine's speed varies too much for a timed assertion here).
         (start_a, end_a), (start_b, end_b) = spans
-        assert min(end_a, end_b) - max(start_a, start_b) > 30
+        shorter = min(end_a - start_a, end_b - start_b)
+        assert shorter > 10
+        assert min(end_a, end_b) - max(start_a, start_b) > 0.7 * shorter
 
 
 def longest_voiced_gap(packets: list[ReceivedPacket]) -> float:
