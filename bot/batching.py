@@ -40,6 +40,12 @@ from pocket_tts.modules.rope import apply_rope
 from pocket_tts.modules.stateful_module import init_states
 
 log = logging.getLogger(__name__)
+# With several languages' models loaded, each has its own batch thread and decoder thread.
+# Run side by side, their torch ops each want every core: on 2 cores two models' steps at once
+# made both stutter (3 and 14 underrun frames in one message each). One step at a time, and
+# one decode, across all models; with one model these locks are never contended.
+MODEL_STEPS = threading.Lock()
+AUDIO_DECODES = threading.Lock()
 
 ModelState = dict[str, dict[str, torch.Tensor]]
 FADE_IN_S = 0.005  # pocket-tts fades each stream's first 5 ms in (a fresh decoder clicks)
@@ -514,7 +520,8 @@ class _Decoder:
         elif kind == "step":
             _, latents, keep = event
             started = time.perf_counter()
-            audio = self.mimi.decode(latents)
+            with AUDIO_DECODES:
+                audio = self.mimi.decode(latents)
             took = time.perf_counter() - started
             self.period = took if self.period is None else 0.8 * self.period + 0.2 * took
             for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
@@ -700,7 +707,8 @@ class Batcher:
                     self._leave(i, None, True)
             if not batch.rows:
                 continue
-            self._step()
+            with MODEL_STEPS:  # one model's step at a time (see MODEL_STEPS)
+                self._step()
 
     def _pace(self) -> None:
         """Measure the step period and move the cap (see the class docstring)."""

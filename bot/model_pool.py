@@ -77,6 +77,10 @@ class ModelPool:
     def loaded(self) -> list[str]:
         return list(self._engines)
 
+    def last_used(self, language: str) -> float:
+        """When a loaded language's model was last asked for (time.monotonic())."""
+        return self._used.get(language, 0.0)
+
     def is_loaded(self, language: str | None) -> bool:
         return language is None or language in self._engines
 

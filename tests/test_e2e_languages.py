@@ -155,6 +155,76 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         assert bot.models.unloads == 1
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 11, open: with two models already speaking on 2 cores, loading a third made "
+    "the english server underrun by 47 to 71 frames (1-1.4 s) in 4 runs (without the load: "
+    "3 and 14, then 0 and 8 with one model step at a time); see the closing note",
+)
+async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_unloads(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = env_for(tmp_path, tiny_model, TTS_MODELS="3")
+    env["TTS_CONFIG"] = str(tiny_model.full_length_config)  # speech of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=1) as run:
+        fake, bot = run.fake, run.bot
+        assert bot.models is not None and bot.scheduler is not None
+        bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
+        third_guild = list(fake.channels)[2]
+        members = [
+            ("alice", fake.GUILD_ID, VOICE),
+            ("bob", fake.GUILD2_ID, FakeDiscord.GUILD2_VOICE_ID),
+            ("member0", third_guild, fake.channels[third_guild][1]),
+        ]
+        for user, guild, voice in members:
+            await fake.set_voice_state(user, voice, guild)
+
+        async def set_language(user: str, guild: str, language: str) -> None:
+            change = {"value": language}
+            inter = await fake.interaction("set language", change, user, ADMIN, guild=guild)
+            assert (await inter.wait_final())["content"] == f"language is now {language}."
+
+        async def say(user: str, guild: str, text: str, answer: str) -> None:
+            inter = await fake.interaction("say", {"text": text}, user=user, guild=guild)
+            assert (await inter.wait_final())["content"].startswith(answer)
+
+        speakers = [bot.scheduler.speaker(bot.get_guild(int(g))) for _, g, _ in members]  # type: ignore[arg-type]
+
+        def spoken(counts: tuple[int, int, int]) -> bool:
+            return all(len(s.history) >= n for s, n in zip(speakers, counts, strict=True))
+
+        # the second server speaks french (its model loaded first)
+        await set_language("bob", fake.GUILD2_ID, "french")
+        await say("bob", fake.GUILD2_ID, "Bonjour.", "Loading french…")
+        await fake.wait_for(lambda: spoken((0, 1, 0)), 60, "the french greeting")
+        # two servers speak, in english and in french...
+        long_text = "This message keeps a server talking while another language loads. " * 2
+        await say("alice", fake.GUILD_ID, long_text, "Speaking in")
+        await say("bob", fake.GUILD2_ID, long_text, "Speaking in")
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 250, 30, "speech")
+        # ...while the third asks for italian
+        await set_language("member0", third_guild, "italian")
+        await say("member0", third_guild, "Ciao.", "Loading italian…")
+        await fake.wait_for(lambda: spoken((1, 2, 1)), 120, "all three")
+        english, french = speakers[0].history[0], speakers[1].history[1]
+        italian = speakers[2].history[0]
+        assert (english.language, french.language, italian.language) == (None, "french", "italian")
+        assert italian.error is None and italian.frames_played > 0
+        # the two servers' speech went on while italian loaded: no underrun
+        for result in (english, french):
+            assert result.error is None and result.underruns == 0, result
+        assert bot.models.loaded() == ["english", "french", "italian"]
+
+        # a fourth, over TTS_MODELS=3: the idle model used least recently is unloaded
+        older = min(("french", "italian"), key=bot.models.last_used)
+        await set_language("member0", third_guild, "german")
+        await say("member0", third_guild, "Hallo.", "Loading german…")
+        await fake.wait_for(lambda: spoken((1, 2, 2)), 60, "german")
+        assert speakers[2].history[1].language == "german"
+        assert older not in bot.models.loaded() and len(bot.models.loaded()) == 3
+        assert bot.models.unloads == 1
+
+
 async def test_a_cloned_voice_speaks_another_language_from_its_recording(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
