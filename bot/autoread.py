@@ -18,7 +18,7 @@ import discord
 from bot.db import Database
 from bot.playback import SpeechScheduler, Utterance
 from bot.server_settings import ServerSettings
-from bot.speech import SpeechService, UserError, VoiceResolver
+from bot.speech import SpeechService, UserError
 from bot.text import MessageFacts, Names, ReadOptions, announce, lead_phrase
 
 log = logging.getLogger(__name__)
@@ -34,14 +34,12 @@ class AutoReader:
         self,
         db: Database,
         speech: SpeechService,
-        voice_for: VoiceResolver,
         clock: Callable[[], float] = time.monotonic,
         language: str = "english",
     ) -> None:
         self.language = language  # of what the bot adds: "NAME said", "a link to", ...
         self.db = db
         self.speech = speech
-        self.voice_for = voice_for
         self.clock = clock
         self._last_author: cachetools.TTLCache[int, tuple[int, float]] = cachetools.TTLCache(
             maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock

@@ -145,9 +145,7 @@ class PocketVoiceBot(commands.Bot):
                 language_for=LanguageChoice(self.db, self.models).for_member,
             )
             self.voices = VoiceService(library, self.speech, self.engine)
-            self.reader = AutoReader(
-                self.db, self.speech, library.voice_for, language=self.settings.tts_language
-            )
+            self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
             self.settings_service = SettingsService(self.db, self.models.languages)
             self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]

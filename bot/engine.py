@@ -436,7 +436,7 @@ class TTSEngine:
     @property
     def idle(self) -> bool:
         """No stream of this engine is running or waiting."""
-        return not any(not stop.is_set() for stop in list(self._active))
+        return all(stop.is_set() for stop in list(self._active))
 
     @property
     def batched(self) -> bool:

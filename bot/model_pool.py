@@ -66,14 +66,6 @@ class ModelPool:
         self.unloads = 0
 
     # ---- what is loaded --------------------------------------------------------------------
-    @property
-    def workers(self) -> int:
-        return self.default.workers
-
-    @property
-    def spare_lanes(self) -> int:
-        return self.default.spare_lanes
-
     def loaded(self) -> list[str]:
         return list(self._engines)
 

@@ -138,10 +138,14 @@ class VoiceLibrary:
             lock = self._locks[owner_id] = asyncio.Lock()
         return lock
 
-    async def _model_call(self, fn: Callable[[Any], int], owner: tuple[int, int | None]) -> int:
+    async def _model_call(
+        self, fn: Callable[[Any], int], owner: tuple[int, int | None],
+        language: str | None = None, engine: TTSEngine | None = None,
+    ) -> int:  # fmt: skip
+        """Model work through the scheduler (the bot), or the engine itself (the CLI)."""
         if self.deadlines is not None:
-            return await self.deadlines.background_call(fn, owner)
-        return await self.engine.call(fn)
+            return await self.deadlines.background_call(fn, owner, language)
+        return await (engine or self.engine).call(fn)
 
     def is_cloned(self, spec: str | None) -> bool:
         """Whether a voice spec is one of the members' cloned voices (they are announced)."""
@@ -280,23 +284,8 @@ class VoiceLibrary:
 
     async def _rebuild(self, record: VoiceRecord) -> None:
         log.info("rebuilding voice %s for the current model", record.id)
-        clip_path = self.data_dir / record.clip_path
-        try:
-            clip, _ = await asyncio.to_thread(soundfile.read, str(clip_path), dtype="float32")
-        except (soundfile.LibsndfileError, RuntimeError) as error:
-            raise VoiceLibraryError(
-                f"The recording behind the voice “{record.name}” is missing, so it cannot be "
-                "rebuilt for the new model. Please clone it again."
-            ) from error
         state_path = self.data_dir / record.state_path
-        tmp = state_path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
-        try:
-            size = await self._model_call(
-                partial(self.engine.clone_sync, clip, tmp), (record.owner_id, None)
-            )
-            await asyncio.to_thread(_finish_state, tmp, state_path)
-        finally:
-            await asyncio.to_thread(_remove, [tmp])
+        size = await self._state_from_recording(record, state_path, self.engine)
         await self.engine.forget_voice(str(state_path))
         await self.db.voices.set_state(record.id, self.engine.fingerprint, size)
 
@@ -333,20 +322,14 @@ class VoiceLibrary:
                 raise VoiceLibraryError("That voice was just deleted.")
             if not path.is_file():
                 log.info("making voice %s for the %s model", record.id, language)
-                clip = await self._recording(record)
-                tmp = path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
-                try:
-                    fn = partial(engine.clone_sync, clip, tmp)
-                    if self.deadlines is not None:
-                        await self.deadlines.background_call(fn, (record.owner_id, None), language)
-                    else:
-                        await engine.call(fn)
-                    await asyncio.to_thread(_finish_state, tmp, path)
-                finally:
-                    await asyncio.to_thread(_remove, [tmp])
+                await self._state_from_recording(record, path, engine, language)
         return str(path)
 
-    async def _recording(self, record: VoiceRecord) -> np.ndarray:
+    async def _state_from_recording(
+        self, record: VoiceRecord, path: Path, engine: TTSEngine, language: str | None = None
+    ) -> int:
+        """Write `path`: the voice's state for `engine` (the model of `language`; None: the
+        default one), made from its kept recording as background work; its size."""
         try:
             clip, _ = await asyncio.to_thread(
                 soundfile.read, str(self.data_dir / record.clip_path), dtype="float32"
@@ -354,9 +337,16 @@ class VoiceLibrary:
         except (soundfile.LibsndfileError, RuntimeError) as error:
             raise VoiceLibraryError(
                 f"The recording behind the voice “{record.name}” is missing, so it cannot be "
-                "rebuilt for another model. Please clone it again."
+                "rebuilt for the model in use. Please clone it again."
             ) from error
-        return np.asarray(clip, dtype=np.float32)
+        tmp = path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
+        try:
+            fn = partial(engine.clone_sync, clip, tmp)
+            size = await self._model_call(fn, (record.owner_id, None), language, engine)
+            await asyncio.to_thread(_finish_state, tmp, path)
+        finally:
+            await asyncio.to_thread(_remove, [tmp])
+        return size
 
     async def voice_for(
         self, user_id: int, guild_id: int | None, language: str | None = None

@@ -340,7 +340,7 @@ async def test_rate_limit_memory_forgets_old_entries() -> None:
     from bot.autoread import RATE_WINDOW_S, AutoReader
 
     now = [0.0]
-    reader = AutoReader(None, None, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    reader = AutoReader(None, None, clock=lambda: now[0])  # type: ignore[arg-type]
     for user in range(1000):
         reader._rate_limited(1, user, 5, now[0])
     assert len(reader._recent) == 1000
