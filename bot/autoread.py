@@ -17,8 +17,9 @@ import discord
 
 from bot.db import Database
 from bot.playback import SpeechScheduler, Utterance
+from bot.replies import UserError, language_name, localize, tr
 from bot.server_settings import ServerSettings
-from bot.speech import SpeechService, UserError
+from bot.speech import SpeechService
 from bot.text import MessageFacts, Names, ReadOptions, announce, lead_phrase
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class AutoReader:
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )
         self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
+        self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
 
     @property
     def scheduler(self) -> SpeechScheduler:
@@ -110,7 +112,8 @@ class AutoReader:
             return "nothing to say"
         if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
             return "rate limited"
-        await self.speech.model_ready(language)  # the first message in a language loads it
+        if self.speech.needs_loading(language):  # the first message in a language loads it
+            await self._wait_for_model(message, language)
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
         model = self.speech.model_language(language)
@@ -118,6 +121,29 @@ class AutoReader:
         speaker.enqueue(utterance, drop_oldest=True)
         self._last_author[guild.id] = (message.author.id, arrived)
         return "read"
+
+    async def _wait_for_model(self, message: discord.Message, language: str) -> None:
+        """Load the language's model; say so once in the channel, so that the wait is not a
+        silence nobody understands (never pinging)."""
+        assert message.guild is not None
+        key = (message.guild.id, language)
+        if key not in self._loading_told:
+            self._loading_told.add(key)
+            notice = tr(
+                "Loading {language}… I'll read the messages as soon as it is ready.",
+                language=language_name(language),
+            )
+            try:
+                await message.channel.send(
+                    localize(notice, message.guild.preferred_locale),
+                    allowed_mentions=discord.AllowedMentions.none(),
+                )
+            except discord.HTTPException as error:
+                log.info("could not post the loading notice in %s: %s", message.channel.id, error)
+        try:
+            await self.speech.model_ready(language)
+        finally:
+            self._loading_told.discard(key)
 
     async def _skip_reason(
         self, message: discord.Message, author: discord.Member, settings: ServerSettings
@@ -235,27 +261,29 @@ class AutoReader:
         """'Speak this message': read it in its author's voice where the invoker is, under the
         same rules as auto-reading: the author's opt-out, `bot_ignore`, `required_role`."""
         if message.guild is None:
-            raise UserError("I can only speak messages from a server.")
+            raise UserError(tr("I can only speak messages from a server."))
         settings = await self.db.guilds.get(message.guild.id)
         author = message.author
         if settings.bot_ignore and (author.bot or message.webhook_id is not None):
-            raise UserError("This server does not have messages from bots read aloud.")
+            raise UserError(tr("This server does not have messages from bots read aloud."))
         if isinstance(author, discord.Member):
             if settings.required_role and not any(
                 r.id == settings.required_role for r in author.roles
             ):
-                raise UserError("Only messages of members with the server's reading role are read.")
+                raise UserError(
+                    tr("Only messages of members with the server's reading role are read.")
+                )
             if not (await self.db.members.get(author.id, message.guild.id)).autoread:
-                raise UserError("Its author has asked not to have their messages read aloud.")
+                raise UserError(tr("Its author has asked not to have their messages read aloud."))
         language = await self.speech.language_of(author.id, message.guild.id)
         text = await self.render(message, settings, say_name=True, language=language)
         if not text:
-            raise UserError("That message has nothing I can read aloud.")
+            raise UserError(tr("That message has nothing I can read aloud."))
         voice = await self.speech.voice_of(author.id, message.guild.id, language)
         channel = await self.speech.speak_in_callers_channel(
             invoker, text, voice, announced=True, language=language
         )
-        return f"Speaking that message in {channel.mention}."
+        return tr("Speaking that message in {channel}.", channel=channel.mention)
 
     # ---- edits and deletions ---------------------------------------------------------------
     async def edited(self, message: discord.Message) -> None:

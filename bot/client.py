@@ -25,7 +25,7 @@ from bot.metrics import Metrics
 from bot.model_pool import ModelPool
 from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
-from bot.replies import UserError, unexpected_error_reply
+from bot.replies import UserError, localize, tr, unexpected_error_reply
 from bot.settings_service import SettingsService
 from bot.speech import SpeechService, leave_voice
 from bot.supervisor import supervise
@@ -197,14 +197,17 @@ class PocketVoiceBot(commands.Bot):
         'thinking…'."""
         original = getattr(error, "original", error)
         if isinstance(original, UserError):
-            content = str(original)
+            content = original.message
         elif isinstance(error, app_commands.CheckFailure):
-            content = str(error) or "You cannot use this command here."
+            content = str(error) or tr("You cannot use this command here.")
         elif isinstance(error, app_commands.TransformerError):  # e.g. a channel I cannot see
-            content = "I cannot use one of the options you gave (a channel or role I cannot see?)."
+            content = tr(
+                "I cannot use one of the options you gave (a channel or role I cannot see?)."
+            )
         else:
             what = f"/{getattr(interaction.command, 'name', '?')}"
             content = unexpected_error_reply(what, original).content
+        content = localize(content, interaction.locale)
         try:
             if interaction.response.is_done():
                 await interaction.followup.send(content, ephemeral=True)

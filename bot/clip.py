@@ -13,13 +13,13 @@ import numpy as np
 import soundfile
 import soxr
 
-from bot.replies import UserError
+from bot.replies import UserError, tr
 
 MODEL_RATE = 24_000
 WINDOW_S = 0.02
-ACCEPTED = "WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus"
-DAMAGED = "That audio file seems damaged or cut short. Please record it again."
-TOO_BIG = "That file is too big for me to process. Please send a shorter one."
+ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
+DAMAGED = tr("That audio file seems damaged or cut short. Please record it again.")
+TOO_BIG = tr("That file is too big for me to process. Please send a shorter one.")
 BLOCK_S = 1.0  # decode this much at a time
 
 
@@ -43,12 +43,12 @@ class ClipLimits:
 
 def check_size(size: int, limits: ClipLimits) -> None:
     if size > limits.max_bytes:
-        raise ClipError(
-            f"That file is {size / 1024 / 1024:.1f} MB; the limit is "
-            f"{limits.max_bytes / 1024 / 1024:.0f} MB. A minute of speech is plenty."
-        )
+        raise ClipError(tr(
+            "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is plenty.",
+            size=size / 1024 / 1024, most=limits.max_bytes / 1024 / 1024,
+        ))  # fmt: skip
     if size == 0:
-        raise ClipError("That file is empty.")
+        raise ClipError(tr("That file is empty."))
 
 
 def _truncated_wav(data: bytes) -> bool:
@@ -74,24 +74,33 @@ def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
     try:
         info = soundfile.info(io.BytesIO(data))
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
-        raise ClipError(f"That is not an audio file I can read. Please send {ACCEPTED}.") from error
-    if not _accepted(info):
-        raise ClipError(f"That kind of audio file is not accepted here. Please send {ACCEPTED}.")
-    if info.samplerate <= 0 or info.frames <= 0 or info.channels <= 0:
-        raise ClipError("That audio file holds no sound, or it is damaged.")
-    if not limits.min_rate <= info.samplerate <= limits.max_rate:
         raise ClipError(
-            f"That recording's sample rate ({info.samplerate:,} Hz) is unusual; please send "
-            f"one between {limits.min_rate:,} and {limits.max_rate:,} Hz."
+            tr("That is not an audio file I can read. Please send {kinds}.", kinds=ACCEPTED)
+        ) from error
+    if not _accepted(info):
+        raise ClipError(
+            tr("That kind of audio file is not accepted here. Please send {kinds}.", kinds=ACCEPTED)
         )
+    if info.samplerate <= 0 or info.frames <= 0 or info.channels <= 0:
+        raise ClipError(tr("That audio file holds no sound, or it is damaged."))
+    if not limits.min_rate <= info.samplerate <= limits.max_rate:
+        raise ClipError(tr(
+            "That recording's sample rate ({rate:,} Hz) is unusual; please send one between "
+            "{lo:,} and {hi:,} Hz.",
+            rate=info.samplerate, lo=limits.min_rate, hi=limits.max_rate,
+        ))  # fmt: skip
     if info.channels > limits.max_channels:
-        raise ClipError(f"That recording has {info.channels} channels; please send mono or stereo.")
+        raise ClipError(tr(
+            "That recording has {channels} channels; please send mono or stereo.",
+            channels=info.channels,
+        ))  # fmt: skip
     duration = info.frames / info.samplerate
     if duration > limits.max_duration_s:
-        raise ClipError(
-            f"That recording is {duration / 60:.1f} minutes long; please send at most "
-            f"{limits.max_duration_s / 60:.0f} minutes (3 to 60 seconds of speech is ideal)."
-        )
+        raise ClipError(tr(
+            "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} "
+            "minutes (3 to 60 seconds of speech is ideal).",
+            minutes=duration / 60, most=limits.max_duration_s / 60,
+        ))  # fmt: skip
     return info
 
 
@@ -112,7 +121,7 @@ def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimi
             if frames > most:
                 raise ClipError(DAMAGED)
             if not np.all(np.isfinite(chunk)):
-                raise ClipError("That audio file seems damaged. Please record it again.")
+                raise ClipError(tr("That audio file seems damaged. Please record it again."))
             mono = chunk.mean(axis=1, dtype=np.float32) if len(chunk) else np.zeros(0, np.float32)
             pieces.append(resampler.resample_chunk(mono, last=last))
             if last:
@@ -152,17 +161,19 @@ def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RA
     size = int(WINDOW_S * rate)
     speech_s = float(active.sum()) * WINDOW_S
     if speech_s == 0:
-        raise ClipError("I could not hear any speech in that clip: it sounds silent.")
+        raise ClipError(tr("I could not hear any speech in that clip: it sounds silent."))
     if speech_s < limits.min_speech_s:
-        raise ClipError(
-            f"I heard only {speech_s:.1f} s of speech; please send at least "
-            f"{limits.min_speech_s:.0f} seconds of you talking."
-        )
+        raise ClipError(tr(
+            "I heard only {seconds:.1f} s of speech; please send at least {least:.0f} seconds "
+            "of you talking.",
+            seconds=speech_s, least=limits.min_speech_s,
+        ))  # fmt: skip
     if speech_s > limits.max_speech_s:
-        raise ClipError(
-            f"That clip has {speech_s:.0f} s of speech; please send at most "
-            f"{limits.max_speech_s:.0f} seconds (10 to 30 seconds works best)."
-        )
+        raise ClipError(tr(
+            "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
+            "to 30 seconds works best).",
+            seconds=speech_s, most=limits.max_speech_s,
+        ))  # fmt: skip
     indices = np.flatnonzero(active)
     margin = int(0.1 / WINDOW_S)  # keep 100 ms around the speech
     first = max(0, indices[0] - margin)

@@ -33,6 +33,7 @@ import soundfile
 import soxr
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
 
 from bot.batching import Batcher, Request, choose_batch, measure_costs, prefill
@@ -46,6 +47,18 @@ log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 24_000
 BUILTIN_VOICES: tuple[str, ...] = tuple(_ORIGINS_OF_PREDEFINED_VOICES)
+
+
+def builtin_voices_for(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the built-in voices recorded in `language`, the others). pocket-tts names each
+    language's own voice (`DEFAULT_VOICE_FOR_LANGUAGE`); its other voices were recorded in
+    English. Every language's model has every voice, the others speak with an accent."""
+    native = {voice: lang for lang, voice in DEFAULT_VOICE_FOR_LANGUAGE.items()}
+    base = language.removesuffix("_24l")
+    fitting = tuple(v for v in BUILTIN_VOICES if native.get(v, "english") == base)
+    return fitting, tuple(v for v in BUILTIN_VOICES if v not in fitting)
+
+
 T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()

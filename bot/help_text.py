@@ -8,23 +8,24 @@ import logging
 import discord
 
 from bot.db import Database
-from bot.replies import Reply
+from bot.replies import Reply, localize, tr
 
 log = logging.getLogger(__name__)
 
 COMMANDS = [
-    ("Speak", "`/say` a line in your voice channel · `/tts` sends it to you as a file · "
-              "`/join` · `/leave` · `/skip` · `/stop` · `/clear`"),
-    ("Your voice", "`/clone` makes a voice from a recording of **your own** voice · "
-                   "`/voice list` · `/voice use` · `/voice preview` · `/voice delete` · "
-                   "`/voice forget-me`"),
-    ("You", "`/set nick` the name I call you · `/set autoread` whether I read your messages"),
-    ("Server (Manage Server)", "`/setup` the channel I read · `/set …` reading rules · "
-                               "`/settings` shows them all · `/dict` pronunciations"),
-    ("Bot", "`/botstats` how fast and how busy I am"),
+    (tr("Speak"), tr("`/say` a line in your voice channel · `/tts` sends it to you as a file · "
+                     "`/join` · `/leave` · `/skip` · `/stop` · `/clear`")),
+    (tr("Your voice"), tr("`/clone` makes a voice from a recording of **your own** voice · "
+                          "`/voice list` · `/voice use` · `/voice preview` · `/voice delete` · "
+                          "`/voice forget-me`")),
+    (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
+                   "messages · `/set my_language` the language I read them in")),
+    (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/set …` reading rules · "
+                                      "`/settings` shows them all · `/dict` pronunciations")),
+    (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
 ]  # fmt: skip
 
-WELCOME = (
+WELCOME = tr(
     "Hello! I read a text channel aloud in voice, in each member's own voice if they clone it. "
     "To start, someone with Manage Server runs `/setup` and picks the channel to read; then "
     "join a voice channel and write there, or use `/say`. `/help` shows everything."
@@ -34,26 +35,30 @@ WELCOME = (
 async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone: bool) -> Reply:
     fields = list(COMMANDS)
     if guild is None:
-        fields.append(("Here", "In a DM only `/tts`, `/voice` and `/help` work; the rest is for "
-                               "servers."))  # fmt: skip
-        return Reply("", title="What I can do", fields=fields)
+        fields.append((tr("Here"), tr("In a DM only `/tts`, `/voice` and `/help` work; the rest "
+                                      "is for servers.")))  # fmt: skip
+        return Reply("", title=tr("What I can do"), fields=fields)
     settings = await db.guilds.get(guild.id) if db is not None else None
     read = settings.read_channel if settings is not None else None
-    reading = f"I read <#{read}> aloud." if read else "No channel is read aloud yet."
+    channel = f"<#{read}>"
+    reading = tr("I read {channel} aloud.", channel=channel) if read else tr(
+        "No channel is read aloud yet.")  # fmt: skip
     if not can_clone:
-        cloning = "Voice cloning is not available on this bot (only built-in voices)."
+        cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
     elif settings is not None and not settings.cloning:
-        cloning = "Voice cloning is switched off in this server."
+        cloning = tr("Voice cloning is switched off in this server.")
     else:
-        cloning = "Members may clone their own voice (`/clone`)."
-    fields.append(("In this server", f"{reading} {cloning}"))
+        cloning = tr("Members may clone their own voice (`/clone`).")
+    fields.append((tr("In this server"), tr("{reading} {cloning}", reading=reading,
+                                             cloning=cloning)))  # fmt: skip
     if read:
-        next_step = f"Join a voice channel and write in <#{read}>, or use `/say`."
+        next_step = tr("Join a voice channel and write in {channel}, or use `/say`.",
+                       channel=channel)  # fmt: skip
     else:
-        next_step = ("Someone with Manage Server runs `/setup` and picks the channel to read. "
-                     "Until then, `/say` works in any voice channel.")  # fmt: skip
-    fields.append(("What next", next_step))
-    return Reply("", title="What I can do", fields=fields)
+        next_step = tr("Someone with Manage Server runs `/setup` and picks the channel to read. "
+                       "Until then, `/say` works in any voice channel.")  # fmt: skip
+    fields.append((tr("What next"), next_step))
+    return Reply("", title=tr("What I can do"), fields=fields)
 
 
 async def welcome(guild: discord.Guild) -> bool:
@@ -63,7 +68,8 @@ async def welcome(guild: discord.Guild) -> bool:
     if channel is None or not channel.permissions_for(guild.me).send_messages:
         return False
     try:
-        await channel.send(WELCOME, allowed_mentions=discord.AllowedMentions.none())
+        welcome_text = localize(WELCOME, guild.preferred_locale)
+        await channel.send(welcome_text, allowed_mentions=discord.AllowedMentions.none())
     except discord.HTTPException as error:
         log.warning("could not post the welcome in server %s: %s", guild.id, error)
         return False

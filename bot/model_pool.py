@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from bot.config import Settings
 from bot.engine import SynthesisStream, TTSEngine
-from bot.replies import UserError
+from bot.replies import UserError, tr
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +100,10 @@ class ModelPool:
 
     def check(self, language: str) -> str:
         if language not in self.languages:
-            raise LanguageError(
-                f"I don't speak “{language[:30]}” here. Languages: {', '.join(self.languages)}."
-            )
+            raise LanguageError(tr(
+                "I don't speak “{name}” here. Languages: {languages}.",
+                name=language[:30], languages=", ".join(self.languages),
+            ))  # fmt: skip
         return language
 
     # ---- loading and unloading -------------------------------------------------------------

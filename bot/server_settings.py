@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.replies import tr
+
 _BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
                "off": False, "false": False, "no": False, "0": False}  # fmt: skip
 
@@ -75,16 +77,18 @@ class SettingSpec:
             try:
                 return _BOOL_WORDS[text.lower()]
             except KeyError:
-                raise SettingError(f"{self.name} is on or off.") from None
+                raise SettingError(tr("{name} is on or off.", name=self.name)) from None
         if self.kind == "int":
             try:
                 value = int(text)
             except ValueError:
-                raise SettingError(f"{self.name} is a whole number.") from None
+                raise SettingError(tr("{name} is a whole number.", name=self.name)) from None
             if (self.lo is not None and value < self.lo) or (
                 self.hi is not None and value > self.hi
             ):
-                raise SettingError(f"{self.name} goes from {self.lo} to {self.hi}.")
+                raise SettingError(
+                    tr("{name} goes from {lo} to {hi}.", name=self.name, lo=self.lo, hi=self.hi)
+                )
             return value
         if text.lower() in ("none", "off", ""):
             if self.kind == "str":
@@ -93,17 +97,19 @@ class SettingSpec:
         if self.kind in ("channel", "role"):
             digits = text.strip("<#@&>")
             if not digits.isdigit():
-                raise SettingError(f"{self.name} needs a {self.kind}.")
+                raise SettingError(tr("{name} needs a {kind}.", name=self.name, kind=tr(self.kind)))
             return int(digits)
         if self.max_len is not None and len(text) > self.max_len:
-            raise SettingError(f"{self.name} is at most {self.max_len} characters.")
+            raise SettingError(
+                tr("{name} is at most {most} characters.", name=self.name, most=self.max_len)
+            )
         return text
 
     def show(self, value: Any) -> str:
         if self.kind == "bool":
-            return "on" if value else "off"
+            return tr("on") if value else tr("off")
         if value is None or value == "":
-            return "none"
+            return tr("none")
         if self.kind == "channel":
             return f"<#{value}>"
         if self.kind == "role":

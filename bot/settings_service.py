@@ -6,7 +6,7 @@ import discord
 
 from bot.db import Database
 from bot.engine import BUILTIN_VOICES
-from bot.replies import Reply, UserError, plural, require_manage_guild
+from bot.replies import Reply, UserError, language_name, plural, require_manage_guild, tr
 from bot.server_settings import SETTINGS, SettingError
 from bot.text import Names, ReadOptions, speakable
 
@@ -30,12 +30,14 @@ class SettingsService:
         require_manage_guild(permissions)
         me = guild.me
         if not channel.permissions_for(me).read_messages:
-            raise UserError(f"I can't see {channel.mention}: please let me read it first.")
+            raise UserError(
+                tr("I can't see {channel}: please let me read it first.", channel=channel.mention)
+            )
         await self.db.guilds.set(guild.id, "read_channel", channel.id)
-        return Reply(
-            f"I will read {channel.mention} aloud. Join a voice channel and type there: "
-            "I'll come to you."
-        )
+        return Reply(tr(
+            "I will read {channel} aloud. Join a voice channel and type there: I'll come to you.",
+            channel=channel.mention,
+        ))  # fmt: skip
 
     async def set_server(
         self, permissions: discord.Permissions, guild: discord.Guild, key: str, raw: str
@@ -43,34 +45,38 @@ class SettingsService:
         require_manage_guild(permissions)
         spec = SETTINGS.get(key)
         if spec is None:
-            raise UserError(f"There is no setting called {key}.")
+            raise UserError(tr("There is no setting called {key}.", key=key))
         try:
             value = spec.parse(raw)
         except SettingError as error:
-            raise UserError(str(error)) from None
+            raise UserError(error.args[0]) from None
         if spec.kind == "voice" and value is not None:
             value = value.lower()
             if value not in BUILTIN_VOICES:
                 choices = ", ".join(BUILTIN_VOICES)
-                raise UserError(f"“{raw[:40]}” is not a built-in voice. Choose one of: {choices}.")
+                raise UserError(tr("“{name}” is not a built-in voice. Choose one of: {choices}.",
+                                   name=raw[:40], choices=choices))  # fmt: skip
         if spec.kind == "language" and value is not None:
             value = self.check_language(raw)
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
-            raise UserError("That channel is not in this server.")
+            raise UserError(tr("That channel is not in this server."))
         if spec.kind == "role" and value is not None and guild.get_role(value) is None:
-            raise UserError("That role is not in this server.")
+            raise UserError(tr("That role is not in this server."))
         await self.db.guilds.set(guild.id, key, value)
-        return Reply(f"{key} is now {spec.show(value)}.")
+        return Reply(tr("{key} is now {value}.", key=key, value=spec.show(value)))
 
     async def show(self, guild: discord.Guild) -> Reply:
         settings = await self.db.guilds.get(guild.id)
         words = await self.db.dictionary.count(guild.id)
         fields = [
-            (name, f"{spec.show(getattr(settings, name))} · {spec.description}")
+            (name, tr("{value} · {description}", value=spec.show(getattr(settings, name)),
+                      description=tr(spec.description)))
             for name, spec in SETTINGS.items()
-        ]
-        fields.append(("dictionary", f"{plural(words, 'word')} · /dict list"))
-        return Reply("", title=f"PocketVoice settings for {guild.name}", fields=fields)
+        ]  # fmt: skip
+        fields.append(("dictionary", tr("{words} · /dict list", words=plural(words, "word"))))
+        return Reply(
+            "", title=tr("PocketVoice settings for {server}", server=guild.name), fields=fields
+        )
 
     # ---- dictionary ------------------------------------------------------------------------
     async def dict_add(
@@ -79,44 +85,50 @@ class SettingsService:
         require_manage_guild(permissions)
         word, spoken = " ".join(word.split()), " ".join(spoken.split())
         if not word or not spoken:
-            raise UserError("Give both the word and how to say it.")
+            raise UserError(tr("Give both the word and how to say it."))
         if len(word) > MAX_WORD or len(spoken) > MAX_WORD * 2:
-            raise UserError(f"Keep the word to {MAX_WORD} characters and how to say it to 100.")
+            raise UserError(
+                tr("Keep the word to {most} characters and how to say it to 100.", most=MAX_WORD)
+            )
         plain = speakable(spoken, Names(), ReadOptions(max_length=200), dictionary=False)
         if plain != spoken:
-            raise UserError("Write how to say it as plain words (no links, mentions or markup).")
+            raise UserError(
+                tr("Write how to say it as plain words (no links, mentions or markup).")
+            )
         entries = await self.db.dictionary.entries(guild.id)
         new_word = word.casefold() not in {w.casefold() for w in entries}
         if new_word and len(entries) >= MAX_DICTIONARY:
-            raise UserError(f"The dictionary is full ({MAX_DICTIONARY} words): remove some first.")
+            raise UserError(
+                tr("The dictionary is full ({most} words): remove some first.", most=MAX_DICTIONARY)
+            )
         await self.db.dictionary.add(guild.id, word, spoken)
-        return Reply(f"“{word}” will be said as “{spoken}”.")
+        return Reply(tr("“{word}” will be said as “{spoken}”.", word=word, spoken=spoken))
 
     async def dict_remove(
         self, permissions: discord.Permissions, guild: discord.Guild, word: str
     ) -> Reply:
         require_manage_guild(permissions)
         if not await self.db.dictionary.remove(guild.id, " ".join(word.split())):
-            raise UserError(f"“{word[:MAX_WORD]}” is not in the dictionary.")
-        return Reply(f"Removed “{word}” from the dictionary.")
+            raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
+        return Reply(tr("Removed “{word}” from the dictionary.", word=word))
 
     async def dict_list(self, guild: discord.Guild) -> Reply:
         entries = await self.db.dictionary.entries(guild.id)
         if not entries:
-            return Reply("The dictionary is empty. Admins add words with /dict add.")
+            return Reply(tr("The dictionary is empty. Admins add words with /dict add."))
         lines = [f"• {word} → {spoken}" for word, spoken in entries.items()]
         text = "\n".join(lines)
         if len(text) > 1900:
             text = text[:1900].rsplit("\n", 1)[0] + "\n…"
-        return Reply(f"**Pronunciations** ({len(entries)})\n{text}")
+        return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(entries), text=text))
 
     def check_language(self, raw: str) -> str:
         language = raw.strip().lower()
         if language not in self.languages:
-            raise UserError(
-                f"I don't speak “{raw[:30]}” on this bot. Choose one of: "
-                f"{', '.join(self.languages)}."
-            )
+            raise UserError(tr(
+                "I don't speak “{name}” on this bot. Choose one of: {languages}.",
+                name=raw[:30], languages=", ".join(self.languages),
+            ))  # fmt: skip
         return language
 
     # ---- member ----------------------------------------------------------------------------
@@ -125,25 +137,26 @@ class SettingsService:
         """A member's own language in this server ('none': the server's)."""
         if raw.strip().lower() in ("", "none", "reset"):
             await self.db.members.set_language(member.id, guild.id, None)
-            return Reply("I will speak your messages in this server's language again.")
+            return Reply(tr("I will speak your messages in this server's language again."))
         language = self.check_language(raw)
         await self.db.members.set_language(member.id, guild.id, language)
-        return Reply(f"I will speak your messages in {language} in this server.")
+        return Reply(tr("I will speak your messages in {language} in this server.",
+                        language=language_name(language)))  # fmt: skip
 
     async def set_nick(self, member: discord.Member | discord.User, guild: discord.Guild,
                        nick: str) -> Reply:  # fmt: skip
         nick = " ".join(nick.split())
         if nick.lower() in ("", "none", "reset"):
             await self.db.members.set_nick(member.id, guild.id, None)
-            return Reply("I will call you by your server name again.")
+            return Reply(tr("I will call you by your server name again."))
         if len(nick) > MAX_NICK:
-            raise UserError(f"Please keep the name to {MAX_NICK} characters.")
+            raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
         await self.db.members.set_nick(member.id, guild.id, nick)
-        return Reply(f"I will call you “{nick}” when reading your messages.")
+        return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
 
     async def set_autoread(self, member: discord.Member | discord.User, guild: discord.Guild,
                            enabled: bool) -> Reply:  # fmt: skip
         await self.db.members.set_autoread(member.id, guild.id, enabled)
         if enabled:
-            return Reply("Your messages are read aloud again in this server.")
-        return Reply("Your messages will not be read aloud in this server.")
+            return Reply(tr("Your messages are read aloud again in this server."))
+        return Reply(tr("Your messages will not be read aloud in this server."))

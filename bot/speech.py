@@ -19,7 +19,7 @@ from bot.audio import MODEL_RATE, encode_audio
 from bot.engine import VoiceError
 from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
-from bot.replies import Reply, UserError, plural
+from bot.replies import Reply, UserError, language_name, plural, tr
 from bot.voice_link import VoiceLink
 
 __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
@@ -78,19 +78,20 @@ class SpeechService:
     def check_text(self, text: str) -> str:
         text = text.strip()
         if not text:
-            raise UserError("There is nothing to say: please give me some text.")
+            raise UserError(tr("There is nothing to say: please give me some text."))
         if len(text) > self.max_text_length:
-            raise UserError(
-                f"That text is {len(text):,} characters long; the limit is "
-                f"{self.max_text_length:,}. Please shorten it."
-            )
+            raise UserError(tr(
+                "That text is {length:,} characters long; the limit is {most:,}. Please shorten "
+                "it.",
+                length=len(text), most=self.max_text_length,
+            ))  # fmt: skip
         return text
 
     @staticmethod
     def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel is None:
-            raise UserError("Join a voice channel first, then try again.")
+            raise UserError(tr("Join a voice channel first, then try again."))
         return voice.channel
 
     @staticmethod
@@ -98,17 +99,22 @@ class SpeechService:
         permissions = channel.permissions_for(channel.guild.me)
         missing = [
             name
-            for name, allowed in (("Connect", permissions.connect), ("Speak", permissions.speak))
+            for name, allowed in (
+                (tr("Connect"), permissions.connect),
+                (tr("Speak"), permissions.speak),
+            )
             if not allowed
         ]
         if missing:
-            raise UserError(
-                f"I don't have the {' and '.join(missing)} permission in {channel.mention}. "
-                "Please ask a server admin to grant it."
-            )
+            raise UserError(tr(
+                "I don't have the {names} permission in {channel}. Please ask a server admin to "
+                "grant it.",
+                names=tr("{a} and {b}", a=missing[0], b=missing[1]) if len(missing) == 2
+                else missing[0], channel=channel.mention,
+            ))  # fmt: skip
         full = channel.user_limit and len(channel.members) >= channel.user_limit
         if full and not permissions.move_members:
-            raise UserError(f"{channel.mention} is full.")
+            raise UserError(tr("{channel} is full.", channel=channel.mention))
 
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -127,10 +133,11 @@ class SpeechService:
                 return voice_client
             current = voice_client.channel
             if humans_in(current):  # type: ignore[arg-type]
-                raise UserError(
-                    f"I'm already speaking in {current.mention} for other members. "
-                    "Join that channel, or try again when they are done."
-                )
+                raise UserError(tr(
+                    "I'm already speaking in {channel} for other members. Join that channel, or "
+                    "try again when they are done.",
+                    channel=current.mention,
+                ))  # fmt: skip
             self.check_permissions(channel)
             speaker = self.scheduler.get(guild.id)
             if speaker is not None:
@@ -146,7 +153,10 @@ class SpeechService:
         except (TimeoutError, discord.ClientException) as error:
             log.warning("could not join %s: %s", channel.id, error)
             raise UserError(
-                f"I could not join {channel.mention} just now. Please try again."
+                tr(
+                    "I could not join {channel} just now. Please try again.",
+                    channel=channel.mention,
+                )
             ) from error
 
     # ---- commands --------------------------------------------------------------------------
@@ -192,7 +202,11 @@ class SpeechService:
             )
             self._loading.add(task)
             task.add_done_callback(self._loading.discard)
-            return f"Loading {language}… I'll speak in {channel.mention} as soon as it is ready."
+            return tr(
+                "Loading {language}… I'll speak in {channel} as soon as it is ready.",
+                language=language_name(language),
+                channel=channel.mention,
+            )
         return await self._say(member, channel, text, language, requested_at)
 
     async def _say(
@@ -208,8 +222,10 @@ class SpeechService:
         )
         ahead = await self._speak(channel, utterance)
         if ahead == 0:
-            return f"Speaking in {channel.mention}."
-        return f"Queued: {ahead} ahead of you in {channel.mention}."
+            return tr("Speaking in {channel}.", channel=channel.mention)
+        return tr(
+            "Queued: {ahead} ahead of you in {channel}.", ahead=ahead, channel=channel.mention
+        )
 
     async def _say_once_loaded(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
@@ -263,12 +279,12 @@ class SpeechService:
         try:
             return self.scheduler.speaker(channel.guild).enqueue(utterance)
         except QueueFullError:
-            raise UserError("The queue is full. Please wait a moment and try again.") from None
+            raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
 
     async def join(self, member: discord.Member | discord.User) -> str:
         channel = self.caller_channel(member)
         await self.ensure_connected(channel)
-        return f"Joined {channel.mention}."
+        return tr("Joined {channel}.", channel=channel.mention)
 
     @staticmethod
     def check_control(
@@ -284,26 +300,26 @@ class SpeechService:
             return
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel != channel:
-            raise UserError(
-                f"Only members in {channel.mention} (or with the Move Members permission) "
-                "can do that."
-            )
+            raise UserError(tr(
+                "Only members in {channel} (or with the Move Members permission) can do that.",
+                channel=channel.mention,
+            ))  # fmt: skip
 
     async def leave(self, guild: discord.Guild, member: discord.Member | discord.User,
                     permissions: discord.Permissions) -> str:  # fmt: skip
         if guild.voice_client is None:
-            raise UserError("I'm not in a voice channel.")
+            raise UserError(tr("I'm not in a voice channel."))
         self.check_control(guild, member, permissions)
         await self.disconnect(guild)
-        return "Left the voice channel."
+        return tr("Left the voice channel.")
 
     def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip
         self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         if speaker is None or not speaker.skip():
-            raise UserError("Nothing is being spoken right now.")
-        return "Skipped."
+            raise UserError(tr("Nothing is being spoken right now."))
+        return tr("Skipped.")
 
     def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
               permissions: discord.Permissions) -> str:  # fmt: skip
@@ -311,8 +327,8 @@ class SpeechService:
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear_waiting() if speaker is not None else 0
         if dropped == 0:
-            raise UserError("Nothing is waiting to be read.")
-        return f"Cleared {plural(dropped, 'waiting message')}."
+            raise UserError(tr("Nothing is waiting to be read."))
+        return tr("Cleared {messages}.", messages=plural(dropped, "waiting message"))
 
     async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
                        text: str) -> Reply:  # fmt: skip
@@ -331,7 +347,8 @@ class SpeechService:
             language=self.model_language(language),
         )  # fmt: skip
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
-        return Reply(f"{len(samples) / MODEL_RATE:.1f} s of speech.", file=("speech.ogg", data))
+        seconds = len(samples) / MODEL_RATE
+        return Reply(tr("{seconds:.1f} s of speech.", seconds=seconds), file=("speech.ogg", data))
 
     async def synthesize_file(
         self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,
@@ -347,31 +364,39 @@ class SpeechService:
                 raise
             log.warning("voice unusable for a file (%s)", error)
             if not fallback:
-                raise UserError("That voice cannot be used on this bot right now.") from None
+                raise UserError(tr("That voice cannot be used on this bot right now.")) from None
             return await deadlines.background_speech(text, None, owner, language)
 
     def botstats(self) -> Reply:
         snap = self.scheduler.snapshot()
 
+        no_data = tr("no data yet")
+
         def ms(value: float | None) -> str:
-            return "no data yet" if value is None else f"{value * 1000:.0f} ms"
+            return no_data if value is None else f"{value * 1000:.0f} ms"
 
         rtf = snap.real_time_factor
         return Reply(
             "",
             title=snap.status_line(),
             fields=[
-                ("Time to first audio", f"p50 {ms(snap.ttfa_p50)} · p95 {ms(snap.ttfa_p95)}"
-                 f" ({plural(snap.utterances, 'recent message')})"),
-                ("Underruns", f"{snap.underruns_per_audio_min:.2f} s per minute of audio"),
-                ("Speed", "no data yet" if rtf is None else f"{rtf:.1f}x real time per worker"),
-                ("Load", f"{snap.load * 100:.0f}% of {self.scheduler.engine.workers} worker(s)"
-                 f" · {snap.queued_units} units waiting · speaking in "
-                 f"{snap.speaking_servers} server(s) · {snap.waiting_for_room} message(s)"
-                 " waiting for room"),
-                ("Background work", f"{snap.background_waiting} waiting (files, previews,"
-                 f" clones) · {snap.background_done} done · {snap.background_refused} refused"
-                 " over the limits"),
+                (tr("Time to first audio"), tr(
+                    "p50 {p50} · p95 {p95} ({messages})", p50=ms(snap.ttfa_p50),
+                    p95=ms(snap.ttfa_p95), messages=plural(snap.utterances, "recent message"))),
+                (tr("Underruns"), tr("{seconds:.2f} s per minute of audio",
+                                     seconds=snap.underruns_per_audio_min)),
+                (tr("Speed"), no_data if rtf is None
+                 else tr("{rtf:.1f}x real time per worker", rtf=rtf)),
+                (tr("Load"), tr(
+                    "{percent:.0f}% of {workers} worker(s) · {units} units waiting · speaking in "
+                    "{servers} server(s) · {waiting} message(s) waiting for room",
+                    percent=snap.load * 100, workers=self.scheduler.engine.workers,
+                    units=snap.queued_units, servers=snap.speaking_servers,
+                    waiting=snap.waiting_for_room)),
+                (tr("Background work"), tr(
+                    "{waiting} waiting (files, previews, clones) · {done} done · {refused} "
+                    "refused over the limits", waiting=snap.background_waiting,
+                    done=snap.background_done, refused=snap.background_refused)),
             ],
         )  # fmt: skip
 
@@ -381,8 +406,8 @@ class SpeechService:
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0
         if dropped == 0:
-            raise UserError("Nothing is being spoken or queued.")
-        return f"Stopped and cleared {plural(dropped, 'message')}."
+            raise UserError(tr("Nothing is being spoken or queued."))
+        return tr("Stopped and cleared {messages}.", messages=plural(dropped, "message"))
 
     async def disconnect(self, guild: discord.Guild) -> None:
         speaker = self.scheduler.get(guild.id)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.replies import plural, tr
 from bot.synthesis_scheduler import DeadlineScheduler
 
 if TYPE_CHECKING:  # playback.py imports this module
@@ -50,11 +51,10 @@ class Snapshot:
 
     def status_line(self) -> str:
         if self.at_capacity:
-            return "At capacity: speech may start late"
+            return tr("At capacity: speech may start late")
         if self.speaking_servers:
-            servers = "server" if self.speaking_servers == 1 else "servers"
-            return f"Speaking in {self.speaking_servers} {servers}"
-        return "Ready to speak"
+            return tr("Speaking in {servers}", servers=plural(self.speaking_servers, "server"))
+        return tr("Ready to speak")
 
 
 def _percentile(values: list[float], share: float) -> float | None:

@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from bot.replies import UserError
+from bot.replies import UserError, tr
 from bot.supervisor import supervise
 
 log = logging.getLogger(__name__)
@@ -456,12 +456,19 @@ class DeadlineScheduler:
         mine = sum(1 for j in jobs if j.owner is not None and j.owner[0] == owner[0])
         server = sum(1 for j in jobs if j.owner is not None and j.owner[1] == owner[1])
         if mine >= limits.per_member:
-            refusal = f"You already have {mine} requests waiting. Please wait for them to finish."
+            refusal = tr(
+                "You already have {count} requests waiting. Please wait for them to finish.",
+                count=mine,
+            )
         elif server >= limits.per_server:
-            where = "this server" if owner[1] is not None else "direct messages"
-            refusal = f"{server} requests from {where} are waiting. Please try again shortly."
+            where = tr("this server") if owner[1] is not None else tr("direct messages")
+            refusal = tr(
+                "{count} requests from {where} are waiting. Please try again shortly.",
+                count=server,
+                where=where,
+            )
         elif len(jobs) >= limits.total:
-            refusal = "I'm busy with many requests right now. Please try again in a minute."
+            refusal = tr("I'm busy with many requests right now. Please try again in a minute.")
         else:
             return
         self.background_refused += 1

@@ -15,16 +15,16 @@ import discord
 from bot import clip as clips
 from bot.audio import encode_audio
 from bot.db import Database, utc_now
-from bot.engine import BUILTIN_VOICES, TTSEngine
-from bot.replies import Reply, UserError, plural
+from bot.engine import BUILTIN_VOICES, TTSEngine, builtin_voices_for
+from bot.replies import Reply, UserError, lines, plural, tr
 from bot.speech import SpeechService
 from bot.voices import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str], Awaitable[None]]
+Progress = Callable[[str], Awaitable[None]]  # a `Phrase`, said in the member's language
 PREVIEW_TEXT = "Hello! This is how I sound with the voice {name}."
-CLONING_OFF_FOR_MEMBERS = (
+CLONING_OFF_FOR_MEMBERS = tr(
     "Voice cloning is not available on this bot yet: its operator needs the voice-cloning "
     "model weights (a Hugging Face token with the model licence accepted). Built-in voices "
     "work as usual: see /voice list."
@@ -52,34 +52,39 @@ class VoiceService:
         progress: Progress,
     ) -> Reply:
         if not consent:
-            raise UserError(
+            raise UserError(tr(
                 "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
                 "the recording is your own voice and that you agree that this bot speaks with it."
-            )
+            ))  # fmt: skip
         if not (await self.db.guilds.get(guild.id)).cloning:
-            raise UserError("Voice cloning is switched off in this server by its admins.")
+            raise UserError(tr("Voice cloning is switched off in this server by its admins."))
         if not self.engine.has_voice_cloning:
             raise UserError(CLONING_OFF_FOR_MEMBERS)
         clips.check_size(attachment.size, self.library.limits.clip)
         name = await self.library.check_can_create(member.id, name)
-        await progress("Downloading your clip…")
+        await progress(tr("Downloading your clip…"))
         try:
             data = await attachment.read()
         except (discord.HTTPException, discord.NotFound) as error:
             log.warning("attachment download failed: %s", error)
-            raise UserError("I could not download your file. Please try again.") from None
+            raise UserError(tr("I could not download your file. Please try again.")) from None
         record = await self.library.create(
             member.id, name, data, consented_at=utc_now(), progress=progress, guild_id=guild.id
         )
-        ready = (
-            f"Your voice “{record.name}” is ready ({record.duration_s:.0f} s of speech used). "
-            f"Use `/voice use {record.name}` to speak with it."
-        )
+        ready = tr(
+            "Your voice “{name}” is ready ({seconds:.0f} s of speech used). "
+            "Use `/voice use {name}` to speak with it.",
+            name=record.name, seconds=record.duration_s,
+        )  # fmt: skip
         spec = await self.library.state_spec(record)
         channel = await self._speak_if_in_voice(member, PREVIEW_TEXT.format(name=record.name), spec)
         if channel is not None:
-            return Reply(f"{ready} Playing a short sample in {channel.mention}.")
-        return Reply(f"{ready} Press Preview to hear it.", preview_voice_id=record.id)
+            return Reply(
+                tr("{ready} Playing a short sample in {channel}.", ready=ready,
+                   channel=channel.mention)
+            )  # fmt: skip
+        return Reply(tr("{ready} Press Preview to hear it.", ready=ready),
+                     preview_voice_id=record.id)  # fmt: skip
 
     async def _speak_if_in_voice(
         self, member: discord.Member | discord.User, text: str, voice: str | None
@@ -94,33 +99,46 @@ class VoiceService:
     async def list(self, member: discord.Member | discord.User, guild: discord.Guild) -> Reply:
         voices = await self.library.list_for(member.id)
         choice = await self.db.choices.for_user(member.id, guild.id)
-        lines = []
+        shown: list[str] = []
         if voices:
-            lines.append("**Your voices**")
+            shown.append(tr("**Your voices**"))
             for voice in voices:
                 chosen = ""
                 if choice is not None and choice.voice_id == voice.id:
-                    chosen = " (in use here)" if choice.guild_id else " (in use everywhere)"
-                lines.append(
-                    f"• {voice.name}: {voice.duration_s:.0f} s of speech, "
-                    f"made {voice.created_at[:10]}{chosen}"
+                    chosen = tr(" (in use here)") if choice.guild_id else tr(" (in use everywhere)")
+                shown.append(tr(
+                    "• {name}: {seconds:.0f} s of speech, made {day}{chosen}", name=voice.name,
+                    seconds=voice.duration_s, day=voice.created_at[:10], chosen=chosen,
+                ))  # fmt: skip
+            shown.append(
+                tr(
+                    "({count} of {quota} allowed)",
+                    count=len(voices),
+                    quota=self.library.limits.quota,
                 )
-            lines.append(f"({len(voices)} of {self.library.limits.quota} allowed)")
+            )
         else:
-            lines.append("You have no voices of your own yet: make one with /clone.")
-        builtin = ", ".join(BUILTIN_VOICES)
+            shown.append(tr("You have no voices of your own yet: make one with /clone."))
         if choice is not None and choice.builtin_name:
-            lines.append(f"You speak with the built-in voice {choice.builtin_name}.")
-        lines.append(f"**Built-in voices**: {builtin}")
-        return Reply("\n".join(lines))
+            shown.append(tr("You speak with the built-in voice {name}.", name=choice.builtin_name))
+        language = await self.speech.language_of(member.id, guild.id)
+        fitting, others = builtin_voices_for(language)
+        if fitting:
+            shown.append(tr("**Built-in voices in {language}**: {names}", language=language,
+                            names=", ".join(fitting)))  # fmt: skip
+        if others:
+            shown.append(tr("Other built-in voices (they speak {language} with an accent): {names}",
+                            language=language, names=", ".join(others)))  # fmt: skip
+        return Reply(lines(*shown))
 
     async def use(
         self, member: discord.Member | discord.User, guild: discord.Guild, name: str,
         everywhere: bool,
     ) -> Reply:  # fmt: skip
         chosen = await self.library.use(member.id, name, None if everywhere else guild.id)
-        where = "in every server" if everywhere else "in this server"
-        return Reply(f"You will now speak with “{chosen}” {where}.")
+        if everywhere:
+            return Reply(tr("You will now speak with “{name}” in every server.", name=chosen))
+        return Reply(tr("You will now speak with “{name}” in this server.", name=chosen))
 
     async def names_for(self, user_id: int, current: str, builtin: bool) -> list[str]:
         """Autocomplete: the member's own voices (and the built-in ones) matching `current`."""
@@ -138,10 +156,10 @@ class VoiceService:
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
             return builtin, builtin
-        raise UserError(
-            f"There is no voice named “{' '.join(name.split())[:40]}” among yours or the "
-            "built-in ones. See /voice list."
-        )
+        raise UserError(tr(
+            "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
+            name=" ".join(name.split())[:40],
+        ))  # fmt: skip
 
     async def preview(
         self, member: discord.Member | discord.User, name: str, text: str | None,
@@ -151,7 +169,13 @@ class VoiceService:
         line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
         channel = await self._speak_if_in_voice(member, line, spec)
         if channel is not None:
-            return Reply(f"Playing a preview of “{shown}” in {channel.mention}.")
+            return Reply(
+                tr(
+                    "Playing a preview of “{name}” in {channel}.",
+                    name=shown,
+                    channel=channel.mention,
+                )
+            )
         return await self._preview_file(member, guild_id, shown, spec, line)
 
     async def preview_button(
@@ -159,7 +183,7 @@ class VoiceService:
     ) -> Reply:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
-            raise UserError("This preview is for the voice's owner, and only while it exists.")
+            raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
         spec = await self.library.state_spec(record)
         line = PREVIEW_TEXT.format(name=record.name)
         return await self._preview_file(member, guild_id, record.name, spec, line)
@@ -173,29 +197,34 @@ class VoiceService:
         owner = (member.id, guild_id)
         samples = await self.speech.synthesize_file(line, spec, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
-        return Reply(f"Here is “{shown}”.", file=("preview.ogg", data))
+        return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
 
     # ---- changing and deleting -------------------------------------------------------------
     async def rename(
         self, member: discord.Member | discord.User, name: str, new_name: str
     ) -> Reply:
         record = await self.library.rename(member.id, name, new_name)
-        return Reply(f"Renamed to “{record.name}”.")
+        return Reply(tr("Renamed to “{name}”.", name=record.name))
 
     async def delete(self, member: discord.Member | discord.User, name: str) -> Reply:
         record = await self.library.delete(member.id, name)
-        return Reply(f"Deleted “{record.name}” and its recording.")
+        return Reply(tr("Deleted “{name}” and its recording.", name=record.name))
 
     async def ask_forget(self, member: discord.Member | discord.User) -> Reply:
         count = len(await self.library.list_for(member.id))
         return Reply(
-            f"This deletes your {plural(count, 'voice')}, their recordings and "
-            "all your voice choices, in every server. It cannot be undone. Are you sure?",
+            tr(
+                "This deletes your {voices}, their recordings and all your voice choices, in "
+                "every server. It cannot be undone. Are you sure?",
+                voices=plural(count, "voice"),
+            ),
             confirm_forget=member.id,
         )
 
     async def forget(self, clicker_id: int, owner_id: int) -> Reply:
         if clicker_id != owner_id:
-            raise UserError("Only the member who asked can confirm this.")
+            raise UserError(tr("Only the member who asked can confirm this."))
         count = await self.library.forget_user(owner_id)
-        return Reply(f"Done: deleted {plural(count, 'voice')} and all your voice choices.")
+        return Reply(
+            tr("Done: deleted {voices} and all your voice choices.", voices=plural(count, "voice"))
+        )

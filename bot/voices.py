@@ -32,7 +32,7 @@ import soundfile
 
 from bot import clip as clips
 from bot.db import Database, NameTakenError, VoiceRecord, make_private_dir, utc_now
-from bot.replies import UserError
+from bot.replies import UserError, tr
 from bot.synthesis_scheduler import DeadlineScheduler
 
 if TYPE_CHECKING:  # the model's module imports torch: seconds the CLI's list/delete skip
@@ -49,7 +49,7 @@ class VoiceLibraryError(UserError):
     """A refusal the member can act on; the message is shown as is."""
 
 
-STORAGE_TROUBLE = (
+STORAGE_TROUBLE = tr(
     "I could not save your voice just now (a storage problem on the bot's side). Nothing was "
     "saved; please try again later."
 )
@@ -64,13 +64,14 @@ class VoiceLimits:
 def check_name(name: str) -> str:
     name = " ".join(name.split())
     if not name:
-        raise VoiceLibraryError("Please give the voice a name.")
+        raise VoiceLibraryError(tr("Please give the voice a name."))
     if len(name) > MAX_NAME_LENGTH:
-        raise VoiceLibraryError(
-            f"That name is {len(name)} characters long; please keep it to {MAX_NAME_LENGTH}."
-        )
+        raise VoiceLibraryError(tr(
+            "That name is {length} characters long; please keep it to {most}.",
+            length=len(name), most=MAX_NAME_LENGTH,
+        ))  # fmt: skip
     if not name.isprintable():
-        raise VoiceLibraryError("Please use only printable characters in the name.")
+        raise VoiceLibraryError(tr("Please use only printable characters in the name."))
     return name
 
 
@@ -170,12 +171,15 @@ class VoiceLibrary:
         """The cheap checks, before any download or model work."""
         name = check_name(name)
         if await self.db.voices.count_for(owner_id) >= self.limits.quota:
-            raise VoiceLibraryError(
-                f"You already have {self.limits.quota} voices, the most allowed. "
-                "Delete one with /voice delete first."
-            )
+            raise VoiceLibraryError(tr(
+                "You already have {quota} voices, the most allowed. Delete one with /voice delete "
+                "first.",
+                quota=self.limits.quota,
+            ))  # fmt: skip
         if await self.db.voices.get(owner_id, name) is not None:
-            raise VoiceLibraryError(f"You already have a voice named “{name}”. Pick another name.")
+            raise VoiceLibraryError(
+                tr("You already have a voice named “{name}”. Pick another name.", name=name)
+            )
         return name
 
     async def create(
@@ -194,12 +198,13 @@ class VoiceLibrary:
         async with self._lock(owner_id):
             name = await self.check_can_create(owner_id, name)
             if progress:
-                await progress("Checking your clip…")
+                await progress(tr("Checking your clip…"))
             clip = await asyncio.to_thread(clips.prepare, data, self.limits.clip)
             if progress:
-                await progress(
-                    f"Learning your voice from {len(clip) / clips.MODEL_RATE:.1f} s of speech…"
-                )
+                await progress(tr(
+                    "Learning your voice from {seconds:.1f} s of speech…",
+                    seconds=len(clip) / clips.MODEL_RATE,
+                ))  # fmt: skip
             record = await self._store(owner_id, name, clip, consented_at, upload_sha256, guild_id)
         log.info(
             "voice %s cloned by user %s in server %s (upload sha256 %s, %.1f s)",
@@ -244,7 +249,9 @@ class VoiceLibrary:
         except BaseException as error:
             await asyncio.to_thread(_remove, [tmp_state, state_path, clip_path])
             if isinstance(error, NameTakenError):
-                raise VoiceLibraryError(f"You already have a voice named “{name}”.") from None
+                raise VoiceLibraryError(
+                    tr("You already have a voice named “{name}”.", name=name)
+                ) from None
             if isinstance(error, OSError | sqlite3.Error):
                 log.error("storing a voice of user %s failed: %r", owner_id, error)
                 raise VoiceLibraryError(STORAGE_TROUBLE) from error
@@ -261,10 +268,10 @@ class VoiceLibrary:
         """The member's own voice by name; other members' voices are invisible."""
         record = await self.db.voices.get(owner_id, name)
         if record is None:
-            raise VoiceLibraryError(
-                f"You have no voice named “{' '.join(name.split())[:40]}”. "
-                "See /voice list for your voices."
-            )
+            raise VoiceLibraryError(tr(
+                "You have no voice named “{name}”. See /voice list for your voices.",
+                name=" ".join(name.split())[:40],
+            ))  # fmt: skip
         return record
 
     async def state_spec(self, record: VoiceRecord) -> str:
@@ -277,7 +284,7 @@ class VoiceLibrary:
         async with self._lock(record.owner_id):
             current = await self.db.voices.get_by_id(record.id)
             if current is None:
-                raise VoiceLibraryError("That voice was just deleted.")
+                raise VoiceLibraryError(tr("That voice was just deleted."))
             if current.model_fingerprint != self.engine.fingerprint or not path.is_file():
                 await self._rebuild(current)
         return str(path)
@@ -303,10 +310,10 @@ class VoiceLibrary:
         if builtin in BUILTIN_VOICES:
             await self.db.choices.set(user_id, guild_id, builtin=builtin)
             return builtin
-        raise VoiceLibraryError(
-            f"There is no voice named “{name[:40]}” among yours or the built-in ones. "
-            "See /voice list."
-        )
+        raise VoiceLibraryError(tr(
+            "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
+            name=name[:40],
+        ))  # fmt: skip
 
     async def state_for_language(self, record: VoiceRecord, language: str) -> str:
         """The voice's state for another language's model: made from its kept recording on
@@ -319,7 +326,7 @@ class VoiceLibrary:
             return str(path)
         async with self._lock(record.owner_id):
             if await self.db.voices.get_by_id(record.id) is None:
-                raise VoiceLibraryError("That voice was just deleted.")
+                raise VoiceLibraryError(tr("That voice was just deleted."))
             if not path.is_file():
                 log.info("making voice %s for the %s model", record.id, language)
                 await self._state_from_recording(record, path, engine, language)
@@ -379,11 +386,15 @@ class VoiceLibrary:
             new_name = check_name(new_name)
             other = await self.db.voices.get(owner_id, new_name)
             if other is not None and other.id != record.id:
-                raise VoiceLibraryError(f"You already have a voice named “{new_name}”.")
+                raise VoiceLibraryError(
+                    tr("You already have a voice named “{name}”.", name=new_name)
+                )
             try:
                 await self.db.voices.rename(record.id, new_name)
             except NameTakenError:
-                raise VoiceLibraryError(f"You already have a voice named “{new_name}”.") from None
+                raise VoiceLibraryError(
+                    tr("You already have a voice named “{name}”.", name=new_name)
+                ) from None
             renamed = await self.db.voices.get_by_id(record.id)
             assert renamed is not None
             log.info("voice %s of user %s renamed", record.id, owner_id)

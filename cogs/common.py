@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.replies import Reply, UserError, unexpected_error_reply
+from bot.replies import Reply, UserError, localize, unexpected_error_reply
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 
@@ -86,16 +86,19 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
             result = await result
         reply = result if isinstance(result, Reply) else Reply(result)
     except UserError as error:
-        reply = Reply(str(error))
+        reply = Reply(error.message)
     except Exception:
         reply = unexpected_error_reply(getattr(interaction.command, "name", "a command"))
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
-    kwargs: dict[str, object] = {"content": reply.content, "attachments": files}
+    locale = interaction.locale
+    kwargs: dict[str, object] = {"content": localize(reply.content, locale), "attachments": files}
     if reply.title is not None:
-        embed = discord.Embed(title=reply.title, colour=discord.Colour.blurple())
+        title = localize(reply.title, locale)
+        embed = discord.Embed(title=title, colour=discord.Colour.blurple())
         for name, value in reply.fields[:25]:
-            embed.add_field(name=name, value=value[:1024], inline=False)
+            shown = localize(value, locale)[:1024]
+            embed.add_field(name=localize(name, locale), value=shown, inline=False)
         kwargs["embed"] = embed
     if view is not None:
         kwargs["view"] = view
@@ -112,6 +115,6 @@ async def choose_voice(interaction: discord.Interaction, name: str, everywhere: 
 
 def progress_reporter(interaction: discord.Interaction) -> Callable[[str], Awaitable[None]]:
     async def report(step: str) -> None:
-        await interaction.edit_original_response(content=step)
+        await interaction.edit_original_response(content=localize(step, interaction.locale))
 
     return report

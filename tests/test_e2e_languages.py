@@ -85,7 +85,21 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         done = await fake.interaction("set language", {"value": "french"}, permissions=ADMIN)
         assert (await done.wait_final())["content"] == "language is now french."
 
+        # /voice list puts the built-in voices recorded in the server's language first, and a
+        # member whose Discord is in French reads it in French
+        listed = await (await fake.interaction("voice list")).wait_final()
+        assert "**Built-in voices in french**: estelle\n" in listed["content"]
+        listed = await (await fake.interaction("voice list", locale="fr")).wait_final()
+        assert "**Voix intégrées en français** : estelle\n" in listed["content"]
+        assert "Autres voix intégrées (elles parlent français avec un accent) : " in (
+            listed["content"]
+        )
+
         said = await read_aloud(run, "alice", "look at https://example.com/page", 1)
+        # the channel was told, once, why the first message waited (in the server's locale)
+        notices = [m["content"] for m in fake.channel_messages if "Loading" in m["content"]]
+        assert notices == ["Loading french… I'll read the messages as soon as it is ready."]
+        assert all(m["allowed_mentions"] == {"parse": []} for m in fake.channel_messages)
         french = phrasebook("french")
         assert said.language == "french" and said.error is None and said.frames_played > 0
         assert said.text == "Alice a dit look at " + french.link_to.format(host="example.com")

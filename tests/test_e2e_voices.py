@@ -219,7 +219,11 @@ async def test_list_rename_and_server_default_voice(running_bot: RunningBot) -> 
     await (await fake.interaction("voice use", {"name": "Me"})).wait_final()
     listed = (await (await fake.interaction("voice list")).wait_final())["content"]
     assert "• Me: 4 s of speech" in listed and "(in use here)" in listed
-    assert "**Built-in voices**: " in listed and "alba" in listed
+    # the built-in voices recorded in the server's language first, then the others
+    built_in, others = listed.split("**Built-in voices in english**: ")[1].split("\n")
+    assert "alba" in built_in.split(", ") and "estelle" not in built_in
+    assert others.startswith("Other built-in voices (they speak english with an accent): ")
+    assert "estelle" in others and "alba" not in others
     admin = fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
     bad = await fake.interaction("set default_voice", {"value": "Me"}, permissions=admin)
     assert "is not a built-in voice" in (await bad.wait_final())["content"]

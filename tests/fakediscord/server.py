@@ -249,8 +249,10 @@ class FakeDiscord:
         focused: str | None = None,
         target: JSON | None = None,
         guild: str | None = None,
+        locale: str = "en-US",
     ) -> FakeInteraction:
-        """Send a slash command as `user` would, through the gateway.
+        """Send a slash command as `user` would, through the gateway, from a Discord client
+        in `locale`.
 
         `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
         request for that option instead of an invocation; with `target`, a message command
@@ -286,7 +288,8 @@ class FakeDiscord:
             resolved = {"messages": {target["id"]: target}}
         if resolved:
             data["resolved"] = resolved
-        await self._send_interaction(inter, 4 if focused else 2, data, permissions, guild=guild)
+        kind = 4 if focused else 2
+        await self._send_interaction(inter, kind, data, permissions, guild=guild, locale=locale)
         return inter
 
     async def click(self, message: JSON, custom_id: str, user: str = "alice") -> FakeInteraction:
@@ -308,6 +311,7 @@ class FakeDiscord:
         permissions: int | None,
         message: JSON | None = None,
         guild: str | None = None,
+        locale: str = "en-US",
     ) -> None:
         member = inter.user
         guild = guild or self.GUILD_ID
@@ -323,7 +327,7 @@ class FakeDiscord:
             "member": self._member_json(member, permissions=permissions),
             "token": inter.token,
             "version": 1,
-            "locale": "en-US",
+            "locale": locale,
             "guild_locale": "en-US",
             "app_permissions": str(self.EVERYONE_PERMISSIONS),
             "entitlements": [],
