@@ -81,8 +81,7 @@ FRENCH_REPLIES: dict[str, str] = {
         "Je n'ai pas pu rejoindre {channel}. Veuillez réessayer."
     ),
     "Loading {language}… I'll speak in {channel} as soon as it is ready.": (
-        "Chargement de la langue : {language}… Je parlerai dans {channel} dès qu'elle sera "
-        "prête."
+        "Chargement de la langue : {language}… Je parlerai dans {channel} dès qu'elle sera prête."
     ),
     "Speaking in {channel}.": "Je parle dans {channel}.",
     "Queued: {ahead} ahead of you in {channel}.": (
@@ -243,8 +242,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "Please use only printable characters in the name.": (
         "N'utilisez que des caractères imprimables dans le nom."
     ),
-    "You already have {quota} voices, the most allowed. Delete one with /voice delete "
-    "first.": (
+    "You already have {quota} voices, the most allowed. Delete one with /voice delete first.": (
         "Vous avez déjà {quota} voix, le maximum autorisé. Supprimez-en une avec /voice delete "
         "d'abord."
     ),
@@ -376,7 +374,6 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     # /help and the welcome
     "What I can do": "Ce que je sais faire",
-    "Speak": "Parler",
     "`/say` a line in your voice channel · `/tts` sends it to you as a file · `/join` · "
     "`/leave` · `/skip` · `/stop` · `/clear`": (
         "`/say` une phrase dans votre salon vocal · `/tts` vous l'envoie en fichier · `/join` · "

@@ -16,7 +16,7 @@ from bot import clip as clips
 from bot.audio import encode_audio
 from bot.db import Database, utc_now
 from bot.engine import BUILTIN_VOICES, TTSEngine, builtin_voices_for
-from bot.replies import Reply, UserError, lines, plural, tr
+from bot.replies import Reply, UserError, language_name, lines, plural, tr
 from bot.speech import SpeechService
 from bot.voices import VoiceLibrary
 
@@ -123,12 +123,17 @@ class VoiceService:
             shown.append(tr("You speak with the built-in voice {name}.", name=choice.builtin_name))
         language = await self.speech.language_of(member.id, guild.id)
         fitting, others = builtin_voices_for(language)
+        named = language_name(language)
         if fitting:
-            shown.append(tr("**Built-in voices in {language}**: {names}", language=language,
-                            names=", ".join(fitting)))  # fmt: skip
+            shown.append(
+                tr("**Built-in voices in {language}**: {names}", language=named,
+                   names=", ".join(fitting))
+            )  # fmt: skip
         if others:
-            shown.append(tr("Other built-in voices (they speak {language} with an accent): {names}",
-                            language=language, names=", ".join(others)))  # fmt: skip
+            shown.append(
+                tr("Other built-in voices (they speak {language} with an accent): {names}",
+                   language=named, names=", ".join(others))
+            )  # fmt: skip
         return Reply(lines(*shown))
 
     async def use(
