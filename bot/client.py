@@ -143,6 +143,7 @@ class PocketVoiceBot(commands.Bot):
                 cloned_voice_id=library.cloned_voice_id,
                 language=self.settings.tts_language,
                 language_for=LanguageChoice(self.db, self.models).for_member,
+                voice_to_prepare=library.voice_to_prepare,
             )
             self.voices = VoiceService(library, self.speech, self.engine)
             self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)

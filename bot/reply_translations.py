@@ -83,6 +83,11 @@ FRENCH_REPLIES: dict[str, str] = {
     "Loading {language}… I'll speak in {channel} as soon as it is ready.": (
         "Chargement de la langue : {language}… Je parlerai dans {channel} dès qu'elle sera prête."
     ),
+    "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} as soon as "
+    "it is ready.": (
+        "Je prépare votre voix « {voice} » pour le {language} (une seule fois)… Je parlerai dans "
+        "{channel} dès qu'elle sera prête."
+    ),
     "Speaking in {channel}.": "Je parle dans {channel}.",
     "Queued: {ahead} ahead of you in {channel}.": (
         "En file d'attente : {ahead} avant vous dans {channel}."

@@ -60,6 +60,7 @@ class SpeechService:
         cloned_voice_id: ClonedVoiceId | None = None,
         language: str = "english",
         language_for: LanguageResolver | None = None,
+        voice_to_prepare: VoiceResolver | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.language = language  # the operator's: the default model's
@@ -69,6 +70,8 @@ class SpeechService:
         self.phrases = phrasebook(language)  # "NAME said" in the model's language
         self.voice_for = voice_for
         self.cloned_voice_id = cloned_voice_id
+        # the name of a member's cloned voice still to be made for a language's model
+        self.voice_to_prepare = voice_to_prepare
         # a lock lives while someone holds or waits for it: the table cannot only grow
         self._connect_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
             weakref.WeakValueDictionary()
@@ -195,19 +198,32 @@ class SpeechService:
         text = self.check_text(text)
         channel = self.caller_channel(member)
         language = await self.language_of(member.id, channel.guild.id)
+        named = language_name(language)
         if self.needs_loading(language):
-            await self.ensure_connected(channel)
-            task = asyncio.create_task(
-                self._say_once_loaded(member, channel, text, language, requested_at)
-            )
-            self._loading.add(task)
-            task.add_done_callback(self._loading.discard)
-            return tr(
+            wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
-                language=language_name(language),
-                channel=channel.mention,
-            )
-        return await self._say(member, channel, text, language, requested_at)
+                language=named, channel=channel.mention,
+            )  # fmt: skip
+        elif voice := await self._voice_to_prepare(member.id, channel.guild.id, language):
+            wait = tr(
+                "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
+                "as soon as it is ready.",
+                voice=voice, language=named, channel=channel.mention,
+            )  # fmt: skip
+        else:
+            return await self._say(member, channel, text, language, requested_at)
+        await self.ensure_connected(channel)
+        task = asyncio.create_task(
+            self._say_once_loaded(member, channel, text, language, requested_at)
+        )
+        self._loading.add(task)
+        task.add_done_callback(self._loading.discard)
+        return wait
+
+    async def _voice_to_prepare(self, member_id: int, guild_id: int, language: str) -> str | None:
+        if self.voice_to_prepare is None or self.model_language(language) is None:
+            return None
+        return await self.voice_to_prepare(member_id, guild_id, language)
 
     async def _say(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,

@@ -332,6 +332,21 @@ class VoiceLibrary:
                 await self._state_from_recording(record, path, engine, language)
         return str(path)
 
+    async def voice_to_prepare(self, user_id: int, guild_id: int, language: str) -> str | None:
+        """The name of the member's chosen cloned voice while its state for `language`'s
+        loaded model is still to be made from its recording (None: nothing to make)."""
+        if self.models is None or not self.models.is_loaded(language):
+            return None
+        choice = await self.db.choices.for_user(user_id, guild_id)
+        if choice is None or choice.voice_id is None:
+            return None
+        record = await self.db.voices.get_by_id(choice.voice_id)
+        if record is None or record.owner_id != user_id:
+            return None
+        engine = self.models.engine_for(language)
+        path = model_state_path(self.data_dir / record.state_path, engine.fingerprint)
+        return None if await asyncio.to_thread(path.is_file) else record.name
+
     async def _state_from_recording(
         self, record: VoiceRecord, path: Path, engine: TTSEngine, language: str | None = None
     ) -> int:

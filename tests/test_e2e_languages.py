@@ -259,7 +259,20 @@ async def test_a_cloned_voice_speaks_another_language_from_its_recording(
         assert len(made) == 1 and result.voice == str(made[0])
         assert made[0].stat().st_mode & 0o777 == 0o600
 
+        # with the model loaded, a voice not yet made for it is prepared first, and said so
+        await (await clone(fake, "Other")).wait_content("is ready")
+        await (await fake.interaction("voice use", {"name": "Other"})).wait_final()
+        reply = await (await fake.interaction("say", {"text": "Encore."})).wait_final()
+        assert reply["content"].startswith("Preparing your voice “Other” for french (once)…")
+        await fake.wait_for(lambda: len(speaker(run).history) == 3, 60, "the second voice")
+        result = speaker(run).history[2]
+        assert result.language == "french" and result.error is None
+        assert len([p for p in voice_files(run) if ".model-" in p.name]) == 2
+        again = await (await fake.interaction("say", {"text": "Encore."})).wait_final()
+        assert again["content"].startswith(("Speaking in", "Queued"))  # made once
+
         # deleting the voice deletes its states for every language
-        deleted = await fake.interaction("voice delete", {"name": "Mine"})
-        assert (await deleted.wait_final())["content"].startswith("Deleted “Mine”")
+        for name in ("Mine", "Other"):
+            deleted = await fake.interaction("voice delete", {"name": name})
+            assert (await deleted.wait_final())["content"].startswith(f"Deleted “{name}”")
         assert voice_files(run) == []
