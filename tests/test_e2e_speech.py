@@ -316,11 +316,6 @@ def longest_voiced_gap(packets: list[ReceivedPacket]) -> float:
     return max(longest, *(b - a for a, b in pairwise(arrivals)))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 10, open: passes alone; in the full suite it failed in 3 of 4 runs so far "
-    "(one a 197 ms gap); a failure now says what kind of gap it was",
-)
 async def test_four_servers_speak_at_once_without_gaps(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
