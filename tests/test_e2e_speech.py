@@ -8,7 +8,6 @@ from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from bot.__main__ import sync_commands
 from bot.config import load_settings
