@@ -1,4 +1,4 @@
-"""Command line: `python -m bot run | say | sync`."""
+"""Command line: `python -m bot run | say | sync | migrate | doctor | voices | db`."""
 
 from __future__ import annotations
 
@@ -107,9 +107,10 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
 
 
 async def migrate(settings: Settings) -> None:
-    from bot.db import DATABASE_NAME, Database
+    from bot.db import Database, database_location
 
-    db = await Database.open(settings.data_dir / DATABASE_NAME, migrate=False)
+    location = database_location(settings.database_url, settings.data_dir)
+    db = await Database.open(location, migrate=False)
     try:
         applied = await db.migrate()
         current = await db.applied_migrations()
@@ -117,6 +118,37 @@ async def migrate(settings: Settings) -> None:
         await db.close()
     done = ", ".join(f"{v:04d}" for v in applied) if applied else "nothing to do"
     print(f"Migrations applied: {done}. Schema version {current[-1] if current else 0}.")
+
+
+async def db_copy(settings: Settings, to: str | None) -> int:
+    from bot.db import DATABASE_NAME, Database, is_postgres_url
+    from bot.db_copy import CopyError, copy_store
+
+    target_url = to or settings.database_url
+    if not target_url or not is_postgres_url(target_url):
+        print(
+            "Give the PostgreSQL database: --to postgresql://... or DATABASE_URL", file=sys.stderr
+        )
+        return 2
+    path = settings.data_dir / DATABASE_NAME
+    if not path.is_file():
+        print(f"There is no SQLite store to copy at {path} (DATA_DIR).", file=sys.stderr)
+        return 2
+    source = await Database.open(path)
+    try:
+        target = await Database.open(target_url)
+        try:
+            copied = await copy_store(source, target)
+        finally:
+            await target.close()
+    except CopyError as error:
+        print(f"Nothing was copied: {error}", file=sys.stderr)
+        return 1
+    finally:
+        await source.close()
+    rows = ", ".join(f"{table} {count}" for table, count in copied.items())
+    print(f"Copied into PostgreSQL and checked: {rows}. Set DATABASE_URL to use it.")
+    return 0
 
 
 async def doctor(settings: Settings) -> int:
@@ -134,7 +166,7 @@ async def doctor(settings: Settings) -> int:
 
 
 async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.db import DATABASE_NAME, Database
+    from bot.db import Database, database_location
     from bot.voices import VoiceLibrary, VoiceLibraryError, consent_now
 
     engine = None
@@ -142,7 +174,7 @@ async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
         from bot.engine import TTSEngine
 
         engine = await TTSEngine.load(one_stream(settings))
-    db = await Database.open(settings.data_dir / DATABASE_NAME)
+    db = await Database.open(database_location(settings.database_url, settings.data_dir))
     library = VoiceLibrary(db, engine, settings.data_dir)
     try:
         if args.action == "list":
@@ -186,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     say_parser.add_argument("--voice", help="built-in voice name, audio clip or .safetensors")
     commands.add_parser("migrate", help="bring the database schema up to date")
     commands.add_parser("doctor", help="check the whole setup before going live")
+    db_parser = commands.add_parser("db", help="move the database")
+    db_actions = db_parser.add_subparsers(dest="action", required=True)
+    copy_parser = db_actions.add_parser(
+        "copy", help="copy the SQLite store of DATA_DIR into an empty PostgreSQL database"
+    )
+    copy_parser.add_argument(
+        "--to", help="postgresql://user:password@host:port/database (default: DATABASE_URL)"
+    )
     voices_parser = commands.add_parser("voices", help="manage members' voices")
     voice_actions = voices_parser.add_subparsers(dest="action", required=True)
     list_parser = voice_actions.add_parser("list", help="list voices")
@@ -224,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(doctor(settings))
         elif args.command == "voices":
             return asyncio.run(voices_command(settings, args))
+        elif args.command == "db":
+            return asyncio.run(db_copy(settings, args.to))
         else:
             asyncio.run(say(settings, args.text, args.out, args.voice))
     except (ModelUnavailableError, OpusMissingError, VoiceError, DatabaseTooNewError) as error:

@@ -17,7 +17,7 @@ from bot import gc_pauses, native_memory
 from bot.audio import ensure_opus
 from bot.autoread import AutoReader
 from bot.config import Settings
-from bot.db import DATABASE_NAME, Database
+from bot.db import Database, database_location
 from bot.engine import TTSEngine, VoiceError
 from bot.http_endpoints import HttpEndpoints
 from bot.language_choice import LanguageChoice
@@ -119,7 +119,8 @@ class PocketVoiceBot(commands.Bot):
             except VoiceError as error:
                 await self.engine.close()
                 raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
-            self.db = await Database.open(self.settings.data_dir / DATABASE_NAME)
+            location = database_location(self.settings.database_url, self.settings.data_dir)
+            self.db = await Database.open(location)
             self.engine.phrases = PhraseCache(
                 self.settings.data_dir / "phrases", self.engine.fingerprint
             )

@@ -36,6 +36,8 @@ class Settings:
     tts_quantize: bool = False
     default_voice: str | None = None
     data_dir: Path = Path(".")
+    # PostgreSQL shared by several bot processes (None: SQLite in DATA_DIR); holds a password
+    database_url: str | None = field(default=None, repr=False)
     discord_api_base: str = DEFAULT_API_BASE
     discord_gateway_url: str = DEFAULT_GATEWAY_URL
     discord_ca_file: Path | None = None
@@ -167,6 +169,13 @@ def load_settings(
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"DATA_DIR points to {data_dir}, which is not a folder")
 
+    database_url = env.get("DATABASE_URL", "").strip() or None
+    if database_url and not database_url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "DATABASE_URL must be a postgresql://user:password@host:port/database URL "
+            "(unset: SQLite in DATA_DIR)"
+        )
+
     return Settings(
         discord_token=token,
         tts_language=language,
@@ -178,6 +187,7 @@ def load_settings(
         tts_quantize=_flag(env, "TTS_QUANTIZE", False),
         default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
         data_dir=data_dir,
+        database_url=database_url,
         discord_api_base=_url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("https", "http")),
         discord_gateway_url=_url(env, "DISCORD_GATEWAY_URL", DEFAULT_GATEWAY_URL, ("wss", "ws")),
         discord_ca_file=_existing_file(env, "DISCORD_CA_FILE"),

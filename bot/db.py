@@ -1,34 +1,42 @@
-"""SQLite storage: one aiosqlite connection, numbered SQL migrations, small typed repositories.
-
-The connection runs in autocommit mode. Writes are serialized by one lock: a multi-statement
-write uses `Database.transaction()` (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error), a single
-statement `Database.write()`. So no member's write can land inside another member's open
-transaction (and be rolled back with it). Keep transactions short: no file or model work
+"""Storage: numbered SQL migrations and small typed repositories over one of two stores
+(`bot/db_stores.py`): SQLite in `DATA_DIR` (one process, the default) or PostgreSQL
+(`DATABASE_URL`, shared by several bot processes). The repositories' SQL is written once,
+with `?` placeholders, in the SQL both speak. Keep transactions short: no file or model work
 inside them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import os
 import re
-import sqlite3
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-import aiosqlite
-
+from bot.db_stores import (
+    STORE_ERRORS,
+    ConstraintError,
+    Migration,
+    Row,
+    Store,
+    is_postgres_url,
+    make_private_dir,
+    open_store,
+    utc_now,
+)
 from bot.server_settings import SETTINGS, ServerSettings
+
+__all__ = [
+    "STORE_ERRORS", "ConstraintError", "Database", "Migration", "is_postgres_url",
+    "make_private_dir", "utc_now",
+]  # fmt: skip
 
 DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
 
 # The repository's top-level migrations/ folder, shipped in the wheel as `bot.migrations`.
+# A migration whose SQL differs per dialect has its PostgreSQL form in postgresql/.
 MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 GLOBAL = 0  # guild_id of a choice that applies in every server
@@ -42,20 +50,17 @@ class NameTakenError(ValueError):
     pass
 
 
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def database_location(database_url: str | None, data_dir: Path) -> Path | str:
+    """Where the store is: `DATABASE_URL` when set, else the SQLite file in `DATA_DIR`."""
+    return database_url or data_dir / DATABASE_NAME
 
 
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    path: Traversable
-
-
-def discover_migrations(folder: Traversable = MIGRATIONS_DIR) -> list[Migration]:
+def discover_migrations(
+    folder: Traversable = MIGRATIONS_DIR, dialect: str = "sqlite"
+) -> list[Migration]:
     found: dict[int, Migration] = {}
     scripts = (p for p in folder.iterdir() if p.name.endswith(".sql"))
+    own = folder / dialect
     for path in sorted(scripts, key=lambda p: p.name):
         match = _MIGRATION_NAME.match(path.name)
         if match is None:
@@ -63,15 +68,16 @@ def discover_migrations(folder: Traversable = MIGRATIONS_DIR) -> list[Migration]
         version = int(match.group(1))
         if version in found:
             raise RuntimeError(f"two migrations share version {version:04d}")
+        if own.is_dir() and (own / path.name).is_file():
+            path = own / path.name
         found[version] = Migration(version, match.group(2), path)
     return [found[v] for v in sorted(found)]
 
 
 class Database:
-    def __init__(self, connection: aiosqlite.Connection) -> None:
-        self.connection = connection
-        self._write_lock = asyncio.Lock()
-        self._writer: asyncio.Task[object] | None = None  # the task inside `transaction()`
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.dialect = store.dialect
         self.voices = VoiceRepository(self)
         self.choices = ChoiceRepository(self)
         self.guilds = GuildSettingsRepository(self)
@@ -80,94 +86,64 @@ class Database:
 
     @classmethod
     async def open(
-        cls, path: Path, *, migrations: Traversable = MIGRATIONS_DIR, migrate: bool = True
-    ) -> Database:
-        await asyncio.to_thread(make_private_dir, path.parent)
-        await asyncio.to_thread(_touch_private, path)
-        connection = await aiosqlite.connect(path, isolation_level=None)
-        connection.row_factory = aiosqlite.Row
-        for pragma in (
-            "journal_mode = WAL",
-            "foreign_keys = ON",
-            "busy_timeout = 5000",
-            "synchronous = NORMAL",
-        ):
-            await connection.execute(f"PRAGMA {pragma}")
-        database = cls(connection)
+        cls, location: Path | str, *, migrations: Traversable = MIGRATIONS_DIR,
+        migrate: bool = True,
+    ) -> Database:  # fmt: skip
+        """The SQLite file at `location`, or the PostgreSQL database of a `postgresql://`
+        URL; migrated unless `migrate` is False."""
+        store = await open_store(location)
+        database = cls(store)
         if migrate:
             try:
                 await database.migrate(migrations)
             except BaseException:
-                await connection.close()
+                await store.close()
                 raise
         return database
 
     async def close(self) -> None:
-        await self.connection.close()
+        await self.store.close()
 
-    @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._write_lock:
-            await self.connection.execute("BEGIN IMMEDIATE")
-            self._writer = asyncio.current_task()
-            try:
-                yield self.connection
-            except BaseException:
-                await self.connection.execute("ROLLBACK")
-                raise
-            else:
-                await self.connection.execute("COMMIT")
-            finally:
-                self._writer = None
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Statements of this task inside the block commit together, or not at all."""
+        return self.store.transaction()
 
-    async def write(self, sql: str, args: tuple[object, ...] = ()) -> aiosqlite.Cursor:
-        """One writing statement, never inside another task's transaction (inside this
-        task's own transaction it simply joins it)."""
-        if self._writer is not None and self._writer is asyncio.current_task():
-            return await self.connection.execute(sql, args)
-        async with self._write_lock:
-            return await self.connection.execute(sql, args)
+    async def fetch(self, sql: str, *args: object) -> list[Row]:
+        return await self.store.fetch(sql, args)
+
+    async def fetch_one(self, sql: str, *args: object) -> Row | None:
+        rows = await self.store.fetch(sql, args)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, *args: object) -> int:
+        """One writing statement; the number of rows it changed."""
+        return await self.store.execute(sql, args)
+
+    async def insert(self, sql: str, *args: object) -> int:
+        """An INSERT ... RETURNING id; the new row's id."""
+        return await self.store.insert(sql, args)
 
     async def applied_migrations(self) -> list[int]:
-        await self.connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-        )
-        async with self.connection.execute(
-            "SELECT version FROM schema_migrations ORDER BY version"
-        ) as cursor:
-            return [row[0] async for row in cursor]
+        return await self.store.applied_migrations()
 
     async def migrate(self, folder: Traversable = MIGRATIONS_DIR) -> list[int]:
         """Apply pending migrations, each in its own transaction; returns their versions."""
-        known = discover_migrations(folder)
-        applied = await self.applied_migrations()
+        known = discover_migrations(folder, self.dialect)
         newest_known = known[-1].version if known else 0
-        if applied and applied[-1] > newest_known:
-            raise DatabaseTooNewError(
-                f"the database is at schema version {applied[-1]}, but this PocketVoice only "
-                f"knows up to {newest_known}: run the newer version, or restore a backup"
-            )
-        done = set(applied)
         newly: list[int] = []
-        for migration in known:
-            if migration.version in done:
-                continue
-            sql = migration.path.read_text(encoding="utf-8")
-            script = (
-                f"BEGIN IMMEDIATE;\n{sql}\n;"
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
-                f"({migration.version}, '{migration.name}', '{utc_now()}');\nCOMMIT;"
-            )
-            try:
-                await self.connection.executescript(script)
-            except sqlite3.Error as error:
-                if self.connection.in_transaction:
-                    await self.connection.execute("ROLLBACK")
-                raise RuntimeError(
-                    f"migration {migration.path.name} failed: {error}; nothing of it was applied"
-                ) from error
-            newly.append(migration.version)
+        async with self.store.migrating():
+            applied = await self.store.applied_migrations()
+            if applied and applied[-1] > newest_known:
+                raise DatabaseTooNewError(
+                    f"the database is at schema version {applied[-1]}, but this PocketVoice "
+                    f"only knows up to {newest_known}: run the newer version, or restore a "
+                    "backup"
+                )
+            done = set(applied)
+            for migration in known:
+                if migration.version not in done:
+                    await self.store.apply(migration)
+                    newly.append(migration.version)
         return newly
 
 
@@ -190,7 +166,7 @@ class VoiceRecord:
     consent_guild_id: int | None = None
 
     @classmethod
-    def from_row(cls, row: aiosqlite.Row) -> VoiceRecord:
+    def from_row(cls, row: Row) -> VoiceRecord:
         return cls(**{name: row[name] for name in cls.__dataclass_fields__})
 
 
@@ -206,20 +182,16 @@ class VoiceRepository:
 
     async def _fetch(self, where: str, *args: object) -> list[VoiceRecord]:
         sql = f"SELECT {self._COLUMNS} FROM voices WHERE {where} ORDER BY created_at, id"
-        async with self._db.connection.execute(sql, args) as cursor:
-            return [VoiceRecord.from_row(row) async for row in cursor]
+        return [VoiceRecord.from_row(row) for row in await self._db.fetch(sql, *args)]
 
     async def list_for(self, owner_id: int) -> list[VoiceRecord]:
         return await self._fetch("owner_id = ?", owner_id)
 
     async def list_all(self) -> list[VoiceRecord]:
-        return await self._fetch("1")
+        return await self._fetch("TRUE")
 
     async def count_for(self, owner_id: int) -> int:
-        async with self._db.connection.execute(
-            "SELECT COUNT(*) FROM voices WHERE owner_id = ?", (owner_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self._db.fetch_one("SELECT COUNT(*) FROM voices WHERE owner_id = ?", owner_id)
         return int(row[0]) if row else 0
 
     async def get(self, owner_id: int, name: str) -> VoiceRecord | None:
@@ -227,10 +199,7 @@ class VoiceRepository:
         return found[0] if found else None
 
     async def id_by_state_path(self, state_path: str) -> int | None:
-        async with self._db.connection.execute(
-            "SELECT id FROM voices WHERE state_path = ?", (state_path,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self._db.fetch_one("SELECT id FROM voices WHERE state_path = ?", state_path)
         return int(row[0]) if row else None
 
     async def get_by_id(self, voice_id: int) -> VoiceRecord | None:
@@ -255,37 +224,35 @@ class VoiceRepository:
     ) -> int:
         """One short write, once the voice's files are complete on disk."""
         try:
-            cursor = await self._db.write(
+            return await self._db.insert(
                 "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"
                 " clip_path, sha256, duration_s, state_bytes, clip_bytes, created_at,"
                 " consented_at, upload_sha256, consent_guild_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (owner_id, name.strip(), name_key(name), model_fingerprint, state_path,
-                 clip_path, sha256, duration_s, state_bytes, clip_bytes, utc_now(),
-                 consented_at, upload_sha256, consent_guild_id),
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                owner_id, name.strip(), name_key(name), model_fingerprint, state_path,
+                clip_path, sha256, float(duration_s), state_bytes, clip_bytes, utc_now(),
+                consented_at, upload_sha256, consent_guild_id,
             )  # fmt: skip
-        except sqlite3.IntegrityError as error:
+        except ConstraintError as error:
             raise NameTakenError(name) from error
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
 
     async def set_state(self, voice_id: int, fingerprint: str, state_bytes: int) -> None:
-        await self._db.write(
+        await self._db.execute(
             "UPDATE voices SET model_fingerprint = ?, state_bytes = ? WHERE id = ?",
-            (fingerprint, state_bytes, voice_id),
-        )
+            fingerprint, state_bytes, voice_id,
+        )  # fmt: skip
 
     async def rename(self, voice_id: int, new_name: str) -> None:
         try:
-            await self._db.write(
+            await self._db.execute(
                 "UPDATE voices SET name = ?, name_key = ? WHERE id = ?",
-                (new_name.strip(), name_key(new_name), voice_id),
-            )
-        except sqlite3.IntegrityError as error:
+                new_name.strip(), name_key(new_name), voice_id,
+            )  # fmt: skip
+        except ConstraintError as error:
             raise NameTakenError(new_name) from error
 
     async def delete(self, voice_id: int) -> None:
-        await self._db.write("DELETE FROM voices WHERE id = ?", (voice_id,))
+        await self._db.execute("DELETE FROM voices WHERE id = ?", voice_id)
 
 
 # ---- voice choices ----------------------------------------------------------------------------
@@ -304,25 +271,24 @@ class ChoiceRepository:
         self, user_id: int, guild_id: int | None, *, builtin: str | None = None,
         voice_id: int | None = None,
     ) -> None:  # fmt: skip
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO voice_choices (user_id, guild_id, builtin_name, voice_id)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, guild_id) DO UPDATE SET"
             " builtin_name = excluded.builtin_name, voice_id = excluded.voice_id",
-            (user_id, guild_id or GLOBAL, builtin, voice_id),
-        )
+            user_id, guild_id or GLOBAL, builtin, voice_id,
+        )  # fmt: skip
 
     async def for_user(self, user_id: int, guild_id: int | None) -> VoiceChoice | None:
         """This server's choice, else the global one."""
-        async with self._db.connection.execute(
+        row = await self._db.fetch_one(
             "SELECT guild_id, builtin_name, voice_id FROM voice_choices"
             " WHERE user_id = ? AND guild_id IN (?, ?) ORDER BY guild_id = ? LIMIT 1",
-            (user_id, guild_id or GLOBAL, GLOBAL, GLOBAL),
-        ) as cursor:
-            row = await cursor.fetchone()
+            user_id, guild_id or GLOBAL, GLOBAL, GLOBAL,
+        )  # fmt: skip
         return VoiceChoice(row[0], row[1], row[2]) if row else None
 
     async def delete_for_user(self, user_id: int) -> None:
-        await self._db.write("DELETE FROM voice_choices WHERE user_id = ?", (user_id,))
+        await self._db.execute("DELETE FROM voice_choices WHERE user_id = ?", user_id)
 
 
 # ---- server settings -------------------------------------------------------------------------
@@ -333,20 +299,20 @@ class GuildSettingsRepository:
         self._db = db
 
     async def get(self, guild_id: int) -> ServerSettings:
-        async with self._db.connection.execute(
-            "SELECT key, value FROM server_settings WHERE guild_id = ?", (guild_id,)
-        ) as cursor:
-            stored = {row[0]: json.loads(row[1]) async for row in cursor}
+        rows = await self._db.fetch(
+            "SELECT key, value FROM server_settings WHERE guild_id = ?", guild_id
+        )
+        stored = {row[0]: json.loads(row[1]) for row in rows}
         return ServerSettings(guild_id, **{k: v for k, v in stored.items() if k in SETTINGS})
 
     async def set(self, guild_id: int, key: str, value: object) -> None:
         if key not in SETTINGS:
             raise KeyError(key)
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO server_settings (guild_id, key, value) VALUES (?, ?, ?)"
             " ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value",
-            (guild_id, key, json.dumps(value)),
-        )
+            guild_id, key, json.dumps(value),
+        )  # fmt: skip
 
     async def set_cloning(self, guild_id: int, enabled: bool) -> None:
         await self.set(guild_id, "cloning", enabled)
@@ -368,56 +334,55 @@ class MemberSettingsRepository:
         self._db = db
 
     async def get(self, user_id: int, guild_id: int) -> MemberSettings:
-        async with self._db.connection.execute(
+        row = await self._db.fetch_one(
             "SELECT nick, autoread, language FROM member_settings"
             " WHERE user_id = ? AND guild_id = ?",
-            (user_id, guild_id),
-        ) as cursor:
-            row = await cursor.fetchone()
+            user_id, guild_id,
+        )  # fmt: skip
         return MemberSettings(row[0], bool(row[1]), row[2]) if row else MemberSettings()
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, nick) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET nick = excluded.nick",
-            (user_id, guild_id, nick),
-        )
+            user_id, guild_id, nick,
+        )  # fmt: skip
 
     async def set_autoread(self, user_id: int, guild_id: int, enabled: bool) -> None:
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
-            (user_id, guild_id, int(enabled)),
-        )
+            user_id, guild_id, int(enabled),
+        )  # fmt: skip
 
     async def set_language(self, user_id: int, guild_id: int, language: str | None) -> None:
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, language) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET language = excluded.language",
-            (user_id, guild_id, language),
-        )
+            user_id, guild_id, language,
+        )  # fmt: skip
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
         if not user_ids:
             return {}
         marks = ",".join("?" * len(user_ids))
-        async with self._db.connection.execute(
+        rows = await self._db.fetch(
             f"SELECT user_id, nick FROM member_settings WHERE guild_id = ? AND nick IS NOT NULL"
             f" AND user_id IN ({marks})",
-            (guild_id, *user_ids),
-        ) as cursor:
-            return {row[0]: row[1] async for row in cursor}
+            guild_id, *user_ids,
+        )  # fmt: skip
+        return {row[0]: row[1] for row in rows}
 
     async def forget_user(self, user_id: int) -> None:
         """Forget a member's nicknames; keep an opt-out from auto-reading (a privacy choice,
         not data about them)."""
-        async with self._db.transaction() as connection:
-            await connection.execute(
+        async with self._db.transaction():
+            await self._db.execute(
                 "UPDATE member_settings SET nick = NULL, language = NULL WHERE user_id = ?",
-                (user_id,),
+                user_id,
             )
-            await connection.execute(
-                "DELETE FROM member_settings WHERE user_id = ? AND autoread <> 0", (user_id,)
+            await self._db.execute(
+                "DELETE FROM member_settings WHERE user_id = ? AND autoread <> 0", user_id
             )
 
 
@@ -427,45 +392,29 @@ class DictionaryRepository:
         self._db = db
 
     async def entries(self, guild_id: int) -> dict[str, str]:
-        async with self._db.connection.execute(
+        rows = await self._db.fetch(
             "SELECT word, spoken FROM pronunciations WHERE guild_id = ? ORDER BY word_key",
-            (guild_id,),
-        ) as cursor:
-            return {row[0]: row[1] async for row in cursor}
+            guild_id,
+        )
+        return {row[0]: row[1] for row in rows}
 
     async def count(self, guild_id: int) -> int:
-        async with self._db.connection.execute(
-            "SELECT COUNT(*) FROM pronunciations WHERE guild_id = ?", (guild_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM pronunciations WHERE guild_id = ?", guild_id
+        )
         return int(row[0]) if row else 0
 
     async def add(self, guild_id: int, word: str, spoken: str) -> None:
-        await self._db.write(
+        await self._db.execute(
             "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (guild_id, word_key) DO UPDATE SET word = excluded.word,"
             " spoken = excluded.spoken",
-            (guild_id, word.casefold(), word, spoken),
-        )
+            guild_id, word.casefold(), word, spoken,
+        )  # fmt: skip
 
     async def remove(self, guild_id: int, word: str) -> bool:
-        cursor = await self._db.write(
+        removed = await self._db.execute(
             "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ?",
-            (guild_id, word.casefold()),
-        )
-        return cursor.rowcount > 0
-
-
-def make_private_dir(folder: Path) -> None:
-    """Create `folder` (and parents) readable by the bot's user only (0700)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
-
-
-def _touch_private(path: Path) -> None:
-    """The database and its WAL and shared-memory files: 0600."""
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        if file == path and not file.exists():
-            os.close(os.open(file, os.O_CREAT | os.O_WRONLY, 0o600))
-        if file.exists():
-            os.chmod(file, 0o600)
+            guild_id, word.casefold(),
+        )  # fmt: skip
+        return removed > 0

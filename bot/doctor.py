@@ -13,6 +13,7 @@ import stat
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bot.config import Settings, one_stream
@@ -227,17 +228,27 @@ def check_data_dir(settings: Settings) -> list[Check]:
 
 
 async def check_database(settings: Settings) -> Check:
-    from bot.db import DATABASE_NAME, Database, discover_migrations
+    from bot.db import DATABASE_NAME, STORE_ERRORS, Database, discover_migrations
 
-    path = settings.data_dir / DATABASE_NAME
     newest = discover_migrations()[-1].version
-    if not path.exists():
+    location: Path | str = settings.data_dir / DATABASE_NAME
+    if settings.database_url:
+        location = settings.database_url
+    elif not Path(location).exists():
         return good("database", f"none yet: created at first start (schema {newest})")
-    db = await Database.open(path, migrate=False)
     try:
-        applied = await db.applied_migrations()
-    finally:
-        await db.close()
+        db = await asyncio.wait_for(Database.open(location, migrate=False), 15)
+        try:
+            applied = await db.applied_migrations()
+        finally:
+            await db.close()
+    except (*STORE_ERRORS, TimeoutError) as error:
+        return bad(
+            "database",
+            f"cannot open it: {type(error).__name__}: {error}",
+            "check DATABASE_URL (host, port, user, password, database) and that PostgreSQL "
+            "is running and reachable from here",
+        )
     current = applied[-1] if applied else 0
     if current > newest:
         return bad(
@@ -313,7 +324,11 @@ async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
     from bot.db import DATABASE_NAME, Database
 
     db_path = settings.data_dir / DATABASE_NAME
-    db = await Database.open(db_path, migrate=False) if db_path.exists() else None
+    db = None
+    if settings.database_url:
+        db = await Database.open(settings.database_url, migrate=False)
+    elif db_path.exists():
+        db = await Database.open(db_path, migrate=False)
     checks: list[Check] = []
     try:
         guilds = [g async for g in bot.fetch_guilds(limit=None)]

@@ -18,7 +18,6 @@ import io
 import logging
 import os
 import re
-import sqlite3
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
@@ -31,7 +30,14 @@ import numpy as np
 import soundfile
 
 from bot import clip as clips
-from bot.db import Database, NameTakenError, VoiceRecord, make_private_dir, utc_now
+from bot.db import (
+    STORE_ERRORS,
+    Database,
+    NameTakenError,
+    VoiceRecord,
+    make_private_dir,
+    utc_now,
+)
 from bot.replies import UserError, tr
 from bot.synthesis_scheduler import DeadlineScheduler
 
@@ -252,7 +258,7 @@ class VoiceLibrary:
                 raise VoiceLibraryError(
                     tr("You already have a voice named “{name}”.", name=name)
                 ) from None
-            if isinstance(error, OSError | sqlite3.Error):
+            if isinstance(error, STORE_ERRORS):
                 log.error("storing a voice of user %s failed: %r", owner_id, error)
                 raise VoiceLibraryError(STORAGE_TROUBLE) from error
             raise

@@ -80,13 +80,18 @@ missing=()
 ldconfig -p | grep -q 'libopus\.so\.0' || missing+=(libopus0)
 ldconfig -p | grep -q 'libsndfile\.so\.1' || missing+=(libsndfile1)
 "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+# The tests start a real PostgreSQL server of their own (tests/postgres_server.py).
+if [[ "${1:-}" == "--test" ]] && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null &&
+  ! command -v pg_ctl >/dev/null; then
+  missing+=(postgresql)
+fi
 if ((${#missing[@]})); then
   if command -v apt-get >/dev/null; then
     say "installing system packages: ${missing[*]}"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    say "please install these with your package manager: ${missing[*]} (Opus, libsndfile)"
+    say "please install these with your package manager: ${missing[*]} (Opus, libsndfile, PostgreSQL for the tests)"
     exit 1
   fi
 fi

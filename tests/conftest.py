@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from bot.config import Settings, load_settings
 from bot.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
+from tests.postgres_server import PostgresServer, PostgresUnavailableError
 from tests.tiny_model import train_tokenizer, write_random_config
 
 TINY_BASE = "english_2m_2026-10"
@@ -114,3 +115,28 @@ async def bot_on_fake_discord(
 async def running_bot(tmp_path: Path, tiny_model: TinyModel) -> AsyncIterator[RunningBot]:
     async with bot_on_fake_discord(tmp_path, tiny_model) as running:
         yield running
+
+
+# ---- PostgreSQL ---------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the whole run; it is never skipped: if it cannot start,
+    the tests that need it fail with the reason."""
+    try:
+        server = PostgresServer()
+        server.start()
+    except PostgresUnavailableError as error:
+        pytest.fail(f"PostgreSQL could not be started for the tests: {error}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def database_at(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where a test's store is: a SQLite file, or a new database on the test PostgreSQL."""
+    if request.param == "sqlite":
+        return tmp_path / "pv.db"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return await server.new_database()

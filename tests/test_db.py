@@ -1,15 +1,22 @@
-import sqlite3
+"""The store's migrations and repositories, each against SQLite and a real PostgreSQL
+(`database_at` in conftest.py)."""
+
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from bot.db import (
     MIGRATIONS_DIR,
+    ConstraintError,
     Database,
     DatabaseTooNewError,
     MemberSettings,
     NameTakenError,
 )
+from tests.postgres_server import PostgresServer
+
+Location = Path | str
 
 
 async def add_voice(db: Database, owner: int, name: str) -> int:
@@ -21,55 +28,76 @@ async def add_voice(db: Database, owner: int, name: str) -> int:
 
 
 async def tables(db: Database) -> set[str]:
-    async with db.connection.execute("SELECT name FROM sqlite_master WHERE type='table'") as c:
-        return {row[0] async for row in c}
+    if db.dialect == "sqlite":
+        rows = await db.fetch("SELECT name FROM sqlite_master WHERE type = 'table'")
+    else:
+        rows = await db.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    return {row[0] for row in rows}
 
 
-async def test_migrates_an_empty_database_and_rerun_is_a_no_op(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+def first_migrations(tmp_path: Path, count: int) -> Path:
+    """A migrations folder with only the first `count` (and their PostgreSQL forms)."""
+    folder = tmp_path / "migrations"
+    (folder / "postgresql").mkdir(parents=True)
+    for path in sorted(p.name for p in MIGRATIONS_DIR.iterdir() if p.name.endswith(".sql"))[:count]:
+        (folder / path).write_text((MIGRATIONS_DIR / path).read_text())
+        own = MIGRATIONS_DIR / "postgresql" / path
+        if own.is_file():
+            (folder / "postgresql" / path).write_text(own.read_text())
+    return folder
+
+
+async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Location) -> None:
+    db = await Database.open(database_at)
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
         assert await db.applied_migrations() == [1, 2, 3, 4]
         assert await db.migrate() == []
-        async with db.connection.execute("PRAGMA journal_mode") as c:
-            assert (await c.fetchone())[0] == "wal"
-        async with db.connection.execute("PRAGMA foreign_keys") as c:
-            assert (await c.fetchone())[0] == 1
+        if db.dialect == "sqlite":
+            assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
+            assert (await db.fetch_one("PRAGMA foreign_keys"))[0] == 1
     finally:
         await db.close()
-    again = await Database.open(tmp_path / "pv.db")
+    again = await Database.open(database_at)
     assert await again.applied_migrations() == [1, 2, 3, 4]
     await again.close()
 
 
-async def test_a_newer_database_is_refused(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
-    await db.connection.execute(
-        "INSERT INTO schema_migrations VALUES (9999, 'from_the_future', '2030-01-01')"
-    )
+async def test_processes_starting_together_migrate_once(postgres: PostgresServer) -> None:
+    """Shards start at the same moment on one PostgreSQL: one migrates, the others wait for
+    it and find the work done (SQLite has one process by design)."""
+    url = await postgres.new_database()
+    opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
+    try:
+        results = await asyncio.gather(*(db.migrate() for db in opened))
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4]]
+    finally:
+        for db in opened:
+            await db.close()
+
+
+async def test_a_newer_database_is_refused(database_at: Location) -> None:
+    db = await Database.open(database_at)
+    await db.execute("INSERT INTO schema_migrations VALUES (9999, 'from_the_future', '2030-01-01')")
     await db.close()
     with pytest.raises(DatabaseTooNewError, match="9999"):
-        await Database.open(tmp_path / "pv.db")
+        await Database.open(database_at)
 
 
-async def test_a_failing_migration_applies_nothing(tmp_path: Path) -> None:
-    folder = tmp_path / "migrations"
-    folder.mkdir()
-    (folder / "0001_voices_choices_settings.sql").write_text(
-        (MIGRATIONS_DIR / "0001_voices_choices_settings.sql").read_text()
-    )
+async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_path: Path) -> None:
+    folder = first_migrations(tmp_path, 1)
     (folder / "0002_broken.sql").write_text("CREATE TABLE extra (x INTEGER);\nNOT SQL AT ALL;")
     with pytest.raises(RuntimeError, match=r"0002_broken\.sql failed"):
-        await Database.open(tmp_path / "pv.db", migrations=folder)
-    db = await Database.open(tmp_path / "pv.db")  # the real migrations then apply in order
+        await Database.open(database_at, migrations=folder)
+    db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
     assert await db.applied_migrations() == [1, 2, 3, 4]
     await db.close()
 
 
-async def test_voice_names_are_unique_per_owner_case_insensitively(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+async def test_voice_names_are_unique_per_owner_case_insensitively(database_at: Location) -> None:
+    db = await Database.open(database_at)
     try:
         await add_voice(db, 1, "Me")
         with pytest.raises(NameTakenError):
@@ -82,8 +110,10 @@ async def test_voice_names_are_unique_per_owner_case_insensitively(tmp_path: Pat
         await db.close()
 
 
-async def test_choices_prefer_the_server_then_global_and_follow_deletion(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+async def test_choices_prefer_the_server_then_global_and_follow_deletion(
+    database_at: Location,
+) -> None:
+    db = await Database.open(database_at)
     try:
         voice = await add_voice(db, 1, "Me")
         await db.choices.set(1, None, builtin="alba")
@@ -93,14 +123,14 @@ async def test_choices_prefer_the_server_then_global_and_follow_deletion(tmp_pat
         assert (await db.choices.for_user(1, 600)).builtin_name == "alba"
         await db.voices.delete(voice)
         assert (await db.choices.for_user(1, 500)).builtin_name == "alba"  # cascade
-        with pytest.raises(sqlite3.IntegrityError):  # exactly one of builtin / voice
+        with pytest.raises(ConstraintError):  # exactly one of builtin / voice
             await db.choices.set(1, 700)
     finally:
         await db.close()
 
 
-async def test_guild_settings_default_and_update(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+async def test_guild_settings_default_and_update(database_at: Location) -> None:
+    db = await Database.open(database_at)
     try:
         assert (await db.guilds.get(5)).cloning is True
         await db.guilds.set_cloning(5, False)
@@ -111,29 +141,28 @@ async def test_guild_settings_default_and_update(tmp_path: Path) -> None:
         await db.close()
 
 
-async def test_0002_keeps_the_server_settings_of_0001(tmp_path: Path) -> None:
-    folder = tmp_path / "migrations"
-    folder.mkdir()
-    first = MIGRATIONS_DIR / "0001_voices_choices_settings.sql"
-    (folder / first.name).write_text(first.read_text())
-    old = await Database.open(tmp_path / "pv.db", migrations=folder)
-    await old.connection.execute(
+async def test_0002_keeps_the_server_settings_of_0001(
+    database_at: Location, tmp_path: Path
+) -> None:
+    old = await Database.open(database_at, migrations=first_migrations(tmp_path, 1))
+    await old.execute(
         "INSERT INTO guild_settings (guild_id, cloning_enabled, default_voice) VALUES"
-        " (5, 0, 'marius'), (6, 1, NULL)"
+        " (5, 0, 'marius'), (6, 1, NULL), (1100000000000000001, 1, 'alba')"
     )
     await old.close()
-    db = await Database.open(tmp_path / "pv.db")
+    db = await Database.open(database_at)
     try:
         five, six = await db.guilds.get(5), await db.guilds.get(6)
         assert (five.cloning, five.default_voice) == (False, "marius")
         assert (six.cloning, six.default_voice) == (True, None)
+        assert (await db.guilds.get(1100000000000000001)).default_voice == "alba"  # 64-bit ids
         assert "guild_settings" not in await tables(db)
     finally:
         await db.close()
 
 
-async def test_member_settings_and_dictionary(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+async def test_member_settings_and_dictionary(database_at: Location) -> None:
+    db = await Database.open(database_at)
     try:
         assert (await db.members.get(1, 5)).autoread is True
         await db.members.set_nick(1, 5, "Ally")

@@ -278,14 +278,14 @@ async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
 
 
 # ---- hole 5: one member's failed transaction never undoes another member's write ---
-async def test_concurrent_writers_are_serialized(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "pv.db")
+async def test_concurrent_writers_are_serialized(database_at: Path | str) -> None:
+    db = await Database.open(database_at)
     try:
         inside, fail = asyncio.Event(), asyncio.Event()
 
         async def failing_clone() -> None:
-            async with db.transaction() as connection:
-                await connection.execute(
+            async with db.transaction():
+                await db.execute(
                     "INSERT INTO voice_choices (user_id, guild_id, builtin_name) VALUES (1, 0, 'x')"
                 )
                 inside.set()
@@ -298,8 +298,8 @@ async def test_concurrent_writers_are_serialized(tmp_path: Path) -> None:
         opt_out = asyncio.create_task(db.members.set_autoread(3, 5, False))
 
         async def other_transaction() -> None:
-            async with db.transaction() as connection:
-                await connection.execute(
+            async with db.transaction():
+                await db.execute(
                     "INSERT INTO voice_choices (user_id, guild_id, builtin_name) VALUES (4, 0, 'y')"
                 )
 

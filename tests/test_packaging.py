@@ -60,3 +60,7 @@ def test_the_wheel_installed_without_editable_mode_migrates_an_empty_store(
     assert {"voices", "schema_migrations"} <= tables
     shipped = sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
     assert len(versions) == len(shipped) >= 3
+    # the PostgreSQL forms of the migrations ship too
+    postgresql = sorted(p.name for p in (REPO / "migrations" / "postgresql").glob("*.sql"))
+    in_wheel = sorted(p.name for p in (site / "bot" / "migrations" / "postgresql").glob("*.sql"))
+    assert in_wheel == postgresql and len(postgresql) >= 3

@@ -130,8 +130,8 @@ async def test_restart_removes_orphan_files_and_reports_lost_ones(library: Voice
 async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: VoiceLibrary) -> None:
     record = await create(library, ALICE, "Mine")
     await library.use(ALICE, "mine", guild_id=None)
-    await library.db.connection.execute(
-        "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", (record.id,)
+    await library.db.execute(
+        "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", record.id
     )
     state = library.data_dir / record.state_path
     os.utime(state, (0, 0))

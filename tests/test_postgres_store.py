@@ -1,0 +1,106 @@
+"""PostgreSQL as an operator uses it (a real server the suite starts): `migrate` and `doctor`
+against `DATABASE_URL`, and `db copy` moving a populated SQLite store into it without loss."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from bot.config import load_settings
+from bot.db import Database
+from bot.doctor import check_database
+from tests.postgres_server import PostgresServer
+from tests.test_cli import run_cli
+from tests.test_db import add_voice
+
+
+async def populated_sqlite(path: Path) -> dict[str, object]:
+    """A store with something in every table; what a member and an admin would see."""
+    db = await Database.open(path)
+    try:
+        mine = await add_voice(db, 1100000000000000001, "Mine")  # a real-size Discord id
+        await add_voice(db, 2, "Other")
+        await db.voices.delete(await add_voice(db, 2, "Gone"))  # ids with a hole
+        await db.choices.set(1100000000000000001, None, voice_id=mine)
+        await db.choices.set(2, 1100000000000000009, builtin="alba")
+        await db.guilds.set(1100000000000000009, "language", "french")
+        await db.guilds.set(1100000000000000009, "cloning", False)
+        await db.members.set_nick(2, 1100000000000000009, "Deux")
+        await db.members.set_autoread(3, 1100000000000000009, False)
+        await db.members.set_language(2, 1100000000000000009, "german")
+        await db.dictionary.add(1100000000000000009, "NYC", "New York City")
+        return await snapshot(db)
+    finally:
+        await db.close()
+
+
+async def snapshot(db: Database) -> dict[str, object]:
+    guild = 1100000000000000009
+    return {
+        "voices": await db.voices.list_all(),
+        "choices": [await db.choices.for_user(u, guild) for u in (1100000000000000001, 2)],
+        "settings": await db.guilds.get(guild),
+        "members": [await db.members.get(u, guild) for u in (2, 3)],
+        "dictionary": await db.dictionary.entries(guild),
+    }
+
+
+async def test_db_copy_moves_a_populated_store_without_loss(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    data = tmp_path / "data"
+    before = await populated_sqlite(data / "pocketvoice.db")
+    url = await postgres.new_database()
+    env = {"DATA_DIR": str(data)}
+
+    done = run_cli(["db", "copy", "--to", url], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert "voices 2, voice_choices 2, server_settings 2, member_settings 2" in done.stdout
+    target = await Database.open(url)
+    try:
+        assert await snapshot(target) == before
+        # a new voice gets an id after the copied ones
+        new_id = await add_voice(target, 4, "New")
+        assert new_id > max(v.id for v in before["voices"])  # type: ignore[attr-defined]
+    finally:
+        await target.close()
+
+    # a second copy would mix two stores: refused, and nothing written
+    again = run_cli(["db", "copy"], tmp_path, {**env, "DATABASE_URL": url})
+    assert again.returncode == 1
+    assert "Nothing was copied: the PostgreSQL database already holds" in again.stderr
+
+
+async def test_doctor_checks_the_postgresql_database(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    url = await postgres.new_database()
+    env = {"DATABASE_URL": url, "DATA_DIR": str(tmp_path)}
+    settings = load_settings(env, dotenv_path=None, require_token=False)
+    fresh = await check_database(settings)
+    assert fresh.ok and "schema 0: migrated to 4 at start" in fresh.detail
+    await (await Database.open(url)).close()
+    assert (await check_database(settings)).detail == "schema 4, up to date"
+    closed = postgres.url("nowhere").replace(str(postgres.port), str(postgres.port + 1))
+    unreachable = dataclasses.replace(settings, database_url=closed)
+    broken = await check_database(unreachable)
+    assert not broken.ok and "cannot open it" in broken.detail
+    assert "check DATABASE_URL" in (broken.fix or "")
+
+
+async def test_migrate_and_voice_commands_against_postgresql(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    url = await postgres.new_database()
+    env = {"DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": url}
+    migrated = run_cli(["migrate"], tmp_path, env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "Migrations applied: 0001, 0002, 0003, 0004. Schema version 4." in migrated.stdout
+    assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
+    again = run_cli(["migrate"], tmp_path, env)
+    assert "nothing to do. Schema version 4." in again.stdout
+    listed = run_cli(["voices", "list"], tmp_path, env)
+    assert listed.returncode == 0, listed.stderr
+    # a wrong URL is one clear line, not a traceback
+    wrong = run_cli(["migrate"], tmp_path, {**env, "DATABASE_URL": "mysql://x"})
+    assert wrong.returncode == 2 and "DATABASE_URL must be a postgresql://" in wrong.stderr
