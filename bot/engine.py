@@ -216,6 +216,21 @@ def replicate(model: Any) -> Any:
     return copy.deepcopy(model, memo=shared)
 
 
+def weights_nbytes(model: Any) -> int:
+    """Bytes of a model's weights. An int8 model's state also holds dtypes, and its packed
+    linear layers as (weight, bias) tuples."""
+
+    def nbytes(value: object) -> int:
+        if isinstance(value, torch.Tensor):
+            return value.nelement() * value.element_size()
+        if isinstance(value, tuple | list):
+            return sum(nbytes(item) for item in value)
+        return 0
+
+    state = model.state_dict() if hasattr(model, "state_dict") else {}
+    return sum(nbytes(value) for value in state.values())
+
+
 def state_nbytes(state: ModelState) -> int:
     """Bytes held by the tensors of a (nested) model state."""
     total = 0
@@ -309,8 +324,7 @@ class TTSEngine:
         self._closed = False
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
         # the weights' size (replicas share them): what a model counts against TTS_MEMORY_MB
-        weights = model.state_dict().values() if hasattr(model, "state_dict") else ()
-        self.model_bytes = sum(t.numel() * t.element_size() for t in weights)
+        self.model_bytes = weights_nbytes(model)
         # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
         # its own replica); the pool's threads only prefill prompts and do voices and clones.
         self._batcher: Batcher | None = None

@@ -122,3 +122,21 @@ async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
             await asyncio.wait_for(anext(urgent), 2.0)  # starts without waiting for the first
         assert not busy.stats.cancelled and busy.stats.samples < 20 * SAMPLE_RATE
     await full_engine.close()
+
+
+async def test_an_int8_engine_loads_counts_its_weights_and_speaks(
+    tiny_model: TinyModel, engine: TTSEngine
+) -> None:
+    """TTS_QUANTIZE=1: packed int8 layers hold their weights in tuples beside dtypes."""
+    int8 = await TTSEngine.load(
+        engine_settings(tiny_model.config, tiny_model.clip, TTS_QUANTIZE="1"), batch=1
+    )
+    try:
+        assert 0 < int8.model_bytes < engine.model_bytes
+        samples = 0
+        async with int8.stream("Hello there.") as stream:
+            async for chunk in stream:
+                samples += len(chunk)
+        assert samples > 0
+    finally:
+        await int8.close()
