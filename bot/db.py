@@ -50,6 +50,10 @@ class NameTakenError(ValueError):
     pass
 
 
+class QuotaError(ValueError):
+    """The owner already has the most voices allowed."""
+
+
 def database_location(database_url: str | None, data_dir: Path) -> Path | str:
     """Where the store is: `DATABASE_URL` when set, else the SQLite file in `DATA_DIR`."""
     return database_url or data_dir / DATABASE_NAME
@@ -122,6 +126,13 @@ class Database:
     async def insert(self, sql: str, *args: object) -> int:
         """An INSERT ... RETURNING id; the new row's id."""
         return await self.store.insert(sql, args)
+
+    async def lock(self, key: int) -> None:
+        """Inside `transaction()`: hold `key` until it ends, across every process that shares
+        the database (PostgreSQL's advisory lock; SQLite's transaction already holds the
+        whole database for writing)."""
+        if self.dialect == "postgresql":
+            await self.fetch("SELECT pg_advisory_xact_lock(?)", key)
 
     async def applied_migrations(self) -> list[int]:
         return await self.store.applied_migrations()
@@ -221,8 +232,26 @@ class VoiceRepository:
         consented_at: str,
         upload_sha256: str | None = None,
         consent_guild_id: int | None = None,
+        quota: int | None = None,
     ) -> int:
-        """One short write, once the voice's files are complete on disk."""
+        """One short write, once the voice's files are complete on disk. With `quota`, the
+        owner's voices are counted in the same transaction, under the owner's lock in the
+        database: processes sharing PostgreSQL cannot both take the last place."""
+        async with self._db.transaction():
+            if quota is not None:
+                await self._db.lock(owner_id)
+                if await self.count_for(owner_id) >= quota:
+                    raise QuotaError(quota)
+            return await self._insert(
+                owner_id, name, model_fingerprint, state_path, clip_path, sha256, duration_s,
+                state_bytes, clip_bytes, consented_at, upload_sha256, consent_guild_id,
+            )  # fmt: skip
+
+    async def _insert(
+        self, owner_id: int, name: str, model_fingerprint: str, state_path: str,
+        clip_path: str, sha256: str, duration_s: float, state_bytes: int, clip_bytes: int,
+        consented_at: str, upload_sha256: str | None, consent_guild_id: int | None,
+    ) -> int:  # fmt: skip
         try:
             return await self._db.insert(
                 "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"

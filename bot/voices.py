@@ -34,6 +34,7 @@ from bot.db import (
     STORE_ERRORS,
     Database,
     NameTakenError,
+    QuotaError,
     VoiceRecord,
     make_private_dir,
     utc_now,
@@ -173,15 +174,18 @@ class VoiceLibrary:
         return await self.db.voices.id_by_state_path(relative)
 
     # ---- creating --------------------------------------------------------------------------
+    def _quota_reached(self) -> str:
+        return tr(
+            "You already have {quota} voices, the most allowed. Delete one with /voice delete "
+            "first.",
+            quota=self.limits.quota,
+        )
+
     async def check_can_create(self, owner_id: int, name: str) -> str:
         """The cheap checks, before any download or model work."""
         name = check_name(name)
         if await self.db.voices.count_for(owner_id) >= self.limits.quota:
-            raise VoiceLibraryError(tr(
-                "You already have {quota} voices, the most allowed. Delete one with /voice delete "
-                "first.",
-                quota=self.limits.quota,
-            ))  # fmt: skip
+            raise VoiceLibraryError(self._quota_reached())
         if await self.db.voices.get(owner_id, name) is not None:
             raise VoiceLibraryError(
                 tr("You already have a voice named “{name}”. Pick another name.", name=name)
@@ -251,6 +255,7 @@ class VoiceLibrary:
                 consented_at=consented_at,
                 upload_sha256=upload_sha256,
                 consent_guild_id=guild_id,
+                quota=self.limits.quota,
             )
         except BaseException as error:
             await asyncio.to_thread(_remove, [tmp_state, state_path, clip_path])
@@ -258,6 +263,8 @@ class VoiceLibrary:
                 raise VoiceLibraryError(
                     tr("You already have a voice named “{name}”.", name=name)
                 ) from None
+            if isinstance(error, QuotaError):  # another process took the last place
+                raise VoiceLibraryError(self._quota_reached()) from None
             if isinstance(error, STORE_ERRORS):
                 log.error("storing a voice of user %s failed: %r", owner_id, error)
                 raise VoiceLibraryError(STORAGE_TROUBLE) from error

@@ -13,6 +13,7 @@ from bot.db import (
     DatabaseTooNewError,
     MemberSettings,
     NameTakenError,
+    QuotaError,
 )
 from tests.postgres_server import PostgresServer
 
@@ -178,3 +179,29 @@ async def test_member_settings_and_dictionary(database_at: Location) -> None:
         assert await db.dictionary.count(5) == 0
     finally:
         await db.close()
+
+
+async def test_the_voice_quota_holds_across_processes(database_at: Location) -> None:
+    """Two processes (two connections or pools) insert a member's voices at once: the count
+    and the insert share a transaction and the owner's lock in the database, so exactly the
+    quota gets in, however the inserts interleave."""
+    first, second = await Database.open(database_at), await Database.open(database_at)
+    try:
+
+        async def clone(db: Database, n: int) -> bool:
+            try:
+                await db.voices.insert(
+                    owner_id=9, name=f"v{n}", model_fingerprint="f", state_path=f"9/{n}.st",
+                    clip_path=f"9/{n}.flac", sha256="s", duration_s=3.0, state_bytes=1,
+                    clip_bytes=1, consented_at="now", quota=3,
+                )  # fmt: skip
+            except QuotaError:
+                return False
+            return True
+
+        made = await asyncio.gather(*(clone((first, second)[n % 2], n) for n in range(8)))
+        assert sum(made) == 3
+        assert await first.voices.count_for(9) == 3
+    finally:
+        await first.close()
+        await second.close()
