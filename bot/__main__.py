@@ -40,6 +40,7 @@ async def run_bot(settings: Settings) -> None:
     import discord
 
     from bot.client import PocketVoiceBot
+    from bot.http_endpoints import EndpointError
 
     bot = PocketVoiceBot(settings)
     loop = asyncio.get_running_loop()
@@ -57,6 +58,8 @@ async def run_bot(settings: Settings) -> None:
             await bot.start(settings.discord_token or "")
     except discord.LoginFailure:
         raise SystemExit("DISCORD_TOKEN was rejected by Discord: check the token in .env") from None
+    except EndpointError as error:
+        raise SystemExit(str(error)) from None
     except discord.PrivilegedIntentsRequired:
         raise SystemExit(
             "Discord refused the Message Content intent, which reading channels aloud needs. "

@@ -14,6 +14,10 @@ from bot.metrics import CONTENT_TYPE, Metrics
 log = logging.getLogger(__name__)
 
 
+class EndpointError(RuntimeError):
+    """The HTTP endpoints cannot start (the port is taken): said in one line at start."""
+
+
 class HttpEndpoints:
     def __init__(self, metrics: Metrics, ready: Callable[[], str | None]) -> None:
         """`ready()` gives None when ready, or what the bot is still waiting for."""
@@ -30,7 +34,15 @@ class HttpEndpoints:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+            raise EndpointError(
+                f"METRICS_PORT: cannot listen on {host}:{port} ({error.strerror or error}). "
+                "Another program uses that port: stop it, or choose another METRICS_PORT."
+            ) from None
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         log.info("metrics and health on http://%s:%d/ (/metrics, /healthz, /livez)", host, port)
 

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -128,6 +129,26 @@ async def test_unusable_default_voice_stops_start_with_a_clear_line(
     assert done.returncode == 1
     assert "DEFAULT_VOICE cannot be used: voice file" in done.stderr
     assert "missing.wav does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_a_metrics_port_in_use_stops_start_with_a_clear_line(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**fake.env, "TTS_CONFIG": str(tiny_model.config), "METRICS_PORT": str(port)}
+        try:
+            done = await asyncio.to_thread(run_cli, ["run"], tmp_path, env)
+        finally:
+            await fake.close()
+    assert done.returncode == 1
+    assert f"METRICS_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "choose another METRICS_PORT" in done.stderr
     assert "Traceback" not in done.stderr
 
 
