@@ -50,15 +50,11 @@ async def copy_store(source: Database, target: Database) -> dict[str, int]:
         for table in tables:
             columns = await _columns(source, table)
             listed = ", ".join(columns)
-            order = ", ".join(columns)
             rows = [tuple(row) for row in await source.fetch(f"SELECT {listed} FROM {table}")]
             marks = ", ".join("?" * len(columns))
             for row in rows:
                 await target.execute(f"INSERT INTO {table} ({listed}) VALUES ({marks})", *row)
-            back = {
-                tuple(row)
-                for row in await target.fetch(f"SELECT {listed} FROM {table} ORDER BY {order}")
-            }
+            back = {tuple(row) for row in await target.fetch(f"SELECT {listed} FROM {table}")}
             if back != set(rows) or len(back) != len(rows):
                 raise CopyError(f"{table}: the rows read back differ from the source")
             copied[table] = len(rows)

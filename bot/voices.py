@@ -333,8 +333,7 @@ class VoiceLibrary:
         first use (background work, behind live speech), then kept beside its own state."""
         assert self.models is not None
         engine = await self.models.ensure(language)
-        own = self.data_dir / record.state_path
-        path = model_state_path(own, engine.fingerprint)
+        path = self._state_path_for(record, engine)
         if await asyncio.to_thread(path.is_file):
             return str(path)
         async with self._lock(record.owner_id):
@@ -351,14 +350,20 @@ class VoiceLibrary:
         if self.models is None or not self.models.is_loaded(language):
             return None
         choice = await self.db.choices.for_user(user_id, guild_id)
-        if choice is None or choice.voice_id is None:
+        record = await self._own_choice(user_id, choice.voice_id if choice else None)
+        if record is None:
             return None
-        record = await self.db.voices.get_by_id(choice.voice_id)
-        if record is None or record.owner_id != user_id:
-            return None
-        engine = self.models.engine_for(language)
-        path = model_state_path(self.data_dir / record.state_path, engine.fingerprint)
+        path = self._state_path_for(record, self.models.engine_for(language))
         return None if await asyncio.to_thread(path.is_file) else record.name
+
+    def _state_path_for(self, record: VoiceRecord, engine: TTSEngine) -> Path:
+        """Where the voice's state for another language's model is kept, beside its own."""
+        return model_state_path(self.data_dir / record.state_path, engine.fingerprint)
+
+    async def _own_choice(self, user_id: int, voice_id: int | None) -> VoiceRecord | None:
+        """The chosen cloned voice, while it exists and is the member's own."""
+        record = await self.db.voices.get_by_id(voice_id) if voice_id is not None else None
+        return record if record is not None and record.owner_id == user_id else None
 
     async def _state_from_recording(
         self, record: VoiceRecord, path: Path, engine: TTSEngine, language: str | None = None
@@ -393,8 +398,8 @@ class VoiceLibrary:
         if choice is not None:
             if choice.builtin_name is not None:
                 return choice.builtin_name
-            record = await self.db.voices.get_by_id(choice.voice_id or 0)
-            if record is not None and record.owner_id == user_id:
+            record = await self._own_choice(user_id, choice.voice_id)
+            if record is not None:
                 try:
                     if language is not None and self.models is not None:
                         return await self.state_for_language(record, language)
