@@ -27,6 +27,7 @@ from bot.phrase_cache import PhraseCache
 from bot.playback import SpeechScheduler
 from bot.replies import UserError, localize, tr, unexpected_error_reply
 from bot.settings_service import SettingsService
+from bot.shards import ProcessShards, ShardLoad
 from bot.speech import SpeechService, leave_voice
 from bot.supervisor import supervise
 from bot.translations import CommandTranslator
@@ -54,7 +55,11 @@ def ssl_context(settings: Settings) -> ssl.SSLContext:
     return context
 
 
-class PocketVoiceBot(commands.Bot):
+class PocketVoiceBot(commands.AutoShardedBot):
+    """Always sharded: SHARD_COUNT/SHARD_IDS choose this process's shards, unset they are
+    Discord's recommended count, all held here. Guilds spread over processes by shard; their
+    shared data is in the database (DATABASE_URL)."""
+
     engine: TTSEngine
     speech: SpeechService
     voices: VoiceService
@@ -79,6 +84,8 @@ class PocketVoiceBot(commands.Bot):
             # so members' messages are not kept in memory (up to 1,000 by default) for nothing.
             max_messages=None,
             connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
+            shard_count=settings.shard_count,
+            shard_ids=list(settings.shard_ids) if settings.shard_ids is not None else None,
         )
         self.settings = settings
         self._load_engine = load_engine
@@ -95,16 +102,32 @@ class PocketVoiceBot(commands.Bot):
             return "shutting down"
         if self.scheduler is None:
             return "loading the model"
-        if not self.is_ready() or self.ws is None or not self.ws.open:
+        shards = self.shards.values()
+        if not self.is_ready() or not shards or any(shard.is_closed() for shard in shards):
             return "connecting to Discord"
         return None
+
+    def process_shards(self) -> ProcessShards:
+        """The shards this process holds, each with its servers and voice connections."""
+        loads = {
+            shard_id: ShardLoad(shard_id, info.latency, info.is_closed())
+            for shard_id, info in self.shards.items()
+        }
+        for guild in self.guilds:
+            if guild.shard_id in loads:
+                loads[guild.shard_id].servers += 1
+        for voice_client in self.voice_clients:
+            shard_id = voice_client.guild.shard_id  # type: ignore[attr-defined]
+            if shard_id in loads:
+                loads[shard_id].voice_connections += 1
+        return ProcessShards(self.shard_count or 1, [loads[i] for i in sorted(loads)])
 
     async def _start_endpoints(self) -> None:
         """First thing at start, so probes see 'not ready' while the model loads."""
         port = self.settings.metrics_port
         if port is None:
             return
-        self.metrics = Metrics(lambda: self.scheduler, lambda: len(self.voice_clients))
+        self.metrics = Metrics(lambda: self.scheduler, self.process_shards)
         self.metrics.count_log_problems()
         self.endpoints = HttpEndpoints(self.metrics, self.not_ready_reason)
         await self.endpoints.start(self.settings.metrics_host, port)

@@ -50,6 +50,10 @@ class Settings:
     metrics_host: str = "127.0.0.1"
     log_format: str = "text"  # or "json", one object per line for log shippers
     hf_token: str | None = field(default=None, repr=False)  # for the gated cloning weights
+    # Gateway shards this process holds: None for both is discord.py's automatic sharding
+    # (Discord's recommended count, every shard here).
+    shard_count: int | None = None
+    shard_ids: tuple[int, ...] | None = None
 
 
 # The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
@@ -96,6 +100,28 @@ def _existing_file(env: Mapping[str, str], name: str) -> Path | None:
     if not path.is_file():
         raise ConfigError(f"{name} points to {path}, which is not a readable file")
     return path
+
+
+def _shards(env: Mapping[str, str]) -> tuple[int | None, tuple[int, ...] | None]:
+    """SHARD_COUNT and SHARD_IDS ("0,1", "0-3", "0-1,4"); ids alone need a count."""
+    raw_count = env.get("SHARD_COUNT", "").strip()
+    raw_ids = env.get("SHARD_IDS", "").strip()
+    if raw_count and (not raw_count.isdigit() or not 1 <= int(raw_count) <= 4096):
+        raise ConfigError("SHARD_COUNT must be a whole number from 1 to 4096 (unset: automatic)")
+    count = int(raw_count) if raw_count else None
+    if not raw_ids:
+        return count, None
+    if count is None:
+        raise ConfigError("SHARD_IDS needs SHARD_COUNT: the number of shards across all processes")
+    ids: list[int] = []
+    for part in raw_ids.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ConfigError("SHARD_IDS must be shard numbers such as 0,1 or 0-3")
+        ids.extend(range(int(first), int(last if dash else first) + 1))
+    if not ids or max(ids) >= count:
+        raise ConfigError(f"SHARD_IDS must be shard numbers from 0 to {count - 1} (SHARD_COUNT)")
+    return count, tuple(dict.fromkeys(ids))
 
 
 def load_settings(
@@ -176,6 +202,8 @@ def load_settings(
             "(unset: SQLite in DATA_DIR)"
         )
 
+    shard_count, shard_ids = _shards(env)
+
     return Settings(
         discord_token=token,
         tts_language=language,
@@ -200,6 +228,8 @@ def load_settings(
         metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
         log_format=log_format,
         hf_token=env.get("HF_TOKEN", "").strip() or None,
+        shard_count=shard_count,
+        shard_ids=shard_ids,
     )
 
 

@@ -21,6 +21,7 @@ from bot.stats import FRAME_S
 
 if TYPE_CHECKING:
     from bot.playback import SpeechScheduler, UtteranceResult
+    from bot.shards import ProcessShards
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
@@ -31,16 +32,13 @@ class _SchedulerCollector(Collector):
     """Gauges read at scrape time, so they are never stale."""
 
     def __init__(
-        self, scheduler: Callable[[], SpeechScheduler | None], voice_connections: Callable[[], int]
+        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
     ) -> None:
         self._scheduler = scheduler
-        self._voice_connections = voice_connections
+        self._shards = shards
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
-        yield GaugeMetricFamily(
-            "pocketvoice_voice_connections", "Voice channels the bot is connected to.",
-            value=self._voice_connections(),
-        )  # fmt: skip
+        yield from self._collect_shards(self._shards())
         scheduler = self._scheduler()
         if scheduler is None:
             return
@@ -69,6 +67,35 @@ class _SchedulerCollector(Collector):
             value=snap.background_done,
         )  # fmt: skip
 
+    @staticmethod
+    def _collect_shards(shards: ProcessShards) -> Iterator[GaugeMetricFamily]:
+        """Per shard of this process, so each process's load can be told apart."""
+        yield GaugeMetricFamily(
+            "pocketvoice_shard_count", "Gateway shards across every process.", value=shards.count
+        )
+        connections = GaugeMetricFamily(
+            "pocketvoice_voice_connections", "Voice channels the bot is connected to, by shard.",
+            labels=["shard"],
+        )  # fmt: skip
+        servers = GaugeMetricFamily(
+            "pocketvoice_servers", "Servers this process holds, by shard.", labels=["shard"]
+        )
+        latency = GaugeMetricFamily(
+            "pocketvoice_gateway_latency_seconds", "Gateway heartbeat round trip, by shard.",
+            labels=["shard"],
+        )  # fmt: skip
+        connected = GaugeMetricFamily(
+            "pocketvoice_shard_connected", "1 while the shard's gateway connection is open.",
+            labels=["shard"],
+        )  # fmt: skip
+        for load in shards.loads:
+            shard = [str(load.shard_id)]
+            connections.add_metric(shard, load.voice_connections)
+            servers.add_metric(shard, load.servers)
+            latency.add_metric(shard, load.latency)
+            connected.add_metric(shard, 0.0 if load.closed else 1.0)
+        yield from (connections, servers, latency, connected)
+
 
 class _LogCounter(logging.Handler):
     def __init__(self, counter: Counter) -> None:
@@ -82,7 +109,7 @@ class _LogCounter(logging.Handler):
 
 class Metrics:
     def __init__(
-        self, scheduler: Callable[[], SpeechScheduler | None], voice_connections: Callable[[], int]
+        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
     ) -> None:
         self.registry = CollectorRegistry()
         self.ttfa = Histogram(
@@ -107,7 +134,7 @@ class Metrics:
             "Warnings and errors logged, by the module that logged them.",
             ["kind", "level"], registry=self.registry,
         )  # fmt: skip
-        self.registry.register(_SchedulerCollector(scheduler, voice_connections))
+        self.registry.register(_SchedulerCollector(scheduler, shards))
         self._log_counter = _LogCounter(self.problems)
 
     def record(self, result: UtteranceResult) -> None:

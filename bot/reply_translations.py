@@ -144,6 +144,15 @@ FRENCH_REPLIES: dict[str, str] = {
     "Time to first audio": "Délai avant le premier son",
     "p50 {p50} · p95 {p95} ({messages})": "p50 {p50} · p95 {p95} ({messages})",
     "Underruns": "Coupures",
+    "Shards in this process": "Shards de ce processus",
+    "{ids} of {count} · {servers} · {voice} in voice": (
+        "{ids} sur {count} · {servers} · {voice} en vocal"
+    ),
+    "shard {shard}: {servers}, {voice} in voice, {latency}": (
+        "shard {shard} : {servers}, {voice} en vocal, {latency}"
+    ),
+    "disconnected": "déconnecté",
+    "no heartbeat yet": "pas encore de battement",
     "{seconds:.2f} s per minute of audio": "{seconds:.2f} s par minute de son",
     "Speed": "Vitesse",
     "{rtf:.1f}x real time per worker": "{rtf:.1f}x le temps réel par travailleur",

@@ -19,7 +19,8 @@ from bot.audio import MODEL_RATE, encode_audio
 from bot.engine import VoiceError
 from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
-from bot.replies import Reply, UserError, language_name, plural, tr
+from bot.replies import Reply, UserError, language_name, lines, plural, tr
+from bot.shards import ProcessShards
 from bot.voice_link import VoiceLink
 
 __all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
@@ -33,6 +34,7 @@ RECONNECT_SETTLE_S = 1.0
 # now wakes it); keep the timeout long enough that a retry would not fail the same way.
 CONNECT_TIMEOUT_S = 45.0
 LEAVE_TIMEOUT_S = 5.0
+MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
 # (user, guild[, language of another model]) -> voice spec
 VoiceResolver = Callable[..., Awaitable[str | None]]
 LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) -> language
@@ -383,7 +385,8 @@ class SpeechService:
                 raise UserError(tr("That voice cannot be used on this bot right now.")) from None
             return await deadlines.background_speech(text, None, owner, language)
 
-    def botstats(self) -> Reply:
+    def botstats(self, shards: ProcessShards) -> Reply:
+        """This process's figures: with shards across processes, each answers for its own."""
         snap = self.scheduler.snapshot()
 
         no_data = tr("no data yet")
@@ -413,6 +416,8 @@ class SpeechService:
                     "{waiting} waiting (files, previews, clones) · {done} done · {refused} "
                     "refused over the limits", waiting=snap.background_waiting,
                     done=snap.background_done, refused=snap.background_refused)),
+                (tr("Shards in this process"),
+                 lines(shards.summary(), *shards.lines()[:MAX_SHARD_LINES])),
             ],
         )  # fmt: skip
 

@@ -54,7 +54,7 @@ class SpeechCog(commands.Cog):
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, self.bot.speech.botstats)
+        await respond(interaction, lambda: self.bot.speech.botstats(self.bot.process_shards()))
 
     @commands.Cog.listener()
     async def on_voice_state_update(

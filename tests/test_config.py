@@ -44,6 +44,8 @@ def test_missing_token_names_the_variable() -> None:
         ("LOG_LEVEL", "LOUD"),
         ("TTS_LANGUAGE", "../etc"),
         ("SYNC_COMMANDS", "2"),
+        ("SHARD_COUNT", "0"),
+        ("SHARD_IDS", "0"),  # ids without a count
     ],
 )
 def test_bad_value_names_the_variable_not_the_token(name: str, value: str) -> None:
@@ -64,3 +66,19 @@ def test_dotenv_file_is_read_and_environment_wins(tmp_path: Path) -> None:
 
 def test_say_needs_no_token() -> None:
     assert load_settings({}, dotenv_path=None, require_token=False).discord_token is None
+
+
+@pytest.mark.parametrize(
+    ("count", "ids", "expected"),
+    [("", "", (None, None)), ("4", "", (4, None)), ("2", "1", (2, (1,))),
+     ("4", "0-2", (4, (0, 1, 2))), ("8", "0-1, 5,1", (8, (0, 1, 5)))],
+)  # fmt: skip
+def test_shards(count: str, ids: str, expected: tuple[object, object]) -> None:
+    s = settings(DISCORD_TOKEN=TOKEN, SHARD_COUNT=count, SHARD_IDS=ids)
+    assert (s.shard_count, s.shard_ids) == expected
+
+
+@pytest.mark.parametrize("ids", ["2", "0-4", "a", "1-", "-1"])
+def test_shard_ids_outside_the_count_are_refused(ids: str) -> None:
+    with pytest.raises(ConfigError, match="SHARD_IDS"):
+        settings(DISCORD_TOKEN=TOKEN, SHARD_COUNT="2", SHARD_IDS=ids)

@@ -19,6 +19,7 @@ import yaml
 
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
+from bot.shards import ProcessShards
 from bot.stats import Snapshot
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,7 +83,8 @@ async def test_the_health_check_command_asks_the_health_endpoint(ready: bool) ->
     argv = json.loads(check.split(" CMD ", 1)[1])
     assert argv[0] == "python"
     endpoints = HttpEndpoints(
-        Metrics(lambda: None, lambda: 0), lambda: None if ready else "loading the model"
+        Metrics(lambda: None, lambda: ProcessShards(1)),
+        lambda: None if ready else "loading the model",
     )
     await endpoints.start("127.0.0.1", 0)
     try:
@@ -137,7 +139,7 @@ def test_the_grafana_dashboard_asks_only_for_metrics_the_bot_serves() -> None:
         real_time_factor=None, load=0.0, queued_units=0, speaking_servers=0,
     )  # fmt: skip
     idle = SimpleNamespace(snapshot=lambda: quiet)  # what the gauges read of a scheduler
-    served = Metrics(lambda: idle, lambda: 0).render().decode()  # type: ignore[arg-type,return-value]
+    served = Metrics(lambda: idle, lambda: ProcessShards(1)).render().decode()  # type: ignore[arg-type,return-value]
     names = set(re.findall(r"^# TYPE (\w+) (\w+)", served, re.MULTILINE))
     known = {name for name, _ in names}
     known |= {f"{name}_{s}" for name, kind in names for s in ("total", "bucket", "count", "sum")}

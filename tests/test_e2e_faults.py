@@ -298,7 +298,7 @@ async def test_a_flood_of_files_does_not_delay_another_servers_speech(
 async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
     running_bot: RunningBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken() -> None:
+    def broken(*_: object) -> None:
         raise KeyError("a bug")
 
     monkeypatch.setattr(running_bot.bot.speech, "botstats", broken)

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
+from bot.shards import ProcessShards
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 
@@ -59,7 +60,10 @@ async def test_health_and_metrics_are_served_while_the_bot_speaks(
         status, page = await get(f"{base}/metrics")
         assert status == 200
         before = samples(page)
-        assert before["pocketvoice_voice_connections"] == 0
+        assert before['pocketvoice_voice_connections{shard="0"}'] == 0
+        assert before['pocketvoice_servers{shard="0"}'] == 2
+        assert before['pocketvoice_shard_connected{shard="0"}'] == 1
+        assert before["pocketvoice_shard_count"] == 1
         assert before["pocketvoice_time_to_first_audio_seconds_count"] == 0
 
         await fake.set_voice_state("alice", FakeDiscord.VOICE_ID)
@@ -73,7 +77,7 @@ async def test_health_and_metrics_are_served_while_the_bot_speaks(
         result = speaker.history[0]
 
         after = samples((await get(f"{base}/metrics"))[1])
-        assert after["pocketvoice_voice_connections"] == 1
+        assert after['pocketvoice_voice_connections{shard="0"}'] == 1
         assert after["pocketvoice_time_to_first_audio_seconds_count"] == 1
         assert after["pocketvoice_time_to_first_audio_seconds_sum"] == result.first_frame_latency
         assert after['pocketvoice_utterances_total{outcome="spoken"}'] == 1
@@ -95,7 +99,7 @@ async def test_health_and_metrics_are_served_while_the_bot_speaks(
 
 async def test_healthz_says_what_the_bot_waits_for_until_ready() -> None:
     waiting: list[str | None] = ["loading the model"]
-    endpoints = HttpEndpoints(Metrics(lambda: None, lambda: 0), lambda: waiting[0])
+    endpoints = HttpEndpoints(Metrics(lambda: None, lambda: ProcessShards(1)), lambda: waiting[0])
     await endpoints.start("127.0.0.1", 0)
     try:
         base = f"http://127.0.0.1:{endpoints.port}"

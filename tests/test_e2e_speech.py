@@ -256,6 +256,9 @@ async def test_botstats_reports_time_to_first_audio(running_bot: RunningBot) -> 
     )
     assert fields["Underruns"] == "0.00 s per minute of audio"
     assert embed["title"] in ("Ready to speak", "Speaking in 1 server")
+    # one process holds the one shard Discord recommends, with both servers, one in voice
+    assert fields["Shards in this process"].startswith("0 of 1 · 2 servers · 1 in voice\n")
+    assert fields["Shards in this process"].split("\n")[1].startswith("shard 0: 2 servers, 1 in")
 
 
 async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) -> None:

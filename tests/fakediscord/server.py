@@ -118,8 +118,19 @@ class FakeInteraction:
             count += 1
 
 
+def shard_of(guild_id: str, shard_count: int) -> int:
+    """The shard Discord sends a guild's events on."""
+    return (int(guild_id) >> 22) % shard_count
+
+
 class FakeDiscord:
-    """One application, one bot user, one guild with a text and two voice channels."""
+    """One application, one bot user, one guild with a text and two voice channels.
+
+    Sharded like Discord: each gateway connection IDENTIFYs as one shard `[id, count]`, gets
+    READY and GUILD_CREATE for its own guilds only, and each guild's events go to the
+    connection of `shard_of(guild, count)`, so several bot processes can share this fake.
+    `GET /gateway/bot` recommends `shards` shards (discord.py's automatic sharding).
+    """
 
     GUILD_ID = "1100000000000000001"
     TEXT_ID = "1100000000000000002"
@@ -132,8 +143,9 @@ class FakeDiscord:
     # View Channel, Send Messages, Read Message History, Connect, Speak, Use Application Commands
     EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 20) | (1 << 21) | (1 << 31)
 
-    def __init__(self, tmp_dir: Path, token: str = "fake.bot.token") -> None:
+    def __init__(self, tmp_dir: Path, token: str = "fake.bot.token", shards: int = 1) -> None:
         self.tmp_dir = tmp_dir
+        self.recommended_shards = shards
         self.token = token
         self.app_id = "1000000000000000001"
         self.bot = FakeUser("1000000000000000001", "pocketvoice", bot=True)
@@ -161,7 +173,9 @@ class FakeDiscord:
         self.voice_log: list[JSON] = []  # what the bot sent on the voice websocket
         self.identified = asyncio.Event()
         self.udp = VoiceUDPServer()
-        self._gateway_ws: web.WebSocketResponse | None = None
+        self._gateways: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
+        self.shard_count = shards  # as the bots identified (they must agree)
+        self.identified_shards: set[int] = set()
         self.voice_ws: dict[str, web.WebSocketResponse] = {}  # guild -> voice websocket
         self.invalidate_resume = False  # answer the next RESUME with INVALID_SESSION
         self.resumed = 0  # sessions resumed (gateway)
@@ -194,8 +208,8 @@ class FakeDiscord:
         )
 
     async def close(self) -> None:
-        if self._gateway_ws is not None:
-            await self._gateway_ws.close()
+        for ws in list(self._gateways.values()):
+            await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._udp_transport is not None:
@@ -450,17 +464,23 @@ class FakeDiscord:
             await asyncio.sleep(0.01)
 
     # ---- gateway ---------------------------------------------------------------------------
-    async def dispatch(self, event: str, data: JSON) -> None:
-        ws = self._gateway_ws
+    def guilds_of_shard(self, shard: int) -> list[str]:
+        return [g for g in self.channels if shard_of(g, self.shard_count) == shard]
+
+    async def dispatch(self, event: str, data: JSON, shard: int | None = None) -> None:
+        """Send an event on the connection of the shard that holds its guild."""
+        if shard is None:
+            guild = data.get("guild_id") or (data.get("id") if event.startswith("GUILD_") else None)
+            shard = 0 if guild is None else shard_of(str(guild), self.shard_count)
+        ws = self._gateways.get(shard)
         if ws is None or ws.closed:
-            raise RuntimeError("the bot is not connected to the gateway")
+            raise RuntimeError(f"the bot is not connected to the gateway (shard {shard})")
         self._seq += 1
         await ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        self._gateway_ws = ws
         await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
@@ -474,10 +494,17 @@ class FakeDiscord:
                 if data["token"] != self.token:
                     await ws.close(code=4004, message=b"Authentication failed.")
                     break
+                shard, count = data.get("shard") or [0, 1]
+                if count != self.shard_count and self._gateways:
+                    await ws.close(code=4011, message=b"Sharding required.")  # counts disagree
+                    break
+                self.shard_count = count
+                self._gateways[shard] = ws
+                self.identified_shards.add(shard)
                 self.identified.set()
-                await self.dispatch("READY", self._ready_json())
-                for guild in self.channels:
-                    await self.dispatch("GUILD_CREATE", self._guild_json(guild))
+                await self.dispatch("READY", self._ready_json(shard), shard)
+                for guild in self.guilds_of_shard(shard):
+                    await self.dispatch("GUILD_CREATE", self._guild_json(guild), shard)
             elif op == 4:
                 await self._bot_voice_state(data)
             elif op == 6:
@@ -486,14 +513,15 @@ class FakeDiscord:
                     await ws.send_json({"op": 9, "d": False, "s": None, "t": None})
                 else:
                     self.resumed += 1
-                    await self.dispatch("RESUMED", {})
+                    shard = int(data["session_id"].rpartition("-")[2])
+                    self._gateways[shard] = ws
+                    await self.dispatch("RESUMED", {}, shard)
         return ws
 
     # ---- faults ----------------------------------------------------------------------------
-    async def close_gateway(self, code: int = 4000) -> None:
+    async def close_gateway(self, code: int = 4000, shard: int = 0) -> None:
         """Drop the bot's gateway connection (it resumes, or re-identifies if told to)."""
-        assert self._gateway_ws is not None
-        await self._gateway_ws.close(code=code)
+        await self._gateways[shard].close(code=code)
 
     async def close_voice(self, guild: str, code: int) -> None:
         """Close the bot's voice websocket in `guild` with `code` (4015: voice server crashed;
@@ -604,6 +632,11 @@ class FakeDiscord:
         body, files = await self._read_body(request)
         if path == "users/@me":
             return json_response(self.bot.to_json())
+        if path == "gateway/bot":
+            limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
+            return json_response({"url": self.env["DISCORD_GATEWAY_URL"],
+                                  "shards": self.recommended_shards,
+                                  "session_start_limit": limit})  # fmt: skip
         if path == "oauth2/applications/@me":
             return json_response(self._application_json())
         if parts[0] == "interactions" and parts[-1] == "callback":
@@ -760,12 +793,13 @@ class FakeDiscord:
             "team": None,
         }
 
-    def _ready_json(self) -> JSON:
+    def _ready_json(self, shard: int) -> JSON:
         return {
             "v": 10,
             "user": self.bot.to_json(),
-            "guilds": [{"id": guild, "unavailable": True} for guild in self.channels],
-            "session_id": "fake-session",
+            "guilds": [{"id": g, "unavailable": True} for g in self.guilds_of_shard(shard)],
+            "session_id": f"fake-session-{shard}",
+            "shard": [shard, self.shard_count],
             "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
             "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED},
             "private_channels": [],
