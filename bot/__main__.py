@@ -126,6 +126,7 @@ async def migrate(settings: Settings) -> None:
 async def db_copy(settings: Settings, to: str | None) -> int:
     from bot.db import DATABASE_NAME, Database, is_postgres_url
     from bot.db_copy import CopyError, copy_store
+    from bot.voices import keep_old_recordings
 
     target_url = to or settings.database_url
     if not target_url or not is_postgres_url(target_url):
@@ -139,6 +140,8 @@ async def db_copy(settings: Settings, to: str | None) -> int:
         return 2
     source = await Database.open(path)
     try:
+        for lost in await keep_old_recordings(source, settings.data_dir):
+            print(f"Voice {lost.id} has no recording left to copy ({lost.clip_path}).")
         target = await Database.open(target_url)
         try:
             copied = await copy_store(source, target)

@@ -93,6 +93,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
         self.models: ModelPool | None = None
         self.db: Database | None = None
         self._idle_task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []  # other supervised work of this bot
         self.metrics: Metrics | None = None
         self.endpoints: HttpEndpoints | None = None
 
@@ -160,6 +161,8 @@ class PocketVoiceBot(commands.AutoShardedBot):
             )
             library.models = self.models
             await library.reconcile()
+            if library.shared:  # other processes delete voices too
+                self._tasks.append(supervise(library.follow_deletions, "voice-deletions"))
             self.speech = SpeechService(
                 self.scheduler,
                 self.settings.max_text_length,
@@ -260,6 +263,8 @@ class PocketVoiceBot(commands.AutoShardedBot):
         """Stop speaking, leave voice, stop the model, then close the connection."""
         if self._idle_task is not None:
             self._idle_task.cancel()
+        for task in self._tasks:
+            task.cancel()
         if self.scheduler is not None:
             await self.scheduler.close()
         for voice_client in list(self.voice_clients):

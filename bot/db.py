@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -19,6 +20,7 @@ from bot.db_stores import (
     STORE_ERRORS,
     ConstraintError,
     Migration,
+    PostgresStore,
     Row,
     Store,
     is_postgres_url,
@@ -40,6 +42,7 @@ DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
 MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 GLOBAL = 0  # guild_id of a choice that applies in every server
+VOICE_DELETED = "pocketvoice_voice_deleted"  # NOTIFY channel: a voice is gone everywhere
 
 
 class DatabaseTooNewError(RuntimeError):
@@ -133,6 +136,21 @@ class Database:
         whole database for writing)."""
         if self.dialect == "postgresql":
             await self.fetch("SELECT pg_advisory_xact_lock(?)", key)
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """Tell every process listening on `channel` (PostgreSQL: on commit); one process
+        alone (SQLite) has no one to tell."""
+        if self.dialect == "postgresql":
+            await self.fetch("SELECT pg_notify(?, ?)", channel, payload)
+
+    async def listen(
+        self, channel: str, on_message: Callable[[str], None], on_connected: Callable[[], None]
+    ) -> None:
+        """While connected, `on_message(payload)` for each notification on `channel`;
+        returns when the link is lost. Only a shared store (PostgreSQL) has other processes."""
+        if not isinstance(self.store, PostgresStore):
+            raise RuntimeError("only a PostgreSQL store has other processes to listen to")
+        await self.store.listen(channel, on_message, on_connected)
 
     async def applied_migrations(self) -> list[int]:
         return await self.store.applied_migrations()
@@ -233,19 +251,61 @@ class VoiceRepository:
         upload_sha256: str | None = None,
         consent_guild_id: int | None = None,
         quota: int | None = None,
+        recording: bytes | None = None,
+        state: bytes | None = None,
     ) -> int:
-        """One short write, once the voice's files are complete on disk. With `quota`, the
-        owner's voices are counted in the same transaction, under the owner's lock in the
+        """One short write, once the voice's files are complete on disk, with its
+        `recording` (FLAC) and its `state` for `model_fingerprint` when given. With `quota`,
+        the owner's voices are counted in the same transaction, under the owner's lock in the
         database: processes sharing PostgreSQL cannot both take the last place."""
         async with self._db.transaction():
             if quota is not None:
                 await self._db.lock(owner_id)
                 if await self.count_for(owner_id) >= quota:
                     raise QuotaError(quota)
-            return await self._insert(
+            voice_id = await self._insert(
                 owner_id, name, model_fingerprint, state_path, clip_path, sha256, duration_s,
                 state_bytes, clip_bytes, consented_at, upload_sha256, consent_guild_id,
             )  # fmt: skip
+            if recording is not None:
+                await self.put_recording(voice_id, recording)
+            if state is not None:
+                await self.put_state(voice_id, model_fingerprint, state)
+            return voice_id
+
+    async def recording(self, voice_id: int) -> bytes | None:
+        row = await self._db.fetch_one(
+            "SELECT flac FROM voice_recordings WHERE voice_id = ?", voice_id
+        )
+        return bytes(row[0]) if row else None
+
+    async def put_recording(self, voice_id: int, flac: bytes) -> None:
+        """Keep the voice's recording (a voice that no longer exists is refused)."""
+        await self._db.execute(
+            "INSERT INTO voice_recordings (voice_id, flac) VALUES (?, ?)"
+            " ON CONFLICT (voice_id) DO NOTHING",
+            voice_id, flac,
+        )  # fmt: skip
+
+    async def without_recording(self) -> list[VoiceRecord]:
+        """Voices made before recordings were kept in the store (read from DATA_DIR then)."""
+        return await self._fetch(
+            "NOT EXISTS (SELECT 1 FROM voice_recordings r WHERE r.voice_id = voices.id)"
+        )
+
+    async def state(self, voice_id: int, fingerprint: str) -> bytes | None:
+        row = await self._db.fetch_one(
+            "SELECT state FROM voice_states WHERE voice_id = ? AND model_fingerprint = ?",
+            voice_id, fingerprint,
+        )  # fmt: skip
+        return bytes(row[0]) if row else None
+
+    async def put_state(self, voice_id: int, fingerprint: str, state: bytes) -> None:
+        await self._db.execute(
+            "INSERT INTO voice_states (voice_id, model_fingerprint, state) VALUES (?, ?, ?)"
+            " ON CONFLICT (voice_id, model_fingerprint) DO UPDATE SET state = excluded.state",
+            voice_id, fingerprint, state,
+        )  # fmt: skip
 
     async def _insert(
         self, owner_id: int, name: str, model_fingerprint: str, state_path: str,
@@ -280,8 +340,14 @@ class VoiceRepository:
         except ConstraintError as error:
             raise NameTakenError(new_name) from error
 
-    async def delete(self, voice_id: int) -> None:
-        await self._db.execute("DELETE FROM voices WHERE id = ?", voice_id)
+    async def delete(self, record: VoiceRecord) -> None:
+        """The row, its recording and states, its choices; other processes are told (on
+        commit) so they drop their local copies of its files."""
+        async with self._db.transaction():
+            await self._db.execute("DELETE FROM voices WHERE id = ?", record.id)
+            await self._db.notify(VOICE_DELETED, json.dumps({
+                "id": record.id, "state_path": record.state_path, "clip_path": record.clip_path,
+            }))  # fmt: skip
 
 
 # ---- voice choices ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import contextvars
 import os
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
@@ -195,8 +195,9 @@ class PostgresStore:
 
     dialect = "postgresql"
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, url: str = "") -> None:
         self.pool = pool
+        self._url = url  # for the listening connection; holds a password: never logged
         self._current: contextvars.ContextVar[asyncpg.Connection | None] = contextvars.ContextVar(
             f"pg-transaction-{id(self)}", default=None
         )
@@ -206,7 +207,28 @@ class PostgresStore:
         pool = await asyncpg.create_pool(
             url, min_size=1, max_size=max_size, command_timeout=30, timeout=10
         )
-        return cls(pool)
+        return cls(pool, url)
+
+    async def listen(
+        self, channel: str, on_message: Callable[[str], None], on_connected: Callable[[], None]
+    ) -> None:
+        """Call `on_message(payload)` for each NOTIFY on `channel` while the connection lasts;
+        returns when it is lost (the caller reconnects). `on_connected` runs once listening,
+        so a caller can catch up on what it may have missed while disconnected."""
+        connection = await asyncpg.connect(self._url, timeout=10)
+        lost = asyncio.Event()
+        try:
+            await connection.add_listener(channel, lambda *args: on_message(args[-1]))
+            connection.add_termination_listener(lambda _: lost.set())
+            on_connected()
+            while not lost.is_set() and not connection.is_closed():
+                with contextlib.suppress(TimeoutError):  # a quiet link is checked now and then
+                    await asyncio.wait_for(lost.wait(), 30)
+                if not lost.is_set():
+                    await connection.execute("SELECT 1", timeout=10)
+        finally:
+            with contextlib.suppress(*STORE_ERRORS, TimeoutError):
+                await asyncio.wait_for(connection.close(), 5)
 
     async def close(self) -> None:
         await asyncio.wait_for(self.pool.close(), 10)

@@ -1,10 +1,16 @@
 """The voice library: members' cloned voices on disk and in the database, and voice choice.
 
-A voice is a row plus two files under `DATA_DIR/voices/<user id>/`: `<tag>.safetensors`
-(the model state) and `<tag>.flac` (the trimmed clip, kept so the state can be rebuilt
-when the operator changes model). Both files are written and synced first, then the row is
+A voice is a row with its trimmed recording (FLAC) in the store, plus two files under
+`DATA_DIR/voices/<user id>/`: `<tag>.safetensors` (the model state) and `<tag>.flac` (a copy
+of the recording). The files are written and synced first, then the row and the recording are
 inserted in one short write: a failure removes the files, and a crash between the two leaves
 only files that no row names, which `reconcile()` removes at the next start.
+
+With several processes sharing PostgreSQL, the store is the authority and each machine's
+files are a cache: a voice cloned elsewhere gets its state from the store (states are kept
+there by model fingerprint, since fetching one is much faster than rebuilding it: see
+`bench/shards.py`), else rebuilds it from the recording; a deletion is announced (NOTIFY) and
+every process drops its copies (`follow_deletions`).
 
 Model work (clones, rebuilds) goes through the shared `DeadlineScheduler` as background work.
 Data is private: folders 0700, files 0600.
@@ -13,8 +19,10 @@ Data is private: folders 0700, files 0600.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import io
+import json
 import logging
 import os
 import re
@@ -32,6 +40,8 @@ import soundfile
 from bot import clip as clips
 from bot.db import (
     STORE_ERRORS,
+    VOICE_DELETED,
+    ConstraintError,
     Database,
     NameTakenError,
     QuotaError,
@@ -50,6 +60,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str], Awaitable[None]]
 MAX_NAME_LENGTH = 32
+RELISTEN_S = 2.0  # after the link to PostgreSQL is lost, listen again this soon
+MAX_HEARD = 10_000  # deletions heard and not yet handled; past it, one sweep instead
 
 
 class VoiceLibraryError(UserError):
@@ -126,6 +138,9 @@ class VoiceLibrary:
         self.limits = limits or VoiceLimits()
         self.deadlines = deadlines
         self.models: ModelPool | None = None  # other languages' models, when the bot has them
+        # several processes share the store: states are kept there too, for the others
+        self.shared = db.dialect == "postgresql"
+        self._sweep_needed = False  # deletions were heard faster than handled
         # a lock lives while someone holds or waits for it: the table cannot only grow
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -242,6 +257,7 @@ class VoiceLibrary:
                 partial(self.engine.clone_sync, clip, tmp_state), (owner_id, guild_id)
             )
             await asyncio.to_thread(_finish_files, tmp_state, state_path, clip_path, flac)
+            state = await asyncio.to_thread(state_path.read_bytes) if self.shared else None
             voice_id = await self.db.voices.insert(
                 owner_id=owner_id,
                 name=name,
@@ -256,6 +272,8 @@ class VoiceLibrary:
                 upload_sha256=upload_sha256,
                 consent_guild_id=guild_id,
                 quota=self.limits.quota,
+                recording=flac,
+                state=state,
             )
         except BaseException as error:
             await asyncio.to_thread(_remove, [tmp_state, state_path, clip_path])
@@ -288,7 +306,8 @@ class VoiceLibrary:
         return record
 
     async def state_spec(self, record: VoiceRecord) -> str:
-        """The path of the voice's state, rebuilt first if another model made it."""
+        """The path of the voice's state: fetched from the store or rebuilt first when this
+        machine has none, rebuilt when another model made it."""
         path = self.data_dir / record.state_path
         if record.model_fingerprint == self.engine.fingerprint and await asyncio.to_thread(
             path.is_file
@@ -298,8 +317,10 @@ class VoiceLibrary:
             current = await self.db.voices.get_by_id(record.id)
             if current is None:
                 raise VoiceLibraryError(tr("That voice was just deleted."))
-            if current.model_fingerprint != self.engine.fingerprint or not path.is_file():
+            if current.model_fingerprint != self.engine.fingerprint:
                 await self._rebuild(current)
+            elif not path.is_file():
+                await self._state_to_cache(current, path, self.engine)
         return str(path)
 
     async def _rebuild(self, record: VoiceRecord) -> None:
@@ -308,6 +329,27 @@ class VoiceLibrary:
         size = await self._state_from_recording(record, state_path, self.engine)
         await self.engine.forget_voice(str(state_path))
         await self.db.voices.set_state(record.id, self.engine.fingerprint, size)
+
+    async def _state_to_cache(
+        self, record: VoiceRecord, path: Path, engine: TTSEngine, language: str | None = None
+    ) -> None:
+        """Put the voice's state for `engine` at `path`, on a machine that has none: from the
+        store when another process kept it there, else made from the recording (and then
+        kept in the store for the others)."""
+        await asyncio.to_thread(make_private_dir, path.parent)
+        kept = await self.db.voices.state(record.id, engine.fingerprint) if self.shared else None
+        if kept is not None:
+            log.info("voice %s: state fetched from the store", record.id)
+            await asyncio.to_thread(_write_state, path, kept)
+            return
+        log.info("voice %s: making its state for this model from the recording", record.id)
+        await self._state_from_recording(record, path, engine, language)
+        if self.shared:
+            data = await asyncio.to_thread(path.read_bytes)
+            try:
+                await self.db.voices.put_state(record.id, engine.fingerprint, data)
+            except ConstraintError:  # deleted meanwhile; its files go with the notice
+                log.info("voice %s was deleted while its state was made", record.id)
 
     # ---- choosing --------------------------------------------------------------------------
     async def use(self, user_id: int, name: str, guild_id: int | None) -> str:
@@ -341,7 +383,7 @@ class VoiceLibrary:
                 raise VoiceLibraryError(tr("That voice was just deleted."))
             if not path.is_file():
                 log.info("making voice %s for the %s model", record.id, language)
-                await self._state_from_recording(record, path, engine, language)
+                await self._state_to_cache(record, path, engine, language)
         return str(path)
 
     async def voice_to_prepare(self, user_id: int, guild_id: int, language: str) -> str | None:
@@ -371,10 +413,9 @@ class VoiceLibrary:
         """Write `path`: the voice's state for `engine` (the model of `language`; None: the
         default one), made from its kept recording as background work; its size."""
         try:
-            clip, _ = await asyncio.to_thread(
-                soundfile.read, str(self.data_dir / record.clip_path), dtype="float32"
-            )
-        except (soundfile.LibsndfileError, RuntimeError) as error:
+            flac = await self._recording(record)
+            clip, _ = await asyncio.to_thread(soundfile.read, io.BytesIO(flac), dtype="float32")
+        except (soundfile.LibsndfileError, RuntimeError, FileNotFoundError) as error:
             raise VoiceLibraryError(
                 f"The recording behind the voice “{record.name}” is missing, so it cannot be "
                 "rebuilt for the model in use. Please clone it again."
@@ -387,6 +428,17 @@ class VoiceLibrary:
         finally:
             await asyncio.to_thread(_remove, [tmp])
         return size
+
+    async def _recording(self, record: VoiceRecord) -> bytes:
+        """The voice's recording: this machine's copy, else the store's (copied here)."""
+        path = self.data_dir / record.clip_path
+        with contextlib.suppress(FileNotFoundError):
+            return await asyncio.to_thread(path.read_bytes)
+        flac = await self.db.voices.recording(record.id)
+        if flac is None:
+            raise FileNotFoundError(path)
+        await asyncio.to_thread(_write_copy, path, flac)
+        return flac
 
     async def voice_for(
         self, user_id: int, guild_id: int | None, language: str | None = None
@@ -441,15 +493,62 @@ class VoiceLibrary:
             return record
 
     async def _delete(self, record: VoiceRecord) -> None:
-        await self.db.voices.delete(record.id)  # choices go with it (ON DELETE CASCADE)
-        state = self.data_dir / record.state_path
+        await self.db.voices.delete(record)  # choices go with it (ON DELETE CASCADE)
+        await self._drop_copies(record.state_path, record.clip_path)
+
+    async def _drop_copies(self, state_path: str, clip_path: str) -> None:
+        """Remove this machine's files of a deleted voice and forget its cached states."""
+        root = self.root.resolve()
+        state, clip = self.data_dir / state_path, self.data_dir / clip_path
+        if not all(p.resolve().is_relative_to(root) for p in (state, clip)):
+            log.warning("a deleted voice's files are outside the voice store: left alone")
+            return
         others = await asyncio.to_thread(_model_states, state)  # other languages' states
-        await asyncio.to_thread(_remove, [state, *others, self.data_dir / record.clip_path])
+        await asyncio.to_thread(_remove, [state, *others, clip])
         if self._engine is not None:
             await self._engine.forget_voice(str(state))
         if self.models is not None:
             for other in others:
                 await self.models.forget_voice(str(other))
+
+    async def follow_deletions(self) -> None:
+        """For good (supervised), with a shared store: when another process deletes a voice
+        (or forgets a member), drop this machine's copies at once. After the link to the
+        store is lost, one sweep catches up on what was missed."""
+        heard: asyncio.Queue[str] = asyncio.Queue(MAX_HEARD)
+        sweep = ""  # the marker for "sweep everything"
+
+        def hear(payload: str) -> None:
+            try:
+                heard.put_nowait(payload)
+            except asyncio.QueueFull:  # a sweep catches up on everything dropped here
+                self._sweep_needed = True
+
+        handler = asyncio.create_task(self._handle_deletions(heard))
+        try:
+            while True:
+                try:
+                    await self.db.listen(VOICE_DELETED, hear, lambda: hear(sweep))
+                    log.warning("lost the link to the store's notices; listening again")
+                except STORE_ERRORS as error:
+                    log.warning("cannot listen to the store's notices: %r", error)
+                await asyncio.sleep(RELISTEN_S)
+        finally:
+            handler.cancel()
+
+    async def _handle_deletions(self, heard: asyncio.Queue[str]) -> None:
+        while True:
+            payload = await heard.get()
+            try:
+                if not payload or self._sweep_needed:
+                    self._sweep_needed = False
+                    await self.remove_orphans()
+                    continue
+                gone = json.loads(payload)
+                await self._drop_copies(str(gone["state_path"]), str(gone["clip_path"]))
+                log.info("voice %s was deleted by another process: copies dropped", gone["id"])
+            except Exception:  # one bad notice must not stop the rest
+                log.exception("handling a voice deletion failed")
 
     async def forget_user(self, user_id: int) -> int:
         """Delete every voice, clip, choice and member setting of a member, in every server."""
@@ -466,7 +565,20 @@ class VoiceLibrary:
 
     # ---- consistency -----------------------------------------------------------------------
     async def reconcile(self) -> tuple[list[Path], list[VoiceRecord]]:
-        """At start: remove files that no row references; report rows whose files are gone."""
+        """At start: remove files that no row references; keep in the store the recordings
+        of voices made before it kept them; report voices whose recording is gone (they
+        cannot be rebuilt)."""
+        orphans = await self.remove_orphans()
+        missing = await keep_old_recordings(self.db, self.data_dir)
+        for record in missing:
+            log.warning(
+                "voice %s (%r of user %s) has lost its recording",
+                record.id, record.name, record.owner_id,
+            )  # fmt: skip
+        return orphans, missing
+
+    async def remove_orphans(self) -> list[Path]:
+        """Remove the store's files that no row names (deleted voices, crashed clones)."""
         records = await self.db.voices.list_all()
         referenced = {self.data_dir / r.state_path for r in records} | {
             self.data_dir / r.clip_path for r in records
@@ -477,22 +589,24 @@ class VoiceLibrary:
             )
         orphans = await asyncio.to_thread(_files_not_in, self.root, referenced)
         await asyncio.to_thread(_remove, orphans)
-        missing = [
-            r
-            for r in records
-            if not (self.data_dir / r.clip_path).is_file()
-            or not (self.data_dir / r.state_path).is_file()
-        ]
         for path in orphans:
             log.info("removed %s: no voice refers to it", path)
-        for record in missing:
-            log.warning(
-                "voice %s (%r of user %s) has lost its files",
-                record.id,
-                record.name,
-                record.owner_id,
-            )
-        return orphans, missing
+        return orphans
+
+
+async def keep_old_recordings(db: Database, data_dir: Path) -> list[VoiceRecord]:
+    """Store the recordings of voices made before the store kept them, from their files in
+    `data_dir`; the voices whose recording is nowhere (they cannot be rebuilt)."""
+    lost = []
+    for record in await db.voices.without_recording():
+        try:
+            flac = await asyncio.to_thread((data_dir / record.clip_path).read_bytes)
+        except FileNotFoundError:
+            lost.append(record)
+            continue
+        with contextlib.suppress(ConstraintError):  # deleted meanwhile
+            await db.voices.put_recording(record.id, flac)
+    return lost
 
 
 def consent_now() -> str:
@@ -509,6 +623,17 @@ def _finish_state(tmp_state: Path, state_path: Path) -> None:
     _fsync_file(tmp_state)
     tmp_state.replace(state_path)
     _fsync_dir(state_path.parent)
+
+
+def _write_state(path: Path, data: bytes) -> None:
+    make_private_dir(path.parent)
+    _write_atomically(path, data)
+    _fsync_dir(path.parent)
+
+
+def _write_copy(path: Path, data: bytes) -> None:
+    make_private_dir(path.parent)
+    _write_atomically(path, data)
 
 
 def _finish_files(tmp_state: Path, state_path: Path, clip_path: Path, flac: bytes) -> None:

@@ -158,9 +158,12 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     env = {"DATA_DIR": str(tmp_path / "data"), "TTS_CONFIG": str(tiny_model.config)}
     first = run_cli(["migrate"], tmp_path, env)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip() == "Migrations applied: 0001, 0002, 0003, 0004. Schema version 4."
+    assert (
+        first.stdout.strip()
+        == "Migrations applied: 0001, 0002, 0003, 0004, 0005. Schema version 5."
+    )
     again = run_cli(["migrate"], tmp_path, env)
-    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 4."
+    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 5."
 
     clip = tmp_path / "owner.flac"
     clip.write_bytes(encode(speech_like(4.0), "flac"))

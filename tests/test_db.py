@@ -53,7 +53,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -61,7 +61,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5]
     await again.close()
 
 
@@ -72,7 +72,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5]]
     finally:
         for db in opened:
             await db.close()
@@ -93,7 +93,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5]
     await db.close()
 
 
@@ -122,10 +122,41 @@ async def test_choices_prefer_the_server_then_global_and_follow_deletion(
         await db.choices.set(1, 500, voice_id=voice)
         assert (await db.choices.for_user(1, 500)).voice_id == voice
         assert (await db.choices.for_user(1, 600)).builtin_name == "alba"
-        await db.voices.delete(voice)
+        await db.voices.delete(await db.voices.get_by_id(voice))  # type: ignore[arg-type]
         assert (await db.choices.for_user(1, 500)).builtin_name == "alba"  # cascade
         with pytest.raises(ConstraintError):  # exactly one of builtin / voice
             await db.choices.set(1, 700)
+    finally:
+        await db.close()
+
+
+async def test_a_voice_keeps_its_recording_and_states_until_it_is_deleted(
+    database_at: Location,
+) -> None:
+    db = await Database.open(database_at)
+    try:
+        flac, state = bytes(range(256)) * 40, b"\x00state\xff" * 1000
+        voice = await db.voices.insert(
+            owner_id=1, name="Me", model_fingerprint="fp-a", state_path="1/me.st",
+            clip_path="1/me.flac", sha256="s", duration_s=3.0, state_bytes=len(state),
+            clip_bytes=len(flac), consented_at="now", recording=flac, state=state,
+        )  # fmt: skip
+        old = await add_voice(db, 1, "Old")  # made before recordings were kept in the store
+        assert [r.id for r in await db.voices.without_recording()] == [old]
+        await db.voices.put_recording(old, b"old")
+        assert await db.voices.without_recording() == []
+        assert await db.voices.recording(voice) == flac
+        assert await db.voices.state(voice, "fp-a") == state
+        assert await db.voices.state(voice, "fp-b") is None
+        await db.voices.put_state(voice, "fp-b", b"b1")
+        await db.voices.put_state(voice, "fp-b", b"b2")  # a newer state replaces the older
+        assert await db.voices.state(voice, "fp-b") == b"b2"
+        with pytest.raises(ConstraintError):  # not for a voice that does not exist
+            await db.voices.put_recording(9999, b"x")
+        await db.voices.delete(await db.voices.get_by_id(voice))  # type: ignore[arg-type]
+        assert await db.voices.recording(voice) is None
+        assert await db.voices.state(voice, "fp-a") is None
+        assert await db.voices.state(voice, "fp-b") is None
     finally:
         await db.close()
 

@@ -19,8 +19,13 @@ async def populated_sqlite(path: Path) -> dict[str, object]:
     db = await Database.open(path)
     try:
         mine = await add_voice(db, 1100000000000000001, "Mine")  # a real-size Discord id
-        await add_voice(db, 2, "Other")
-        await db.voices.delete(await add_voice(db, 2, "Gone"))  # ids with a hole
+        await add_voice(db, 2, "Other")  # made before recordings were kept in the store:
+        (path.parent / "2").mkdir()  # its recording is a file in DATA_DIR, which the copy takes
+        (path.parent / "2" / "Other.flac").write_bytes(b"fLaC old recording")
+        gone = await db.voices.get_by_id(await add_voice(db, 2, "Gone"))
+        await db.voices.delete(gone)  # type: ignore[arg-type]  # ids with a hole
+        await db.voices.put_recording(mine, b"fLaC" + bytes(range(256)) * 100)
+        await db.voices.put_state(mine, "fp", b"state" + bytes(1000))
         await db.choices.set(1100000000000000001, None, voice_id=mine)
         await db.choices.set(2, 1100000000000000009, builtin="alba")
         await db.guilds.set(1100000000000000009, "language", "french")
@@ -42,6 +47,8 @@ async def snapshot(db: Database) -> dict[str, object]:
         "settings": await db.guilds.get(guild),
         "members": [await db.members.get(u, guild) for u in (2, 3)],
         "dictionary": await db.dictionary.entries(guild),
+        "recordings": [await db.voices.recording(v.id) for v in await db.voices.list_all()],
+        "states": [await db.voices.state(v.id, "fp") for v in await db.voices.list_all()],
     }
 
 
@@ -50,6 +57,8 @@ async def test_db_copy_moves_a_populated_store_without_loss(
 ) -> None:
     data = tmp_path / "data"
     before = await populated_sqlite(data / "pocketvoice.db")
+    assert before["recordings"][1] is None  # type: ignore[index]
+    before["recordings"][1] = b"fLaC old recording"  # type: ignore[index]
     url = await postgres.new_database()
     env = {"DATA_DIR": str(data)}
 
@@ -78,9 +87,9 @@ async def test_doctor_checks_the_postgresql_database(
     env = {"DATABASE_URL": url, "DATA_DIR": str(tmp_path)}
     settings = load_settings(env, dotenv_path=None, require_token=False)
     fresh = await check_database(settings)
-    assert fresh.ok and "schema 0: migrated to 4 at start" in fresh.detail
+    assert fresh.ok and "schema 0: migrated to 5 at start" in fresh.detail
     await (await Database.open(url)).close()
-    assert (await check_database(settings)).detail == "schema 4, up to date"
+    assert (await check_database(settings)).detail == "schema 5, up to date"
     closed = postgres.url("nowhere").replace(str(postgres.port), str(postgres.port + 1))
     unreachable = dataclasses.replace(settings, database_url=closed)
     broken = await check_database(unreachable)
@@ -95,10 +104,10 @@ async def test_migrate_and_voice_commands_against_postgresql(
     env = {"DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": url}
     migrated = run_cli(["migrate"], tmp_path, env)
     assert migrated.returncode == 0, migrated.stderr
-    assert "Migrations applied: 0001, 0002, 0003, 0004. Schema version 4." in migrated.stdout
+    assert "Migrations applied: 0001, 0002, 0003, 0004, 0005. Schema version 5." in migrated.stdout
     assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
     again = run_cli(["migrate"], tmp_path, env)
-    assert "nothing to do. Schema version 4." in again.stdout
+    assert "nothing to do. Schema version 5." in again.stdout
     listed = run_cli(["voices", "list"], tmp_path, env)
     assert listed.returncode == 0, listed.stderr
     # a wrong URL is one clear line, not a traceback

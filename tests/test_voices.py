@@ -102,7 +102,9 @@ async def test_error_between_files_and_commit_leaves_nothing(
 async def test_restart_removes_orphan_files_and_reports_lost_ones(library: VoiceLibrary) -> None:
     kept = await create(library, ALICE, "Kept")
     lost = await create(library, BOB, "Lost")
-    (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand
+    (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand, in a
+    await library.db.execute("DELETE FROM voice_recordings WHERE voice_id = ?", lost.id)  # store
+    # made before recordings were kept in it: nothing left to rebuild the voice from
     orphan_folder = library.root / str(ALICE)  # a crash after the rename, before the commit
     tag = "0123456789abcdef" * 2
     orphans = [orphan_folder / f"{tag}.safetensors", orphan_folder / f".tmp-{tag}.safetensors",
