@@ -77,11 +77,13 @@ async def bot_on_fake_discord(
     tiny_model: TinyModel,
     extra_env: dict[str, str] | None = None,
     extra_guilds: int = 0,
+    shards: int = 1,
 ) -> AsyncIterator[RunningBot]:
     """Start a fake Discord and the real bot pointed at it through the operator settings.
 
-    `extra_guilds`: more servers beside the two standard ones (`fake.add_guild(n)`)."""
-    fake = FakeDiscord(tmp_path)
+    `extra_guilds`: more servers beside the two standard ones (`fake.add_guild(n)`);
+    `shards`: the shard count the fake Discord recommends (automatic sharding)."""
+    fake = FakeDiscord(tmp_path, shards=shards)
     for number in range(extra_guilds):
         fake.add_guild(number)
     await fake.start()

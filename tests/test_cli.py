@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
 import socket
@@ -14,15 +13,9 @@ from pathlib import Path
 import pytest
 import soundfile
 
+from tests.bot_process import bot_env
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def bot_env(extra: dict[str, str]) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_"))}
-    return {**keep, "PYTHONPATH": str(REPO), **extra}
 
 
 def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from bot.config import load_settings
 from bot.http_endpoints import HttpEndpoints
 from bot.metrics import Metrics
 from bot.shards import ProcessShards
@@ -107,6 +108,27 @@ def test_compose_keeps_data_and_the_model_cache_on_volumes() -> None:
     assert mounts[image_env["DATA_DIR"]] in compose["volumes"]
     assert mounts[image_env["HF_HOME"]] in compose["volumes"]
     assert service["environment"]["METRICS_PORT"] == image_env["METRICS_PORT"]
+
+
+def test_the_shards_compose_file_runs_two_shards_on_one_postgresql() -> None:
+    compose = yaml.safe_load((REPO / "compose.shards.yaml").read_text())
+    services = compose["services"]
+    shards = {name: s for name, s in services.items() if name.startswith("shard")}
+    settings = []
+    for service in shards.values():
+        env = {k: str(v) for k, v in service["environment"].items()}
+        env["DISCORD_TOKEN"] = "a.token"
+        env["DATABASE_URL"] = env["DATABASE_URL"].replace("${POSTGRES_PASSWORD:?", "pw${")
+        settings.append(load_settings(env, dotenv_path=None))
+        assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
+        data = next(v for v in service["volumes"] if v.endswith(":" + env["DATA_DIR"]))
+        assert data.split(":")[0] in compose["volumes"]  # each machine's own cache
+    # every shard of the count is held by exactly one process, all on the same database
+    assert sorted(i for s in settings for i in s.shard_ids or ()) == list(range(2))
+    assert {s.shard_count for s in settings} == {2}
+    assert len({s.database_url for s in settings}) == 1
+    assert services["postgres"]["image"].startswith("postgres:")
+    assert len({p for s in shards.values() for p in s["ports"]}) == len(shards)
 
 
 def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:

@@ -113,3 +113,25 @@ async def test_migrate_and_voice_commands_against_postgresql(
     # a wrong URL is one clear line, not a traceback
     wrong = run_cli(["migrate"], tmp_path, {**env, "DATABASE_URL": "mysql://x"})
     assert wrong.returncode == 2 and "DATABASE_URL must be a postgresql://" in wrong.stderr
+
+
+async def test_another_process_sees_settings_and_dictionary_changes_at_once(
+    postgres: PostgresServer,
+) -> None:
+    """Nothing caches them: each use reads the store, so a change made through one process's
+    connection is what the next read of another process returns."""
+    url = await postgres.new_database()
+    one, other = await Database.open(url), await Database.open(url)
+    try:
+        guild = 1100000000000000009
+        assert (await other.guilds.get(guild)).language is None
+        await other.dictionary.entries(guild)  # read once before: nothing kept from it
+        await one.guilds.set(guild, "language", "french")
+        await one.dictionary.add(guild, "NYC", "New York City")
+        await one.members.set_language(2, guild, "german")
+        assert (await other.guilds.get(guild)).language == "french"
+        assert await other.dictionary.entries(guild) == {"NYC": "New York City"}
+        assert (await other.members.get(2, guild)).language == "german"
+    finally:
+        await one.close()
+        await other.close()

@@ -176,6 +176,7 @@ class FakeDiscord:
         self._gateways: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
         self.shard_count = shards  # as the bots identified (they must agree)
         self.identified_shards: set[int] = set()
+        self.identifies: list[int] = []  # the shard of each IDENTIFY, in order
         self.voice_ws: dict[str, web.WebSocketResponse] = {}  # guild -> voice websocket
         self.invalidate_resume = False  # answer the next RESUME with INVALID_SESSION
         self.resumed = 0  # sessions resumed (gateway)
@@ -501,6 +502,7 @@ class FakeDiscord:
                 self.shard_count = count
                 self._gateways[shard] = ws
                 self.identified_shards.add(shard)
+                self.identifies.append(shard)
                 self.identified.set()
                 await self.dispatch("READY", self._ready_json(shard), shard)
                 for guild in self.guilds_of_shard(shard):
