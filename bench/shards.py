@@ -4,9 +4,10 @@ machine that has never used it (its state fetched from PostgreSQL, or rebuilt).
   speak   K servers (K/2 on each of 2 shards) each ask for the same long message at once,
           through the fake Discord; one bot process holding both shards (the baseline) and
           two processes holding one shard each, on this machine, sharing one PostgreSQL.
-          Per run: time to first audio (mean, worst), underruns within messages (s per
-          minute of audio, from the silent frames the bot sent), and the wall time until
-          every message was heard. The tiny model (full length): this shows the mechanism,
+          Per run: the batch rows each process chose at start (measured on this machine),
+          time to first audio (mean, worst), underruns within messages (s per minute of
+          audio, from the silent frames the bot sent), and the wall time until every
+          message was heard. The tiny model (full length): this shows the mechanism,
           not more cores; on one box the two processes share the same cores.
   voice   the real `english` architecture (random weights), a 10 s clip cloned on machine A;
           on machine B (its own DATA_DIR, same PostgreSQL): the voice's state ready to speak
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import statistics
 import sys
 import tempfile
@@ -48,6 +50,7 @@ async def speak_once(
     folder: Path, config: Path, clip: Path, url: str, servers: int, processes: int
 ) -> dict[str, float]:
     """One run: `servers` servers ask at once; figures from the audio that reached them."""
+    folder.mkdir(parents=True)
     fake = FakeDiscord(folder, shards=2)
     shard1 = [fake.GUILD_ID, fake.GUILD2_ID]
     people = {fake.GUILD_ID: "alice", fake.GUILD2_ID: "bob"}
@@ -57,7 +60,7 @@ async def speak_once(
     guilds = sorted(people, key=lambda g: shard_of(g, 2))[:servers]
     await fake.start()
     base = {**fake.env, "TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip),
-            "DATABASE_URL": url, "SHARD_COUNT": "2", "LOG_LEVEL": "WARNING"}  # fmt: skip
+            "DATABASE_URL": url, "SHARD_COUNT": "2"}  # fmt: skip
     shard_sets = ["0,1"] if processes == 1 else ["0", "1"]
     bots = [
         BotProcess({**base, "SHARD_IDS": ids, "DATA_DIR": str(folder / f"m{n}")},
@@ -89,7 +92,9 @@ async def speak_once(
             underrun_s += sum(p.is_silence for p in inside) * FRAME_S
             audio_s += len(inside) * FRAME_S
         last = max(heard(g)[-1].arrived for g in guilds)
+        rows = [int(m) for bot in bots for m in re.findall(r"largest batch (\d+)", bot.log)]
         return {
+            "rows": sum(rows),
             "ttfa_mean": statistics.mean(firsts),
             "ttfa_worst": max(firsts),
             "underrun_per_min": underrun_s / (audio_s / 60),
@@ -123,9 +128,14 @@ async def bench_speak(server: PostgresServer, servers: int, runs: int) -> None:
                 results[processes].append(
                     await speak_once(where, config, clip, url, servers, processes)
                 )
-        keys = [("ttfa_mean", "first audio, mean (s)"), ("ttfa_worst", "first audio, worst (s)"),
-                ("underrun_per_min", "underruns (s/min)"), ("wall", "all heard after (s)"),
-                ("audio_per_server", "audio per server (s)")]  # fmt: skip
+        keys = [
+            ("rows", "batch rows, all processes"),
+            ("ttfa_mean", "first audio, mean (s)"),
+            ("ttfa_worst", "first audio, worst (s)"),
+            ("underrun_per_min", "underruns (s/min)"),
+            ("wall", "all heard after (s)"),
+            ("audio_per_server", "audio per server (s)"),
+        ]
         print(f"{'median of ' + str(runs) + ' runs':28} {'1 process':>10} {'2 processes':>12} "
               f"{'ratio':>7}")  # fmt: skip
         for key, label in keys:
@@ -171,12 +181,13 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
             await a_db.close()
             await b_db.close()
             await engine.close()
-        base = statistics.median(hit)
-        print(f"{'median of ' + str(runs) + ' voices':30} {'seconds':>9} {'vs has it':>10}")
+        base, rebuilt = statistics.median(hit), statistics.median(rebuild)
+        print(f"{'median of ' + str(runs) + ' voices':30} {'seconds':>9} {'vs has it':>10} "
+              f"{'vs rebuilt':>11}")  # fmt: skip
         for label, values in (("B has it (baseline)", hit), ("fetched from PostgreSQL", fetch),
                               ("rebuilt from the recording", rebuild)):  # fmt: skip
             value = statistics.median(values)
-            print(f"{label:30} {value:9.3f} {value / base:9.0f}x")
+            print(f"{label:30} {value:9.3f} {value / base:9.0f}x {value / rebuilt:10.3f}x")
         assert state is not None and recording is not None
         print(f"kept in the store per voice: recording {len(recording) / 1e3:.0f} kB, "
               f"state {len(state) / 1e6:.1f} MB per model")  # fmt: skip
