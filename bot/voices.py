@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import time
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
@@ -62,6 +63,9 @@ Progress = Callable[[str], Awaitable[None]]
 MAX_NAME_LENGTH = 32
 RELISTEN_S = 2.0  # after the link to PostgreSQL is lost, listen again this soon
 MAX_HEARD = 10_000  # deletions heard and not yet handled; past it, one sweep instead
+# A sweep while the bot runs leaves younger files alone: they may be a clone being written,
+# whose row is not in yet (a clone takes seconds; this is far longer).
+SWEEP_MIN_AGE_S = 600.0
 
 
 class VoiceLibraryError(UserError):
@@ -329,6 +333,15 @@ class VoiceLibrary:
         size = await self._state_from_recording(record, state_path, self.engine)
         await self.engine.forget_voice(str(state_path))
         await self.db.voices.set_state(record.id, self.engine.fingerprint, size)
+        if self.shared:  # kept for the other machines too
+            await self._keep_state(record, self.engine, state_path)
+
+    async def _keep_state(self, record: VoiceRecord, engine: TTSEngine, path: Path) -> None:
+        data = await asyncio.to_thread(path.read_bytes)
+        try:
+            await self.db.voices.put_state(record.id, engine.fingerprint, data)
+        except ConstraintError:  # deleted meanwhile; its files go with the notice
+            log.info("voice %s was deleted while its state was made", record.id)
 
     async def _state_to_cache(
         self, record: VoiceRecord, path: Path, engine: TTSEngine, language: str | None = None
@@ -345,11 +358,7 @@ class VoiceLibrary:
         log.info("voice %s: making its state for this model from the recording", record.id)
         await self._state_from_recording(record, path, engine, language)
         if self.shared:
-            data = await asyncio.to_thread(path.read_bytes)
-            try:
-                await self.db.voices.put_state(record.id, engine.fingerprint, data)
-            except ConstraintError:  # deleted meanwhile; its files go with the notice
-                log.info("voice %s was deleted while its state was made", record.id)
+            await self._keep_state(record, engine, path)
 
     # ---- choosing --------------------------------------------------------------------------
     async def use(self, user_id: int, name: str, guild_id: int | None) -> str:
@@ -542,7 +551,7 @@ class VoiceLibrary:
             try:
                 if not payload or self._sweep_needed:
                     self._sweep_needed = False
-                    await self.remove_orphans()
+                    await self.remove_orphans(min_age_s=SWEEP_MIN_AGE_S)
                     continue
                 gone = json.loads(payload)
                 await self._drop_copies(str(gone["state_path"]), str(gone["clip_path"]))
@@ -577,8 +586,9 @@ class VoiceLibrary:
             )  # fmt: skip
         return orphans, missing
 
-    async def remove_orphans(self) -> list[Path]:
-        """Remove the store's files that no row names (deleted voices, crashed clones)."""
+    async def remove_orphans(self, min_age_s: float = 0.0) -> list[Path]:
+        """Remove the store's files that no row names (deleted voices, crashed clones), of
+        those last changed at least `min_age_s` ago."""
         records = await self.db.voices.list_all()
         referenced = {self.data_dir / r.state_path for r in records} | {
             self.data_dir / r.clip_path for r in records
@@ -587,7 +597,7 @@ class VoiceLibrary:
             referenced.update(
                 await asyncio.to_thread(_model_states, self.data_dir / record.state_path)
             )
-        orphans = await asyncio.to_thread(_files_not_in, self.root, referenced)
+        orphans = await asyncio.to_thread(_files_not_in, self.root, referenced, min_age_s)
         await asyncio.to_thread(_remove, orphans)
         for path in orphans:
             log.info("removed %s: no voice refers to it", path)
@@ -678,15 +688,19 @@ def _model_states(state: Path) -> list[Path]:
     return sorted(state.parent.glob(f"{state.stem}.model-*.safetensors"))
 
 
-def _files_not_in(root: Path, referenced: set[Path]) -> list[Path]:
-    """The store's own files that no row names. Anything else in the folder (a README, an
-    operator's backup) is not the store's to remove."""
+def _files_not_in(root: Path, referenced: set[Path], min_age_s: float = 0.0) -> list[Path]:
+    """The store's own files that no row names, changed at least `min_age_s` ago. Anything
+    else in the folder (a README, an operator's backup) is not the store's to remove."""
     if not root.is_dir():
         return []
+    newest = time.time() - min_age_s
     return [
         path
         for folder in root.iterdir()
         if folder.is_dir() and folder.name.isdigit()
         for path in folder.iterdir()
-        if path.is_file() and _STORE_FILE.match(path.name) and path not in referenced
+        if path.is_file()
+        and _STORE_FILE.match(path.name)
+        and path not in referenced
+        and (not min_age_s or path.stat().st_mtime <= newest)
     ]
