@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.db import Database
+from bot.db import Database, VoiceRecord
 from bot.engine import TTSEngine
 from bot.supervisor import supervise
 from bot.voices import VoiceLibrary, consent_now
@@ -50,37 +50,45 @@ async def url(postgres: PostgresServer) -> str:
     return await postgres.new_database()
 
 
-async def test_a_voice_cloned_on_one_machine_is_fetched_on_another(
+@pytest.fixture
+async def cloned_on_a(
     url: str, tmp_path: Path, engine: TTSEngine, caplog: pytest.LogCaptureFixture
-) -> None:
+) -> AsyncIterator[tuple[VoiceLibrary, VoiceLibrary, VoiceRecord]]:
+    """Machines a and b; alice's voice cloned on a."""
     caplog.set_level(logging.INFO, "bot.voices")
     async with machine(url, tmp_path / "a", engine) as a, machine(url, tmp_path / "b", engine) as b:
-        record = await a.create(ALICE, "Mine", CLIP, consented_at=consent_now())
-        await b.use(ALICE, "mine", guild_id=None)
-        assert files(b) == []  # nothing of it on machine b yet
-        spec = await b.voice_for(ALICE, guild_id=7)
-        assert spec == str(b.data_dir / record.state_path)
-        assert Path(spec).read_bytes() == (a.data_dir / record.state_path).read_bytes()
-        assert f"voice {record.id}: state fetched from the store" in caplog.text
-        assert "making its state" not in caplog.text
-        assert oct(Path(spec).stat().st_mode & 0o777) == "0o600"
-        assert len(await engine.synthesize("Hello", voice=spec)) > 0
+        yield a, b, await a.create(ALICE, "Mine", CLIP, consented_at=consent_now())
+
+
+async def test_a_voice_cloned_on_one_machine_is_fetched_on_another(
+    cloned_on_a: tuple[VoiceLibrary, VoiceLibrary, VoiceRecord],
+    engine: TTSEngine,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    a, b, record = cloned_on_a
+    await b.use(ALICE, "mine", guild_id=None)
+    assert files(b) == []  # nothing of it on machine b yet
+    spec = await b.voice_for(ALICE, guild_id=7)
+    assert spec == str(b.data_dir / record.state_path)
+    assert Path(spec).read_bytes() == (a.data_dir / record.state_path).read_bytes()
+    assert f"voice {record.id}: state fetched from the store" in caplog.text
+    assert "making its state" not in caplog.text
+    assert oct(Path(spec).stat().st_mode & 0o777) == "0o600"
+    assert len(await engine.synthesize("Hello", voice=spec)) > 0
 
 
 async def test_without_a_kept_state_another_machine_rebuilds_it_from_the_recording(
-    url: str, tmp_path: Path, engine: TTSEngine, caplog: pytest.LogCaptureFixture
+    cloned_on_a: tuple[VoiceLibrary, VoiceLibrary, VoiceRecord],
+    engine: TTSEngine,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, "bot.voices")
-    async with machine(url, tmp_path / "a", engine) as a, machine(url, tmp_path / "b", engine) as b:
-        record = await a.create(ALICE, "Mine", CLIP, consented_at=consent_now())
-        await a.db.execute("DELETE FROM voice_states WHERE voice_id = ?", record.id)
-        state = Path(await b.state_spec(record))
-        assert f"voice {record.id}: making its state for this model" in caplog.text
-        # the recording came from the store, and the new state is kept there for the others
-        assert (b.data_dir / record.clip_path).read_bytes() == await a.db.voices.recording(
-            record.id
-        )
-        assert await a.db.voices.state(record.id, engine.fingerprint) == state.read_bytes()
+    a, b, record = cloned_on_a
+    await a.db.execute("DELETE FROM voice_states WHERE voice_id = ?", record.id)
+    state = Path(await b.state_spec(record))
+    assert f"voice {record.id}: making its state for this model" in caplog.text
+    # the recording came from the store, and the new state is kept there for the others
+    assert (b.data_dir / record.clip_path).read_bytes() == await a.db.voices.recording(record.id)
+    assert await a.db.voices.state(record.id, engine.fingerprint) == state.read_bytes()
 
 
 async def test_a_deletion_on_one_machine_removes_the_copies_on_the_others(
