@@ -123,6 +123,14 @@ class PocketVoiceBot(commands.AutoShardedBot):
                 loads[shard_id].voice_connections += 1
         return ProcessShards(self.shard_count or 1, [loads[i] for i in sorted(loads)])
 
+    async def launch_shards(self) -> None:
+        """Automatic sharding takes Discord's recommended count, but keeps the configured
+        gateway (discord.py would connect to the URL that came with the count, bypassing a
+        proxy set in DISCORD_GATEWAY_URL)."""
+        if self.shard_count is None and not self.is_closed():
+            self.shard_count, _, _ = await self.http.get_bot_gateway()
+        await super().launch_shards()
+
     async def _start_endpoints(self) -> None:
         """First thing at start, so probes see 'not ready' while the model loads."""
         port = self.settings.metrics_port

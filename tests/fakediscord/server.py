@@ -636,7 +636,8 @@ class FakeDiscord:
             return json_response(self.bot.to_json())
         if path == "gateway/bot":
             limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
-            return json_response({"url": self.env["DISCORD_GATEWAY_URL"],
+            # Discord's own gateway, elsewhere: a bot must keep to the one it was told to use
+            return json_response({"url": f"wss://127.0.0.1:{self.port}/elsewhere",
                                   "shards": self.recommended_shards,
                                   "session_start_limit": limit})  # fmt: skip
         if path == "oauth2/applications/@me":
