@@ -230,6 +230,12 @@ class GuildSpeaker:
 
         def start_playing() -> None:
             assert voice_client is not None
+            if voice_client.is_playing():
+                # Ours have all ended by now: this is a player discord.py left looking busy
+                # (it calls `after` without stopping when it gives up waiting for a voice
+                # reconnect), and play() would refuse every message from here on.
+                log.info("a finished player still looked busy in %s: stopped it", self.key)
+                voice_client.stop()
             voice_client.play(source, after=after)
 
         def failed(error: Exception) -> None:  # play() raised: this message ends here

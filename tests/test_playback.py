@@ -2,12 +2,13 @@
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bot.audio import StreamingSource
 from bot.engine import TTSEngine
 from bot.phrase_cache import PhraseCache
 from bot.playback import GuildSpeaker, QueueFullError, Utterance
@@ -94,6 +95,37 @@ async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> 
         assert first.underruns == 0 and second.underruns == 0
         # and it starts right after the first ends: no synthesis wait in between
         assert client.started[1] - first_ended < 0.06
+    finally:
+        await speaker.close()
+
+
+class GaveUpPlayerClient(PlayerVoiceClient):
+    """Like discord.py's player when it stops waiting for a voice reconnect: it calls `after`
+    but never stops itself, so `is_playing()` stays True until `stop()`."""
+
+    def play(self, source: StreamingSource, *, after: Callable[[Exception | None], None]) -> None:
+        def after_but_still_playing(error: Exception | None) -> None:
+            self._playing = True
+            after(error)
+
+        super().play(source, after=after_but_still_playing)
+
+    def stop(self) -> None:
+        super().stop()
+        self._playing = False
+
+
+async def test_a_player_that_gave_up_without_stopping_does_not_block_the_next_message() -> None:
+    client = GaveUpPlayerClient(encode=False)
+    speaker = timed_speaker([], client)
+    try:
+        for text in ("first", "second"):
+            speaker.enqueue(Utterance(text))
+            speaker.finished.clear()
+            await asyncio.wait_for(speaker.finished.wait(), 5)
+        first, second = speaker.history
+        assert first.error is None and second.error is None
+        assert second.frames_played > 0 and len(client.started) == 2
     finally:
         await speaker.close()
 
