@@ -15,7 +15,7 @@ from bot.replies import Phrase, plural, tr
 @dataclass
 class ShardLoad:
     shard_id: int
-    latency: float  # gateway heartbeat round trip in seconds; nan before the first
+    latency: float  # gateway heartbeat round trip in seconds; nan or inf before the first
     closed: bool
     servers: int = 0
     voice_connections: int = 0
@@ -55,7 +55,7 @@ class ProcessShards:
 def _latency(load: ShardLoad) -> str:
     if load.closed:
         return tr("disconnected")
-    if math.isnan(load.latency):
+    if not math.isfinite(load.latency):
         return tr("no heartbeat yet")
     return f"{load.latency * 1000:.0f} ms"
 

@@ -17,14 +17,19 @@ def test_shard_ids_are_shown_as_settings_write_them() -> None:
 
 
 def test_a_process_sums_its_shards_and_names_each() -> None:
-    shards = ProcessShards(4, [ShardLoad(1, 0.0421, False, servers=3, voice_connections=1),
-                               ShardLoad(2, math.nan, False, servers=1),
-                               ShardLoad(3, 0.01, True)])  # fmt: skip
-    assert shards.summary() == "1-3 of 4 · 4 servers · 1 in voice"
+    loads = [
+        ShardLoad(1, 0.0421, False, servers=3, voice_connections=1),
+        ShardLoad(2, math.nan, False, servers=1),
+        ShardLoad(3, 0.01, True),
+        ShardLoad(4, math.inf, False),
+    ]
+    shards = ProcessShards(5, loads)
+    assert shards.summary() == "1-4 of 5 · 4 servers · 1 in voice"
     assert shards.lines() == [
         "shard 1: 3 servers, 1 in voice, 42 ms",
         "shard 2: 1 server, 0 in voice, no heartbeat yet",
         "shard 3: 0 servers, 0 in voice, disconnected",
+        "shard 4: 0 servers, 0 in voice, no heartbeat yet",  # discord.py's inf before one
     ]
 
 
