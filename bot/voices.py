@@ -349,11 +349,10 @@ class VoiceLibrary:
         """Put the voice's state for `engine` at `path`, on a machine that has none: from the
         store when another process kept it there, else made from the recording (and then
         kept in the store for the others)."""
-        await asyncio.to_thread(make_private_dir, path.parent)
         kept = await self.db.voices.state(record.id, engine.fingerprint) if self.shared else None
         if kept is not None:
             log.info("voice %s: state fetched from the store", record.id)
-            await asyncio.to_thread(_write_state, path, kept)
+            await asyncio.to_thread(_write_cached, path, kept)
             return
         log.info("voice %s: making its state for this model from the recording", record.id)
         await self._state_from_recording(record, path, engine, language)
@@ -446,7 +445,7 @@ class VoiceLibrary:
         flac = await self.db.voices.recording(record.id)
         if flac is None:
             raise FileNotFoundError(path)
-        await asyncio.to_thread(_write_copy, path, flac)
+        await asyncio.to_thread(_write_cached, path, flac)
         return flac
 
     async def voice_for(
@@ -635,15 +634,11 @@ def _finish_state(tmp_state: Path, state_path: Path) -> None:
     _fsync_dir(state_path.parent)
 
 
-def _write_state(path: Path, data: bytes) -> None:
+def _write_cached(path: Path, data: bytes) -> None:
+    """A machine's copy of what the store holds (a state, a recording): private, complete."""
     make_private_dir(path.parent)
     _write_atomically(path, data)
     _fsync_dir(path.parent)
-
-
-def _write_copy(path: Path, data: bytes) -> None:
-    make_private_dir(path.parent)
-    _write_atomically(path, data)
 
 
 def _finish_files(tmp_state: Path, state_path: Path, clip_path: Path, flac: bytes) -> None:
