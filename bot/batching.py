@@ -23,12 +23,10 @@ from __future__ import annotations
 import collections
 import copy
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -348,10 +346,8 @@ class BatchedMimi:
         *,
         max_rows: int,
         capacity: int = 1024,
-        helper: ThreadPoolExecutor | None = None,
     ) -> None:
         self.model = model
-        self.helper = helper
         self.mimi = model.mimi
         self.per_latent = int(self.mimi.encoder_frame_rate / self.mimi.frame_rate)
         self.max_rows = max_rows
@@ -435,20 +431,18 @@ class BatchedMimi:
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
         """Audio `[n, samples]` for one latent per row `[n, 1, ldim]` (n = the live rows).
 
-        With a helper pool, the rows are decoded in two halves side by side: the decoder's
-        cost grows with the rows, and on two cores or more it need not wait on one core."""
+        All rows in one call, on one thread. Decoding them in two halves side by side (until
+        December 2026) was slower on 2 cores: pocket-tts runs each torch op on one thread, so
+        the LM's thread and this one already fill them, and a third only contended. Measured
+        in `bench/decoding.py`, audio per row against real time, halves then one call: the
+        tests' model 2.07x and 3.31x at 2 rows, 1.71x and 2.17x at 4; the real `english`
+        architecture 0.75x and 0.79x at 2 rows, 0.45x and 0.55x at 4."""
         count = latents.shape[0]
         assert count == self.count
         self._make_room(self.per_latent)
         flow = self.model.flow_lm
         latents = latents * flow.emb_std + flow.emb_mean
-        if self.helper is not None and count >= 2:
-            half = count // 2
-            first = self.helper.submit(self._decode_rows, slice(0, half), latents[:half])
-            second = self._decode_rows(slice(half, count), latents[half:])
-            audio = torch.cat([first.result(), second])
-        else:
-            audio = self._decode_rows(slice(0, count), latents)
+        audio = self._decode_rows(slice(0, count), latents)
         self.offset += self.per_latent
         for name in self._attention:
             self.state[name]["offset"][:] = self.offset
@@ -470,8 +464,7 @@ class _Decoder:
     """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order."""
 
     def __init__(self, model: Any, max_rows: int) -> None:
-        helper = ThreadPoolExecutor(1, "tts-decoder-half") if split_decoding() else None
-        self.mimi = BatchedMimi(model, max_rows=max_rows, helper=helper)
+        self.mimi = BatchedMimi(model, max_rows=max_rows)
         self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
@@ -495,8 +488,6 @@ class _Decoder:
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join(timeout=30)
-        if self.mimi.helper is not None:
-            self.mimi.helper.shutdown(wait=False)
 
     def _run(self) -> None:
         while (event := self._queue.get()) is not None:
@@ -507,9 +498,7 @@ class _Decoder:
                 for row in self._rows:
                     self._end(row.request, error)
                 self._rows.clear()
-                self.mimi = BatchedMimi(
-                    self.mimi.model, max_rows=self.mimi.max_rows, helper=self.mimi.helper
-                )
+                self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
 
     def _handle(self, event: tuple[Any, ...]) -> None:
         kind = event[0]
@@ -551,11 +540,6 @@ class _Decoder:
             request.end(error)
 
 
-def split_decoding() -> bool:
-    """Decode in two halves side by side when there are two cores or more."""
-    return (os.cpu_count() or 1) >= 2
-
-
 @dataclass(frozen=True)
 class BatchCost:
     """Measured seconds per step at one batch size: the flow LM and the Mimi decoder."""
@@ -565,11 +549,11 @@ class BatchCost:
     decode_s: float
 
     def period(self, cores: int) -> float:
-        """How often every row gets its next frame. On two cores or more the LM and the
-        decoder's two halves run side by side; on one, one after the other."""
+        """How often every row gets its next frame at best. On two cores or more the LM and
+        the decoder run side by side, each on its own thread; on one, one after the other."""
         if cores < 2:
             return self.lm_s + self.decode_s
-        return max(self.lm_s, self.decode_s / 2, (self.lm_s + self.decode_s) / cores)
+        return max(self.lm_s, self.decode_s)
 
 
 @torch.no_grad()

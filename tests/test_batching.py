@@ -13,7 +13,6 @@ import copy
 import queue
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -202,14 +201,10 @@ def decode_alone(model: Any, latents: torch.Tensor) -> torch.Tensor:
     return torch.cat(audio)
 
 
-@pytest.mark.parametrize("halves", [False, True])
-def test_the_batched_decoder_gives_the_same_audio_as_alone(
-    model: Any, voices: list[Any], halves: bool
-) -> None:
+def test_the_batched_decoder_gives_the_same_audio_as_alone(model: Any, voices: list[Any]) -> None:
     """Rows joining at different times, one leaving, the caches compacted and grown."""
     latents = [alone(model, voices[n % 2], TEXTS[n]) for n in range(3)]
-    helper = ThreadPoolExecutor(1) if halves else None
-    mimi = BatchedMimi(model, max_rows=3, capacity=16, helper=helper)
+    mimi = BatchedMimi(model, max_rows=3, capacity=16)
     rows: list[int] = []  # which latents each live row decodes, in row order
     steps = [0, 0, 0]
     audio: dict[int, list[torch.Tensor]] = collections.defaultdict(list)
@@ -237,8 +232,6 @@ def test_the_batched_decoder_gives_the_same_audio_as_alone(
         for n, samples in zip(rows, mimi.decode(batch), strict=True):
             audio[n].append(samples)
             steps[n] += 1
-    if helper is not None:
-        helper.shutdown()
     assert mimi.capacity > 16
     for n in (0, 1):
         expected = decode_alone(model, latents[n])
@@ -253,8 +246,8 @@ def test_the_batch_size_follows_the_measured_costs() -> None:
     costs = [
         BatchCost(1, 0.045, 0.030),
         BatchCost(2, 0.050, 0.040),
-        BatchCost(4, 0.055, 0.070),
-        BatchCost(8, 0.070, 0.120),  # (0.07 + 0.12) / 2 cores = 95 ms > 64 ms: too slow
+        BatchCost(4, 0.055, 0.060),
+        BatchCost(8, 0.070, 0.120),  # the decoder's thread: 120 ms > 64 ms, too slow
     ]
     assert choose_batch(costs, frame, cores=2) == 4
     assert choose_batch(costs, frame, cores=1) == 1  # one core: 75 ms for one row already
