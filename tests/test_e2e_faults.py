@@ -18,6 +18,7 @@ import pytest
 
 from bot import batching
 from bot import engine as engine_module
+from bot import speech as speech_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_speech import audio_packets, speaker_of
@@ -142,6 +143,34 @@ async def test_gateway_drops_and_speech_goes_on(
             assert speaker.history[0].error is None and not speaker.history[0].cancelled
         await fake.set_voice_state("alice", VOICE)
         await say_again_and_hear_it(running)
+
+
+async def test_a_voice_join_discord_never_answers_is_tried_again_then_refused_clearly(
+    tmp_path: Path, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(speech_module, "CONNECT_ATTEMPT_S", 2.0)
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        # the first join is stuck in signalling: no voice events come for it
+        fake.unanswered_voice_joins = 1
+        await fake.set_voice_state("alice", VOICE)
+        reply = await (await fake.interaction("say", {"text": "Hello."})).wait_final(20)
+        assert reply["content"].startswith("Speaking in"), reply["content"]
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the message")
+        assert speaker.history[0].error is None and speaker.history[0].frames_played > 0
+        joins = [p for p in fake.gateway_log if p["op"] == 4 and p["d"]["channel_id"]]
+        assert len(joins) == 2  # the stuck one, then a fresh one
+
+        # never answered: after every attempt, a clear reply and no half-open connection
+        fake.unanswered_voice_joins = speech_module.CONNECT_ATTEMPTS
+        guild2, voice2 = FakeDiscord.GUILD2_ID, FakeDiscord.GUILD2_VOICE_ID
+        await fake.set_voice_state("bob", voice2, guild2)
+        inter = await fake.interaction("say", {"text": "Hello."}, user="bob", guild=guild2)
+        reply = await inter.wait_final(30)
+        assert reply["content"] == f"I could not join <#{voice2}> just now. Please try again."
+        assert running.bot.get_guild(int(guild2)).voice_client is None  # type: ignore[union-attr]
+        assert fake.unanswered_voice_joins == 0
 
 
 @pytest.fixture

@@ -179,6 +179,7 @@ class FakeDiscord:
         self.identifies: list[int] = []  # the shard of each IDENTIFY, in order
         self.voice_ws: dict[str, web.WebSocketResponse] = {}  # guild -> voice websocket
         self.invalidate_resume = False  # answer the next RESUME with INVALID_SESSION
+        self.unanswered_voice_joins = 0  # this many joins get no voice events (stuck signalling)
         self.resumed = 0  # sessions resumed (gateway)
         self.voice_resumed = 0  # voice sessions resumed (op 7)
         self._seq = 0
@@ -549,6 +550,9 @@ class FakeDiscord:
     async def _bot_voice_state(self, data: JSON) -> None:
         raw = data.get("channel_id")
         channel_id = None if raw is None else str(raw)  # discord.py sends an int
+        if channel_id is not None and self.unanswered_voice_joins > 0:
+            self.unanswered_voice_joins -= 1
+            return
         guild = str(data["guild_id"])
         states = self.voice_by_guild[guild]
         same = channel_id is not None and states.get(self.bot.id) == channel_id
