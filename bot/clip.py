@@ -104,15 +104,25 @@ def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
     return info
 
 
+NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
+
+
 def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimits) -> np.ndarray:
     """Decode a block at a time, mixing down and resampling as we go: memory stays within
-    one block plus the 24 kHz mono result, whatever the header promised."""
+    one block plus the 24 kHz mono result, whatever the header promised.
+
+    Float files are not bound to [-1, 1]: a mix exported unclipped peaks above 1.0, and a
+    broken writer can store peaks of 1e20 (which reached the model and failed there). Such a
+    file's scale is arbitrary, so scaling it to full scale loses nothing: a peak above 1.0 is
+    normalised to 1.0, the waveform's shape kept. Only samples that carry no waveform are
+    refused: NaN or infinite ones, in the file or after mixing its channels down."""
     rate = info.samplerate
     block = max(1024, int(rate * BLOCK_S))
     most = int(limits.max_duration_s * rate) + block  # a header may understate the length
     resampler = soxr.ResampleStream(rate, MODEL_RATE, 1, dtype="float32")
     pieces: list[np.ndarray] = []
     frames = 0
+    peak = 1.0  # the loudest mixed-down sample, when louder than full scale
     with soundfile.SoundFile(io.BytesIO(data)) as source:
         while True:
             chunk = source.read(block, dtype="float32", always_2d=True)
@@ -120,15 +130,25 @@ def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimi
             frames += len(chunk)
             if frames > most:
                 raise ClipError(DAMAGED)
-            if not np.all(np.isfinite(chunk)):
-                raise ClipError(tr("That audio file seems damaged. Please record it again."))
-            mono = chunk.mean(axis=1, dtype=np.float32) if len(chunk) else np.zeros(0, np.float32)
+            with np.errstate(over="ignore"):  # an overflow is refused just below
+                mono = (
+                    chunk.mean(axis=1, dtype=np.float32) if len(chunk) else np.zeros(0, np.float32)
+                )
+            if not (np.all(np.isfinite(chunk)) and np.all(np.isfinite(mono))):
+                raise ClipError(NOT_FINITE)
+            if len(mono):
+                peak = max(peak, float(np.abs(mono).max()))
             pieces.append(resampler.resample_chunk(mono, last=last))
             if last:
                 break
     if frames < 0.98 * info.frames:
         raise ClipError(DAMAGED)
-    return np.ascontiguousarray(np.concatenate(pieces), dtype=np.float32)
+    audio = np.ascontiguousarray(np.concatenate(pieces), dtype=np.float32)
+    if not np.all(np.isfinite(audio)):  # resampling a peak near float32's largest overflowed
+        raise ClipError(NOT_FINITE)
+    if peak > 1.0 and len(audio):  # (the resampled peak: its filter may ring a little above)
+        audio /= np.float32(max(peak, float(np.abs(audio).max())))
+    return audio
 
 
 def decode(data: bytes, limits: ClipLimits) -> np.ndarray:

@@ -130,3 +130,43 @@ def test_decoding_memory_is_bounded_by_blocks() -> None:
         tracemalloc.stop()
     assert abs(len(audio) / 24_000 - 120.0) < 0.05
     assert peak < 40 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
+
+
+def _float_wav(samples: np.ndarray, rate: int = 24_000) -> bytes:
+    import io
+
+    import soundfile
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, rate, format="WAV", subtype="FLOAT")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("peak", [4.0, 1e20, 1e37])
+def test_a_float_file_louder_than_full_scale_is_normalised(peak: float) -> None:
+    """Float WAVs are not bound to [-1, 1]: an absurd peak (1e20 once reached the model and
+    failed there with an error id) is scaled to full scale, its shape kept."""
+    speech = speech_like(4.0)
+    loud = (speech / np.abs(speech).max()).astype(np.float32) * np.float32(peak)
+    clip = prepare(_float_wav(loud.astype(np.float32)), LIMITS)
+    assert np.all(np.isfinite(clip))
+    assert 0.9 <= float(np.abs(clip).max()) <= 1.0
+    quiet = prepare(_float_wav(speech / np.abs(speech).max()), LIMITS)
+    assert np.allclose(clip, quiet, atol=1e-3)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_float_file_with_non_finite_samples_is_refused(bad: float) -> None:
+    samples = speech_like(4.0)
+    samples[30_000] = bad
+    with pytest.raises(ClipError, match="damaged"):
+        prepare(_float_wav(samples), LIMITS)
+
+
+def test_a_float_file_whose_channels_overflow_when_mixed_is_refused() -> None:
+    """Two channels near float32's largest value sum to infinity: no waveform is left."""
+    speech = speech_like(4.0)
+    huge = (speech / np.abs(speech).max()).astype(np.float32) * np.float32(3e38)
+    assert np.all(np.isfinite(huge))
+    with pytest.raises(ClipError, match="damaged"):
+        prepare(_float_wav(np.stack([huge, huge], axis=1).astype(np.float32)), LIMITS)
