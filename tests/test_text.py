@@ -215,3 +215,45 @@ def test_properties_of_what_is_spoken(text: str, limit: int, skip: bool) -> None
     assert not URL.search(spoken), spoken
     assert not MARKDOWN.search(spoken), spoken
     assert spoken == spoken.strip()
+
+
+# ---- cost: rendering is linear in the message's length ----------------------------------------
+def _render_seconds(text: str) -> float:
+    """The best of three renders (the least disturbed by other work on the machine)."""
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        announce(MessageFacts(content=text, author="Bob"), NAMES, ReadOptions(max_length=2000),
+                 say_name=True)  # fmt: skip
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("unit", ["__a ", "**a ", "~~a ", "_a ", "***a ", "<#9>", "<@3> "])
+def test_rendering_time_grows_linearly_with_the_length(unit: str) -> None:
+    """Four times the text takes about four times as long, not sixteen (emphasis markers that
+    never close made each one scan to the end). A ratio within one run, not a time limit."""
+    short, long = (unit * 5000)[:4000], (unit * 20000)[:16000]
+    _render_seconds(short)  # warm caches
+    ratio = _render_seconds(long) / _render_seconds(short)
+    assert ratio < 9, f"{ratio:.1f}x the time for 4x the text"
+
+
+def test_a_name_mentioned_many_times_is_made_speakable_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import bot.text
+
+    calls: list[str] = []
+    original = bot.text.plain_name
+
+    def counting(name: str, options: ReadOptions | None = None) -> str:
+        calls.append(name)
+        return original(name, options)
+
+    monkeypatch.setattr(bot.text, "plain_name", counting)
+    spoken = speakable("<@3> <#9> " * 500, NAMES, ReadOptions(max_length=2000))
+    assert spoken.startswith("Zoë general Zoë general")
+    assert sorted(calls) == ["Zoë ✨", "general"]
