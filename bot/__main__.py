@@ -16,8 +16,14 @@ from bot.replies import plural
 log = logging.getLogger("bot")
 
 
-def configure_logging(level: str, log_format: str = "text") -> None:
-    """Plain lines, or with LOG_FORMAT=json one JSON object per line for log shippers."""
+def configure_logging(
+    level: str, log_format: str = "text", discord_level: str | None = None
+) -> None:
+    """Plain lines, or with LOG_FORMAT=json one JSON object per line for log shippers.
+
+    discord.py's loggers stay at INFO when LOG_LEVEL is DEBUG: its DEBUG lines hold every
+    gateway payload (what members wrote, voice keys). `discord_level` (DISCORD_LOG_LEVEL)
+    sets them apart, for an operator who knowingly asks."""
     handler = logging.StreamHandler()
     if log_format == "json":
         from pythonjsonlogger.json import JsonFormatter
@@ -34,6 +40,9 @@ def configure_logging(level: str, log_format: str = "text") -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # pocket-tts logs every generation at INFO; keep it for debugging.
     logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    logging.getLogger("discord").setLevel(
+        discord_level or max(logging.INFO, logging.getLevelName(level))
+    )
 
 
 async def run_bot(settings: Settings) -> None:
@@ -252,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     export_hf_token(settings)
 
     from bot.audio import OpusMissingError

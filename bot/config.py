@@ -42,6 +42,9 @@ class Settings:
     discord_gateway_url: str = DEFAULT_GATEWAY_URL
     discord_ca_file: Path | None = None
     log_level: str = "INFO"
+    # discord.py's own loggers (None: LOG_LEVEL, but never below INFO): its DEBUG lines carry
+    # whole gateway payloads, members' messages and voice keys among them
+    discord_log_level: str | None = None
     sync_commands: bool = False
     max_text_length: int = 1000
     tts_workers: int = 1
@@ -171,6 +174,9 @@ def load_settings(
     log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
     if not isinstance(logging.getLevelName(log_level), int):
         raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
+    discord_log_level = env.get("DISCORD_LOG_LEVEL", "").strip().upper() or None
+    if discord_log_level and not isinstance(logging.getLevelName(discord_log_level), int):
+        raise ConfigError("DISCORD_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
 
     raw_limit = env.get("MAX_TEXT_LENGTH", "").strip() or "1000"
     if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 4000:
@@ -220,6 +226,7 @@ def load_settings(
         discord_gateway_url=_url(env, "DISCORD_GATEWAY_URL", DEFAULT_GATEWAY_URL, ("wss", "ws")),
         discord_ca_file=_existing_file(env, "DISCORD_CA_FILE"),
         log_level=log_level,
+        discord_log_level=discord_log_level,
         sync_commands=_flag(env, "SYNC_COMMANDS", False),
         max_text_length=int(raw_limit),
         tts_workers=int(raw_workers),
