@@ -22,10 +22,12 @@ import asyncio
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import logging
 import os
 import re
+import shutil
 import time
 import uuid
 import weakref
@@ -66,6 +68,10 @@ MAX_HEARD = 10_000  # deletions heard and not yet handled; past it, one sweep in
 # A sweep while the bot runs leaves younger files alone: they may be a clone being written,
 # whose row is not in yet (a clone takes seconds; this is far longer).
 SWEEP_MIN_AGE_S = 600.0
+# A sweep that would remove this many files or fewer may remove more than half of them (a
+# crash or two); past it, removing most of the store is never routine: they are moved aside.
+FEW_FILES = 4
+QUARANTINE = "voices-quarantine"  # under DATA_DIR, beside voices/
 
 
 class VoiceLibraryError(UserError):
@@ -587,7 +593,12 @@ class VoiceLibrary:
 
     async def remove_orphans(self, min_age_s: float = 0.0) -> list[Path]:
         """Remove the store's files that no row names (deleted voices, crashed clones), of
-        those last changed at least `min_age_s` ago."""
+        those last changed at least `min_age_s` ago; the files removed.
+
+        Never when the store holds no voice while the disk does, or when most files would
+        go (more than half, and more than `FEW_FILES`): that is a wrong or empty store (a
+        DATABASE_URL set before `db copy`), not crashed clones. The files are then moved
+        aside to `DATA_DIR/voices-quarantine/<time>/`, private, and a warning says where."""
         records = await self.db.voices.list_all()
         referenced = {self.data_dir / r.state_path for r in records} | {
             self.data_dir / r.clip_path for r in records
@@ -597,10 +608,26 @@ class VoiceLibrary:
                 await asyncio.to_thread(_model_states, self.data_dir / record.state_path)
             )
         orphans = await asyncio.to_thread(_files_not_in, self.root, referenced, min_age_s)
-        await asyncio.to_thread(_remove, orphans)
-        for path in orphans:
-            log.info("removed %s: no voice refers to it", path)
-        return orphans
+        if not orphans:
+            return []
+        present = len(await asyncio.to_thread(_files_not_in, self.root, set()))
+        if not records:
+            why = f"the store holds no voices but {present} voice files are on disk"
+        elif len(orphans) > FEW_FILES and 2 * len(orphans) > present:
+            why = f"{len(orphans)} of {present} voice files on disk are named by no stored voice"
+        else:
+            await asyncio.to_thread(_remove, orphans)
+            for path in orphans:
+                log.info("removed %s: no voice refers to it", path)
+            return orphans
+        folder = await asyncio.to_thread(_quarantine, self.data_dir, self.root, orphans)
+        log.warning(
+            "%s: is DATABASE_URL the right database (or was it set before `db copy`)? Rather "
+            "than delete them, %d files were moved aside to %s; move them back into %s once "
+            "the store is right, or delete them.",
+            why, len(orphans), folder, self.root,
+        )  # fmt: skip
+        return []
 
 
 async def keep_old_recordings(db: Database, data_dir: Path) -> list[VoiceRecord]:
@@ -650,6 +677,30 @@ def _finish_files(tmp_state: Path, state_path: Path, clip_path: Path, flac: byte
 def _remove(paths: list[Path]) -> None:
     for path in paths:
         path.unlink(missing_ok=True)
+
+
+def _quarantine(data_dir: Path, root: Path, paths: list[Path]) -> Path:
+    """Move `paths` (files under `root`) to a new private folder under
+    `data_dir/voices-quarantine/`, keeping their place under `root`; that folder."""
+    base = data_dir / QUARANTINE
+    make_private_dir(base)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    folder = base / stamp
+    for n in itertools.count(2):
+        try:
+            folder.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            folder = base / f"{stamp}-{n}"
+    os.chmod(folder, 0o700)
+    for path in paths:
+        target = folder / path.relative_to(root)
+        make_private_dir(target.parent)
+        shutil.move(path, target)
+    for place in {folder, *(folder / p.relative_to(root).parent for p in paths)}:
+        _fsync_dir(place)
+    _fsync_dir(base)
+    return folder
 
 
 def _remove_tree(folder: Path) -> None:

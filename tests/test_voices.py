@@ -129,6 +129,66 @@ async def test_restart_removes_orphan_files_and_reports_lost_ones(library: Voice
     assert (library.data_dir / kept.state_path).is_file()
 
 
+def _quarantined(library: VoiceLibrary) -> list[Path]:
+    folder = library.data_dir / "voices-quarantine"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+async def test_start_against_an_empty_store_moves_the_voice_files_aside(
+    library: VoiceLibrary, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """DATABASE_URL set before `db copy`, or pointing at the wrong database: the store holds
+    no voice, the disk does. Nothing is deleted; the files are moved aside, and the log
+    says where and why."""
+    made = [await create(library, ALICE, "One"), await create(library, BOB, "Two")]
+    files = {p.name: p.read_bytes() for p in stored_files(library)}
+    assert len(files) == 4
+    empty = await Database.open(tmp_path / "empty.db")
+    try:
+        fresh = VoiceLibrary(empty, library.engine, library.data_dir, VoiceLimits(quota=2))
+        with caplog.at_level("WARNING", logger="bot.voices"):
+            removed, _ = await fresh.reconcile()
+    finally:
+        await empty.close()
+    assert removed == []
+    moved = _quarantined(library)
+    assert {p.name: p.read_bytes() for p in moved} == files  # every byte kept
+    assert stored_files(library) == []  # out of the store's way
+    for path in moved:
+        assert path.stat().st_mode & 0o777 == 0o600
+        for folder in path.relative_to(library.data_dir).parents[:-1]:
+            assert (library.data_dir / folder).stat().st_mode & 0o777 == 0o700
+    warning = next(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+    assert "no voices" in warning and str(moved[0].parents[1]) in warning
+    # the operator moves them back and points at the right store: all is as it was
+    for path in moved:
+        back = library.root / path.relative_to(moved[0].parents[1])
+        back.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(back)
+    assert (await library.reconcile())[0] == []
+    assert all((library.data_dir / r.state_path).is_file() for r in made)
+
+
+async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
+    library: VoiceLibrary, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = await create(library, ALICE, "Kept")
+    folder = library.root / str(BOB)
+    folder.mkdir(parents=True)
+    strays = []
+    for n in range(3):  # three voices' files that no row names: most of the store
+        tag = f"{n:032x}"
+        strays += [folder / f"{tag}.safetensors", folder / f"{tag}.flac"]
+    for path in strays:
+        path.write_bytes(b"a voice")
+    with caplog.at_level("WARNING", logger="bot.voices"):
+        removed, _ = await library.reconcile()
+    assert removed == []
+    assert sorted(p.name for p in _quarantined(library)) == sorted(p.name for p in strays)
+    assert (library.data_dir / kept.state_path).is_file()
+    assert any("6 of 8" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+
+
 async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: VoiceLibrary) -> None:
     record = await create(library, ALICE, "Mine")
     await library.use(ALICE, "mine", guild_id=None)
