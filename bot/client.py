@@ -28,9 +28,10 @@ from bot.playback import SpeechScheduler
 from bot.replies import UserError, localize, tr, unexpected_error_reply
 from bot.settings_service import SettingsService
 from bot.shards import ProcessShards, ShardLoad
-from bot.speech import SpeechService, leave_voice
+from bot.speech import SpeechService
 from bot.supervisor import supervise
 from bot.translations import CommandTranslator
+from bot.voice_connection import VoiceConnections, leave_voice
 from bot.voice_service import VoiceService
 from bot.voices import VoiceLibrary
 
@@ -91,6 +92,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
         self._load_engine = load_engine
         self.scheduler: SpeechScheduler | None = None
         self.models: ModelPool | None = None
+        self.connections: VoiceConnections | None = None
         self.db: Database | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []  # other supervised work of this bot
@@ -171,8 +173,11 @@ class PocketVoiceBot(commands.AutoShardedBot):
             await library.reconcile()
             if library.shared:  # other processes delete voices too
                 self._tasks.append(supervise(library.follow_deletions, "voice-deletions"))
+            self.connections = VoiceConnections(self.scheduler, self.get_guild)
+            self._tasks.append(supervise(self.connections.watch, "voice-watchdog"))
             self.speech = SpeechService(
                 self.scheduler,
+                self.connections,
                 self.settings.max_text_length,
                 voice_for=library.voice_for,
                 cloned_voice_id=library.cloned_voice_id,
@@ -273,6 +278,8 @@ class PocketVoiceBot(commands.AutoShardedBot):
             self._idle_task.cancel()
         for task in self._tasks:
             task.cancel()
+        if self.connections is not None:
+            await self.connections.close()
         if self.scheduler is not None:
             await self.scheduler.close()
         for voice_client in list(self.voice_clients):

@@ -107,6 +107,8 @@ class GuildSpeaker:
         self._renders: set[asyncio.Task[None]] = set()
         self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
+        self.link_wanted = False  # the bot means to be in voice here (its link may be healing)
+        self._silence: tuple[_Playback, int, float] | None = None  # (playback, reads, since)
         self._task = supervise(self._run, f"guild-speaker-{key}")
 
     @property
@@ -225,26 +227,15 @@ class GuildSpeaker:
         loop = asyncio.get_running_loop()
         played: asyncio.Future[Exception | None] = loop.create_future()
 
-        def after(error: Exception | None) -> None:  # runs in the player thread
-            loop.call_soon_threadsafe(lambda: played.done() or played.set_result(error))
-
-        def start_playing() -> None:
-            assert voice_client is not None
-            if voice_client.is_playing():
-                # Ours have all ended by now: this is a player discord.py left looking busy
-                # (it calls `after` without stopping when it gives up waiting for a voice
-                # reconnect), and play() would refuse every message from here on.
-                log.info("a finished player still looked busy in %s: stopped it", self.key)
-                voice_client.stop()
-            voice_client.play(source, after=after)
-
         def failed(error: Exception) -> None:  # play() raised: this message ends here
             self._deadlines.cancel(job)
             if not played.done():
                 played.set_result(error)
 
         source = StreamingSource()
-        sink = PlaybackSink(source, start_playing, follows=follows, on_failed=failed)
+        sink = PlaybackSink(
+            source, lambda: self._attach(playback), follows=follows, on_failed=failed
+        )
         text, lead_audio = utterance.text, self._cached_lead(utterance)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
@@ -253,14 +244,73 @@ class GuildSpeaker:
         )
         job.language = utterance.language
         playback = _Playback(utterance, source, sink, job, played)
-        if voice_client is None or not voice_client.is_connected():
+        if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
             job.finish()
-        else:
+        else:  # a link being healed is awaited: the audio waits in the source meanwhile
             if lead_audio is not None:
                 sink.feed(lead_audio)
             self._deadlines.submit(job)
         return playback
+
+    def _attach(self, playback: _Playback) -> None:
+        """Play the playback's source on the server's voice link as it is now. Without a
+        working link, the source waits (its audio keeps) until `relink()` after a heal."""
+        playback.generation += 1  # what an earlier player reports from now on is ignored
+        voice_client = self._voice_client()
+        if voice_client is None or not voice_client.is_connected():
+            log.info("no working voice link in %s: the audio waits for it", self.key)
+            return
+        loop = asyncio.get_running_loop()
+        generation = playback.generation
+
+        def after(error: Exception | None) -> None:  # runs in the player thread
+            loop.call_soon_threadsafe(playback.player_ended, generation, error)
+
+        if voice_client.is_playing():
+            # Ours have all ended by now: this is a player discord.py left looking busy
+            # (it calls `after` without stopping when it gives up waiting for a voice
+            # reconnect), and play() would refuse every message from here on.
+            log.info("a finished player still looked busy in %s: stopped it", self.key)
+            voice_client.stop()
+        voice_client.play(playback.source, after=after)
+
+    # ---- healing (bot/voice_connection.py drives these) ---------------------------------------
+    def silent_for(self, now: float) -> float:
+        """How long the current audio has wanted to play while no player read it (0: it is
+        being read, or nothing wants to play). Called periodically by the watchdog."""
+        playback = self._current
+        if (
+            playback is None
+            or not playback.sink.playing
+            or playback.source.ended.is_set()
+            or playback.job.cancelled
+        ):
+            self._silence = None
+            return 0.0
+        reads = playback.source.reads
+        if self._silence is None or self._silence[:2] != (playback, reads):
+            self._silence = (playback, reads, now)
+            return 0.0
+        return now - self._silence[2]
+
+    @property
+    def wants_audio(self) -> bool:
+        """Something is playing, or should be."""
+        playback = self._current
+        return playback is not None and playback.sink.playing and not playback.job.cancelled
+
+    def unlink(self) -> None:
+        """The link is about to be torn down: its player's end is not the message's end."""
+        if self._current is not None:
+            self._current.generation += 1
+
+    def relink(self) -> None:
+        """The link was made afresh: the current audio plays on from where it was."""
+        playback = self._current
+        if playback is not None and playback.sink.playing and not playback.source.ended.is_set():
+            self._attach(playback)
+        self._silence = None
 
     def _cached_lead(self, utterance: Utterance) -> np.ndarray | None:
         """The lead's audio if the cache has it (else it is rendered for next time)."""
@@ -404,6 +454,13 @@ class _Playback:
     played: asyncio.Future[Exception | None]
     not_connected: bool = False
     synthesized: bool = False  # every unit is in the source; it is playing out
+    generation: int = 0  # which player's end counts: the one attached last
+
+    def player_ended(self, generation: int, error: Exception | None) -> None:
+        """A player stopped reading the source: the message's end if it is the current one
+        (a player of a link torn down for healing is not)."""
+        if generation == self.generation and not self.played.done():
+            self.played.set_result(error)
 
     def cancel(self, deadlines: DeadlineScheduler) -> None:
         deadlines.cancel(self.job)  # drops its units, stops the unit in flight

@@ -7,10 +7,8 @@ specific message. Voice connections are handled here too: join, move, leave when
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 
 import discord
@@ -22,24 +20,12 @@ from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
 from bot.replies import Reply, UserError, language_name, lines, plural, tr
 from bot.shards import ProcessShards
-from bot.voice_link import VoiceLink
+from bot.voice_connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
 
-__all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in"]
+__all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in", "leave_voice"]
 
 log = logging.getLogger(__name__)
 
-VoiceChannel = discord.VoiceChannel | discord.StageChannel
-RECONNECT_SETTLE_S = 1.0
-# discord.py uses the connect timeout for its own reconnects too. After a voice close without
-# a close frame (1006) its UDP reader could sit up to 30 s on the old socket (bot/voice_link.py
-# now wakes it); keep the timeout long enough that a retry would not fail the same way.
-CONNECT_TIMEOUT_S = 45.0
-# A handshake takes about a second. One stuck in signalling (the voice events for it never
-# came: seen once in ~13 runs of the two-process test, and reported by other bots against real
-# Discord) is abandoned and tried afresh, so /say waits at most 3 x 15 s, not 45 s for nothing.
-CONNECT_ATTEMPT_S = 15.0
-CONNECT_ATTEMPTS = 3
-LEAVE_TIMEOUT_S = 5.0
 MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
 # (user, guild[, language of another model]) -> voice spec
 VoiceResolver = Callable[..., Awaitable[str | None]]
@@ -47,22 +33,11 @@ LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) 
 ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
 
-async def leave_voice(voice_client: discord.VoiceProtocol) -> None:
-    """Disconnect, waiting at most `LEAVE_TIMEOUT_S` for Discord's confirmation. discord.py
-    waits for it up to the connect timeout (45 s), and after the bot was removed from a server
-    it never comes: shutdown then hung for 45 s (past `docker stop`'s 10 s)."""
-    async with asyncio.timeout(LEAVE_TIMEOUT_S):  # discord.py cleans up when cancelled
-        await voice_client.disconnect(force=True)
-
-
-def humans_in(channel: VoiceChannel) -> list[discord.Member]:
-    return [member for member in channel.members if not member.bot]
-
-
 class SpeechService:
     def __init__(
         self,
         scheduler: SpeechScheduler,
+        connections: VoiceConnections,
         max_text_length: int,
         voice_for: VoiceResolver | None = None,
         cloned_voice_id: ClonedVoiceId | None = None,
@@ -71,6 +46,7 @@ class SpeechService:
         voice_to_prepare: VoiceResolver | None = None,
     ) -> None:
         self.scheduler = scheduler
+        self.connections = connections
         self.language = language  # the operator's: the default model's
         self.language_for = language_for
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
@@ -80,10 +56,6 @@ class SpeechService:
         self.cloned_voice_id = cloned_voice_id
         # the name of a member's cloned voice still to be made for a language's model
         self.voice_to_prepare = voice_to_prepare
-        # a lock lives while someone holds or waits for it: the table cannot only grow
-        self._connect_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
-            weakref.WeakValueDictionary()
-        )
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -105,80 +77,10 @@ class SpeechService:
             raise UserError(tr("Join a voice channel first, then try again."))
         return voice.channel
 
-    @staticmethod
-    def check_permissions(channel: VoiceChannel) -> None:
-        permissions = channel.permissions_for(channel.guild.me)
-        missing = [
-            name
-            for name, allowed in (
-                (tr("Connect"), permissions.connect),
-                (tr("Speak"), permissions.speak),
-            )
-            if not allowed
-        ]
-        if missing:
-            raise UserError(tr(
-                "I don't have the {names} permission in {channel}. Please ask a server admin to "
-                "grant it.",
-                names=tr("{a} and {b}", a=missing[0], b=missing[1]) if len(missing) == 2
-                else missing[0], channel=channel.mention,
-            ))  # fmt: skip
-        full = channel.user_limit and len(channel.members) >= channel.user_limit
-        if full and not permissions.move_members:
-            raise UserError(tr("{channel} is full.", channel=channel.mention))
-
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
         """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
-        lock = self._connect_locks.get(channel.guild.id)
-        if lock is None:
-            lock = self._connect_locks[channel.guild.id] = asyncio.Lock()
-        async with lock:  # two /say at once: one connect
-            return await self._connect(channel)
-
-    async def _connect(self, channel: VoiceChannel) -> discord.VoiceClient:
-        guild = channel.guild
-        voice_client = guild.voice_client
-        if isinstance(voice_client, discord.VoiceClient) and voice_client.is_connected():
-            if voice_client.channel == channel:
-                return voice_client
-            current = voice_client.channel
-            if humans_in(current):  # type: ignore[arg-type]
-                raise UserError(tr(
-                    "I'm already speaking in {channel} for other members. Join that channel, or "
-                    "try again when they are done.",
-                    channel=current.mention,
-                ))  # fmt: skip
-            self.check_permissions(channel)
-            speaker = self.scheduler.get(guild.id)
-            if speaker is not None:
-                speaker.clear()
-            await voice_client.move_to(channel)
-            return voice_client
-        self.check_permissions(channel)
-        if voice_client is not None:  # a half-open connection: start over
-            await leave_voice(voice_client)
-        self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
-        failure: BaseException | None = None
-        for attempt in range(1, CONNECT_ATTEMPTS + 1):
-            try:
-                async with asyncio.timeout(CONNECT_ATTEMPT_S):
-                    return await channel.connect(
-                        self_deaf=True, timeout=CONNECT_TIMEOUT_S, cls=VoiceLink
-                    )
-            except (TimeoutError, discord.ClientException) as error:
-                log.warning(
-                    "could not join %s (attempt %d of %d): %s",
-                    channel.id, attempt, CONNECT_ATTEMPTS, error or type(error).__name__,
-                )  # fmt: skip
-                failure = error
-            stale = guild.voice_client  # the abandoned attempt's half-open connection
-            if stale is not None:
-                with contextlib.suppress(TimeoutError):
-                    await leave_voice(stale)
-        raise UserError(
-            tr("I could not join {channel} just now. Please try again.", channel=channel.mention)
-        ) from failure
+        return await self.connections.ensure_connected(channel)
 
     # ---- commands --------------------------------------------------------------------------
     async def language_of(self, user_id: int, guild_id: int | None) -> str:
@@ -450,8 +352,7 @@ class SpeechService:
         speaker = self.scheduler.get(guild.id)
         if speaker is not None:
             speaker.clear()
-        if guild.voice_client is not None:
-            await leave_voice(guild.voice_client)
+        await self.connections.leave(guild)
 
     async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
         """Leave voice after `timeout_s` of quiet (0: never)."""
@@ -467,8 +368,8 @@ class SpeechService:
     async def forget_guild(self, guild: discord.Guild) -> None:
         """The bot left a server: drop its speaker and queue, and its voice link."""
         await self.scheduler.forget(guild.id)
-        if guild.voice_client is not None:
-            await leave_voice(guild.voice_client)
+        await self.connections.leave(guild)
+        self.connections.forget(guild.id)
 
     async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
         voice_client = guild.voice_client
@@ -480,21 +381,16 @@ class SpeechService:
     ) -> None:
         """Leave when no human is left in the bot's channel; drop the queue when kicked."""
         if member == guild.me and now_in is None:
-            # kicked, or discord.py reconnecting (after a dropped voice connection it leaves
-            # and rejoins): drop the queue only if the voice client is gone once that settles
-            await asyncio.sleep(RECONNECT_SETTLE_S)
-            if guild.voice_client is not None and guild.voice_client.is_connected():
-                return
-            speaker = self.scheduler.get(guild.id)
-            if speaker is not None and guild.voice_client is None:
-                speaker.clear()
+            # kicked, or a reconnect (discord.py's, or a heal: each leaves and joins again):
+            # drop the queue only if no link is left once that settles
+            if await self.connections.on_own_voice_state(guild):
+                speaker = self.scheduler.get(guild.id)
+                if speaker is not None:
+                    speaker.clear()
             return
         voice_client = guild.voice_client
         if voice_client is None:
-            speaker = self.scheduler.get(guild.id)
-            if speaker is not None:
-                speaker.clear()
-            return
+            return  # not in voice here (or a link being healed): nothing to leave
         channel = voice_client.channel
         if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
             log.info("leaving voice in guild %s: no human left", guild.id)

@@ -1,4 +1,5 @@
-"""discord.py's VoiceClient, with one fault of its reconnects worked around.
+"""discord.py's VoiceClient, with one fault of its reconnects worked around, and the few
+private parts of its voice state that healing a link needs (this is their one adapter).
 
 When a voice connection drops without a close frame (1006), discord.py closes its UDP socket,
 opens a new one and sends IP discovery on it. Its socket-reader thread, though, may sit in a
@@ -14,6 +15,7 @@ address and then takes datagrams from nowhere else.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -24,6 +26,8 @@ from typing import Any
 import discord
 
 log = logging.getLogger(__name__)
+
+ABANDON_TIMEOUT_S = 2.0
 
 
 class _QuietHarmlessErrors(logging.Filter):
@@ -70,3 +74,39 @@ class VoiceLink(discord.VoiceClient):
             log.debug("discord.py's voice state has no socket reader to wake")
             return
         reader.pause = _pausing_then_waking(state, reader.pause)
+
+    @property
+    def reconnecting(self) -> bool:
+        """discord.py is inside a reconnect of its own (its poll task waits for voice events)."""
+        state = self._connection
+        runner = getattr(state, "_runner", None)
+        return not self.is_connected() and runner is not None and not runner.done()
+
+    def stop_reconnecting(self) -> None:
+        """Cancel discord.py's own reconnect, if any. Left running, it waits out its timeout
+        and then disconnects, which would end the link made afresh in its place."""
+        state = self._connection
+        for name in ("_connector", "_runner"):
+            task = getattr(state, name, None)
+            if task is not None and not task.done() and task is not asyncio.current_task():
+                task.cancel()
+            setattr(state, name, None)
+
+    async def abandon(self) -> None:
+        """Drop a link Discord no longer knows (its gateway session was replaced), here only.
+
+        Telling Discord "leave" would be answered on the new session, and a link being made
+        afresh would take that answer for its own disconnect."""
+        self.stop_reconnecting()
+        self.stop()
+        state = self._connection
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(ABANDON_TIMEOUT_S):
+                await state.soft_disconnect()
+        with contextlib.suppress(Exception):
+            state._socket_reader.stop()
+            state.state = type(state.state).disconnected
+            state._connected.set()  # wakes a player thread waiting for the link to come back
+            state._connected.clear()
+        if self.guild.voice_client is self:
+            self.cleanup()
