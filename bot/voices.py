@@ -41,6 +41,7 @@ import numpy as np
 import soundfile
 
 from bot import clip as clips
+from bot import phrase_cache
 from bot.db import (
     STORE_ERRORS,
     VOICE_DELETED,
@@ -163,6 +164,11 @@ class VoiceLibrary:
     @property
     def root(self) -> Path:
         return self.data_dir / "voices"
+
+    @property
+    def phrases_dir(self) -> Path:
+        """The phrase cache's folder (see bot/phrase_cache.py), every model's."""
+        return self.data_dir / "phrases"
 
     def _lock(self, owner_id: int) -> asyncio.Lock:
         """One change at a time per member: quota and names stay consistent."""
@@ -520,7 +526,9 @@ class VoiceLibrary:
         others = await asyncio.to_thread(_model_states, state)  # other languages' states
         await asyncio.to_thread(_remove, [state, *others, clip])
         if self._engine is not None:
-            await self._engine.forget_voice(str(state))
+            await self._engine.forget_voice(str(state))  # its phrases too
+        if self._engine is None or self._engine.phrases is None:  # the CLI: only on disk
+            await asyncio.to_thread(phrase_cache.drop_voice, self.phrases_dir, str(state))
         if self.models is not None:
             for other in others:
                 await self.models.forget_voice(str(other))
@@ -574,8 +582,19 @@ class VoiceLibrary:
             await self.db.members.forget_user(user_id)
             folder = self.root / str(user_id)
             await asyncio.to_thread(_remove_tree, folder)
+            await asyncio.to_thread(self._forget_phrases)
             log.info("user %s asked to forget them: %d voices deleted", user_id, len(records))
             return len(records)
+
+    def _forget_phrases(self) -> None:
+        """Every cached lead phrase goes with a forgotten member: a lead ("Alice said") names
+        a member, and neither the cache nor the store knows whose name it holds or which
+        names (nicknames since changed) they had. They are rendered again when next needed."""
+        phrases = self._engine.phrases if self._engine is not None else None
+        if phrases is not None:
+            phrases.forget_all()
+        else:
+            phrase_cache.drop_all(self.phrases_dir)
 
     # ---- consistency -----------------------------------------------------------------------
     async def reconcile(self) -> tuple[list[Path], list[VoiceRecord]]:
