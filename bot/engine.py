@@ -64,6 +64,9 @@ T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()
 SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
+# Background work (clones, voice rebuilds, files, previews) runs on a thread and a model of its
+# own, so a live unit's prefill never queues behind it in the workers' executor.
+BACKGROUND_THREADS = 1
 _CHOSEN_BATCH: dict[tuple[str, bool, int], int] = {}  # (model, int8, TTS_BATCH) -> batch size
 
 
@@ -325,6 +328,13 @@ class TTSEngine:
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
         # the weights' size (replicas share them): what a model counts against TTS_MEMORY_MB
         self.model_bytes = weights_nbytes(model)
+        # Background work has its own thread and model object (see BACKGROUND_THREADS).
+        self._background_models: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for _ in range(BACKGROUND_THREADS):
+            self._background_models.put(replicate(model))
+        self._background_executor = ThreadPoolExecutor(
+            max_workers=BACKGROUND_THREADS, thread_name_prefix="tts-background"
+        )
         # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
         # its own replica); the pool's threads only prefill prompts and do voices and clones.
         self._batcher: Batcher | None = None
@@ -476,20 +486,29 @@ class TTSEngine:
         return self._batcher is not None
 
     # ---- model work ------------------------------------------------------------------------
-    async def call(self, fn: Callable[[Any], T]) -> T:
+    async def call(self, fn: Callable[[Any], T], *, background: bool = False) -> T:
         """Run `fn(model)` in a worker thread with a model of the pool (the scheduler's way
-        in for work that is not a stream: clones, voice states)."""
+        in for work that is not a stream: clones, voice states). `background`: on the
+        background thread, so the workers stay free for live speech."""
         if self._closed:
             raise RuntimeError("the TTS engine is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._with_model, fn)
+        executor, models = self._lane(background)
+        return await loop.run_in_executor(executor, self._with_model, fn, models)
 
-    def _with_model(self, fn: Callable[[Any], T]) -> T:
-        model = self._free_models.get()  # as many models as worker threads: never waits
+    def _lane(self, background: bool) -> tuple[ThreadPoolExecutor, queue.SimpleQueue[Any]]:
+        """The threads and model objects for live or background work."""
+        if background:
+            return self._background_executor, self._background_models
+        return self._executor, self._free_models
+
+    @staticmethod
+    def _with_model(fn: Callable[[Any], T], models: queue.SimpleQueue[Any]) -> T:
+        model = models.get()  # as many models as the lane's threads: never waits
         try:
             return fn(model)
         finally:
-            self._free_models.put(model)
+            models.put(model)
 
     async def voice_state(self, voice: str | None = None) -> ModelState:
         """The model state for a voice spec (loaded in a worker; cached)."""
@@ -562,17 +581,19 @@ class TTSEngine:
         sink = _Sink(asyncio.get_running_loop())
         stream = SynthesisStream(sink)
         self._active.add(sink.stop)
+        executor, models = self._lane(background)
         if self._batcher is not None:
-            self._executor.submit(self._prefill, self._batcher, sink, text, voice, background)
+            executor.submit(self._prefill, self._batcher, sink, text, voice, background, models)
         else:
-            self._executor.submit(self._generate, sink, text, voice)
+            executor.submit(self._generate, sink, text, voice, models)
         return stream
 
     def _prefill(
-        self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool
-    ) -> None:
+        self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool,
+        models: queue.SimpleQueue[Any],
+    ) -> None:  # fmt: skip
         """Prefill the prompt with a pooled model, then hand the stream to the batch."""
-        model = self._free_models.get()  # as many models as worker threads: never waits
+        model = models.get()  # as many models as the lane's threads: never waits
         try:
             if sink.stop.is_set():
                 sink.put(_END)
@@ -583,7 +604,7 @@ class TTSEngine:
             sink.put(_END)
             return
         finally:
-            self._free_models.put(model)
+            models.put(model)
 
         def end(error: BaseException | None) -> None:
             if error is not None:
@@ -594,8 +615,10 @@ class TTSEngine:
         request.background = background
         batcher.submit(request)
 
-    def _generate(self, sink: _Sink, text: str, voice: str | None) -> None:
-        model = self._free_models.get()  # as many models as worker threads: never waits
+    def _generate(
+        self, sink: _Sink, text: str, voice: str | None, models: queue.SimpleQueue[Any]
+    ) -> None:
+        model = models.get()  # as many models as the lane's threads: never waits
         try:
             if sink.stop.is_set():
                 return
@@ -612,7 +635,7 @@ class TTSEngine:
         except BaseException as error:  # delivered to the caller, not swallowed
             sink.put(error)
         finally:
-            self._free_models.put(model)
+            models.put(model)
             sink.put(_END)
 
     async def synthesize(self, text: str, voice: str | None = None) -> np.ndarray:
@@ -632,3 +655,4 @@ class TTSEngine:
             await asyncio.to_thread(self._batcher.close)
         # Queued jobs see their stop event set and return at once.
         await asyncio.to_thread(self._executor.shutdown, wait=True)
+        await asyncio.to_thread(self._background_executor.shutdown, wait=True)

@@ -179,8 +179,10 @@ class ModelPool:
     ) -> SynthesisStream:  # fmt: skip
         return self.engine_for(language).stream(text, voice, background=background)
 
-    async def call(self, fn: Callable[[Any], T], language: str | None = None) -> T:
-        return await self.engine_for(language).call(fn)
+    async def call(
+        self, fn: Callable[[Any], T], language: str | None = None, *, background: bool = False
+    ) -> T:
+        return await self.engine_for(language).call(fn, background=background)
 
     async def close(self) -> None:
         """Close every model but the default one (its owner closes it)."""

@@ -17,8 +17,9 @@ So a new request waits for at most one unit per worker, and busy servers keep ju
 audio ahead instead of synthesizing whole paragraphs while others wait.
 
 It is also the one admission point for background model work (`/tts` files, previews,
-clones, voice rebuilds): those run only when no live unit wants a worker, in short units,
-never on a spare lane, within per-member, per-server and overall limits (`BackgroundLimits`).
+clones, voice rebuilds): those run on lanes of their own (`background_lanes`, the engine's
+background thread), never on a live worker or a spare lane, so a live unit never waits behind
+one; in short units, within per-member, per-server and overall limits (`BackgroundLimits`).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class Stream(Protocol):
 
 
 Synthesize = Callable[..., Stream]  # (text, voice, *, background=, language=) -> Stream
-RunCall = Callable[[Callable[[Any], Any]], Awaitable[Any]]
+RunCall = Callable[..., Awaitable[Any]]  # (fn, *, background=, language=) -> fn(model)
+BACKGROUND_LANES = 1  # background jobs in flight at once (the engine has one thread for them)
 
 
 class BusyError(UserError):
@@ -205,10 +207,12 @@ class DeadlineScheduler:
         spare_lanes: int = 0,
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
+        background_lanes: int = BACKGROUND_LANES,
     ) -> None:
         self._synthesize = synthesize
         self.workers = workers
         self.spare_lanes = spare_lanes
+        self.background_lanes = background_lanes
         self.clock = clock
         self.ahead_s = ahead_s
         self.first_audio_budget_s = first_audio_budget_s
@@ -326,6 +330,10 @@ class DeadlineScheduler:
         job = self.pick_live(now)
         if job is not None:
             return job
+        return self.pick_background()
+
+    def pick_background(self) -> SpeechJob | None:
+        """Background work for a background lane, the oldest first."""
         background = [j for j in self.jobs if j.background and self.eligible(j)]
         return min(background, key=lambda j: j.requested_at) if background else None
 
@@ -365,7 +373,7 @@ class DeadlineScheduler:
         interrupted), only what cannot wait for them (a playing server about to run dry, a
         new request past its first-audio budget), and only while the model alone is fast
         enough to share the CPU (two units at once run at about half speed each)."""
-        busy = sum(1 for j in self.jobs if j.in_flight is not None)
+        busy = sum(1 for j in self.live() if j.in_flight is not None)
         if busy < self.workers or self.speed() < SPARE_MIN_SPEED:
             return None
         candidates = [j for j in self.live() if self.eligible(j)]
@@ -513,11 +521,14 @@ class DeadlineScheduler:
 
     # ---- workers ---------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the worker tasks, supervised: one that dies is logged and restarted."""
+        """Start the worker tasks, supervised: one that dies is logged and restarted. Live
+        workers and spare lanes take live units only; background lanes background work only."""
         if not self._tasks:
+            lanes = ["live"] * self.workers + ["spare"] * self.spare_lanes
+            lanes += ["background"] * self.background_lanes
             self._tasks = [
-                supervise(lambda spare=i >= self.workers: self._work(spare), f"synthesis-{i}")
-                for i in range(self.workers + self.spare_lanes)
+                supervise(lambda lane=lane: self._work(lane), f"synthesis-{i}-{lane}")
+                for i, lane in enumerate(lanes)
             ]
 
     async def close(self) -> None:
@@ -528,9 +539,16 @@ class DeadlineScheduler:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
-    async def _next(self, spare: bool) -> SpeechJob:
+    def _pick_for(self, lane: str) -> SpeechJob | None:
+        if lane == "spare":
+            return self.pick_spare(self.clock())
+        if lane == "background":
+            return self.pick_background()
+        return self.pick_live(self.clock())
+
+    async def _next(self, lane: str) -> SpeechJob:
         while True:
-            job = self.pick_spare(self.clock()) if spare else self.pick(self.clock())
+            job = self._pick_for(lane)
             if job is not None:
                 return job
             self._changed.clear()
@@ -539,14 +557,14 @@ class DeadlineScheduler:
                 async with asyncio.timeout(self.wake_in()):
                     await self._changed.wait()
 
-    async def _work(self, spare: bool = False) -> None:
+    async def _work(self, lane: str = "live") -> None:
         while True:
-            job = await self._next(spare)
+            job = await self._next(lane)
             try:
                 if job.call is not None:
                     await self._run_call_job(job)
                 else:
-                    await self._run_unit(job, spare)
+                    await self._run_unit(job, lane == "spare")
             except Exception as error:  # that job fails; the worker and other jobs go on
                 log.exception("a synthesis unit failed")
                 job.error = job.error or error
@@ -563,10 +581,10 @@ class DeadlineScheduler:
         job.in_flight = _CallInFlight()  # type: ignore[assignment]
         started = self.clock()
         try:
-            if job.language is None:
-                job.result = await self._run_call(job.call)
-            else:
-                job.result = await self._run_call(job.call, language=job.language)  # type: ignore[call-arg]
+            options: dict[str, Any] = {"background": True}
+            if job.language is not None:
+                options["language"] = job.language
+            job.result = await self._run_call(job.call, **options)
         except Exception as error:
             job.error = error
         finally:

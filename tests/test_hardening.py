@@ -88,14 +88,14 @@ async def test_a_synthesizer_that_raises_ends_that_job_and_the_worker_goes_on() 
 
 async def test_a_dead_worker_is_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = DeadlineScheduler(lambda text, voice: OneChunk())  # type: ignore[arg-type,return-value]
-    real_pick, failures = scheduler.pick, [RuntimeError("a bug in pick")]
+    real_pick, failures = scheduler.pick_live, [RuntimeError("a bug in pick")]
 
     def flaky_pick(now: float) -> SpeechJob | None:
         if failures:
             raise failures.pop()
         return real_pick(now)
 
-    monkeypatch.setattr(scheduler, "pick", flaky_pick)
+    monkeypatch.setattr(scheduler, "pick_live", flaky_pick)  # what the live workers call
     monkeypatch.setattr("bot.supervisor.RESTART_DELAY_S", 0.01)
     scheduler.start()
     try:

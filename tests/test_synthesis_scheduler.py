@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import threading
+import time
 
 import numpy as np
 import pytest
+import torch
 
 from bench.fifo import FifoScheduler
+from bot.engine import TTSEngine, read_clip, state_nbytes
 from bot.stats import BotStats
 from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob, split_units
+from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000
 
@@ -381,3 +386,84 @@ def test_the_bot_says_when_messages_wait_for_room() -> None:
     snapshot = stats.snapshot(2)
     assert snapshot.waiting_for_room == 1
     assert snapshot.status_line() == "At capacity: speech may start late"
+
+
+# ---- background work has its own thread: live prefill never waits behind it ------------------
+class _FirstAudio:
+    """A live job's playback buffer that notes when its first audio came."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.arrived = asyncio.Event()
+
+    @property
+    def started(self) -> bool:
+        return self.first is not None
+
+    def buffered_seconds(self) -> float:
+        return 0.0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        if self.first is None:
+            self.first = time.monotonic()
+            self.arrived.set()
+
+    def prebuffer(self, seconds: float) -> None:
+        pass
+
+
+async def _first_audio(scheduler: DeadlineScheduler) -> tuple[float, float]:
+    """(when a live /say was asked, when its first audio came)."""
+    sink = _FirstAudio()
+    asked = time.monotonic()
+    job = SpeechJob.for_text("Hello there.", None, sink, asked)
+    scheduler.submit(job)
+    await asyncio.wait_for(sink.arrived.wait(), 30)
+    await asyncio.wait_for(job.done.wait(), 30)
+    assert sink.first is not None
+    return asked, sink.first
+
+
+async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> None:
+    """Batched, two clones in flight: a live unit's prefill still starts at once, on a thread
+    background work never takes, and its first audio comes before either clone is done."""
+    settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_WORKERS="1")
+    engine = await TTSEngine.load(settings, batch=2)
+    scheduler = DeadlineScheduler(
+        engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes,
+        run_call=engine.call,
+    )  # fmt: skip
+    scheduler.start()
+    clip = torch.from_numpy(np.tile(read_clip(tiny_model.clip), 2))[None, :]  # 6 s: ~1 s of work
+    clone_threads: list[str] = []
+    clones_done: list[float] = []
+    clones: list[asyncio.Task[int]] = []
+
+    def clone(model: object) -> int:
+        clone_threads.append(threading.current_thread().name)
+        state = model.get_state_for_audio_prompt(clip)  # type: ignore[attr-defined]
+        clones_done.append(time.monotonic())
+        return state_nbytes(state)
+
+    try:
+        await _first_audio(scheduler)  # warm up
+        asked, first = await _first_audio(scheduler)
+        alone = first - asked
+        clones += [
+            asyncio.create_task(scheduler.background_call(clone, (user, 10))) for user in (1, 2)
+        ]
+        for _ in range(500):  # a clone is running
+            if clone_threads:
+                break
+            await asyncio.sleep(0.01)
+        asked, first = await _first_audio(scheduler)
+        behind = first - asked
+        print(f"first audio: {alone:.3f} s alone, {behind:.3f} s with two clones waiting")
+        assert clones_done == [] or first < min(clones_done), "live speech waited for a clone"
+        assert await asyncio.gather(*clones)
+        assert behind < max(10 * alone, 0.5)
+        assert all(name.startswith("tts-background") for name in clone_threads), clone_threads
+    finally:
+        await scheduler.close()
+        await asyncio.gather(*clones, return_exceptions=True)
+        await engine.close()
