@@ -27,8 +27,9 @@ class Settings:
     discord_token: str | None = field(default=None, repr=False)
     tts_language: str = "english"
     tts_config: Path | None = None
-    # Languages that servers and members may choose (empty: every language pocket-tts has);
-    # each is loaded when first needed, within TTS_MEMORY_MB (0: no limit) and TTS_MODELS.
+    # Languages that servers and members may choose (empty: TTS_LANGUAGE alone; "all": every
+    # language pocket-tts has); each is loaded when first needed, within TTS_MEMORY_MB (0: no
+    # limit) and TTS_MODELS.
     tts_languages: tuple[str, ...] = ()
     tts_config_dir: Path | None = None  # <language>.yaml configs for local weights
     tts_memory_mb: int = 0

@@ -367,6 +367,26 @@ FRENCH_REPLIES: dict[str, str] = {
     "I don't speak “{name}” here. Languages: {languages}.": (
         "Je ne parle pas « {name} » ici. Langues : {languages}."
     ),
+    "The language models I can keep loaded are all in use, so I cannot load {name} now. "
+    "Please try again in a minute.": (
+        "Les modèles de langue que je peux garder chargés sont tous utilisés : je ne peux pas "
+        "charger la langue {name} pour l'instant. Réessayez dans une minute."
+    ),
+    "I cannot speak {name} on this bot now: {reason}.": (
+        "Je ne peux pas parler {name} sur ce bot pour l'instant : {reason}."
+    ),
+    "its model config {config} is broken ({error})": (
+        "la configuration de son modèle, {config}, est invalide ({error})"
+    ),
+    "its weights are not downloaded here and cannot be fetched now ({file})": (
+        "ses poids ne sont pas téléchargés ici et ne peuvent pas l'être maintenant ({file})"
+    ),
+    "its weights could not be checked in time": ("ses poids n'ont pas pu être vérifiés à temps"),
+    "The language was changed {count} times in the last few minutes: please wait {minutes} "
+    "min before changing it again.": (
+        "La langue a été changée {count} fois ces dernières minutes : attendez {minutes} min "
+        "avant de la changer à nouveau."
+    ),
     "I will speak your messages in this server's language again.": (
         "Je lirai de nouveau vos messages dans la langue du serveur."
     ),

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import collections
+import time
+from collections.abc import Awaitable, Callable
+
 import discord
 
 from bot.db import Database
@@ -13,12 +17,23 @@ from bot.text import Names, ReadOptions, speakable
 MAX_NICK = 32
 MAX_WORD = 50
 MAX_DICTIONARY = 200
+# Each language a member or server switches to may load a model (seconds of CPU, hundreds of
+# MB): at most this many changes per member (/set my_language) or server (/set language).
+LANGUAGE_CHANGES = 3
+LANGUAGE_CHANGES_WINDOW_S = 300.0
 
 
 class SettingsService:
-    def __init__(self, db: Database, languages: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, db: Database, languages: tuple[str, ...] = (),
+        can_load: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:  # fmt: skip
+        """`can_load`: raises a UserError with the reason when a language's model cannot be
+        loaded (ModelPool.check_loadable)."""
         self.db = db
         self.languages = languages  # what servers and members may choose
+        self.can_load = can_load
+        self._language_changes: dict[tuple[str, int], collections.deque[float]] = {}
 
     # ---- server ----------------------------------------------------------------------------
     async def setup(
@@ -57,7 +72,7 @@ class SettingsService:
                 raise UserError(tr("“{name}” is not a built-in voice. Choose one of: {choices}.",
                                    name=raw[:40], choices=choices))  # fmt: skip
         if spec.kind == "language" and value is not None:
-            value = self.check_language(raw)
+            value = await self.choose_language(raw, ("server", guild.id))
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
             raise UserError(tr("That channel is not in this server."))
         if spec.kind == "role" and value is not None and guild.get_role(value) is None:
@@ -131,6 +146,35 @@ class SettingsService:
             ))  # fmt: skip
         return language
 
+    async def choose_language(self, raw: str, changer: tuple[str, int]) -> str:
+        """A language a server or member switches to: offered, within the rate of changes,
+        and with a model that can be loaded."""
+        language = self.check_language(raw)
+        self._count_language_change(changer)
+        if self.can_load is not None:
+            await self.can_load(language)
+        return language
+
+    def _count_language_change(self, changer: tuple[str, int]) -> None:
+        now = time.monotonic()
+        for key in [
+            k
+            for k, times in self._language_changes.items()
+            if times[-1] < now - LANGUAGE_CHANGES_WINDOW_S
+        ]:
+            del self._language_changes[key]  # keep only who changed lately
+        times = self._language_changes.setdefault(changer, collections.deque())
+        while times and times[0] < now - LANGUAGE_CHANGES_WINDOW_S:
+            times.popleft()
+        if len(times) >= LANGUAGE_CHANGES:
+            wait_s = times[0] + LANGUAGE_CHANGES_WINDOW_S - now
+            raise UserError(tr(
+                "The language was changed {count} times in the last few minutes: please wait "
+                "{minutes} min before changing it again.",
+                count=len(times), minutes=max(1, round(wait_s / 60)),
+            ))  # fmt: skip
+        times.append(now)
+
     # ---- member ----------------------------------------------------------------------------
     async def set_language(self, member: discord.Member | discord.User, guild: discord.Guild,
                            raw: str) -> Reply:  # fmt: skip
@@ -138,7 +182,7 @@ class SettingsService:
         if raw.strip().lower() in ("", "none", "reset"):
             await self.db.members.set_language(member.id, guild.id, None)
             return Reply(tr("I will speak your messages in this server's language again."))
-        language = self.check_language(raw)
+        language = await self.choose_language(raw, ("member", member.id))
         await self.db.members.set_language(member.id, guild.id, language)
         return Reply(tr("I will speak your messages in {language} in this server.",
                         language=language_name(language)))  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bot.model_pool import ModelPool
 from bot.phrasebook import phrasebook
@@ -276,3 +277,55 @@ async def test_a_cloned_voice_speaks_another_language_from_its_recording(
             deleted = await fake.interaction("voice delete", {"name": name})
             assert (await deleted.wait_final())["content"].startswith(f"Deleted “{name}”")
         assert voice_files(run) == []
+
+
+def unloadable_configs(folder: Path, base: Path) -> None:
+    """german: a config pocket-tts cannot parse; italian: weights that cannot be had (a
+    Hugging Face repository that does not exist, offline or not)."""
+    (folder / "german.yaml").write_text("flow_lm: [not, a, model]\n", encoding="utf-8")
+    config = yaml.safe_load(base.read_text())
+    config["weights_path"] = "hf://pocketvoice-tests/no-such-model/model.safetensors"
+    (folder / "italian.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+async def test_set_language_refuses_a_language_whose_model_cannot_load(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = env_for(tmp_path, tiny_model)
+    unloadable_configs(Path(env["TTS_CONFIG_DIR"]), tiny_model.config)
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
+        fake, bot = run.fake, run.bot
+        assert bot.db is not None and bot.models is not None
+        broken = await fake.interaction("set language", {"value": "german"}, permissions=ADMIN)
+        content = (await broken.wait_final())["content"]
+        assert content.startswith("I cannot speak german on this bot now: its model config")
+        assert "german.yaml is broken" in content
+        unreachable = await fake.interaction("set my_language", {"language": "italian"})
+        content = (await unreachable.wait_final())["content"]
+        assert content.startswith("I cannot speak italian on this bot now: its weights")
+        assert "cannot be fetched now (model.safetensors)" in content
+        # nothing was stored, nothing was loaded
+        guild, member = int(fake.GUILD_ID), int(fake.humans["alice"].id)
+        assert (await bot.db.guilds.get(guild)).language is None
+        assert (await bot.db.members.get(member, guild)).language is None
+        assert bot.models.loaded() == ["english"] and bot.models.loads == 0
+        # a language that can load is taken
+        fine = await fake.interaction("set my_language", {"language": "french"})
+        assert "in french" in (await fine.wait_final())["content"]
+
+
+async def test_language_changes_are_rate_limited_per_member(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
+        fake = run.fake
+
+        async def change(language: str, user: str = "alice") -> str:
+            inter = await fake.interaction("set my_language", {"language": language}, user=user)
+            return str((await inter.wait_final())["content"])
+
+        for language in ("french", "german", "italian"):
+            assert f"in {language}" in await change(language)
+        assert "this server's language again" in await change("none")  # going back is free
+        assert "please wait" in await change("french")
+        assert "in french" in await change("french", user="bob")  # another member may

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from bot.engine import TTSEngine
-from bot.model_pool import LanguageError, ModelPool, available_languages
+from bot.model_pool import (
+    OTHER_MODEL_STATE_MB,
+    OTHER_MODEL_STATES,
+    LanguageError,
+    ModelPool,
+    ModelsBusyError,
+    available_languages,
+)
 from tests.conftest import TinyModel, engine_settings
 from tests.test_e2e_languages import language_configs
 
@@ -84,13 +91,88 @@ async def test_the_memory_budget_counts_the_models_weights(
     pool = await pool_of(tmp_path, tiny_model)
     size_mb = pool.default.model_bytes >> 20
     assert size_mb > 10  # the tiny model's weights: tens of MB
-    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=2 * size_mb + 1)
+    two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
+    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=two_models_mb)
     try:
         await pool.ensure("french")
         await pool.ensure("german")  # three models do not fit: french, idle, goes
         assert pool.loaded() == ["english", "german"]
         # an unloaded language's queued speech falls back to the default model
         assert pool.engine_for("french") is pool.default
+    finally:
+        await pool.close()
+        await pool.default.close()
+
+
+async def test_the_budget_is_checked_before_loading_counting_the_loads_in_flight(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """A burst of languages never loads past TTS_MODELS: a load that would not fit, with
+    every other model in use, is refused with a clear reply instead of loaded anyway."""
+    pool = await pool_of(tmp_path, tiny_model, TTS_MODELS="2")
+    pool.idle_before_unload_s = 3600.0  # every loaded model counts as in use
+    try:
+        results = await asyncio.gather(
+            *(pool.ensure(language) for language in ("french", "german", "italian")),
+            return_exceptions=True,
+        )
+        loaded = [r for r in results if isinstance(r, TTSEngine)]
+        refused = [r for r in results if isinstance(r, ModelsBusyError)]
+        assert len(loaded) == 1 and len(refused) == 2, results
+        assert len(pool.loaded()) == 2 and pool.loads == 1
+        assert "all in use" in refused[0].message and "try again" in refused[0].message
+        # once a model is idle long enough, the next language takes its place
+        pool.idle_before_unload_s = 0.0
+        await pool.ensure("italian")
+        assert len(pool.loaded()) == 2 and "italian" in pool.loaded()
+    finally:
+        await pool.close()
+        await pool.default.close()
+
+
+async def test_the_memory_budget_is_checked_before_loading(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    pool = await pool_of(tmp_path, tiny_model)
+    two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
+    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=two_models_mb)
+    pool.idle_before_unload_s = 3600.0
+    try:
+        await pool.ensure("french")
+        with pytest.raises(ModelsBusyError):
+            await pool.ensure("german")  # a third would not fit, and french is in use
+        assert pool.loaded() == ["english", "french"] and pool.loads == 1
+    finally:
+        await pool.close()
+        await pool.default.close()
+
+
+def test_only_the_operators_languages_are_offered_by_default(tiny_model: TinyModel) -> None:
+    settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_LANGUAGE="french")
+    assert ModelPool.offered(settings) == ("french",)
+    every = engine_settings(tiny_model.config, tiny_model.clip, TTS_LANGUAGES="all")
+    assert ModelPool.offered(every) == available_languages()
+
+
+async def test_another_languages_voice_states_are_bounded(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Each language's model keeps its own state per voice (~6 MB each for the real model):
+    another language's model keeps only a few, so many voices times many languages stay
+    within a bound."""
+    pool = await pool_of(tmp_path, tiny_model)
+    try:
+        french = await pool.ensure("french")
+        clips = []
+        for number in range(OTHER_MODEL_STATES + 3):
+            clip = tmp_path / f"voice-{number}.wav"
+            clip.write_bytes(tiny_model.clip.read_bytes())
+            clips.append(clip)
+        for clip in clips:
+            await french.voice_state(str(clip))
+        assert len(french.voice_cache) == OTHER_MODEL_STATES
+        assert french.voice_cache.max_bytes == OTHER_MODEL_STATE_MB << 20
+        assert str(clips[-1]) in french.voice_cache and str(clips[0]) not in french.voice_cache
     finally:
         await pool.close()
         await pool.default.close()
