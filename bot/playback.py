@@ -42,6 +42,9 @@ class Utterance:
     message_id: int | None = None  # the chat message it reads, if any (edits, deletions)
     lead: str = ""  # the phrase `text` starts with ("Alice said"): played from the phrase cache
     language: str | None = None  # the model that speaks it (None: the default language)
+    # called as its synthesis begins, in playing order: its last chance to settle its words
+    # (auto-reading decides there whether to say "NAME said", from who was heard last)
+    on_start: Callable[[Utterance], None] | None = None
 
 
 @dataclass
@@ -223,6 +226,8 @@ class GuildSpeaker:
 
     def _begin(self, utterance: Utterance, follows: PlaybackSink | None = None) -> _Playback:
         """Make the utterance's playback and hand its text to the scheduler."""
+        if utterance.on_start is not None:
+            utterance.on_start(utterance)
         voice_client = self._voice_client()
         loop = asyncio.get_running_loop()
         played: asyncio.Future[Exception | None] = loop.create_future()

@@ -126,6 +126,22 @@ FRENCH_REPLIES: dict[str, str] = {
         "Chargement de la langue : {language}… Je lirai les messages dès qu'elle sera prête."
     ),
     "Speaking that message in {channel}.": "Je lis ce message dans {channel}.",
+    "I could not load {language} just now, so I'm speaking in {default} instead.": (
+        "Je n'ai pas pu charger la langue {language} pour l'instant : je parle en {default} "
+        "à la place."
+    ),
+    "Messages starting with “{prefix}” are not read aloud in this server.": (
+        "Les messages qui commencent par « {prefix} » ne sont pas lus dans ce serveur."
+    ),
+    "Someone in {channel} cannot see that message's channel, so I won't read it there.": (
+        "Quelqu'un dans {channel} ne peut pas voir le salon de ce message : je ne le lirai pas là."
+    ),
+    "That is a lot of reading at once: please wait a few seconds.": (
+        "Cela fait beaucoup de lecture d'un coup : merci d'attendre quelques secondes."
+    ),
+    "“{nick}” is the name of another member here: please choose another.": (
+        "« {nick} » est le nom d'un autre membre ici : merci d'en choisir un autre."
+    ),
     "I can only speak messages from a server.": "Je ne lis que les messages d'un serveur.",
     "This server does not have messages from bots read aloud.": (
         "Ce serveur ne fait pas lire les messages des bots."

@@ -12,7 +12,7 @@ from bot.db import Database
 from bot.engine import BUILTIN_VOICES
 from bot.replies import Reply, UserError, language_name, plural, require_manage_guild, tr
 from bot.server_settings import SETTINGS, SettingError
-from bot.text import Names, ReadOptions, speakable
+from bot.text import Names, ReadOptions, plain_name, speakable
 
 MAX_NICK = 32
 MAX_WORD = 50
@@ -195,6 +195,11 @@ class SettingsService:
             return Reply(tr("I will call you by your server name again."))
         if len(nick) > MAX_NICK:
             raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
+        if _names_of_others(guild, member.id) & {_said_as(nick)}:
+            raise UserError(
+                tr("“{nick}” is the name of another member here: please choose another.",
+                   nick=nick)
+            )  # fmt: skip
         await self.db.members.set_nick(member.id, guild.id, nick)
         return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
 
@@ -204,3 +209,21 @@ class SettingsService:
         if enabled:
             return Reply(tr("Your messages are read aloud again in this server."))
         return Reply(tr("Your messages will not be read aloud in this server."))
+
+
+def _said_as(name: str) -> str:
+    """A name as it sounds: "𝓑𝓸𝓫", "BOB" and "bob" are one name read aloud."""
+    return plain_name(name).casefold()
+
+
+def _names_of_others(guild: discord.Guild, member_id: int) -> set[str]:
+    """The names the server's other members go by that the bot knows of (display, global and
+    user names; without the members intent, the members in voice and the bot's own cache):
+    a nickname must not make one member's messages sound like another's."""
+    return {
+        _said_as(name)
+        for other in guild.members
+        if other.id != member_id
+        for name in (other.display_name, other.global_name, other.name)
+        if name
+    }

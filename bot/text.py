@@ -394,9 +394,24 @@ def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) ->
 
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
+    return _line(_body(facts, names, options), facts, options, say_name=say_name)
+
+
+def announce_both(facts: MessageFacts, names: Names, options: ReadOptions) -> tuple[str, str]:
+    """The line with its author's name and without (`announce` both ways, the message's words
+    made speakable once): which one is said can then be decided when it is its turn."""
+    body = _body(facts, names, options)
+    return (
+        _line(body, facts, options, say_name=True), _line(body, facts, options, say_name=False)
+    )  # fmt: skip
+
+
+def _body(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
     body = speakable(facts.content, names, options)
-    if not any(c.isalnum() for c in body):  # "...", "?!": nothing a person would read out
-        body = ""
+    return body if any(c.isalnum() for c in body) else ""  # "...", "?!": nothing to read out
+
+
+def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
     author = plain_name(facts.author, options)
     book = options.phrases
     extras = _attachments_phrase(facts.attachment_types, facts.stickers, book)
