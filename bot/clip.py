@@ -117,6 +117,7 @@ def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimi
     normalised to 1.0, the waveform's shape kept. Only samples that carry no waveform are
     refused: NaN or infinite ones, in the file or after mixing its channels down."""
     rate = info.samplerate
+    speech = _SpeechCount(limits)
     block = max(1024, int(rate * BLOCK_S))
     most = int(limits.max_duration_s * rate) + block  # a header may understate the length
     resampler = soxr.ResampleStream(rate, MODEL_RATE, 1, dtype="float32")
@@ -139,6 +140,7 @@ def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimi
             if len(mono):
                 peak = max(peak, float(np.abs(mono).max()))
             pieces.append(resampler.resample_chunk(mono, last=last))
+            speech.add(pieces[-1], peak)
             if last:
                 break
     if frames < 0.98 * info.frames:
@@ -149,6 +151,49 @@ def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimi
     if peak > 1.0 and len(audio):  # (the resampled peak: its filter may ring a little above)
         audio /= np.float32(max(peak, float(np.abs(audio).max())))
     return audio
+
+
+def _too_much_speech(seconds: float, limits: ClipLimits) -> ClipError:
+    return ClipError(tr(
+        "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
+        "to 30 seconds works best).",
+        seconds=seconds, most=limits.max_speech_s,
+    ))  # fmt: skip
+
+
+class _SpeechCount:
+    """While decoding, the 20 ms windows that are speech whatever comes later, so that a
+    clip with too much speech is refused as soon as that is certain, not after decoding all
+    of a 5-minute file.
+
+    `trim_to_speech` calls a window speech above max(floor_db, loudest window - range_db),
+    on the clip scaled to at most full scale (0 dB), so that threshold is never above
+    max(floor_db, -range_db): a window louder than that, relative to the peak so far, is
+    speech. (Only a float file whose peak later grows past the one seen so far could make
+    it quieter, and such a file is then refused early when a full decode might have let it
+    pass: a loss nobody recording a voice meets.)"""
+
+    def __init__(self, limits: ClipLimits) -> None:
+        self.limits = limits
+        self.size = int(WINDOW_S * MODEL_RATE)
+        self.sure_db = max(limits.floor_db, -limits.range_db)
+        self.windows = 0
+        self._rest = np.zeros(0, np.float32)  # the part of a window left by the last piece
+
+    def add(self, samples: np.ndarray, peak: float) -> None:
+        """Count `samples` (24 kHz, the next ones); refuse once it is surely too much."""
+        samples = np.concatenate([self._rest, samples])
+        count = len(samples) // self.size
+        self._rest = samples[count * self.size :]
+        if count == 0:
+            return
+        windows = samples[: count * self.size].reshape(count, self.size).astype(np.float64)
+        windows -= windows.mean(axis=1, keepdims=True)
+        rms_db = 10 * np.log10(np.mean(windows**2, axis=1) + 1e-12) - 20 * np.log10(peak)
+        self.windows += int(np.count_nonzero(rms_db > self.sure_db))
+        seconds = self.windows * WINDOW_S
+        if seconds > self.limits.max_speech_s + 0.5:  # (said as one more whole second)
+            raise _too_much_speech(seconds, self.limits)
 
 
 def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
@@ -189,11 +234,7 @@ def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RA
             seconds=speech_s, least=limits.min_speech_s,
         ))  # fmt: skip
     if speech_s > limits.max_speech_s:
-        raise ClipError(tr(
-            "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
-            "to 30 seconds works best).",
-            seconds=speech_s, most=limits.max_speech_s,
-        ))  # fmt: skip
+        raise _too_much_speech(speech_s, limits)
     indices = np.flatnonzero(active)
     margin = int(0.1 / WINDOW_S)  # keep 100 ms around the speech
     first = max(0, indices[0] - margin)

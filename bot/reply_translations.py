@@ -202,6 +202,15 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "Downloading your clip…": "Téléchargement de votre extrait…",
     "Checking your clip…": "Vérification de votre extrait…",
+    "You are already making a voice. Please wait until it is ready.": (
+        "Vous êtes déjà en train de créer une voix. Veuillez attendre qu'elle soit prête."
+    ),
+    "{count} voices are being made in this server right now. Please try again in a minute.": (
+        "{count} voix sont en cours de création sur ce serveur. Veuillez réessayer dans une minute."
+    ),
+    "I am busy making other voices right now. Please try again in a minute.": (
+        "Je suis occupé à créer d'autres voix en ce moment. Veuillez réessayer dans une minute."
+    ),
     "Learning your voice from {seconds:.1f} s of speech…": (
         "Apprentissage de votre voix à partir de {seconds:.1f} s de parole…"
     ),

@@ -62,15 +62,17 @@ class VoiceService:
             raise UserError(CLONING_OFF_FOR_MEMBERS)
         clips.check_size(attachment.size, self.library.limits.clip)
         name = await self.library.check_can_create(member.id, name)
-        await progress(tr("Downloading your clip…"))
-        try:
-            data = await attachment.read()
-        except (discord.HTTPException, discord.NotFound) as error:
-            log.warning("attachment download failed: %s", error)
-            raise UserError(tr("I could not download your file. Please try again.")) from None
-        record = await self.library.create(
-            member.id, name, data, consented_at=utc_now(), progress=progress, guild_id=guild.id
-        )
+        async with self.library.admitted(member.id, guild.id):  # before the download
+            await progress(tr("Downloading your clip…"))
+            try:
+                data = await attachment.read()
+            except (discord.HTTPException, discord.NotFound) as error:
+                log.warning("attachment download failed: %s", error)
+                raise UserError(tr("I could not download your file. Please try again.")) from None
+            record = await self.library.create(
+                member.id, name, data, consented_at=utc_now(), progress=progress,
+                guild_id=guild.id,
+            )  # fmt: skip
         ready = tr(
             "Your voice “{name}” is ready ({seconds:.0f} s of speech used). "
             "Use `/voice use {name}` to speak with it.",

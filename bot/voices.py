@@ -19,6 +19,7 @@ Data is private: folders 0700, files 0600.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import io
@@ -28,10 +29,11 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -69,6 +71,7 @@ MAX_HEARD = 10_000  # deletions heard and not yet handled; past it, one sweep in
 # A sweep while the bot runs leaves younger files alone: they may be a clone being written,
 # whose row is not in yet (a clone takes seconds; this is far longer).
 SWEEP_MIN_AGE_S = 600.0
+DECODE_NICE = 10  # the clip-decoding thread's niceness (0: as speech; 19: the lowest)
 # A sweep that would remove this many files or fewer may remove more than half of them (a
 # crash or two); past it, removing most of the store is never routine: they are moved aside.
 FEW_FILES = 4
@@ -89,6 +92,31 @@ STORAGE_TROUBLE = tr(
 class VoiceLimits:
     quota: int = 3
     clip: clips.ClipLimits = field(default_factory=clips.ClipLimits)
+    # clones in flight (download, decode, model work): one per member, and at most these
+    clones_per_server: int = 2
+    clones_in_all: int = 4
+
+
+_decoder: concurrent.futures.ThreadPoolExecutor | None = None
+_decoder_lock = threading.Lock()
+
+
+def _lower_priority() -> None:
+    """The decoding thread yields the CPU to speech: Linux gives each thread its own nice."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), DECODE_NICE)
+
+
+def decoder() -> concurrent.futures.ThreadPoolExecutor:
+    """The one thread that decodes uploaded clips, at a low priority: clips wait for each
+    other there, never for or ahead of speech (the default executor serves everything)."""
+    global _decoder
+    with _decoder_lock:
+        if _decoder is None:
+            _decoder = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix="clip-decode", initializer=_lower_priority
+            )
+        return _decoder
 
 
 def check_name(name: str) -> str:
@@ -152,6 +180,7 @@ class VoiceLibrary:
         # several processes share the store: states are kept there too, for the others
         self.shared = db.dialect == "postgresql"
         self._sweep_needed = False  # deletions were heard faster than handled
+        self._cloning: dict[int, int | None] = {}  # member -> server, of the clones admitted
         # a lock lives while someone holds or waits for it: the table cannot only grow
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -212,6 +241,32 @@ class VoiceLibrary:
             quota=self.limits.quota,
         )
 
+    @contextlib.asynccontextmanager
+    async def admitted(self, owner_id: int, guild_id: int | None) -> AsyncIterator[None]:
+        """A clone may start (its download, decode and model work), or a clear refusal: one
+        at a time per member, and a few per server and in all. Asked before the download,
+        so waiting clones can never pile up behind the lock, the decoder or the model."""
+        if owner_id in self._cloning:
+            raise VoiceLibraryError(
+                tr("You are already making a voice. Please wait until it is ready.")
+            )
+        here = sum(1 for g in self._cloning.values() if guild_id is not None and g == guild_id)
+        if here >= self.limits.clones_per_server:
+            raise VoiceLibraryError(tr(
+                "{count} voices are being made in this server right now. Please try again in "
+                "a minute.",
+                count=here,
+            ))  # fmt: skip
+        if len(self._cloning) >= self.limits.clones_in_all:
+            raise VoiceLibraryError(
+                tr("I am busy making other voices right now. Please try again in a minute.")
+            )
+        self._cloning[owner_id] = guild_id
+        try:
+            yield
+        finally:
+            del self._cloning[owner_id]
+
     async def check_can_create(self, owner_id: int, name: str) -> str:
         """The cheap checks, before any download or model work."""
         name = check_name(name)
@@ -240,7 +295,9 @@ class VoiceLibrary:
             name = await self.check_can_create(owner_id, name)
             if progress:
                 await progress(tr("Checking your clip…"))
-            clip = await asyncio.to_thread(clips.prepare, data, self.limits.clip)
+            clip = await asyncio.get_running_loop().run_in_executor(
+                decoder(), clips.prepare, data, self.limits.clip
+            )
             if progress:
                 await progress(tr(
                     "Learning your voice from {seconds:.1f} s of speech…",

@@ -170,3 +170,22 @@ def test_a_float_file_whose_channels_overflow_when_mixed_is_refused() -> None:
     assert np.all(np.isfinite(huge))
     with pytest.raises(ClipError, match="damaged"):
         prepare(_float_wav(np.stack([huge, huge], axis=1).astype(np.float32)), LIMITS)
+
+
+def test_decoding_stops_once_there_is_surely_too_much_speech() -> None:
+    """Four 299 s files of speech took 9.8 s of CPU, each refused only after its whole
+    decode: decoding now stops a second past the 60 s limit (the reply says how far it got)."""
+    import io
+
+    import soundfile
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, speech_like(299.0, lead_s=0, tail_s=0), 24_000, format="WAV")
+    limits = ClipLimits(max_bytes=20 * 1024 * 1024)
+    with pytest.raises(ClipError, match="has 61 s of speech; please send at most 60 seconds"):
+        prepare(buffer.getvalue(), limits)
+
+
+def test_a_clip_just_within_the_speech_limit_is_kept_whole() -> None:
+    clip = prepare(encode(speech_like(59.0, lead_s=0.5, tail_s=0.5), "flac"), LIMITS)
+    assert len(clip) / 24_000 == pytest.approx(30.0, abs=0.05)  # the best 30 s of it

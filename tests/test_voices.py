@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
+import discord
+import numpy as np
 import pytest
 import soundfile
 import torch
 
+from bot import clip as clips
 from bot.db import Database, VoiceRepository
 from bot.engine import StateCache, TTSEngine, VoiceError
-from bot.replies import UserError
-from bot.voices import VoiceLibrary, VoiceLibraryError, VoiceLimits, consent_now
+from bot.replies import Reply, UserError
+from bot.voice_service import VoiceService
+from bot.voices import DECODE_NICE, VoiceLibrary, VoiceLibraryError, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
 ALICE, BOB = 101, 202
@@ -283,3 +289,84 @@ def test_state_cache_is_bounded_by_count_and_bytes() -> None:
     cache.pop("e")
     assert cache.bytes == 4 * 1024 and cache.get("e") is None
     assert cache.hits == 1 and cache.misses == 1
+
+
+class HeldUpload:
+    """An attachment whose download waits for the test: a slow CDN, held in its hands."""
+
+    def __init__(self, data: bytes = CLIP) -> None:
+        self.data, self.size, self.reads = data, len(data), 0
+        self.started, self.release = asyncio.Event(), asyncio.Event()
+
+    async def read(self) -> bytes:
+        self.reads += 1
+        self.started.set()
+        await self.release.wait()
+        return self.data
+
+
+class NotInVoice:
+    """Where the service would speak a sample: the member is in no voice channel."""
+
+    async def speak_in_callers_channel(self, *_: object, **__: object) -> None:
+        raise UserError("not in a voice channel")
+
+
+async def test_clones_are_admitted_before_downloading_per_member_server_and_in_all(
+    library: VoiceLibrary,
+) -> None:
+    """Downloads and decodes used to start before any limit, and wait without bound behind
+    the member's lock. Now a clone is admitted first, or refused at once, unread."""
+    service = VoiceService(library, NotInVoice(), library.engine)  # type: ignore[arg-type]
+
+    async def progress(_: str) -> None:
+        return None
+
+    def clone(user: int, guild: int, upload: HeldUpload) -> Awaitable[Reply]:
+        member, server = discord.Object(user), discord.Object(guild)
+        return service.clone(member, server, f"v{user}", upload, True, progress)  # type: ignore[arg-type]
+
+    held: dict[int, tuple[HeldUpload, asyncio.Task[Reply]]] = {}
+    for user, guild in ((ALICE, 1), (BOB, 1), (303, 2), (404, 2)):  # two servers' worth
+        upload = HeldUpload()
+        held[user] = (upload, asyncio.create_task(clone(user, guild, upload)))
+        await upload.started.wait()
+    refused = [
+        (ALICE, 3, "already making a voice"),
+        (505, 1, "2 voices are being made in this server"),
+        (606, 3, "busy making other voices"),
+    ]
+    for user, guild, message in refused:
+        upload = HeldUpload()
+        with pytest.raises(VoiceLibraryError, match=message):
+            await asyncio.wait_for(clone(user, guild, upload), 30)  # (it used to wait for good)
+        assert upload.reads == 0  # refused before any download
+    upload, task = held.pop(ALICE)
+    upload.release.set()
+    assert "is ready" in (await task).content
+    for _, task in held.values():  # given up while downloading: their places are free again
+        task.cancel()
+    await asyncio.gather(*(task for _, task in held.values()), return_exceptions=True)
+    for user, guild in ((505, 1), (606, 3)):
+        upload = HeldUpload()
+        upload.release.set()
+        assert "is ready" in (await clone(user, guild, upload)).content
+
+
+async def test_clips_are_decoded_on_one_low_priority_thread(
+    library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the default executor, which speech shares: one thread, niced, clips in turn."""
+    seen: list[tuple[str, int]] = []
+    real = clips.prepare
+
+    def prepare(data: bytes, limits: clips.ClipLimits) -> np.ndarray:
+        me = threading.current_thread()
+        seen.append((me.name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return real(data, limits)
+
+    monkeypatch.setattr(clips, "prepare", prepare)
+    await asyncio.gather(create(library, ALICE, "One"), create(library, BOB, "Two"))
+    assert len(seen) == 2 and len(set(seen)) == 1
+    name, nice = seen[0]
+    assert name.startswith("clip-decode") and nice >= DECODE_NICE
