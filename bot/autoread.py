@@ -18,7 +18,6 @@ import cachetools
 import discord
 
 from bot.db import Database
-from bot.fallback import fallback_for
 from bot.playback import SpeechScheduler, Utterance
 from bot.replies import UserError, language_name, localize, tr
 from bot.server_settings import ServerSettings
@@ -169,7 +168,7 @@ class AutoReader:
         silence nobody understands (never pinging). False when it could not be loaded: the
         channel is then told once that the default language speaks instead."""
         assert message.guild is not None
-        fallback = fallback_for(self.speech)
+        fallback = self.speech.fallback
         if not fallback.failed_lately(language):
             key = (message.guild.id, language)
             if key not in self._loading_told:
@@ -397,7 +396,7 @@ class AutoReader:
                                  language: str) -> str:  # fmt: skip
         """The language once its model is loaded, or the default one if it cannot be (the
         voice channel's chat is told once)."""
-        fallback = fallback_for(self.speech)
+        fallback = self.speech.fallback
         if not fallback.failed_lately(language):
             try:
                 await self.speech.model_ready(language)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from collections.abc import Callable
 
 import cachetools
@@ -64,14 +63,3 @@ class ModelFallback:
             )
         except discord.HTTPException as error:
             log.info("could not post the fallback notice in server %s: %s", guild.id, error)
-
-
-_FALLBACKS: weakref.WeakKeyDictionary[object, ModelFallback] = weakref.WeakKeyDictionary()
-
-
-def fallback_for(owner: object) -> ModelFallback:
-    """The fallback state of one bot (its speech service): `/say` and auto-reading share it."""
-    found = _FALLBACKS.get(owner)
-    if found is None:
-        found = _FALLBACKS[owner] = ModelFallback()
-    return found

@@ -16,6 +16,7 @@ import numpy as np
 
 from bot.audio import MODEL_RATE, encode_audio
 from bot.engine import VoiceError
+from bot.fallback import ModelFallback
 from bot.phrasebook import phrasebook
 from bot.playback import QueueFullError, SpeechScheduler, Utterance
 from bot.replies import Reply, UserError, language_name, lines, plural, tr
@@ -47,6 +48,7 @@ class SpeechService:
     ) -> None:
         self.scheduler = scheduler
         self.connections = connections
+        self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
         self.language = language  # the operator's: the default model's
         self.language_for = language_for
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
@@ -119,6 +121,11 @@ class SpeechService:
         channel = self.caller_channel(member)
         language = await self.language_of(member.id, channel.guild.id)
         named = language_name(language)
+        fallback = self.fallback
+        if self.needs_loading(language) and fallback.failed_lately(language):
+            # it failed to load a moment ago: the default speaks now, and the member is told
+            spoken = await self._say(member, channel, text, self.language, requested_at)
+            return lines(fallback.notice(language, self.language), spoken)
         if self.needs_loading(language):
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
@@ -167,8 +174,16 @@ class SpeechService:
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
         language: str, requested_at: float,
     ) -> None:  # fmt: skip
+        """Speak once the model is loaded; if it cannot be, in the default language, and the
+        voice channel's chat is told once (the member's "Loading…" reply cannot be edited
+        from here, and the people hearing another language are the ones to tell)."""
         try:
             await self.model_ready(language)
+        except Exception as error:  # the weights, the network, a config: any failure
+            self.fallback.failed(language, error)
+            await self.fallback.tell(channel, channel.guild, language, self.language)
+            language = self.language
+        try:
             await self._say(member, channel, text, language, requested_at)
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak after loading the %s model", language)
