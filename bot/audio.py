@@ -23,6 +23,7 @@ DISCORD_RATE = 48_000
 FRAME_SAMPLES = 960  # 20 ms at 48 kHz
 FRAME_BYTES = FRAME_SAMPLES * 2 * 2  # stereo, s16le
 SILENCE = bytes(FRAME_BYTES)
+REWIND_FRAMES = 250  # 5 s: longer than a link goes unnoticed (the watchdog heals after 2 s)
 FILE_FORMATS = {".wav": ("WAV", "PCM_16"), ".ogg": ("OGG", "OPUS"), ".opus": ("OGG", "OPUS")}
 
 
@@ -96,6 +97,8 @@ class StreamingSource(discord.AudioSource):
         self.frames_played = 0
         self.reads = 0  # every read, silence too: shows the player thread is alive
         self.first_frame_at: float | None = None  # time.monotonic() of the first real frame
+        # the last frames played, to play again after a link that was not carrying them
+        self._played: collections.deque[bytes] = collections.deque(maxlen=REWIND_FRAMES)
 
     def feed(self, frames: list[bytes]) -> None:
         if not self._cancelled:
@@ -143,7 +146,16 @@ class StreamingSource(discord.AudioSource):
         if self.first_frame_at is None:
             self.first_frame_at = time.monotonic()
         self.frames_played += 1
+        self._played.append(frame)
         return frame
+
+    def rewind(self, frames: int) -> int:
+        """Queue the last `frames` played frames again (at most `REWIND_FRAMES`): they went to
+        a voice link that was no longer carrying them. Returns how many."""
+        count = min(frames, len(self._played))
+        again = [self._played.pop() for _ in range(count)]  # newest first
+        self._frames.extendleft(again)  # extendleft reverses: oldest ends up first
+        return count
 
     def is_opus(self) -> bool:
         return False

@@ -70,6 +70,7 @@ STALL_S = 30.0  # a player that has not read a frame for this long is given up
 # ...unless discord.py says the voice link is reconnecting (after close 1006 and the like): a
 # reconnect may retry with backoff (and without bot/voice_link.py took up to 30 s), so longer.
 RECONNECT_STALL_S = 75.0
+REPLAY_MARGIN_FRAMES = 5  # a healed link replays these few frames more: better twice than lost
 
 
 class GuildSpeaker:
@@ -112,6 +113,7 @@ class GuildSpeaker:
         self.last_active = time.monotonic()
         self.link_wanted = False  # the bot means to be in voice here (its link may be healing)
         self._silence: tuple[_Playback, int, float] | None = None  # (playback, reads, since)
+        self._carried: tuple[_Playback, int] | None = None  # (playback, frames) seen carried
         self._task = supervise(self._run, f"guild-speaker-{key}")
 
     @property
@@ -300,10 +302,25 @@ class GuildSpeaker:
         return now - self._silence[2]
 
     @property
+    def detached(self) -> bool:
+        """The current audio's player gave up before its end (it waits for a working link)."""
+        return self._current is not None and self._current.detached
+
+    @property
     def wants_audio(self) -> bool:
         """Something is playing, or should be."""
         playback = self._current
         return playback is not None and playback.sink.playing and not playback.job.cancelled
+
+    def link_works(self) -> None:
+        """The watchdog saw the link working: a heal would replay from here on, and audio
+        whose player discord.py gave up during its own reconnect plays on now."""
+        playback = self._current
+        if playback is not None and playback.detached:
+            log.info("the voice link in %s is back: the message plays on", self.key)
+            self.relink()
+            return
+        self._carried = None if playback is None else (playback, playback.source.frames_played)
 
     def unlink(self) -> None:
         """The link is about to be torn down: its player's end is not the message's end."""
@@ -311,11 +328,16 @@ class GuildSpeaker:
             self._current.generation += 1
 
     def relink(self) -> None:
-        """The link was made afresh: the current audio plays on from where it was."""
+        """The link was made afresh: the current audio plays on from the last frame the old
+        link was seen carrying (what its player read since went nowhere)."""
         playback = self._current
+        if playback is not None and self._carried is not None and self._carried[0] is playback:
+            lost = playback.source.frames_played - self._carried[1]
+            playback.source.rewind(lost + REPLAY_MARGIN_FRAMES)
         if playback is not None and playback.sink.playing and not playback.source.ended.is_set():
+            playback.detached = False
             self._attach(playback)
-        self._silence = None
+        self._silence = self._carried = None
 
     def _cached_lead(self, utterance: Utterance) -> np.ndarray | None:
         """The lead's audio if the cache has it (else it is rendered for next time)."""
@@ -460,12 +482,19 @@ class _Playback:
     not_connected: bool = False
     synthesized: bool = False  # every unit is in the source; it is playing out
     generation: int = 0  # which player's end counts: the one attached last
+    detached: bool = False  # its player gave up before the end: it waits for another
 
     def player_ended(self, generation: int, error: Exception | None) -> None:
-        """A player stopped reading the source: the message's end if it is the current one
-        (a player of a link torn down for healing is not)."""
-        if generation == self.generation and not self.played.done():
+        """A player stopped reading the source: the message's end if it is the current
+        player and it played the source to its end (or failed, or was stopped by /skip).
+        A player of a link torn down for healing does not count, nor one discord.py gave up
+        during a reconnect of its own: the audio waits for the next player (`relink()`)."""
+        if generation != self.generation or self.played.done():
+            return
+        if self.source.ended.is_set() or self.job.cancelled or error is not None:
             self.played.set_result(error)
+        else:
+            self.detached = True
 
     def cancel(self, deadlines: DeadlineScheduler) -> None:
         deadlines.cancel(self.job)  # drops its units, stops the unit in flight

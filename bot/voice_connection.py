@@ -106,7 +106,7 @@ class VoiceConnections:
     async def _connect(self, channel: VoiceChannel) -> discord.VoiceClient:
         guild = channel.guild
         voice_client = guild.voice_client
-        if isinstance(voice_client, discord.VoiceClient) and voice_client.is_connected():
+        if isinstance(voice_client, discord.VoiceClient) and self._link_works(guild):
             if voice_client.channel == channel:
                 return voice_client
             current = voice_client.channel
@@ -124,10 +124,21 @@ class VoiceConnections:
             self._want(guild.id, channel.id)
             return voice_client
         check_permissions(channel)
-        await self._drop_link(guild)  # a half-open connection, or one of an old session
-        self.scheduler.speaker(guild).last_active = time.monotonic()  # idle time starts now
-        voice_client = await self._join(channel)
+        speaker = self.scheduler.speaker(guild)
+        speaker.last_active = time.monotonic()  # idle time starts now
+        voice_client = await self._replace_link(channel)
         self._want(guild.id, channel.id)
+        return voice_client
+
+    async def _replace_link(self, channel: VoiceChannel) -> discord.VoiceClient:
+        """A new link in place of whatever the server has (a half-open connection, one of an
+        old session, or none); speech that was playing plays on over the new one."""
+        speaker = self.scheduler.speaker(channel.guild)
+        speaker.unlink()
+        await self._drop_link(channel.guild)
+        voice_client = await self._join(channel)
+        self._broken_since.pop(channel.guild.id, None)
+        speaker.relink()
         return voice_client
 
     async def _join(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -203,6 +214,8 @@ class VoiceConnections:
         silent = speaker.silent_for(now)
         if not speaker.wants_audio or self._link_works(guild):
             self._broken_since.pop(guild_id, None)
+            if silent == 0.0 or speaker.detached:
+                speaker.link_works()
         else:
             self._broken_since.setdefault(guild_id, now)
         broken = now - self._broken_since.get(guild_id, now)
@@ -210,10 +223,11 @@ class VoiceConnections:
         return due and (silent >= HEAL_AFTER_S or broken >= HEAL_AFTER_S)
 
     def _link_works(self, guild: discord.Guild) -> bool:
-        """The link discord.py names is ours and connected (after a new gateway session it
-        names none, while the old one may still seem to play)."""
+        """The link discord.py names is ours, connected, and its voice websocket open."""
         current = guild.voice_client
         ours = self._links.get(guild.id)
+        if isinstance(current, VoiceLink) and not current.carrying:
+            return False
         return (
             isinstance(current, discord.VoiceClient)
             and current.is_connected()
@@ -245,16 +259,12 @@ class VoiceConnections:
         log.warning("the voice link in guild %s carries no speech: joining afresh", guild_id)
         try:
             async with self._lock(guild_id):
-                speaker.unlink()
-                await self._drop_link(guild)
-                await self._join(channel)
+                await self._replace_link(channel)
         except (UserError, discord.DiscordException, OSError) as error:
             log.warning("could not heal the voice link in guild %s: %s", guild_id, error)
             self._next_heal[guild_id] = time.monotonic() + HEAL_BACKOFF_S
             return
         self.heals += 1
-        self._broken_since.pop(guild_id, None)
-        speaker.relink()
         log.info(
             "healed the voice link in guild %s in %.1f s", guild_id, time.monotonic() - started
         )

@@ -76,11 +76,15 @@ class VoiceLink(discord.VoiceClient):
         reader.pause = _pausing_then_waking(state, reader.pause)
 
     @property
-    def reconnecting(self) -> bool:
-        """discord.py is inside a reconnect of its own (its poll task waits for voice events)."""
-        state = self._connection
-        runner = getattr(state, "_runner", None)
-        return not self.is_connected() and runner is not None and not runner.done()
+    def carrying(self) -> bool:
+        """Connected, and its voice websocket open. After the gateway identified again,
+        Discord closes the old session's voice websocket (4014) while discord.py still calls
+        the link connected and waits, its player sending audio nobody receives."""
+        websocket = getattr(getattr(self._connection, "ws", None), "ws", None)
+        if websocket is None:
+            return False
+        # discord.py opens it with autoclose off: a close frame received sets only close_code
+        return self.is_connected() and not websocket.closed and websocket.close_code is None
 
     def stop_reconnecting(self) -> None:
         """Cancel discord.py's own reconnect, if any. Left running, it waits out its timeout

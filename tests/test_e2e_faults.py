@@ -18,7 +18,7 @@ import pytest
 
 from bot import batching
 from bot import engine as engine_module
-from bot import speech as speech_module
+from bot import voice_connection as connection_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_speech import audio_packets, speaker_of
@@ -148,7 +148,7 @@ async def test_gateway_drops_and_speech_goes_on(
 async def test_a_voice_join_discord_never_answers_is_tried_again_then_refused_clearly(
     tmp_path: Path, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(speech_module, "CONNECT_ATTEMPT_S", 2.0)
+    monkeypatch.setattr(connection_module, "CONNECT_ATTEMPT_S", 2.0)
     async with bot_on_fake_discord(tmp_path, tiny_model) as running:
         fake = running.fake
         # the first join is stuck in signalling: no voice events come for it
@@ -163,7 +163,7 @@ async def test_a_voice_join_discord_never_answers_is_tried_again_then_refused_cl
         assert len(joins) == 2  # the stuck one, then a fresh one
 
         # never answered: after every attempt, a clear reply and no half-open connection
-        fake.unanswered_voice_joins = speech_module.CONNECT_ATTEMPTS
+        fake.unanswered_voice_joins = connection_module.CONNECT_ATTEMPTS
         guild2, voice2 = FakeDiscord.GUILD2_ID, FakeDiscord.GUILD2_VOICE_ID
         await fake.set_voice_state("bob", voice2, guild2)
         inter = await fake.interaction("say", {"text": "Hello."}, user="bob", guild=guild2)

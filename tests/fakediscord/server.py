@@ -180,6 +180,12 @@ class FakeDiscord:
         self.voice_ws: dict[str, web.WebSocketResponse] = {}  # guild -> voice websocket
         self.invalidate_resume = False  # answer the next RESUME with INVALID_SESSION
         self.unanswered_voice_joins = 0  # this many joins get no voice events (stuck signalling)
+        # Discord sends VOICE_STATE_UPDATE and VOICE_SERVER_UPDATE for a join in either order
+        self.server_update_first = False
+        self.voice_resume_fails = False  # answer a voice RESUME (op 7) with close 4006
+        self.voice_hosts: list[str] = []  # the endpoint host of each voice websocket opened
+        self._sessions: set[int] = set()  # shards that identified (a new one replaces theirs)
+        self._voice_ssrc: dict[str, int] = {}  # guild -> ssrc of the bot's voice session
         self.resumed = 0  # sessions resumed (gateway)
         self.voice_resumed = 0  # voice sessions resumed (op 7)
         self._seq = 0
@@ -501,6 +507,9 @@ class FakeDiscord:
                     await ws.close(code=4011, message=b"Sharding required.")  # counts disagree
                     break
                 self.shard_count = count
+                if shard in self._sessions:  # a new session: the old one's voice is gone
+                    await self._end_voice_sessions(shard)
+                self._sessions.add(shard)
                 self._gateways[shard] = ws
                 self.identified_shards.add(shard)
                 self.identifies.append(shard)
@@ -543,6 +552,26 @@ class FakeDiscord:
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(self.bot, None, guild))
         await self.close_voice(guild, 4014)
 
+    async def _end_voice_sessions(self, shard: int) -> None:
+        """What Discord does to the voice of a gateway session it replaced: the bot is in no
+        voice channel any more, and its voice websockets close with 4014."""
+        for guild in self.guilds_of_shard(shard):
+            self.voice_by_guild[guild].pop(self.bot.id, None)
+            ssrc = self._voice_ssrc.pop(guild, None)
+            if ssrc is not None:
+                self.udp.ended.add(ssrc)
+            ws = self.voice_ws.pop(guild, None)
+            if ws is not None and not ws.closed:
+                await ws.close(code=4014, message=b"Disconnected.")
+
+    async def move_voice_server(self, guild: str) -> None:
+        """Discord moves the guild's voice to another server while the bot speaks: a new
+        VOICE_SERVER_UPDATE names another endpoint (here `localhost`, the same fake)."""
+        await self.dispatch(
+            "VOICE_SERVER_UPDATE",
+            {"token": "voice-token", "guild_id": guild, "endpoint": f"localhost:{self.port}"},
+        )
+
     async def remove_guild(self, guild: str) -> None:
         """The bot is removed from a server."""
         await self.dispatch("GUILD_DELETE", {"id": guild})
@@ -555,7 +584,6 @@ class FakeDiscord:
             return
         guild = str(data["guild_id"])
         states = self.voice_by_guild[guild]
-        same = channel_id is not None and states.get(self.bot.id) == channel_id
         if channel_id is None:
             states.pop(self.bot.id, None)
         else:
@@ -566,12 +594,13 @@ class FakeDiscord:
             "endpoint": f"127.0.0.1:{self.port}",
         }
         state = self._voice_state_json(self.bot, channel_id, guild)
-        if same:  # a reconnect to the same channel: a new voice server first (as after 4015)
+        if channel_id is None:
+            await self.dispatch("VOICE_STATE_UPDATE", state)
+        elif self.server_update_first:
             await self.dispatch("VOICE_SERVER_UPDATE", server_update)
             await self.dispatch("VOICE_STATE_UPDATE", state)
-            return
-        await self.dispatch("VOICE_STATE_UPDATE", state)
-        if channel_id is not None:
+        else:
+            await self.dispatch("VOICE_STATE_UPDATE", state)
             await self.dispatch("VOICE_SERVER_UPDATE", server_update)
 
     # ---- voice websocket -------------------------------------------------------------------
@@ -579,6 +608,7 @@ class FakeDiscord:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         ssrc = next(self._ssrcs)  # one per voice session
+        self.voice_hosts.append(request.host.rpartition(":")[0])
         await ws.send_json({"op": 8, "d": {"heartbeat_interval": 13750}})
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
@@ -592,6 +622,7 @@ class FakeDiscord:
                     break
                 self.ssrc_guild[ssrc] = data["server_id"]
                 self.voice_ws[data["server_id"]] = ws
+                self._voice_ssrc[data["server_id"]] = ssrc
                 session_ssrc = ssrc
                 ready = {
                     "ssrc": ssrc,
@@ -613,6 +644,9 @@ class FakeDiscord:
                 nonce = data["t"] if isinstance(data, dict) else data
                 await ws.send_json({"op": 6, "d": {"t": nonce}})
             elif op == 7:  # resume after 4015: same session, same ssrc and key
+                if self.voice_resume_fails:  # the voice server lost the session meanwhile
+                    await ws.close(code=4006, message=b"Session is no longer valid.")
+                    break
                 self.voice_resumed += 1
                 guild = data["server_id"]
                 self.voice_ws[guild] = ws

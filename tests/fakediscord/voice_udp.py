@@ -37,6 +37,8 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         self.errors: list[str] = []
         self.arrival = asyncio.Event()
         self._decoders: dict[int, discord.opus.Decoder] = {}
+        self.ended: set[int] = set()  # ssrcs of voice sessions Discord ended: their audio is lost
+        self.dropped = 0  # packets of ended sessions (nobody hears them)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -56,6 +58,9 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
             reply[8 : 8 + len(ip)] = ip
             struct.pack_into(">H", reply, 72, addr[1])
             self.transport.sendto(bytes(reply), addr)
+            return
+        if len(data) > 12 and struct.unpack_from(">I", data, 8)[0] in self.ended:
+            self.dropped += 1
             return
         try:
             self.packets.append(self._decode_rtp(data))

@@ -1,0 +1,156 @@
+"""Voice and gateway faults in the orders Discord really sends them, end to end: the bot heals
+each server's voice link by itself, the interrupted message goes on, and the next `/say` is
+heard at once.
+
+The fake Discord follows discord.py 2.7.1's `voice_state.py` cases (see
+`../shared/notes/discord-py-offline.md`): 4015 with the voice state update first (its resume
+waits for a state it never reaches) or the server update first (it resumes), a resume the
+voice server refuses (4006), 4006 alone, 1006, a voice server move, and the gateway resumed or
+invalidated and identified again (the old session's voice websocket closed with 4014)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.fakediscord import FakeDiscord
+from tests.fakediscord.voice_udp import ReceivedPacket
+from tests.test_e2e_speech import audio_packets, speaker_of
+
+VOICE = FakeDiscord.VOICE_ID
+LONG = "This keeps the bot talking long enough to break something, and then some more words."
+FRAME_SAMPLES_24K = 480  # one 20 ms frame of the model's 24 kHz audio
+HEARD_WITHIN_S = 3.0
+
+FAULTS = [
+    "4015 state first",  # discord.py's resume waits out its timeout
+    "4015 server first",  # discord.py resumes by itself
+    "4015 resume refused",  # the resume is answered with 4006
+    "4006",
+    "1006",
+    "voice server moved",
+    "gateway resumed",
+    "gateway re-identified",  # the old voice websocket closes with 4014
+]
+
+
+@dataclass
+class Heard:
+    longest_gap: float  # the longest silence between audio packets after the fault
+    after_request: float  # from the /say after the fault to the next audio packet
+
+
+async def inject(running: RunningBot, fault: str) -> None:
+    fake = running.fake
+    guild = fake.GUILD_ID
+    if fault.startswith("4015"):
+        await fake.close_voice(guild, 4015)
+    elif fault == "4006":
+        await fake.close_voice(guild, 4006)
+    elif fault == "1006":
+        fake.abort_voice(guild)
+    elif fault == "voice server moved":
+        await fake.move_voice_server(guild)
+    else:
+        fake.invalidate_resume = fault == "gateway re-identified"
+        before = fake._gateways[0]
+        await fake.close_gateway(4000)
+        back = lambda: fake._gateways.get(0) not in (None, before)  # noqa: E731
+        await fake.wait_for(back, 30, "the gateway back")
+        await running.bot.wait_until_ready()
+
+
+def configure(fake: FakeDiscord, fault: str) -> None:
+    fake.server_update_first = fault in ("4015 server first", "4015 resume refused")
+    fake.voice_resume_fails = fault == "4015 resume refused"
+
+
+def audio_after(fake: FakeDiscord, since: float) -> list[ReceivedPacket]:
+    return [p for p in audio_packets(fake.udp.packets) if p.arrived >= since]
+
+
+def longest_gap(packets: list[ReceivedPacket], since: float) -> float:
+    times = [since, *(p.arrived for p in packets)]
+    return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+
+
+async def fault_while_speaking(running: RunningBot, fault: str) -> Heard:
+    """Speak `LONG`, inject the fault, `/say` again 3 s later; both must be heard whole."""
+    fake = running.fake
+    configure(fake, fault)
+    await fake.set_voice_state("alice", VOICE)
+    first = await (await fake.interaction("say", {"text": LONG})).wait_final()
+    assert first["content"].startswith("Speaking in"), first["content"]
+    speaker = speaker_of(running)
+    await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
+    heard_before = len(audio_packets(fake.udp.packets))
+    faulted = time.monotonic()
+    await inject(running, fault)
+    await asyncio.sleep(3.0)  # as a member would: after the silence was noticed
+    requested = time.monotonic()
+    reply = await (await fake.interaction("say", {"text": "Still here."})).wait_final(20)
+    assert "in <#" in reply["content"], reply["content"]
+    await fake.wait_for(lambda: len(speaker.history) >= 2, 90, f"both messages after {fault}")
+    interrupted, following = speaker.history[0], speaker.history[1]
+    assert interrupted.error is None and not interrupted.cancelled, interrupted
+    assert following.error is None and not following.cancelled, following
+    after = audio_after(fake, faulted)
+    # nothing lost: every frame of both messages reached a live voice session (a healed link
+    # replays what the dead one swallowed, so a few frames may come twice)
+    frames = sum(-(-r.model_samples // FRAME_SAMPLES_24K) for r in (interrupted, following))
+    heard = heard_before + len(after) + 2  # a player waiting for its link holds one frame
+    played = [(r.frames_played, r.model_samples, r.underruns) for r in (interrupted, following)]
+    assert heard >= frames, (heard, frames, fake.udp.dropped, played)
+    next_audio = next((p.arrived for p in after if p.arrived >= requested), None)
+    assert next_audio is not None
+    return Heard(longest_gap(after, faulted), next_audio - requested)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+async def test_after_a_fault_mid_message_speech_goes_on_and_the_next_say_is_heard(
+    tmp_path: Path, tiny_model: TinyModel, fault: str
+) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        heard = await fault_while_speaking(running, fault)
+        heals = getattr(getattr(running.bot, "connections", None), "heals", None)
+        gaps = f"longest silence {heard.longest_gap:.2f} s"
+        print(f"{fault}: {gaps}, /say to audio {heard.after_request:.2f} s, heals {heals}")
+        assert heard.longest_gap < HEARD_WITHIN_S, heard
+        assert heard.after_request < HEARD_WITHIN_S, heard
+        if fault == "4015 server first":
+            assert fake.voice_resumed == 1  # discord.py's own resume did it, as it should
+        if fault == "voice server moved":
+            assert fake.voice_hosts[-1] == "localhost"
+        if fault == "gateway re-identified":
+            assert fake.udp.dropped > 0  # the old link's audio went nowhere: healing mattered
+
+
+@pytest.mark.parametrize("fault", ["4015 state first", "gateway re-identified"])
+async def test_after_a_fault_while_idle_the_next_say_is_heard_at_once(
+    tmp_path: Path, tiny_model: TinyModel, fault: str
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        configure(fake, fault)
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("say", {"text": "Hello."})).wait_final()
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the first message")
+        await inject(running, fault)
+        await asyncio.sleep(1.0)
+        requested = time.monotonic()
+        reply = await (await fake.interaction("say", {"text": "Still here."})).wait_final(20)
+        assert reply["content"].startswith("Speaking in"), reply["content"]
+        await fake.wait_for(lambda: audio_after(fake, requested), 20, "the next message")
+        first_audio = audio_after(fake, requested)[0].arrived - requested
+        await fake.wait_for(lambda: len(speaker.history) == 2, 30, "the next message to end")
+        assert speaker.history[1].error is None and speaker.history[1].frames_played > 0
+        assert first_audio < HEARD_WITHIN_S, first_audio
