@@ -2,7 +2,11 @@
 
 Eight servers (each with its own member) do random things for `--minutes` (default 20):
 `/say`, `/tts`, chat messages read aloud, `/clone` then `/voice delete`, `/voice use` and
-`/voice list`, leaving and rejoining voice. The bot is the real one (tiny random-weight model,
+`/voice list`, leaving and rejoining voice. Meanwhile faults strike at random (`--fault-every`
+seconds on average; 0: none): voice websockets closed with 4015 (either order of voice events,
+the resume working or refused), 4006 or 4014, cut without a close frame (1006), a voice server
+move, the gateway closed (resumed, or invalidated and identified again), and a server switched
+to a language whose model cannot load. The bot is the real one (tiny random-weight model,
 SQLite, encrypted voice over UDP to the fake). After a warm-up (`--warmup` minutes) it samples,
 every 10 s: resident memory (RSS), open file descriptors and asyncio tasks. It prints:
 
@@ -18,6 +22,7 @@ uploads) is trimmed before each sample, so the figures are the bot's.
 The baseline is the same run's own state right after warm-up.
 
 Usage: .venv/bin/python bench/soak.py [--minutes 20] [--warmup 2] [--servers 8] [--seed 1]
+       [--fault-every 20]
 """
 
 from __future__ import annotations
@@ -187,11 +192,54 @@ async def server_load(
             print(f"  load error in {guild}: {error}", file=sys.stderr)
 
 
+VOICE_FAULTS = ["4015", "4015 resume refused", "4006", "4014", "1006", "move"]
+GATEWAY_FAULTS = ["gateway resumed", "gateway re-identified"]
+BROKEN_LANGUAGE = "german"  # its config cannot load: the server is read in the default language
+
+
+async def inject_faults(
+    bot: PocketVoiceBot, fake: FakeDiscord, guilds: list[str], every_s: float, stop_at: float,
+    rng: random.Random, counts: collections.Counter[str],
+) -> None:  # fmt: skip
+    """Strike a random fault every `every_s` seconds on average, until `stop_at`."""
+    assert bot.db is not None
+    while time.monotonic() < stop_at:
+        await asyncio.sleep(rng.expovariate(1 / every_s))
+        kind = rng.choices(["voice", "gateway", "language"], [6, 2, 1])[0]
+        in_voice = [g for g in guilds if g in fake.voice_ws and not fake.voice_ws[g].closed]
+        try:
+            if kind == "voice" and in_voice:
+                fault, guild = rng.choice(VOICE_FAULTS), rng.choice(in_voice)
+                fake.server_update_first = rng.random() < 0.5
+                fake.voice_resume_fails = fault == "4015 resume refused"
+                if fault == "1006":
+                    fake.abort_voice(guild)
+                elif fault == "move":
+                    await fake.move_voice_server(guild)
+                else:
+                    await fake.close_voice(guild, int(fault[:4]))
+            elif kind == "gateway":
+                fault = rng.choice(GATEWAY_FAULTS)
+                fake.invalidate_resume = fault == "gateway re-identified"
+                await fake.close_gateway(4000)
+            else:
+                fault, guild = "language that cannot load", rng.choice(guilds)
+                current = (await bot.db.guilds.get(int(guild))).language
+                switched = "english" if current == BROKEN_LANGUAGE else BROKEN_LANGUAGE
+                await bot.db.guilds.set(int(guild), "language", switched)
+            counts[fault] += 1
+        except (RuntimeError, ConnectionError, KeyError) as error:  # e.g. mid-reconnect
+            print(f"  could not inject a fault: {error}", file=sys.stderr)
+
+
 async def soak(args: argparse.Namespace) -> None:
     folder = Path(tempfile.mkdtemp(prefix="pocketvoice-soak-"))
     tokenizer = train_tokenizer(folder, 4000)
     config = write_random_config("english_2m_2026-10", folder, tokenizer=tokenizer)
     clip = make_clip(folder / "voice.wav")
+    models = folder / "models"
+    models.mkdir()
+    (models / f"{BROKEN_LANGUAGE}.yaml").write_text("flow_lm: [unclosed\n", encoding="utf-8")
     fake = FakeDiscord(folder)
     guilds = [fake.add_guild(i) for i in range(args.servers)]
     await fake.start()
@@ -201,6 +249,8 @@ async def soak(args: argparse.Namespace) -> None:
         "DEFAULT_VOICE": str(clip),
         "DATA_DIR": str(folder / "data"),
         "LOG_LEVEL": "WARNING",
+        "TTS_CONFIG_DIR": str(models),
+        "TTS_LANGUAGES": f"english,{BROKEN_LANGUAGE}",
     }
     errors = ErrorCounter()
     logging.getLogger().addHandler(errors)
@@ -225,6 +275,11 @@ async def soak(args: argparse.Namespace) -> None:
         )
         for i, g in enumerate(guilds)
     ]
+    faults: collections.Counter[str] = collections.Counter()
+    if args.fault_every > 0:
+        loads.append(asyncio.create_task(inject_faults(
+            bot, fake, guilds, args.fault_every, stop_at, random.Random(rng.random()), faults
+        )))  # fmt: skip
     samples: list[tuple[float, float, int, int, float]] = []  # (t, RSS, fds, tasks, cache MB)
     errors_at_warm = 0
     objects_at_warm: collections.Counter[str] = collections.Counter()
@@ -288,6 +343,10 @@ async def soak(args: argparse.Namespace) -> None:
     for record in errors.records[:10]:
         print(f"    {record}")
     print(f"  servers whose last /say was never spoken: {len(stuck)} of {len(last_say)}")
+    print("  faults injected: " + (", ".join(f"{k} x{v}" for k, v in sorted(faults.items()))
+                                   or "none"))  # fmt: skip
+    connections = bot.connections
+    print(f"  voice links healed by the watchdog: {connections.heals if connections else 0}")
     if args.why:
         trim_fake(fake)
         grown_after = (object_counts() - objects_at_warm).most_common(6)
@@ -306,6 +365,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--servers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--fault-every", type=float, default=20.0, help="seconds; 0: no faults")
     parser.add_argument("--why", action="store_true", help="show who holds what grew (slow)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

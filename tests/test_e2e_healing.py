@@ -24,7 +24,7 @@ from tests.fakediscord.voice_udp import ReceivedPacket
 from tests.test_e2e_speech import audio_packets, speaker_of
 
 VOICE = FakeDiscord.VOICE_ID
-LONG = "This keeps the bot talking long enough to break something, and then some more words."
+LONG = "This keeps the bot talking long enough to break something."
 FRAME_SAMPLES_24K = 480  # one 20 ms frame of the model's 24 kHz audio
 HEARD_WITHIN_S = 3.0
 
