@@ -179,8 +179,9 @@ class VoiceConnections:
         """Leave voice in the server, meaning it (no healing)."""
         self._want(guild.id, None)
         self._cancel_heal(guild.id)
-        async with asyncio.timeout(LEAVE_TIMEOUT_S + 1):
-            await self._drop_link(guild)
+        with contextlib.suppress(TimeoutError):  # each step has its bound: this is the last
+            async with asyncio.timeout(2 * LEAVE_TIMEOUT_S):
+                await self._drop_link(guild)
 
     def forget(self, guild_id: int) -> None:
         self._want(guild_id, None)
@@ -190,6 +191,10 @@ class VoiceConnections:
     async def on_own_voice_state(self, guild: discord.Guild) -> bool:
         """The bot's voice state in the server says it left a channel: kicked, or part of a
         reconnect (discord.py's or ours). Returns True when it was kicked: the queue goes."""
+        link = self._links.get(guild.id)
+        if isinstance(link, VoiceLink) and link.removed:
+            self._want(guild.id, None)
+            return True
         await asyncio.sleep(RECONNECT_SETTLE_S)
         if guild.id in self._healing or guild.voice_client is not None:
             return False
@@ -210,6 +215,9 @@ class VoiceConnections:
         speaker = self.scheduler.get(guild_id)
         guild = self._guild(guild_id)
         if speaker is None or guild is None or guild_id in self._healing:
+            return False
+        link = self._links.get(guild_id)
+        if isinstance(link, VoiceLink) and link.removed:  # kicked: not ours to undo
             return False
         silent = speaker.silent_for(now)
         if not speaker.wants_audio or self._link_works(guild):

@@ -68,12 +68,21 @@ class VoiceLink(discord.VoiceClient):
 
     def __init__(self, client: discord.Client, channel: discord.abc.Connectable) -> None:
         super().__init__(client, channel)
+        self.removed = False  # Discord took the bot out of the channel (kicked, moved out)
         state = self._connection
         reader = getattr(state, "_socket_reader", None)
         if reader is None or not hasattr(reader, "pause"):  # another discord.py: nothing to do
             log.debug("discord.py's voice state has no socket reader to wake")
             return
         reader.pause = _pausing_then_waking(state, reader.pause)
+
+    async def on_voice_state_update(self, data: Any) -> None:
+        """Notes a removal: the bot's voice state says "no channel" while discord.py expected
+        none (it expects one after its own or our leave). Read before discord.py resets it."""
+        expecting = getattr(self._connection, "_expecting_disconnect", True)
+        if data.get("channel_id") is None and not expecting:
+            self.removed = True
+        await super().on_voice_state_update(data)
 
     @property
     def carrying(self) -> bool:

@@ -72,10 +72,19 @@ async def test_rate_limited_messages_and_edits_are_not_rendered(
         waiting = await fake.post("bob", "waiting")
         assert await outcome(running, waiting) == "read"
         rendered.clear()
+        before = speaker(running).queued  # 'waiting' among them, behind bob's long message
+        assert before >= 1
         for number in range(5):
             await fake.edit(waiting, f"edit {number}")
-        await fake.wait_for(lambda: speaker(running).queued == 0, 10, "the reading dropped")
-        assert len([text for text in rendered if text.startswith("edit")]) == 2
+
+        def edits() -> int:
+            return len([text for text in rendered if text.startswith("edit")])
+
+        # the edits are handled in turn: two rendered, then the reading dropped (before, this
+        # waited only for the queue to empty, which a long message ending early also did)
+        dropped = lambda: speaker(running).queued < before  # noqa: E731
+        await fake.wait_for(lambda: edits() >= 2 and dropped(), 10, "the reading dropped")
+        assert edits() == 2
 
 
 # ---- 8: "Speak this message" keeps the reading rules ----------------------------------------

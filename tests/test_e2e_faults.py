@@ -69,36 +69,6 @@ def voice_story(running: RunningBot) -> str:
     )
 
 
-@pytest.mark.parametrize("fault", ["4015", "1006"])
-async def test_voice_connection_drops_and_speech_goes_on(
-    tmp_path: Path, tiny_model: TinyModel, fault: str
-) -> None:
-    async with bot_on_fake_discord(tmp_path, tiny_model, full_length(tiny_model)) as running:
-        fake = running.fake
-        await start_speaking(running)
-        before = len(audio_packets(fake.udp.packets))
-        guild = running.bot.get_guild(int(fake.GUILD_ID))
-        assert guild is not None
-        if fault == "4015":
-            await fake.close_voice(fake.GUILD_ID, 4015)  # voice server crashed: resume
-        else:
-            fake.abort_voice(fake.GUILD_ID)  # no close frame: reconnect
-            # discord.py's UDP reader used to sit 30 s on the old socket (bot/voice_link.py)
-            await fake.wait_for(lambda: not voice_connected(guild), 10, "the link to drop")
-            await fake.wait_for(lambda: voice_connected(guild), 15, "the voice link back")
-        speaker = speaker_of(running)
-        try:
-            await fake.wait_for(lambda: len(speaker.history) == 1, 120, "the message to end")
-        except TimeoutError as error:
-            raise AssertionError(f"the message did not end: {voice_story(running)}") from error
-        result = speaker.history[0]
-        assert result.error is None and not result.cancelled
-        assert len(audio_packets(fake.udp.packets)) > before + 25  # speech went on
-        if fault == "4015":
-            assert fake.voice_resumed == 1
-        await say_again_and_hear_it(running)
-
-
 async def test_removed_from_the_channel_drops_the_queue_and_the_next_say_rejoins(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -112,37 +82,6 @@ async def test_removed_from_the_channel_drops_the_queue_and_the_next_say_rejoins
         assert [r.cancelled for r in speaker.history] == [True]
         await say_again_and_hear_it(running)
         assert fake.bot_voice_channel == VOICE
-
-
-@pytest.mark.parametrize("session", ["resumed", "invalid"])
-async def test_gateway_drops_and_speech_goes_on(
-    tmp_path: Path, tiny_model: TinyModel, session: str
-) -> None:
-    async with bot_on_fake_discord(tmp_path, tiny_model, full_length(tiny_model)) as running:
-        fake = running.fake
-        await start_speaking(running)
-        identifies = sum(1 for p in fake.gateway_log if p["op"] == 2)
-        fake.invalidate_resume = session == "invalid"
-        await fake.close_gateway(4000)
-        if session == "resumed":
-            await fake.wait_for(lambda: fake.resumed == 1, 30, "the resume")
-        else:
-            await fake.wait_for(
-                lambda: sum(1 for p in fake.gateway_log if p["op"] == 2) > identifies,
-                30,
-                "a new identify",
-            )
-            await running.bot.wait_until_ready()
-            await asyncio.sleep(0.5)
-        speaker = speaker_of(running)
-        try:
-            await fake.wait_for(lambda: len(speaker.history) == 1, 120, "the message to end")
-        except TimeoutError as error:
-            raise AssertionError(f"the message did not end: {voice_story(running)}") from error
-        if session == "resumed":
-            assert speaker.history[0].error is None and not speaker.history[0].cancelled
-        await fake.set_voice_state("alice", VOICE)
-        await say_again_and_hear_it(running)
 
 
 async def test_a_voice_join_discord_never_answers_is_tried_again_then_refused_clearly(
