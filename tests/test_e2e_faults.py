@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot import batching
-from bot import engine as engine_module
-from bot import voice_connection as connection_module
+from bot.playback import connection as connection_module
+from bot.synthesis import batching
+from bot.synthesis import engine as engine_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_speech import audio_packets, speaker_of
@@ -83,7 +83,8 @@ async def test_voice_connection_drops_and_speech_goes_on(
             await fake.close_voice(fake.GUILD_ID, 4015)  # voice server crashed: resume
         else:
             fake.abort_voice(fake.GUILD_ID)  # no close frame: reconnect
-            # discord.py's UDP reader used to sit 30 s on the old socket (bot/voice_link.py)
+            # discord.py's UDP reader used to sit 30 s on the old socket
+            # (bot/playback/voice_link.py)
             await fake.wait_for(lambda: not voice_connected(guild), 10, "the link to drop")
             await fake.wait_for(lambda: voice_connected(guild), 15, "the voice link back")
         speaker = speaker_of(running)
@@ -267,8 +268,8 @@ asyncio.run(main())
 async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
     tmp_path: Path, tiny_model: TinyModel, engine: Any
 ) -> None:
-    from bot.db import Database
-    from bot.voices import VoiceLibrary
+    from bot.storage.database import Database
+    from bot.synthesis.voice_library import VoiceLibrary
 
     upload = tmp_path / "upload.wav"
     upload.write_bytes(CLIP)
