@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob
+from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
 
 
 class FifoScheduler(DeadlineScheduler):

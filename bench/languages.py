@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pocket_tts.utils.config import CONFIGS_DIR
 
-from bot.config import load_settings
-from bot.engine import TTSEngine
+from bot.core.config import load_settings
+from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
 

@@ -52,11 +52,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pocket_tts import TTSModel
 
 from bench.fifo import FifoScheduler
-from bot import engine as engine_module
-from bot.config import load_settings
-from bot.engine import TTSEngine
-from bot.playback import GuildSpeaker, Utterance, UtteranceResult
-from bot.synthesis_scheduler import DeadlineScheduler
+from bot.core.config import load_settings
+from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.playback.stats import UtteranceResult
+from bot.synthesis import engine as engine_module
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
@@ -230,7 +231,7 @@ async def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
-    logging.getLogger("bot.batching").setLevel(logging.ERROR)
+    logging.getLogger("bot.synthesis.batching").setLevel(logging.ERROR)
     if not discord.opus.is_loaded():
         discord.opus._load_default()
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding

@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.config import load_settings
-from bot.db import Database
-from bot.engine import TTSEngine
-from bot.voices import VoiceLibrary, VoiceLimits, consent_now
+from bot.core.config import load_settings
+from bot.storage.database import Database
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.bot_process import BotProcess
 from tests.fakediscord import FakeDiscord

@@ -44,9 +44,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot import native_memory
 from bot.client import PocketVoiceBot
-from bot.config import load_settings
+from bot.core import native_memory
+from bot.core.config import load_settings
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.fakediscord import FakeDiscord
 from tests.tiny_model import train_tokenizer, write_random_config

@@ -30,12 +30,12 @@ import discord
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.audio import FrameConverter, StreamingSource
-from bot.config import load_settings
-from bot.engine import SAMPLE_RATE, TTSEngine
-from bot.phrase_cache import PhraseCache
-from bot.playback import GuildSpeaker, Utterance
-from bot.synthesis_scheduler import DeadlineScheduler
+from bot.core.config import load_settings
+from bot.playback.audio_source import FrameConverter, StreamingSource
+from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
+from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import train_tokenizer, write_random_config

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.config import load_settings
-from bot.engine import TTSEngine
+from bot.core.config import load_settings
+from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
 

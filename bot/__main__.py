@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from bot.config import ConfigError, Settings, export_hf_token, load_settings, one_stream
-from bot.replies import plural
+from bot.core.config import ConfigError, Settings, export_hf_token, load_settings, one_stream
+from bot.i18n.translate import plural
 
 log = logging.getLogger("bot")
 
@@ -49,7 +49,7 @@ async def run_bot(settings: Settings) -> None:
     import discord
 
     from bot.client import PocketVoiceBot
-    from bot.http_endpoints import EndpointError
+    from bot.ops.endpoints import EndpointError
 
     bot = PocketVoiceBot(settings)
     loop = asyncio.get_running_loop()
@@ -87,8 +87,8 @@ async def sync_commands(settings: Settings) -> None:
 
 
 async def say(settings: Settings, text: str, out: Path, voice: str | None) -> None:
-    from bot.audio import FILE_FORMATS, write_audio_file
-    from bot.engine import TTSEngine
+    from bot.synthesis.audio_files import FILE_FORMATS, write_audio_file
+    from bot.synthesis.engine import TTSEngine
 
     if out.suffix.lower() not in FILE_FORMATS:
         raise SystemExit(f"--out must end in .wav or .ogg, not {out.suffix or 'nothing'}")
@@ -119,7 +119,7 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
 
 
 async def migrate(settings: Settings) -> None:
-    from bot.db import Database, database_location
+    from bot.storage.database import Database, database_location
 
     location = database_location(settings.database_url, settings.data_dir)
     db = await Database.open(location, migrate=False)
@@ -133,9 +133,9 @@ async def migrate(settings: Settings) -> None:
 
 
 async def db_copy(settings: Settings, to: str | None) -> int:
-    from bot.db import DATABASE_NAME, Database, is_postgres_url
-    from bot.db_copy import CopyError, copy_store
-    from bot.voices import keep_old_recordings
+    from bot.storage.copy_to_postgres import CopyError, copy_store
+    from bot.storage.database import DATABASE_NAME, Database, is_postgres_url
+    from bot.synthesis.voice_library import keep_old_recordings
 
     target_url = to or settings.database_url
     if not target_url or not is_postgres_url(target_url):
@@ -181,12 +181,12 @@ async def doctor(settings: Settings) -> int:
 
 
 async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.db import Database, database_location
-    from bot.voices import VoiceLibrary, VoiceLibraryError, consent_now
+    from bot.storage.database import Database, database_location
+    from bot.synthesis.voice_library import VoiceLibrary, VoiceLibraryError, consent_now
 
     engine = None
     if args.action == "import":  # the only action that needs the model
-        from bot.engine import TTSEngine
+        from bot.synthesis.engine import TTSEngine
 
         engine = await TTSEngine.load(one_stream(settings))
     db = await Database.open(database_location(settings.database_url, settings.data_dir))
@@ -264,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     export_hf_token(settings)
 
-    from bot.audio import OpusMissingError
-    from bot.db import DatabaseTooNewError
-    from bot.model_errors import ModelUnavailableError, VoiceError
+    from bot.playback.audio_source import OpusMissingError
+    from bot.storage.database import DatabaseTooNewError
+    from bot.synthesis.errors import ModelUnavailableError, VoiceError
 
     try:
         if args.command == "run":

@@ -13,27 +13,29 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import gc_pauses, native_memory
-from bot.audio import ensure_opus
-from bot.autoread import AutoReader
-from bot.config import Settings
-from bot.db import Database, database_location
-from bot.engine import TTSEngine, VoiceError
-from bot.http_endpoints import HttpEndpoints
-from bot.language_choice import LanguageChoice
-from bot.metrics import Metrics
-from bot.model_pool import ModelPool
-from bot.phrase_cache import PhraseCache
-from bot.playback import SpeechScheduler
-from bot.replies import UserError, localize, tr, unexpected_error_reply
-from bot.settings_service import SettingsService
-from bot.shards import ProcessShards, ShardLoad
-from bot.speech import SpeechService
-from bot.supervisor import supervise
-from bot.translations import CommandTranslator
-from bot.voice_connection import VoiceConnections, leave_voice
-from bot.voice_service import VoiceService
-from bot.voices import VoiceLibrary
+from bot.core import gc_pauses, native_memory
+from bot.core.config import Settings
+from bot.core.errors import UserError
+from bot.core.supervisor import supervise
+from bot.i18n.translate import localize, tr
+from bot.ops.endpoints import HttpEndpoints
+from bot.ops.metrics import Metrics
+from bot.ops.shards import ProcessShards, ShardLoad
+from bot.playback.audio_source import ensure_opus
+from bot.playback.connection import VoiceConnections, leave_voice
+from bot.playback.speakers import SpeechScheduler
+from bot.services.autoread import AutoReader
+from bot.services.command_translator import CommandTranslator
+from bot.services.language_choice import LanguageChoice
+from bot.services.replies import unexpected_error_reply
+from bot.services.settings import SettingsService
+from bot.services.speech import SpeechService
+from bot.services.voices import VoiceService
+from bot.storage.database import Database, database_location
+from bot.synthesis.engine import TTSEngine, VoiceError
+from bot.synthesis.model_pool import ModelPool
+from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.voice_library import VoiceLibrary
 
 log = logging.getLogger(__name__)
 

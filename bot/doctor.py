@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.config import Settings, one_stream
+from bot.core.config import Settings, one_stream
 
 FREE_SPACE_MIN = 1 << 30  # 1 GiB: the database, voices, phrases and the model cache
 HF_TIMEOUT_S = 15.0
@@ -50,7 +50,7 @@ def bad(name: str, detail: str, fix: str) -> Check:
 
 # ---- this machine -------------------------------------------------------------------------
 def check_opus() -> Check:
-    from bot.audio import OpusMissingError, ensure_opus
+    from bot.playback.audio_source import OpusMissingError, ensure_opus
 
     try:
         ensure_opus()
@@ -78,11 +78,12 @@ def check_sndfile() -> Check:
 
 
 def check_torch(settings: Settings) -> Check:
-    import torch
+    from bot.synthesis.torch_build import torch_build
 
-    build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "CPU"
-    engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
-    detail = f"torch {torch.__version__}, {build} build, {torch.get_num_threads()} threads"
+    torch = torch_build()
+    build = f"CUDA {torch.cuda}" if torch.cuda else "CPU"
+    engines = list(torch.int8_engines)
+    detail = f"torch {torch.version}, {build} build, {torch.threads} threads"
     if not engines:
         if settings.tts_quantize:
             return bad(
@@ -96,7 +97,7 @@ def check_torch(settings: Settings) -> Check:
 
 # ---- model and voices ----------------------------------------------------------------------
 async def check_model(settings: Settings) -> list[Check]:
-    from bot.engine import ModelUnavailableError, TTSEngine, VoiceError
+    from bot.synthesis.engine import ModelUnavailableError, TTSEngine, VoiceError
 
     spec = f"TTS_LANGUAGE={settings.tts_language}"
     if settings.tts_config is not None:
@@ -179,7 +180,7 @@ async def check_hf_token(settings: Settings) -> Check | None:
 
 # ---- data folder and database --------------------------------------------------------------
 def check_data_dir(settings: Settings) -> list[Check]:
-    from bot.db import DATABASE_NAME
+    from bot.storage.database import DATABASE_NAME
 
     folder = settings.data_dir
     try:
@@ -228,7 +229,7 @@ def check_data_dir(settings: Settings) -> list[Check]:
 
 
 async def check_database(settings: Settings) -> Check:
-    from bot.db import DATABASE_NAME, STORE_ERRORS, Database, discover_migrations
+    from bot.storage.database import DATABASE_NAME, STORE_ERRORS, Database, discover_migrations
 
     newest = discover_migrations()[-1].version
     location: Path | str = settings.data_dir / DATABASE_NAME
@@ -321,7 +322,7 @@ def _missing(permissions: Any, needed: tuple[str, ...]) -> list[str]:
 async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
     import discord
 
-    from bot.db import DATABASE_NAME, Database
+    from bot.storage.database import DATABASE_NAME, Database
 
     db_path = settings.data_dir / DATABASE_NAME
     db = None

@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.replies import Reply, UserError, localize, unexpected_error_reply
+from bot.core.errors import UserError
+from bot.i18n.translate import localize
+from bot.services.replies import Reply, unexpected_error_reply
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 

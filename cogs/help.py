@@ -1,4 +1,4 @@
-"""Slash command /help and the welcome when the bot joins a server: glue to bot.help_text."""
+"""Slash command /help and the welcome when the bot joins a server: glue to bot.services.help."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from bot.help_text import help_reply, welcome
+from bot.services.help import help_reply, welcome
 from cogs.common import respond
 
 

@@ -1,4 +1,4 @@
-"""Slash commands /setup, /set ..., /settings and /dict ...: glue to bot.settings_service.
+"""Slash commands /setup, /set ..., /settings and /dict ...: glue to bot.services.settings.
 
 Server settings need Manage Server: Discord hides them from others (default permissions)
 and the service checks again, since server admins can override Discord's defaults.
@@ -13,8 +13,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from bot.engine import BUILTIN_VOICES
-from bot.server_settings import SETTINGS, SettingSpec
+from bot.services.settings import builtin_voice_names
+from bot.storage.server_settings import SETTINGS, SettingSpec
 from cogs.common import choose_voice, respond
 
 ADMIN = discord.Permissions(manage_guild=True)
@@ -78,7 +78,7 @@ async def _languages(
 async def _builtin_voices(
     interaction: discord.Interaction, current: str
 ) -> list[app_commands.Choice[str]]:
-    names = ["none", *BUILTIN_VOICES]
+    names = ["none", *builtin_voice_names()]
     return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
 

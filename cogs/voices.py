@@ -1,4 +1,4 @@
-"""Slash commands /clone and /voice ...: glue to bot.voice_service."""
+"""Slash commands /clone and /voice ...: glue to bot.services.voices."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.client import PocketVoiceBot
-from bot.config import Settings, load_settings
-from bot.engine import TTSEngine
+from bot.core.config import Settings, load_settings
+from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
 from tests.postgres_server import PostgresServer, PostgresUnavailableError

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import discord
 
-from bot.audio import StreamingSource
+from bot.playback.audio_source import StreamingSource
 
 
 class PlayerVoiceClient:

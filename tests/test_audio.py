@@ -5,14 +5,8 @@ import pytest
 import soundfile
 import soxr
 
-from bot.audio import (
-    FRAME_BYTES,
-    SILENCE,
-    FrameConverter,
-    StreamingSource,
-    encode_audio,
-    write_audio_file,
-)
+from bot.playback.audio_source import FRAME_BYTES, SILENCE, FrameConverter, StreamingSource
+from bot.synthesis.audio_files import encode_audio, write_audio_file
 
 
 def tone(seconds: float, freq: float = 440.0, rate: int = 24_000) -> np.ndarray:

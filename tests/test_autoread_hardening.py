@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import bot.text
+import bot.text.words
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_autoread import ADMIN, LONG, outcome, setup_read_channel, speaker
@@ -22,15 +22,15 @@ VIEW_CHANNEL = 1 << 10
 
 @pytest.fixture
 def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text `bot.text.speakable` is given (messages and the names in them)."""
+    """Every text `bot.text.words.speakable` is given (messages and the names in them)."""
     calls: list[str] = []
-    original = bot.text.speakable
+    original = bot.text.words.speakable
 
     def counting(text: str, *args: Any, **kwargs: Any) -> str:
         calls.append(text)
         return original(text, *args, **kwargs)
 
-    monkeypatch.setattr(bot.text, "speakable", counting)
+    monkeypatch.setattr(bot.text.words, "speakable", counting)
     return calls
 
 

@@ -22,7 +22,7 @@ import torch
 from pocket_tts import TTSModel
 from pocket_tts.modules.stateful_module import increment_steps, init_states
 
-from bot.batching import (
+from bot.synthesis.batching import (
     BatchCost,
     BatchedFlowLM,
     BatchedMimi,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from bot.clip import ClipError, ClipLimits, decode, prepare, trim_to_speech
+from bot.synthesis.clip import ClipError, ClipLimits, decode, prepare, trim_to_speech
 from tests.audio_samples import FORMATS, encode, speech_like
 
 LIMITS = ClipLimits()

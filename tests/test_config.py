@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import DEFAULT_API_BASE, ConfigError, load_settings
+from bot.core.config import DEFAULT_API_BASE, ConfigError, load_settings
 
 TOKEN = "MTAx.secret-token-value"
 

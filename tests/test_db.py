@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.db import (
+from bot.storage.database import (
     MIGRATIONS_DIR,
     ConstraintError,
     Database,

@@ -17,11 +17,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from bot.config import load_settings
-from bot.http_endpoints import HttpEndpoints
-from bot.metrics import Metrics
-from bot.shards import ProcessShards
-from bot.stats import Snapshot
+from bot.core.config import load_settings
+from bot.ops.endpoints import HttpEndpoints
+from bot.ops.metrics import Metrics
+from bot.ops.shards import ProcessShards
+from bot.playback.stats import Snapshot
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = (REPO / "Dockerfile").read_text()

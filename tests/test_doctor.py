@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import sync_commands
-from bot.config import Settings, load_settings
-from bot.db import Database
+from bot.core.config import Settings, load_settings
 from bot.doctor import Check, run_checks
+from bot.storage.database import Database
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot import batching
-from bot import engine as engine_module
-from bot import voice_connection as connection_module
+from bot.playback import connection as connection_module
+from bot.synthesis import batching
+from bot.synthesis import engine as engine_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_speech import audio_packets, speaker_of
@@ -180,10 +180,10 @@ async def test_database_locked_during_clone_gets_a_clear_reply_and_saves_nothing
 KILLED_CLONE = """
 import asyncio, os, signal, sys
 from pathlib import Path
-from bot.config import load_settings
-from bot.db import Database, VoiceRepository
-from bot.engine import TTSEngine
-from bot.voices import VoiceLibrary
+from bot.core.config import load_settings
+from bot.storage.database import Database, VoiceRepository
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.voice_library import VoiceLibrary
 
 async def main() -> None:
     config, clip, data_dir, upload = sys.argv[1:5]
@@ -206,8 +206,8 @@ asyncio.run(main())
 async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
     tmp_path: Path, tiny_model: TinyModel, engine: Any
 ) -> None:
-    from bot.db import Database
-    from bot.voices import VoiceLibrary
+    from bot.storage.database import Database
+    from bot.synthesis.voice_library import VoiceLibrary
 
     upload = tmp_path / "upload.wav"
     upload.write_bytes(CLIP)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.model_pool import ModelPool
-from bot.phrasebook import phrasebook
+from bot.synthesis.model_pool import ModelPool
+from bot.text.phrasebook import phrasebook
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_autoread import ADMIN, outcome, setup_read_channel, speaker

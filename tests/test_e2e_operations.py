@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.http_endpoints import HttpEndpoints
-from bot.metrics import Metrics
-from bot.shards import ProcessShards
+from bot.ops.endpoints import HttpEndpoints
+from bot.ops.metrics import Metrics
+from bot.ops.shards import ProcessShards
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 
@@ -166,7 +166,7 @@ async def test_joining_a_server_says_hello_without_pinging_where_allowed(
     running_bot: RunningBot, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake = running_bot.fake
-    caplog.set_level(logging.INFO, "bot.help_text")
+    caplog.set_level(logging.INFO, "bot.services.help")
     guild = await fake.join_guild(7)
     await fake.wait_for(lambda: fake.channel_messages, 10, "the welcome")
     (message,) = fake.channel_messages

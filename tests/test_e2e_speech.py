@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from bot.__main__ import sync_commands
-from bot.config import load_settings
-from bot.playback import GuildSpeaker
+from bot.core.config import load_settings
+from bot.playback.speakers import GuildSpeaker
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord, ReceivedPacket
 

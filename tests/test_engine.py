@@ -7,7 +7,7 @@ import pytest
 import torch
 from pocket_tts import TTSModel, export_model_state
 
-from bot.engine import SAMPLE_RATE, TTSEngine, VoiceError
+from bot.synthesis.engine import SAMPLE_RATE, TTSEngine, VoiceError
 from tests.conftest import TinyModel, engine_settings
 from tests.tiny_model import write_random_config
 

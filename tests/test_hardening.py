@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.db import Database
-from bot.engine import TTSEngine
-from bot.playback import GuildSpeaker, Utterance
-from bot.supervisor import supervise
-from bot.synthesis_scheduler import BusyError, DeadlineScheduler, FileSink, SpeechJob
+from bot.core.supervisor import supervise
+from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.storage.database import Database
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.scheduler import BusyError, DeadlineScheduler, FileSink, SpeechJob
 from tests.player import PlayerVoiceClient
 
 
@@ -96,7 +96,7 @@ async def test_a_dead_worker_is_restarted(monkeypatch: pytest.MonkeyPatch) -> No
         return real_pick(now)
 
     monkeypatch.setattr(scheduler, "pick_live", flaky_pick)  # what the live workers call
-    monkeypatch.setattr("bot.supervisor.RESTART_DELAY_S", 0.01)
+    monkeypatch.setattr("bot.core.supervisor.RESTART_DELAY_S", 0.01)
     scheduler.start()
     try:
         waiting = job()
@@ -252,7 +252,7 @@ class FrozenPlayer(PlayerVoiceClient):
 async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
     monkeypatch: pytest.MonkeyPatch, connected: bool
 ) -> None:
-    from bot import playback as scheduler
+    from bot.playback import speakers as scheduler
 
     monkeypatch.setattr(scheduler, "STALL_S", 1.5)
     monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)
@@ -337,7 +337,7 @@ async def test_forgetting_a_member_keeps_their_opt_out(tmp_path: Path) -> None:
 
 # ---- hole 8: tables that only grew ---
 async def test_rate_limit_memory_forgets_old_entries() -> None:
-    from bot.autoread import RATE_WINDOW_S, AutoReader
+    from bot.services.autoread import RATE_WINDOW_S, AutoReader
 
     now = [0.0]
     reader = AutoReader(None, None, clock=lambda: now[0])  # type: ignore[arg-type]
@@ -353,7 +353,7 @@ async def test_rate_limit_memory_forgets_old_entries() -> None:
 
 
 def test_log_of_an_unexpected_error_names_its_id(caplog: pytest.LogCaptureFixture) -> None:
-    from bot.replies import unexpected_error_reply
+    from bot.services.replies import unexpected_error_reply
 
     caplog.set_level(logging.ERROR)
     try:
@@ -366,7 +366,7 @@ def test_log_of_an_unexpected_error_names_its_id(caplog: pytest.LogCaptureFixtur
 
 def test_the_native_heap_can_be_capped_and_trimmed() -> None:
     """glibc (this machine's libc): the arena cap and the trim are really applied."""
-    from bot import native_memory
+    from bot.core import native_memory
 
     assert native_memory.limit_arenas()
     assert isinstance(native_memory.trim(), bool)

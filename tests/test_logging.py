@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.__main__ import configure_logging
-from bot.config import ConfigError, load_settings
+from bot.core.config import ConfigError, load_settings
 
 TOKEN = "MTAx.secret-token-value"
 # What discord.py 2.7.1's gateway logs at DEBUG for each event (gateway.py, received_message):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.engine import TTSEngine
-from bot.model_pool import ModelPool
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.model_pool import ModelPool
 from tests.conftest import TinyModel, bot_on_fake_discord, engine_settings
 from tests.fakediscord import FakeDiscord
 from tests.test_e2e_languages import language_configs

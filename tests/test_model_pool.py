@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine import TTSEngine
-from bot.model_pool import (
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.model_pool import (
     OTHER_MODEL_STATE_MB,
     OTHER_MODEL_STATES,
     LanguageError,

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.db import Database
-from bot.engine import TTSEngine
-from bot.phrase_cache import PhraseCache
-from bot.voices import VoiceLibrary, VoiceLimits, consent_now
+from bot.storage.database import Database
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
 ALICE, BOB = 101, 202

@@ -8,8 +8,8 @@ import string
 
 import pytest
 
-from bot.phrasebook import ENGLISH, PHRASEBOOKS, phrasebook
-from bot.text import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
+from bot.text.phrasebook import ENGLISH, PHRASEBOOKS, phrasebook
+from bot.text.words import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
 
 NAMES = Names(users={1: "Alice"})
 TEXT_FIELDS = [f for f, v in vars(ENGLISH).items() if isinstance(v, str)]

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.audio import StreamingSource
-from bot.engine import TTSEngine
-from bot.phrase_cache import PhraseCache
-from bot.playback import GuildSpeaker, QueueFullError, Utterance
-from bot.synthesis_scheduler import DeadlineScheduler
+from bot.playback.audio_source import StreamingSource
+from bot.playback.speakers import GuildSpeaker, QueueFullError, Utterance
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.scheduler import DeadlineScheduler
 from tests.player import PlayerVoiceClient
 
 

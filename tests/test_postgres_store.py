@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.config import load_settings
-from bot.db import Database
+from bot.core.config import load_settings
 from bot.doctor import check_database
+from bot.storage.database import Database
 from tests.postgres_server import PostgresServer
 from tests.test_cli import run_cli
 from tests.test_db import add_voice

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.text import MessageFacts, Names, ReadOptions, announce, plain_name, speakable
+from bot.text.words import MessageFacts, Names, ReadOptions, announce, plain_name, speakable
 
 NAMES = Names(users={1: "🔥Blaze🔥"}, channels={7: "📢┃announcements"}, roles={8: "⭐ VIP ⭐"})
 DEFAULT = ReadOptions()

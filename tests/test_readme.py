@@ -5,7 +5,7 @@ from pathlib import Path
 import discord
 from discord import app_commands
 
-from bot.server_settings import SETTINGS
+from bot.storage.server_settings import SETTINGS
 from tests.conftest import RunningBot
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")

@@ -10,21 +10,21 @@ from pathlib import Path
 
 import discord
 
-from bot.model_pool import available_languages
-from bot.replies import Phrase, lines, localize, plural, tr
-from bot.reply_translations import FRENCH_REPLIES, TABLES
-from bot.server_settings import SETTINGS
+from bot.i18n.replies import FRENCH_REPLIES, TABLES
+from bot.i18n.translate import Phrase, lines, localize, plural, tr
+from bot.storage.server_settings import SETTINGS
+from bot.synthesis.model_pool import available_languages
 from tests.conftest import RunningBot
 from tests.test_e2e_autoread import ADMIN
 
 ROOT = Path(__file__).resolve().parent.parent
-FRENCH = TABLES[discord.Locale.french]
+FRENCH = TABLES[discord.Locale.french.value]
 
 
 def _calls(name: str) -> list[tuple[str, ast.Call]]:
     """Every call of `name(...)` in the shipped code, with where it is."""
     found = []
-    for path in sorted((ROOT / "bot").glob("*.py")) + sorted((ROOT / "cogs").glob("*.py")):
+    for path in sorted((ROOT / "bot").rglob("*.py")) + sorted((ROOT / "cogs").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name:
                 found.append((f"{path.name}:{node.lineno}", node))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from bot.shards import ProcessShards, ShardLoad, compact_ids
+from bot.ops.shards import ProcessShards, ShardLoad, compact_ids
 from tests.conftest import TinyModel, bot_on_fake_discord
 from tests.fakediscord.server import shard_of
 

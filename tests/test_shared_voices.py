@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.db import Database, VoiceRecord
-from bot.engine import TTSEngine
-from bot.supervisor import supervise
-from bot.voices import VoiceLibrary, consent_now
+from bot.core.supervisor import supervise
+from bot.storage.database import Database, VoiceRecord
+from bot.synthesis.engine import TTSEngine
+from bot.synthesis.voice_library import VoiceLibrary, consent_now
 from tests.audio_samples import encode, speech_like
 from tests.postgres_server import PostgresServer
 
@@ -55,7 +55,7 @@ async def cloned_on_a(
     url: str, tmp_path: Path, engine: TTSEngine, caplog: pytest.LogCaptureFixture
 ) -> AsyncIterator[tuple[VoiceLibrary, VoiceLibrary, VoiceRecord]]:
     """Machines a and b; alice's voice cloned on a."""
-    caplog.set_level(logging.INFO, "bot.voices")
+    caplog.set_level(logging.INFO, "bot.synthesis.voice_library")
     async with machine(url, tmp_path / "a", engine) as a, machine(url, tmp_path / "b", engine) as b:
         yield a, b, await a.create(ALICE, "Mine", CLIP, consented_at=consent_now())
 

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from bench.fifo import FifoScheduler
-from bot.engine import TTSEngine, read_clip, state_nbytes
-from bot.stats import BotStats
-from bot.synthesis_scheduler import DeadlineScheduler, SpeechJob, split_units
+from bot.playback.stats import BotStats
+from bot.synthesis.engine import TTSEngine, read_clip, state_nbytes
+from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob, split_units
 from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000

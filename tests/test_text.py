@@ -1,4 +1,4 @@
-"""bot/text.py: a table of messages and what should be said, plus properties (hypothesis)."""
+"""bot/text/words.py: a table of messages and what should be said, plus properties (hypothesis)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.text import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
+from bot.text.words import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
 
 NAMES = Names(
     users={1: "Alice", 2: "**Bob**", 3: "Zoë ✨", 4: "<@1>"},
@@ -244,16 +244,16 @@ def test_rendering_time_grows_linearly_with_the_length(unit: str) -> None:
 def test_a_name_mentioned_many_times_is_made_speakable_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bot.text
+    import bot.text.words
 
     calls: list[str] = []
-    original = bot.text.plain_name
+    original = bot.text.words.plain_name
 
     def counting(name: str, options: ReadOptions | None = None) -> str:
         calls.append(name)
         return original(name, options)
 
-    monkeypatch.setattr(bot.text, "plain_name", counting)
+    monkeypatch.setattr(bot.text.words, "plain_name", counting)
     spoken = speakable("<@3> <#9> " * 500, NAMES, ReadOptions(max_length=2000))
     assert spoken.startswith("Zoë general Zoë general")
     assert sorted(calls) == ["Zoë ✨", "general"]

@@ -14,12 +14,19 @@ import pytest
 import soundfile
 import torch
 
-from bot import clip as clips
-from bot.db import Database, VoiceRepository
-from bot.engine import StateCache, TTSEngine, VoiceError
-from bot.replies import Reply, UserError
-from bot.voice_service import VoiceService
-from bot.voices import DECODE_NICE, VoiceLibrary, VoiceLibraryError, VoiceLimits, consent_now
+from bot.core.errors import UserError
+from bot.services.replies import Reply
+from bot.services.voices import VoiceService
+from bot.storage.database import Database, VoiceRepository
+from bot.synthesis import clip as clips
+from bot.synthesis.engine import StateCache, TTSEngine, VoiceError
+from bot.synthesis.voice_library import (
+    DECODE_NICE,
+    VoiceLibrary,
+    VoiceLibraryError,
+    VoiceLimits,
+    consent_now,
+)
 from tests.audio_samples import encode, speech_like
 
 ALICE, BOB = 101, 202
@@ -152,7 +159,7 @@ async def test_start_against_an_empty_store_moves_the_voice_files_aside(
     empty = await Database.open(tmp_path / "empty.db")
     try:
         fresh = VoiceLibrary(empty, library.engine, library.data_dir, VoiceLimits(quota=2))
-        with caplog.at_level("WARNING", logger="bot.voices"):
+        with caplog.at_level("WARNING", logger="bot.synthesis.voice_library"):
             removed, _ = await fresh.reconcile()
     finally:
         await empty.close()
@@ -187,7 +194,7 @@ async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
         strays += [folder / f"{tag}.safetensors", folder / f"{tag}.flac"]
     for path in strays:
         path.write_bytes(b"a voice")
-    with caplog.at_level("WARNING", logger="bot.voices"):
+    with caplog.at_level("WARNING", logger="bot.synthesis.voice_library"):
         removed, _ = await library.reconcile()
     assert removed == []
     assert sorted(p.name for p in _quarantined(library)) == sorted(p.name for p in strays)

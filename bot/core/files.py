@@ -1,0 +1,27 @@
+"""Private files, written whole: folders only the bot's user can read (0700), and files (0600)
+that appear under their name complete or not at all."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+
+def make_private_dir(folder: Path) -> None:
+    """Create `folder` (and parents) readable by the bot's user only (0700)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to a private temporary file beside `path`, fsync it, rename it into place."""
+    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
+    try:
+        with os.fdopen(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,138 @@
+"""Command names and descriptions in the members' languages (Discord shows each member the
+ones of their client's language). French is complete; other languages fall back to English
+until translated. Add a language: a table like FRENCH, and its locale in TABLES."""
+
+from __future__ import annotations
+
+import re
+
+FRENCH: dict[str, str] = {
+    # everyone
+    "Speak a line in your voice channel": "Dire une phrase dans votre salon vocal",
+    "What to say": "Ce qu'il faut dire",
+    "Bring the bot into your voice channel": "Faire venir le bot dans votre salon vocal",
+    "Make the bot leave the voice channel": "Faire quitter le salon vocal au bot",
+    "Stop the current message, keep the queue": "Arrêter le message en cours, garder la file",
+    "Stop speaking and clear the queue": "Arrêter de parler et vider la file",
+    "Drop the messages waiting to be read": "Retirer les messages en attente de lecture",
+    "How fast and how busy the bot is": "La vitesse et la charge du bot",
+    "Get a line as an audio file, in your voice": (
+        "Recevoir une phrase en fichier audio, avec votre voix"
+    ),
+    "What the bot can do, and how it is set up here": "Ce que fait le bot, et sa configuration ici",
+    "Speak this message": "Lire ce message",
+    # voices
+    "Your voices": "Vos voix",
+    "Your voices and the built-in ones": "Vos voix et les voix intégrées",
+    "Speak with one of your voices or a built-in one": (
+        "Parler avec une de vos voix ou une voix intégrée"
+    ),
+    "The voice": "La voix",
+    "Use it in every server (default: here)": "L'utiliser sur tous les serveurs (par défaut : ici)",
+    "Hear a voice": "Écouter une voix",
+    "What it should say": "Ce qu'elle doit dire",
+    "Rename one of your voices": "Renommer une de vos voix",
+    "Its new name": "Son nouveau nom",
+    "Delete one of your voices and its recording": (
+        "Supprimer une de vos voix et son enregistrement"
+    ),
+    "Delete all your voices and voice settings": (
+        "Supprimer toutes vos voix et vos réglages de voix"
+    ),
+    "Make a voice from a recording of YOUR voice": (
+        "Créer une voix à partir d'un enregistrement de VOTRE voix"
+    ),
+    "A name for the voice (1 to 32 characters)": "Un nom pour la voix (1 à 32 caractères)",
+    "A recording of you speaking, 10 to 30 s is best (WAV, FLAC, MP3, Ogg, voice message)": (
+        "Un enregistrement de vous qui parlez, idéalement 10 à 30 s (WAV, FLAC, MP3, Ogg, "
+        "message vocal)"
+    ),
+    "This is my own voice and I agree that this bot speaks with it": (
+        "C'est ma propre voix et j'accepte que ce bot parle avec"
+    ),
+    # member settings
+    "Your reading preferences, and server settings": (
+        "Vos préférences de lecture, et les réglages du serveur"
+    ),
+    "The name I call you by ('reset' for your own)": (
+        "Le nom que je vous donne ('reset' pour le vôtre)"
+    ),
+    "How I should call you": "Comment je dois vous appeler",
+    "on: read them; off: never": "on : les lire ; off : jamais",
+    "Whether your messages are read aloud here": "Si vos messages sont lus à voix haute ici",
+    "The language your messages are read in": "La langue dans laquelle vos messages sont lus",
+    "A language, or 'none' for the server's": "Une langue, ou 'none' pour celle du serveur",
+    "The voice you speak with (yours or built-in)": (
+        "La voix avec laquelle vous parlez (la vôtre ou intégrée)"
+    ),
+    # server settings
+    "The text channel that is read aloud": "Le salon textuel lu à voix haute",
+    "Also read the chat of the voice channel the bot is in": (
+        "Lire aussi le chat du salon vocal du bot"
+    ),
+    "Join when someone in voice posts in the read channel": (
+        "Rejoindre le vocal quand quelqu'un y écrit dans le salon lu"
+    ),
+    "Seconds of quiet before leaving voice (0: stay)": (
+        "Secondes de silence avant de quitter le vocal (0 : rester)"
+    ),
+    "Say who is speaking (“NAME said”)": "Dire qui parle (« NOM a dit »)",
+    "Leave emoji out instead of reading their names": "Ignorer les émojis au lieu de lire leur nom",
+    "Cut runs of one character to this many (0: keep)": (
+        "Réduire les répétitions d'un caractère à ce nombre (0 : garder)"
+    ),
+    "Longest spoken message, in characters": "Message lu le plus long, en caractères",
+    "Ignore messages from bots and webhooks": "Ignorer les messages des bots et des webhooks",
+    "Messages starting with this are not read ('none': off)": (
+        "Les messages commençant par ceci ne sont pas lus ('none' : désactivé)"
+    ),
+    "Only read members with this role ('none': everyone)": (
+        "Ne lire que les membres ayant ce rôle ('none' : tout le monde)"
+    ),
+    "Only read members who are in the bot's voice channel": (
+        "Ne lire que les membres présents dans le salon vocal du bot"
+    ),
+    "Most messages waiting; beyond, the oldest is dropped": (
+        "Nombre maximal de messages en attente ; au-delà, le plus ancien est retiré"
+    ),
+    "Most messages read per member every 10 seconds": (
+        "Messages lus au plus par membre toutes les 10 secondes"
+    ),
+    "Members may clone their own voice here": "Les membres peuvent cloner leur propre voix ici",
+    "Built-in voice for members without one": "Voix intégrée pour les membres qui n'en ont pas",
+    "Language spoken here ('none': the bot's default)": (
+        "Langue parlée ici ('none' : celle du bot par défaut)"
+    ),
+    "Choose the text channel that is read aloud": "Choisir le salon textuel lu à voix haute",
+    "The channel to read": "Le salon à lire",
+    "Show this server's settings": "Afficher les réglages de ce serveur",
+    # dictionary
+    "This server's pronunciation dictionary": "Le dictionnaire de prononciation du serveur",
+    "Say a word differently (whole word, any case)": (
+        "Prononcer un mot autrement (mot entier, toute casse)"
+    ),
+    "The word as written": "Le mot tel qu'il s'écrit",
+    "How to say it": "Comment le dire",
+    "Remove a word from the dictionary": "Retirer un mot du dictionnaire",
+    "Show the dictionary": "Afficher le dictionnaire",
+}
+_FRENCH_VALUES = {"on": "activé", "off": "désactivé", "none": "aucun"}
+_DEFAULT = re.compile(r"^default: (?P<value>.*?)(?P<empty> \(leave empty for none\))?$")
+
+TABLES: dict[str, dict[str, str]] = {"fr": FRENCH}  # keyed by locale code
+
+
+def translate(text: str, locale: str) -> str | None:
+    """`text` in the language of `locale` (a code: "fr"), or None (Discord then shows the
+    English)."""
+    table = TABLES.get(locale)
+    if table is None:
+        return None
+    if text in table:
+        return table[text]
+    match = _DEFAULT.match(text)
+    if match and locale == "fr":  # the `/set <setting>` value hints
+        value = _FRENCH_VALUES.get(match["value"], match["value"])
+        empty = " (laisser vide pour aucun)" if match["empty"] else ""
+        return f"par défaut : {value}{empty}"
+    return None

@@ -1,0 +1,499 @@
+"""What the bot replies, in the members' languages: one table per language, keyed by the
+English template (`tr("…")` in the code), with the same `{placeholders}`. A member whose
+Discord is in a language without a table, or a template missing from one, reads English.
+Add a language: a table like FRENCH_REPLIES, and its locale in TABLES.
+`tests/test_reply_translations.py` checks that every template of the code has its French."""
+
+from __future__ import annotations
+
+from bot.i18n.commands import FRENCH as FRENCH_COMMANDS
+
+FRENCH_REPLIES: dict[str, str] = {
+    # words that other replies put together
+    "on": "activé",
+    "off": "désactivé",
+    "none": "aucun",
+    "channel": "salon",
+    "role": "rôle",
+    "Connect": "Se connecter",
+    "Speak": "Parler",
+    "{a} and {b}": "{a} et {b}",
+    "this server": "ce serveur",
+    "direct messages": "les messages privés",
+    "no data yet": "pas encore de données",
+    "{count} voice": "{count} voix",
+    "{count} voices": "{count} voix",
+    "{count} message": "{count} message",
+    "{count} messages": "{count} messages",
+    "{count} waiting message": "{count} message en attente",
+    "{count} waiting messages": "{count} messages en attente",
+    "{count} recent message": "{count} message récent",
+    "{count} recent messages": "{count} messages récents",
+    "{count} server": "{count} serveur",
+    "{count} servers": "{count} serveurs",
+    "{count} word": "{count} mot",
+    "{count} words": "{count} mots",
+    # language names (pocket-tts's)
+    "english": "anglais",
+    "french": "français",
+    "german": "allemand",
+    "italian": "italien",
+    "spanish": "espagnol",
+    "portuguese": "portugais",
+    "dutch": "néerlandais",
+    "french_24l": "français (grand modèle)",
+    "german_24l": "allemand (grand modèle)",
+    "italian_24l": "italien (grand modèle)",
+    "spanish_24l": "espagnol (grand modèle)",
+    "portuguese_24l": "portugais (grand modèle)",
+    "dutch_24l": "néerlandais (grand modèle)",
+    # anything
+    "Something went wrong on my side (error id {id}). Please try again.": (
+        "Un problème est survenu de mon côté (erreur {id}). Veuillez réessayer."
+    ),
+    "You cannot use this command here.": "Vous ne pouvez pas utiliser cette commande ici.",
+    "I cannot use one of the options you gave (a channel or role I cannot see?).": (
+        "Je ne peux pas utiliser une des options données (un salon ou un rôle que je ne vois "
+        "pas ?)."
+    ),
+    # speaking
+    "There is nothing to say: please give me some text.": (
+        "Il n'y a rien à dire : donnez-moi du texte."
+    ),
+    "That text is {length:,} characters long; the limit is {most:,}. Please shorten it.": (
+        "Ce texte fait {length:,} caractères ; la limite est {most:,}. Raccourcissez-le."
+    ),
+    "Join a voice channel first, then try again.": (
+        "Rejoignez d'abord un salon vocal, puis réessayez."
+    ),
+    "I don't have the {names} permission in {channel}. Please ask a server admin to grant it.": (
+        "Il me manque la permission {names} dans {channel}. Demandez-la à un admin du serveur."
+    ),
+    "{channel} is full.": "{channel} est plein.",
+    "I'm already speaking in {channel} for other members. Join that channel, or try again "
+    "when they are done.": (
+        "Je parle déjà dans {channel} pour d'autres membres. Rejoignez ce salon, ou réessayez "
+        "quand ils auront fini."
+    ),
+    "I could not join {channel} just now. Please try again.": (
+        "Je n'ai pas pu rejoindre {channel}. Veuillez réessayer."
+    ),
+    "Loading {language}… I'll speak in {channel} as soon as it is ready.": (
+        "Chargement de la langue : {language}… Je parlerai dans {channel} dès qu'elle sera prête."
+    ),
+    "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} as soon as "
+    "it is ready.": (
+        "Je prépare votre voix « {voice} » pour le {language} (une seule fois)… Je parlerai dans "
+        "{channel} dès qu'elle sera prête."
+    ),
+    "Speaking in {channel}.": "Je parle dans {channel}.",
+    "Queued: {ahead} ahead of you in {channel}.": (
+        "En file d'attente : {ahead} avant vous dans {channel}."
+    ),
+    "The queue is full. Please wait a moment and try again.": (
+        "La file d'attente est pleine. Patientez un instant et réessayez."
+    ),
+    "Joined {channel}.": "J'ai rejoint {channel}.",
+    "Only members in {channel} (or with the Move Members permission) can do that.": (
+        "Seuls les membres présents dans {channel} (ou ayant la permission Déplacer des "
+        "membres) peuvent faire cela."
+    ),
+    "I'm not in a voice channel.": "Je ne suis dans aucun salon vocal.",
+    "Left the voice channel.": "J'ai quitté le salon vocal.",
+    "Nothing is being spoken right now.": "Rien n'est lu en ce moment.",
+    "Skipped.": "Passé.",
+    "Nothing is waiting to be read.": "Rien n'attend d'être lu.",
+    "Cleared {messages}.": "Retiré : {messages}.",
+    "Nothing is being spoken or queued.": "Rien n'est lu ni en attente.",
+    "Stopped and cleared {messages}.": "Arrêté, et retiré : {messages}.",
+    "{seconds:.1f} s of speech.": "{seconds:.1f} s de parole.",
+    "That voice cannot be used on this bot right now.": (
+        "Cette voix ne peut pas être utilisée sur ce bot pour le moment."
+    ),
+    "You already have {count} requests waiting. Please wait for them to finish.": (
+        "Vous avez déjà {count} demandes en attente. Attendez qu'elles soient terminées."
+    ),
+    "{count} requests from {where} are waiting. Please try again shortly.": (
+        "{count} demandes venant de {where} sont en attente. Réessayez dans un instant."
+    ),
+    "I'm busy with many requests right now. Please try again in a minute.": (
+        "J'ai beaucoup de demandes en ce moment. Réessayez dans une minute."
+    ),
+    # reading messages
+    "Loading {language}… I'll read the messages as soon as it is ready.": (
+        "Chargement de la langue : {language}… Je lirai les messages dès qu'elle sera prête."
+    ),
+    "Speaking that message in {channel}.": "Je lis ce message dans {channel}.",
+    "I could not load {language} just now, so I'm speaking in {default} instead.": (
+        "Je n'ai pas pu charger la langue {language} pour l'instant : je parle en {default} "
+        "à la place."
+    ),
+    "Messages starting with “{prefix}” are not read aloud in this server.": (
+        "Les messages qui commencent par « {prefix} » ne sont pas lus dans ce serveur."
+    ),
+    "Someone in {channel} cannot see that message's channel, so I won't read it there.": (
+        "Quelqu'un dans {channel} ne peut pas voir le salon de ce message : je ne le lirai pas là."
+    ),
+    "That is a lot of reading at once: please wait a few seconds.": (
+        "Cela fait beaucoup de lecture d'un coup : merci d'attendre quelques secondes."
+    ),
+    "“{nick}” is the name of another member here: please choose another.": (
+        "« {nick} » est le nom d'un autre membre ici : merci d'en choisir un autre."
+    ),
+    "I can only speak messages from a server.": "Je ne lis que les messages d'un serveur.",
+    "This server does not have messages from bots read aloud.": (
+        "Ce serveur ne fait pas lire les messages des bots."
+    ),
+    "That message has nothing I can read aloud.": "Ce message ne contient rien que je puisse lire.",
+    "Only messages of members with the server's reading role are read.": (
+        "Seuls les messages des membres ayant le rôle de lecture du serveur sont lus."
+    ),
+    "Its author has asked not to have their messages read aloud.": (
+        "Son auteur a demandé que ses messages ne soient pas lus."
+    ),
+    # /botstats
+    "Ready to speak": "Prêt à parler",
+    "At capacity: speech may start late": "Au maximum : la parole peut commencer en retard",
+    "Speaking in {servers}": "Parle dans {servers}",
+    "Time to first audio": "Délai avant le premier son",
+    "p50 {p50} · p95 {p95} ({messages})": "p50 {p50} · p95 {p95} ({messages})",
+    "Underruns": "Coupures",
+    "Shards in this process": "Shards de ce processus",
+    "{ids} of {count} · {servers} · {voice} in voice": (
+        "{ids} sur {count} · {servers} · {voice} en vocal"
+    ),
+    "shard {shard}: {servers}, {voice} in voice, {latency}": (
+        "shard {shard} : {servers}, {voice} en vocal, {latency}"
+    ),
+    "disconnected": "déconnecté",
+    "no heartbeat yet": "pas encore de battement",
+    "{seconds:.2f} s per minute of audio": "{seconds:.2f} s par minute de son",
+    "Speed": "Vitesse",
+    "{rtf:.1f}x real time per worker": "{rtf:.1f}x le temps réel par travailleur",
+    "Load": "Charge",
+    "{percent:.0f}% of {workers} worker(s) · {units} units waiting · speaking in {servers} "
+    "server(s) · {waiting} message(s) waiting for room": (
+        "{percent:.0f} % de {workers} travailleur(s) · {units} unités en attente · parle dans "
+        "{servers} serveur(s) · {waiting} message(s) en attente de place"
+    ),
+    "Background work": "Travail de fond",
+    "{waiting} waiting (files, previews, clones) · {done} done · {refused} refused over the "
+    "limits": (
+        "{waiting} en attente (fichiers, aperçus, clonages) · {done} faits · {refused} refusés "
+        "au-delà des limites"
+    ),
+    # voices
+    "Voice cloning is not available on this bot yet: its operator needs the voice-cloning "
+    "model weights (a Hugging Face token with the model licence accepted). Built-in voices "
+    "work as usual: see /voice list.": (
+        "Le clonage de voix n'est pas encore disponible sur ce bot : son opérateur doit obtenir "
+        "les poids du modèle de clonage (un jeton Hugging Face avec la licence du modèle "
+        "acceptée). Les voix intégrées fonctionnent normalement : voir /voice list."
+    ),
+    "Nothing was saved. To clone a voice, set `consent` to True: it confirms that the "
+    "recording is your own voice and that you agree that this bot speaks with it.": (
+        "Rien n'a été enregistré. Pour cloner une voix, mettez `consent` à True : cela confirme "
+        "que l'enregistrement est votre propre voix et que vous acceptez que ce bot parle avec."
+    ),
+    "Voice cloning is switched off in this server by its admins.": (
+        "Le clonage de voix est désactivé sur ce serveur par ses admins."
+    ),
+    "Downloading your clip…": "Téléchargement de votre extrait…",
+    "Checking your clip…": "Vérification de votre extrait…",
+    "You are already making a voice. Please wait until it is ready.": (
+        "Vous êtes déjà en train de créer une voix. Veuillez attendre qu'elle soit prête."
+    ),
+    "{count} voices are being made in this server right now. Please try again in a minute.": (
+        "{count} voix sont en cours de création sur ce serveur. Veuillez réessayer dans une minute."
+    ),
+    "I am busy making other voices right now. Please try again in a minute.": (
+        "Je suis occupé à créer d'autres voix en ce moment. Veuillez réessayer dans une minute."
+    ),
+    "Learning your voice from {seconds:.1f} s of speech…": (
+        "Apprentissage de votre voix à partir de {seconds:.1f} s de parole…"
+    ),
+    "I could not download your file. Please try again.": (
+        "Je n'ai pas pu télécharger votre fichier. Veuillez réessayer."
+    ),
+    "Your voice “{name}” is ready ({seconds:.0f} s of speech used). Use `/voice use {name}` "
+    "to speak with it.": (
+        "Votre voix « {name} » est prête ({seconds:.0f} s de parole utilisées). Utilisez "
+        "`/voice use {name}` pour parler avec."
+    ),
+    "{ready} Playing a short sample in {channel}.": (
+        "{ready} J'en fais entendre un court extrait dans {channel}."
+    ),
+    "{ready} Press Preview to hear it.": "{ready} Appuyez sur Preview pour l'écouter.",
+    "**Your voices**": "**Vos voix**",
+    " (in use here)": " (utilisée ici)",
+    " (in use everywhere)": " (utilisée partout)",
+    "• {name}: {seconds:.0f} s of speech, made {day}{chosen}": (
+        "• {name} : {seconds:.0f} s de parole, créée le {day}{chosen}"
+    ),
+    "({count} of {quota} allowed)": "({count} sur {quota} autorisées)",
+    "You have no voices of your own yet: make one with /clone.": (
+        "Vous n'avez pas encore de voix à vous : créez-en une avec /clone."
+    ),
+    "You speak with the built-in voice {name}.": "Vous parlez avec la voix intégrée {name}.",
+    "**Built-in voices in {language}**: {names}": "**Voix intégrées en {language}** : {names}",
+    "Other built-in voices (they speak {language} with an accent): {names}": (
+        "Autres voix intégrées (elles parlent {language} avec un accent) : {names}"
+    ),
+    "You will now speak with “{name}” in this server.": (
+        "Vous parlerez désormais avec « {name} » sur ce serveur."
+    ),
+    "You will now speak with “{name}” in every server.": (
+        "Vous parlerez désormais avec « {name} » sur tous les serveurs."
+    ),
+    "There is no voice named “{name}” among yours or the built-in ones. See /voice list.": (
+        "Aucune voix ne s'appelle « {name} » parmi les vôtres ou les voix intégrées. Voir "
+        "/voice list."
+    ),
+    "Playing a preview of “{name}” in {channel}.": "Aperçu de « {name} » dans {channel}.",
+    "This preview is for the voice's owner, and only while it exists.": (
+        "Cet aperçu est réservé au propriétaire de la voix, tant qu'elle existe."
+    ),
+    "Here is “{name}”.": "Voici « {name} ».",
+    "Renamed to “{name}”.": "Renommée en « {name} ».",
+    "Deleted “{name}” and its recording.": "« {name} » et son enregistrement sont supprimés.",
+    "This deletes your {voices}, their recordings and all your voice choices, in every "
+    "server. It cannot be undone. Are you sure?": (
+        "Cela supprime vos {voices}, leurs enregistrements et tous vos choix de voix, sur tous "
+        "les serveurs. C'est irréversible. Êtes-vous sûr ?"
+    ),
+    "Only the member who asked can confirm this.": (
+        "Seul le membre qui l'a demandé peut confirmer."
+    ),
+    "Done: deleted {voices} and all your voice choices.": (
+        "C'est fait : {voices} et tous vos choix de voix sont supprimés."
+    ),
+    "I could not save your voice just now (a storage problem on the bot's side). Nothing "
+    "was saved; please try again later.": (
+        "Je n'ai pas pu enregistrer votre voix (un problème de stockage côté bot). Rien n'a été "
+        "enregistré ; réessayez plus tard."
+    ),
+    "Please give the voice a name.": "Donnez un nom à la voix.",
+    "That name is {length} characters long; please keep it to {most}.": (
+        "Ce nom fait {length} caractères ; gardez-le à {most} au plus."
+    ),
+    "Please use only printable characters in the name.": (
+        "N'utilisez que des caractères imprimables dans le nom."
+    ),
+    "You already have {quota} voices, the most allowed. Delete one with /voice delete first.": (
+        "Vous avez déjà {quota} voix, le maximum autorisé. Supprimez-en une avec /voice delete "
+        "d'abord."
+    ),
+    "You already have a voice named “{name}”. Pick another name.": (
+        "Vous avez déjà une voix nommée « {name} ». Choisissez un autre nom."
+    ),
+    "You already have a voice named “{name}”.": "Vous avez déjà une voix nommée « {name} ».",
+    "You have no voice named “{name}”. See /voice list for your voices.": (
+        "Vous n'avez pas de voix nommée « {name} ». Voir /voice list pour vos voix."
+    ),
+    "That voice was just deleted.": "Cette voix vient d'être supprimée.",
+    # recordings
+    "WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus": "du WAV, FLAC, MP3, Ogg Vorbis ou Ogg Opus",
+    "That audio file seems damaged or cut short. Please record it again.": (
+        "Ce fichier audio semble abîmé ou coupé. Enregistrez-le à nouveau."
+    ),
+    "That file is too big for me to process. Please send a shorter one.": (
+        "Ce fichier est trop gros pour moi. Envoyez-en un plus court."
+    ),
+    "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is plenty.": (
+        "Ce fichier fait {size:.1f} Mo ; la limite est {most:.0f} Mo. Une minute de parole "
+        "suffit largement."
+    ),
+    "That file is empty.": "Ce fichier est vide.",
+    "That is not an audio file I can read. Please send {kinds}.": (
+        "Je ne sais pas lire ce fichier audio. Envoyez {kinds}."
+    ),
+    "That kind of audio file is not accepted here. Please send {kinds}.": (
+        "Ce type de fichier audio n'est pas accepté ici. Envoyez {kinds}."
+    ),
+    "That audio file holds no sound, or it is damaged.": (
+        "Ce fichier audio ne contient aucun son, ou il est abîmé."
+    ),
+    "That recording's sample rate ({rate:,} Hz) is unusual; please send one between {lo:,} "
+    "and {hi:,} Hz.": (
+        "La fréquence d'échantillonnage de cet enregistrement ({rate:,} Hz) est inhabituelle ; "
+        "envoyez-en un entre {lo:,} et {hi:,} Hz."
+    ),
+    "That recording has {channels} channels; please send mono or stereo.": (
+        "Cet enregistrement a {channels} canaux ; envoyez-le en mono ou en stéréo."
+    ),
+    "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} minutes (3 "
+    "to 60 seconds of speech is ideal).": (
+        "Cet enregistrement dure {minutes:.1f} minutes ; envoyez-en au plus {most:.0f} (3 à 60 "
+        "secondes de parole, c'est idéal)."
+    ),
+    "That audio file seems damaged. Please record it again.": (
+        "Ce fichier audio semble abîmé. Enregistrez-le à nouveau."
+    ),
+    "I could not hear any speech in that clip: it sounds silent.": (
+        "Je n'entends aucune parole dans cet extrait : il semble silencieux."
+    ),
+    "I heard only {seconds:.1f} s of speech; please send at least {least:.0f} seconds of you "
+    "talking.": (
+        "Je n'ai entendu que {seconds:.1f} s de parole ; envoyez au moins {least:.0f} secondes "
+        "où vous parlez."
+    ),
+    "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 to "
+    "30 seconds works best).": (
+        "Cet extrait contient {seconds:.0f} s de parole ; envoyez-en au plus {most:.0f} "
+        "secondes (10 à 30 secondes, c'est le mieux)."
+    ),
+    # settings and dictionary
+    "You need the Manage Server permission to change this server's settings.": (
+        "Il faut la permission Gérer le serveur pour changer les réglages de ce serveur."
+    ),
+    "I can't see {channel}: please let me read it first.": (
+        "Je ne vois pas {channel} : donnez-moi d'abord le droit de le lire."
+    ),
+    "I will read {channel} aloud. Join a voice channel and type there: I'll come to you.": (
+        "Je lirai {channel} à voix haute. Rejoignez un salon vocal et écrivez-y : je viendrai."
+    ),
+    "There is no setting called {key}.": "Il n'y a pas de réglage nommé {key}.",
+    "{name} is on or off.": "{name} vaut on ou off.",
+    "{name} is a whole number.": "{name} est un nombre entier.",
+    "{name} goes from {lo} to {hi}.": "{name} va de {lo} à {hi}.",
+    "{name} needs a {kind}.": "{name} attend un {kind}.",
+    "{name} is at most {most} characters.": "{name} fait au plus {most} caractères.",
+    "“{name}” is not a built-in voice. Choose one of: {choices}.": (
+        "« {name} » n'est pas une voix intégrée. Choisissez parmi : {choices}."
+    ),
+    "That channel is not in this server.": "Ce salon n'est pas sur ce serveur.",
+    "That role is not in this server.": "Ce rôle n'est pas sur ce serveur.",
+    "{key} is now {value}.": "{key} vaut maintenant {value}.",
+    "{value} · {description}": "{value} · {description}",
+    "{words} · /dict list": "{words} · /dict list",
+    "PocketVoice settings for {server}": "Réglages de PocketVoice pour {server}",
+    "Give both the word and how to say it.": "Donnez le mot et la façon de le dire.",
+    "Keep the word to {most} characters and how to say it to 100.": (
+        "Le mot fait au plus {most} caractères, et sa prononciation 100."
+    ),
+    "Write how to say it as plain words (no links, mentions or markup).": (
+        "Écrivez la prononciation en mots simples (sans liens, mentions ni mise en forme)."
+    ),
+    "The dictionary is full ({most} words): remove some first.": (
+        "Le dictionnaire est plein ({most} mots) : retirez-en d'abord."
+    ),
+    "“{word}” will be said as “{spoken}”.": "« {word} » sera prononcé « {spoken} ».",
+    "“{word}” is not in the dictionary.": "« {word} » n'est pas dans le dictionnaire.",
+    "Removed “{word}” from the dictionary.": "« {word} » est retiré du dictionnaire.",
+    "The dictionary is empty. Admins add words with /dict add.": (
+        "Le dictionnaire est vide. Les admins ajoutent des mots avec /dict add."
+    ),
+    "**Pronunciations** ({count})\n{text}": "**Prononciations** ({count})\n{text}",
+    "I don't speak “{name}” on this bot. Choose one of: {languages}.": (
+        "Je ne parle pas « {name} » sur ce bot. Choisissez parmi : {languages}."
+    ),
+    "I don't speak “{name}” here. Languages: {languages}.": (
+        "Je ne parle pas « {name} » ici. Langues : {languages}."
+    ),
+    "The language models I can keep loaded are all in use, so I cannot load {name} now. "
+    "Please try again in a minute.": (
+        "Les modèles de langue que je peux garder chargés sont tous utilisés : je ne peux pas "
+        "charger la langue {name} pour l'instant. Réessayez dans une minute."
+    ),
+    "I cannot speak {name} on this bot now: {reason}.": (
+        "Je ne peux pas parler {name} sur ce bot pour l'instant : {reason}."
+    ),
+    "its model config {config} is broken ({error})": (
+        "la configuration de son modèle, {config}, est invalide ({error})"
+    ),
+    "its weights are not downloaded here and cannot be fetched now ({file})": (
+        "ses poids ne sont pas téléchargés ici et ne peuvent pas l'être maintenant ({file})"
+    ),
+    "its weights could not be checked in time": ("ses poids n'ont pas pu être vérifiés à temps"),
+    "The language was changed {count} times in the last few minutes: please wait {minutes} "
+    "min before changing it again.": (
+        "La langue a été changée {count} fois ces dernières minutes : attendez {minutes} min "
+        "avant de la changer à nouveau."
+    ),
+    "I will speak your messages in this server's language again.": (
+        "Je lirai de nouveau vos messages dans la langue du serveur."
+    ),
+    "I will speak your messages in {language} in this server.": (
+        "Je lirai vos messages en {language} sur ce serveur."
+    ),
+    "I will call you by your server name again.": (
+        "Je vous appellerai de nouveau par votre nom sur le serveur."
+    ),
+    "Please keep the name to {most} characters.": "Gardez le nom à {most} caractères au plus.",
+    "I will call you “{nick}” when reading your messages.": (
+        "Je vous appellerai « {nick} » en lisant vos messages."
+    ),
+    "Your messages are read aloud again in this server.": (
+        "Vos messages sont de nouveau lus à voix haute sur ce serveur."
+    ),
+    "Your messages will not be read aloud in this server.": (
+        "Vos messages ne seront plus lus à voix haute sur ce serveur."
+    ),
+    # /help and the welcome
+    "What I can do": "Ce que je sais faire",
+    "`/say` a line in your voice channel · `/tts` sends it to you as a file · `/join` · "
+    "`/leave` · `/skip` · `/stop` · `/clear`": (
+        "`/say` une phrase dans votre salon vocal · `/tts` vous l'envoie en fichier · `/join` · "
+        "`/leave` · `/skip` · `/stop` · `/clear`"
+    ),
+    "Your voice": "Votre voix",
+    "`/clone` makes a voice from a recording of **your own** voice · `/voice list` · `/voice "
+    "use` · `/voice preview` · `/voice delete` · `/voice forget-me`": (
+        "`/clone` crée une voix à partir d'un enregistrement de **votre propre** voix · "
+        "`/voice list` · `/voice use` · `/voice preview` · `/voice delete` · `/voice forget-me`"
+    ),
+    "You": "Vous",
+    "`/set nick` the name I call you · `/set autoread` whether I read your messages · `/set "
+    "my_language` the language I read them in": (
+        "`/set nick` le nom que je vous donne · `/set autoread` si je lis vos messages · "
+        "`/set my_language` la langue dans laquelle je les lis"
+    ),
+    "Server (Manage Server)": "Serveur (Gérer le serveur)",
+    "`/setup` the channel I read · `/set …` reading rules · `/settings` shows them all · "
+    "`/dict` pronunciations": (
+        "`/setup` le salon que je lis · `/set …` les règles de lecture · `/settings` les "
+        "montre toutes · `/dict` les prononciations"
+    ),
+    "Bot": "Bot",
+    "`/botstats` how fast and how busy I am": "`/botstats` ma vitesse et ma charge",
+    "Here": "Ici",
+    "In a DM only `/tts`, `/voice` and `/help` work; the rest is for servers.": (
+        "En message privé, seuls `/tts`, `/voice` et `/help` fonctionnent ; le reste est pour "
+        "les serveurs."
+    ),
+    "In this server": "Sur ce serveur",
+    "I read {channel} aloud.": "Je lis {channel} à voix haute.",
+    "No channel is read aloud yet.": "Aucun salon n'est encore lu à voix haute.",
+    "Voice cloning is not available on this bot (only built-in voices).": (
+        "Le clonage de voix n'est pas disponible sur ce bot (voix intégrées seulement)."
+    ),
+    "Voice cloning is switched off in this server.": (
+        "Le clonage de voix est désactivé sur ce serveur."
+    ),
+    "Members may clone their own voice (`/clone`).": (
+        "Les membres peuvent cloner leur propre voix (`/clone`)."
+    ),
+    "{reading} {cloning}": "{reading} {cloning}",
+    "What next": "Et ensuite",
+    "Join a voice channel and write in {channel}, or use `/say`.": (
+        "Rejoignez un salon vocal et écrivez dans {channel}, ou utilisez `/say`."
+    ),
+    "Someone with Manage Server runs `/setup` and picks the channel to read. Until then, "
+    "`/say` works in any voice channel.": (
+        "Quelqu'un ayant Gérer le serveur lance `/setup` et choisit le salon à lire. D'ici là, "
+        "`/say` fonctionne dans n'importe quel salon vocal."
+    ),
+    "Hello! I read a text channel aloud in voice, in each member's own voice if they clone "
+    "it. To start, someone with Manage Server runs `/setup` and picks the channel to read; "
+    "then join a voice channel and write there, or use `/say`. `/help` shows everything.": (
+        "Bonjour ! Je lis un salon textuel à voix haute dans un salon vocal, avec la voix de "
+        "chaque membre s'il la clone. Pour commencer, quelqu'un ayant Gérer le serveur lance "
+        "`/setup` et choisit le salon à lire ; rejoignez ensuite un salon vocal et écrivez-y, "
+        "ou utilisez `/say`. `/help` montre tout."
+    ),
+}
+
+TABLES: dict[str, dict[str, str]] = {  # keyed by locale code (discord.Locale's value)
+    # The settings' descriptions are shown in /settings too: one translation for both.
+    "fr": {**FRENCH_COMMANDS, **FRENCH_REPLIES},
+}

@@ -1,0 +1,1 @@
+"""What the operator watches: Prometheus metrics, the health endpoints, shards."""

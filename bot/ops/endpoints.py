@@ -1,0 +1,64 @@
+"""The operator's HTTP endpoints (METRICS_PORT): `/metrics` for Prometheus, `/healthz` (ready:
+connected to Discord, model loaded) and `/livez` (the event loop answers) for Docker, systemd
+or Kubernetes probes. Plain aiohttp, which discord.py already brings."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from aiohttp import web
+
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+
+log = logging.getLogger(__name__)
+
+
+class EndpointError(RuntimeError):
+    """The HTTP endpoints cannot start (the port is taken): said in one line at start."""
+
+
+class HttpEndpoints:
+    def __init__(self, metrics: Metrics, ready: Callable[[], str | None]) -> None:
+        """`ready()` gives None when ready, or what the bot is still waiting for."""
+        self.metrics = metrics
+        self._ready = ready
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int) -> None:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/livez", self._livez)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        try:
+            await site.start()
+        except OSError as error:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+            raise EndpointError(
+                f"METRICS_PORT: cannot listen on {host}:{port} ({error.strerror or error}). "
+                "Another program uses that port: stop it, or choose another METRICS_PORT."
+            ) from None
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        log.info("metrics and health on http://%s:%d/ (/metrics, /healthz, /livez)", host, port)
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        waiting = self._ready()
+        if waiting is None:
+            return web.Response(text="ready\n")
+        return web.Response(text=f"not ready: {waiting}\n", status=503)
+
+    async def _livez(self, request: web.Request) -> web.Response:
+        return web.Response(text="alive\n")  # answered by the event loop itself

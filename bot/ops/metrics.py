@@ -1,0 +1,158 @@
+"""Prometheus metrics: what `/botstats` shows, and more, for an operator's dashboards.
+
+Each bot has its own registry (tests run several bots in one process). Counters and the
+time-to-first-audio histogram are fed as utterances finish; gauges are read from the
+scheduler when Prometheus scrapes. Warnings and errors are counted by the logger that wrote
+them (`bot.playback.speakers`, `discord.voice_state`, ...), so every kind of trouble is counted
+without a call at each place it can happen.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from bot.playback.stats import FRAME_S
+
+if TYPE_CHECKING:
+    from bot.ops.shards import ProcessShards
+    from bot.playback.speakers import SpeechScheduler
+    from bot.playback.stats import UtteranceResult
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+COUNTED_LOGGERS = ("bot", "cogs", "discord")
+
+
+class _SchedulerCollector(Collector):
+    """Gauges read at scrape time, so they are never stale."""
+
+    def __init__(
+        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
+    ) -> None:
+        self._scheduler = scheduler
+        self._shards = shards
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        yield from self._collect_shards(self._shards())
+        scheduler = self._scheduler()
+        if scheduler is None:
+            return
+        snap = scheduler.snapshot()
+        gauges = {
+            "pocketvoice_speaking_servers": ("Servers with speech playing or queued.",
+                                             snap.speaking_servers),
+            "pocketvoice_queued_units": ("Text units waiting for the model.", snap.queued_units),
+            "pocketvoice_waiting_for_room": ("Messages held back until the model has room.",
+                                             snap.waiting_for_room),
+            "pocketvoice_background_jobs_waiting": ("Files, previews and clones not finished.",
+                                                    snap.background_waiting),
+            "pocketvoice_model_load_ratio": ("Share of model worker time spent synthesizing, "
+                                             "last minute.", snap.load),
+            "pocketvoice_real_time_factor": ("Seconds of audio made per second of synthesis.",
+                                             snap.real_time_factor or 0.0),
+        }  # fmt: skip
+        for name, (documentation, value) in gauges.items():
+            yield GaugeMetricFamily(name, documentation, value=value)
+        yield CounterMetricFamily(
+            "pocketvoice_background_jobs_refused", "Background jobs refused over the limits.",
+            value=snap.background_refused,
+        )  # fmt: skip
+        yield CounterMetricFamily(
+            "pocketvoice_background_jobs_done", "Background jobs finished.",
+            value=snap.background_done,
+        )  # fmt: skip
+
+    @staticmethod
+    def _collect_shards(shards: ProcessShards) -> Iterator[GaugeMetricFamily]:
+        """Per shard of this process, so each process's load can be told apart."""
+        yield GaugeMetricFamily(
+            "pocketvoice_shard_count", "Gateway shards across every process.", value=shards.count
+        )
+        connections = GaugeMetricFamily(
+            "pocketvoice_voice_connections", "Voice channels the bot is connected to, by shard.",
+            labels=["shard"],
+        )  # fmt: skip
+        servers = GaugeMetricFamily(
+            "pocketvoice_servers", "Servers this process holds, by shard.", labels=["shard"]
+        )
+        latency = GaugeMetricFamily(
+            "pocketvoice_gateway_latency_seconds", "Gateway heartbeat round trip, by shard.",
+            labels=["shard"],
+        )  # fmt: skip
+        connected = GaugeMetricFamily(
+            "pocketvoice_shard_connected", "1 while the shard's gateway connection is open.",
+            labels=["shard"],
+        )  # fmt: skip
+        for load in shards.loads:
+            shard = [str(load.shard_id)]
+            connections.add_metric(shard, load.voice_connections)
+            servers.add_metric(shard, load.servers)
+            latency.add_metric(shard, load.latency)
+            connected.add_metric(shard, 0.0 if load.closed else 1.0)
+        yield from (connections, servers, latency, connected)
+
+
+class _LogCounter(logging.Handler):
+    def __init__(self, counter: Counter) -> None:
+        super().__init__(level=logging.WARNING)
+        self._counter = counter
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = record.name.removeprefix("bot.").removeprefix("cogs.")
+        self._counter.labels(kind=kind, level=record.levelname.lower()).inc()
+
+
+class Metrics:
+    def __init__(
+        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
+    ) -> None:
+        self.registry = CollectorRegistry()
+        self.ttfa = Histogram(
+            "pocketvoice_time_to_first_audio_seconds",
+            "From a message or command to its first 20 ms frame handed to Discord.",
+            buckets=TTFA_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.utterances = Counter(
+            "pocketvoice_utterances", "Messages spoken (or given up).", ["outcome"],
+            registry=self.registry,
+        )  # fmt: skip
+        self.audio = Counter(
+            "pocketvoice_audio_played_seconds", "Audio handed to Discord.", registry=self.registry
+        )
+        self.underruns = Counter(
+            "pocketvoice_underrun_seconds",
+            "Silence inserted because the model was late, within a message.",
+            registry=self.registry,
+        )
+        self.problems = Counter(
+            "pocketvoice_log_problems",
+            "Warnings and errors logged, by the module that logged them.",
+            ["kind", "level"], registry=self.registry,
+        )  # fmt: skip
+        self.registry.register(_SchedulerCollector(scheduler, shards))
+        self._log_counter = _LogCounter(self.problems)
+
+    def record(self, result: UtteranceResult) -> None:
+        if result.first_frame_latency is not None:
+            self.ttfa.observe(result.first_frame_latency)
+        outcome = "error" if result.error else "cancelled" if result.cancelled else "spoken"
+        self.utterances.labels(outcome=outcome).inc()
+        self.audio.inc(result.frames_played * FRAME_S)
+        self.underruns.inc(result.underruns * FRAME_S)
+
+    def count_log_problems(self) -> None:
+        for name in COUNTED_LOGGERS:
+            logging.getLogger(name).addHandler(self._log_counter)
+
+    def stop_counting(self) -> None:
+        for name in COUNTED_LOGGERS:
+            logging.getLogger(name).removeHandler(self._log_counter)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,307 @@
+"""Each server's voice link: join, move, leave, and heal.
+
+discord.py reconnects a dropped voice link by itself, but some of Discord's everyday fault
+sequences leave it waiting out its whole timeout while the server stays silent (read from
+discord.py 2.7.1's `voice_state.py`; see `../shared/notes/discord-py-offline.md`):
+- 4015 (voice server crashed) when the voice state update comes before the server update:
+  its resume waits for a state it never reaches;
+- the gateway session invalidated and identified again: the old voice websocket is closed
+  with 4014, discord.py waits for a move that never comes, and the new session no longer even
+  names the old link as the server's voice client.
+
+So a watchdog looks at every server the bot means to be in voice in: when its speech wants to
+play but the link is not carrying it for `HEAL_AFTER_S`, the link is torn down and made afresh,
+and the speaker plays on from where it was. Every wait here has a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import Callable
+
+import discord
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+from bot.playback.speakers import SpeechScheduler
+from bot.playback.voice_link import VoiceLink
+
+log = logging.getLogger(__name__)
+
+VoiceChannel = discord.VoiceChannel | discord.StageChannel
+GuildLookup = Callable[[int], discord.Guild | None]
+
+# discord.py uses the connect timeout for its own reconnects too. After a voice close without
+# a close frame (1006) its UDP reader could sit up to 30 s on the old socket
+# (bot/playback/voice_link.py now wakes it); keep the timeout long enough that a retry would
+# not fail the same way.
+CONNECT_TIMEOUT_S = 45.0
+# A handshake takes about a second. One stuck in signalling (the voice events for it never
+# came: seen once in ~13 runs of the two-process test, and reported by other bots against real
+# Discord) is abandoned and tried afresh, so /say waits at most 3 x 15 s, not 45 s for nothing.
+CONNECT_ATTEMPT_S = 15.0
+CONNECT_ATTEMPTS = 3
+LEAVE_TIMEOUT_S = 5.0
+RECONNECT_SETTLE_S = 1.0  # after our own "left voice" event, look again after this long
+WATCH_PERIOD_S = 0.5
+# Speech that wants to play, and no audio leaves for this long: heal. discord.py's own working
+# reconnects (a 4015 resume, a 1006 reconnect) take about a second.
+HEAL_AFTER_S = 2.0
+HEAL_BACKOFF_S = 5.0  # after a heal that could not join, wait this long before the next
+
+
+async def leave_voice(voice_client: discord.VoiceProtocol) -> None:
+    """Disconnect, waiting at most `LEAVE_TIMEOUT_S` for Discord's confirmation. discord.py
+    waits for it up to the connect timeout (45 s), and after the bot was removed from a server
+    it never comes: shutdown then hung for 45 s (past `docker stop`'s 10 s)."""
+    if isinstance(voice_client, VoiceLink):
+        voice_client.stop_reconnecting()  # else it disconnects a later link when it times out
+    async with asyncio.timeout(LEAVE_TIMEOUT_S):  # discord.py cleans up when cancelled
+        await voice_client.disconnect(force=True)
+
+
+def humans_in(channel: VoiceChannel) -> list[discord.Member]:
+    return [member for member in channel.members if not member.bot]
+
+
+class VoiceConnections:
+    """The voice links of every server, kept working."""
+
+    def __init__(self, scheduler: SpeechScheduler, guild: GuildLookup) -> None:
+        self.scheduler = scheduler
+        self._guild = guild
+        # a lock lives while someone holds or waits for it: the table cannot only grow
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._wanted: dict[int, int] = {}  # server -> the voice channel the bot means to be in
+        self._links: dict[int, discord.VoiceClient] = {}  # server -> the link we made last
+        self._healing: dict[int, asyncio.Task[None]] = {}
+        self._broken_since: dict[int, float] = {}
+        self._next_heal: dict[int, float] = {}  # server -> no heal before this (backoff)
+        self.heals = 0  # links made afresh by the watchdog (a metric for the operator)
+
+    def _lock(self, guild_id: int) -> asyncio.Lock:
+        lock = self._locks.get(guild_id)
+        if lock is None:
+            lock = self._locks[guild_id] = asyncio.Lock()
+        return lock
+
+    def _want(self, guild_id: int, channel_id: int | None) -> None:
+        speaker = self.scheduler.get(guild_id)
+        if channel_id is None:
+            self._wanted.pop(guild_id, None)
+            self._broken_since.pop(guild_id, None)
+        else:
+            self._wanted[guild_id] = channel_id
+        if speaker is not None:
+            speaker.link_wanted = channel_id is not None
+
+    # ---- joining ---------------------------------------------------------------------------
+    async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
+        """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
+        async with self._lock(channel.guild.id):  # two /say at once: one connect
+            return await self._connect(channel)
+
+    async def _connect(self, channel: VoiceChannel) -> discord.VoiceClient:
+        guild = channel.guild
+        voice_client = guild.voice_client
+        if isinstance(voice_client, discord.VoiceClient) and self._link_works(guild):
+            if voice_client.channel == channel:
+                return voice_client
+            current = voice_client.channel
+            if humans_in(current):  # type: ignore[arg-type]
+                raise UserError(tr(
+                    "I'm already speaking in {channel} for other members. Join that channel, or "
+                    "try again when they are done.",
+                    channel=current.mention,
+                ))  # fmt: skip
+            check_permissions(channel)
+            speaker = self.scheduler.get(guild.id)
+            if speaker is not None:
+                speaker.clear()
+            await voice_client.move_to(channel)
+            self._want(guild.id, channel.id)
+            return voice_client
+        check_permissions(channel)
+        speaker = self.scheduler.speaker(guild)
+        speaker.last_active = time.monotonic()  # idle time starts now
+        voice_client = await self._replace_link(channel)
+        self._want(guild.id, channel.id)
+        return voice_client
+
+    async def _replace_link(self, channel: VoiceChannel) -> discord.VoiceClient:
+        """A new link in place of whatever the server has (a half-open connection, one of an
+        old session, or none); speech that was playing plays on over the new one."""
+        speaker = self.scheduler.speaker(channel.guild)
+        speaker.unlink()
+        await self._drop_link(channel.guild)
+        voice_client = await self._join(channel)
+        self._broken_since.pop(channel.guild.id, None)
+        speaker.relink()
+        return voice_client
+
+    async def _join(self, channel: VoiceChannel) -> discord.VoiceClient:
+        guild = channel.guild
+        failure: BaseException | None = None
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            try:
+                async with asyncio.timeout(CONNECT_ATTEMPT_S):
+                    link = await channel.connect(
+                        self_deaf=True, timeout=CONNECT_TIMEOUT_S, cls=VoiceLink
+                    )
+                self._links[guild.id] = link
+                return link
+            except (TimeoutError, discord.ClientException) as error:
+                log.warning(
+                    "could not join %s (attempt %d of %d): %s",
+                    channel.id, attempt, CONNECT_ATTEMPTS, error or type(error).__name__,
+                )  # fmt: skip
+                failure = error
+            await self._drop_link(guild)  # the abandoned attempt's half-open connection
+        raise UserError(
+            tr("I could not join {channel} just now. Please try again.", channel=channel.mention)
+        ) from failure
+
+    async def _drop_link(self, guild: discord.Guild) -> None:
+        """End the server's link, whatever state it is in: the one discord.py names (telling
+        Discord), and an older one of ours it no longer names (here only)."""
+        ours = self._links.pop(guild.id, None)
+        current = guild.voice_client
+        if isinstance(ours, VoiceLink) and ours is not current:
+            await ours.abandon()
+        if current is not None:
+            with contextlib.suppress(TimeoutError):
+                await leave_voice(current)
+
+    # ---- leaving ---------------------------------------------------------------------------
+    async def leave(self, guild: discord.Guild) -> None:
+        """Leave voice in the server, meaning it (no healing)."""
+        self._want(guild.id, None)
+        self._cancel_heal(guild.id)
+        with contextlib.suppress(TimeoutError):  # each step has its bound: this is the last
+            async with asyncio.timeout(2 * LEAVE_TIMEOUT_S):
+                await self._drop_link(guild)
+
+    def forget(self, guild_id: int) -> None:
+        self._want(guild_id, None)
+        self._cancel_heal(guild_id)
+        self._links.pop(guild_id, None)
+
+    async def on_own_voice_state(self, guild: discord.Guild) -> bool:
+        """The bot's voice state in the server says it left a channel: kicked, or part of a
+        reconnect (discord.py's or ours). Returns True when it was kicked: the queue goes."""
+        link = self._links.get(guild.id)
+        if isinstance(link, VoiceLink) and link.removed:
+            self._want(guild.id, None)
+            return True
+        await asyncio.sleep(RECONNECT_SETTLE_S)
+        if guild.id in self._healing or guild.voice_client is not None:
+            return False
+        self._want(guild.id, None)
+        return True
+
+    # ---- healing ---------------------------------------------------------------------------
+    async def watch(self) -> None:
+        """The watchdog: every `WATCH_PERIOD_S`, heal the links that do not carry speech."""
+        while True:
+            await asyncio.sleep(WATCH_PERIOD_S)
+            now = time.monotonic()
+            for guild_id in list(self._wanted):
+                if self._needs_healing(guild_id, now):
+                    self._start_heal(guild_id)
+
+    def _needs_healing(self, guild_id: int, now: float) -> bool:
+        speaker = self.scheduler.get(guild_id)
+        guild = self._guild(guild_id)
+        if speaker is None or guild is None or guild_id in self._healing:
+            return False
+        link = self._links.get(guild_id)
+        if isinstance(link, VoiceLink) and link.removed:  # kicked: not ours to undo
+            return False
+        silent = speaker.silent_for(now)
+        if not speaker.wants_audio or self._link_works(guild):
+            self._broken_since.pop(guild_id, None)
+            if silent == 0.0 or speaker.detached:
+                speaker.link_works()
+        else:
+            self._broken_since.setdefault(guild_id, now)
+        broken = now - self._broken_since.get(guild_id, now)
+        due = now >= self._next_heal.get(guild_id, 0.0)
+        return due and (silent >= HEAL_AFTER_S or broken >= HEAL_AFTER_S)
+
+    def _link_works(self, guild: discord.Guild) -> bool:
+        """The link discord.py names is ours, connected, and its voice websocket open."""
+        current = guild.voice_client
+        ours = self._links.get(guild.id)
+        if isinstance(current, VoiceLink) and not current.carrying:
+            return False
+        return (
+            isinstance(current, discord.VoiceClient)
+            and current.is_connected()
+            and (ours is None or ours is current)
+        )
+
+    def _start_heal(self, guild_id: int) -> None:
+        task = asyncio.create_task(self._heal(guild_id), name=f"heal-voice-{guild_id}")
+        self._healing[guild_id] = task
+        task.add_done_callback(lambda _: self._healing.pop(guild_id, None))
+
+    def _cancel_heal(self, guild_id: int) -> None:
+        task = self._healing.pop(guild_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _heal(self, guild_id: int) -> None:
+        guild, channel_id = self._guild(guild_id), self._wanted.get(guild_id)
+        speaker = self.scheduler.get(guild_id)
+        if guild is None or channel_id is None or speaker is None:
+            return
+        channel = guild.get_channel(channel_id)
+        if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+            log.info("the voice channel of guild %s is gone: not healing", guild_id)
+            self._want(guild_id, None)
+            speaker.clear()
+            return
+        started = time.monotonic()
+        log.warning("the voice link in guild %s carries no speech: joining afresh", guild_id)
+        try:
+            async with self._lock(guild_id):
+                await self._replace_link(channel)
+        except (UserError, discord.DiscordException, OSError) as error:
+            log.warning("could not heal the voice link in guild %s: %s", guild_id, error)
+            self._next_heal[guild_id] = time.monotonic() + HEAL_BACKOFF_S
+            return
+        self.heals += 1
+        log.info(
+            "healed the voice link in guild %s in %.1f s", guild_id, time.monotonic() - started
+        )
+
+    async def close(self) -> None:
+        for task in list(self._healing.values()):
+            task.cancel()
+        self._wanted.clear()
+
+
+def check_permissions(channel: VoiceChannel) -> None:
+    permissions = channel.permissions_for(channel.guild.me)
+    missing = [
+        name
+        for name, allowed in (
+            (tr("Connect"), permissions.connect),
+            (tr("Speak"), permissions.speak),
+        )
+        if not allowed
+    ]
+    if missing:
+        raise UserError(tr(
+            "I don't have the {names} permission in {channel}. Please ask a server admin to "
+            "grant it.",
+            names=tr("{a} and {b}", a=missing[0], b=missing[1]) if len(missing) == 2
+            else missing[0], channel=channel.mention,
+        ))  # fmt: skip
+    full = channel.user_limit and len(channel.members) >= channel.user_limit
+    if full and not permissions.move_members:
+        raise UserError(tr("{channel} is full.", channel=channel.mention))

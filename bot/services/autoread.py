@@ -1,0 +1,444 @@
+"""Reading chat aloud: which messages are read, in whose voice, and how they are announced.
+
+`AutoReader.handle()` takes a message from the read channel (or the chat of the bot's voice
+channel), applies the server's rules, turns it into words with `bot.text`, and queues it in
+the author's voice. Edits and deletions of messages still waiting are honoured.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import cachetools
+import discord
+
+from bot.core.errors import UserError
+from bot.i18n.translate import language_name, localize, tr
+from bot.playback.speakers import SpeechScheduler, Utterance
+from bot.services.speech import SpeechService, humans_in
+from bot.storage.database import Database
+from bot.storage.server_settings import ServerSettings
+from bot.text.words import MessageFacts, Names, ReadOptions, announce_both, lead_phrase
+
+log = logging.getLogger(__name__)
+
+XSAID_QUIET_S = 60.0  # no "NAME said" again for the same author within this, in a row
+RATE_WINDOW_S = 10.0
+MAX_TRACKED = 10_000  # servers or (server, member) pairs remembered at once
+READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+# A message's text is cut to this many times the longest spoken line before it is rendered:
+# past it the words would be cut anyway (rendering seldom shrinks text eightfold), and a
+# 4,000-character message costs no more than it must.
+CONTENT_PER_SPOKEN = 8
+MIN_CONTENT = 1_000
+CODE_FENCE = "```"
+
+
+@dataclass(eq=False)
+class _Reading:
+    """A queued message's words with its author's name and without. Which is said is decided
+    when its turn comes (`Utterance.on_start`), from who was heard last: a message deleted
+    before it played does not silence the next one's name."""
+
+    reader: AutoReader
+    guild_id: int
+    author_id: int
+    named: tuple[str, str]  # (text, lead)
+    unnamed: tuple[str, str]
+    cloned: bool  # its voice is the author's own: named under a name they cannot choose
+    announced: bool | None = None  # None: not started yet
+
+    def words(self) -> tuple[str, str]:
+        return self.unnamed if self.announced is False else self.named
+
+    def __call__(self, utterance: Utterance) -> None:
+        if self.announced is None:
+            reader = self.reader
+            self.announced = not reader._same_author_lately(self.guild_id, self.author_id)
+            reader._last_author[self.guild_id] = (self.author_id, reader.clock())
+        utterance.text, utterance.lead = self.words()
+
+
+class AutoReader:
+    def __init__(
+        self,
+        db: Database,
+        speech: SpeechService,
+        clock: Callable[[], float] = time.monotonic,
+        language: str = "english",
+    ) -> None:
+        self.language = language  # of what the bot adds: "NAME said", "a link to", ...
+        self.db = db
+        self.speech = speech
+        self.clock = clock
+        self._last_author: cachetools.TTLCache[int, tuple[int, float]] = cachetools.TTLCache(
+            maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock
+        )  # guild -> (author, when): who spoke last, while it matters
+        # recent reads per (server, member) for the rate limit; entries older than the window
+        # are useless, so the table is bounded by what happened in the last RATE_WINDOW_S
+        self._recent: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
+        )
+        self._recent_edits: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
+        )  # the same limit for edits, apart: an edit now and then costs no message
+        self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
+        self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
+        # the readings still queued or playing, by message: an edit re-words its own
+        self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
+
+    @property
+    def scheduler(self) -> SpeechScheduler:
+        return self.speech.scheduler
+
+    # ---- deciding --------------------------------------------------------------------------
+    async def handle(self, message: discord.Message) -> str:
+        """Read the message if the rules say so; returns 'read' or why it was not."""
+        outcome = await self._handle(message)
+        self.outcomes.append((message.id, outcome))  # recent decisions, for logs and tests
+        return outcome
+
+    async def _handle(self, message: discord.Message) -> str:
+        arrived = self.clock()
+        guild = message.guild
+        if guild is None or not isinstance(message.author, discord.Member):
+            return "not in a server"
+        if message.author == guild.me:
+            return "own message"
+        settings = await self.db.guilds.get(guild.id)
+        voice_client = guild.voice_client
+        bot_channel = voice_client.channel if voice_client is not None else None
+        in_read_channel = settings.read_channel == message.channel.id
+        in_voice_chat = (
+            settings.text_in_voice
+            and bot_channel is not None
+            and (bot_channel.id == message.channel.id)
+        )
+        if not (in_read_channel or in_voice_chat):
+            return "not a read channel"
+        skip = await self._skip_reason(message, message.author, settings)
+        if skip:
+            return skip
+        author_channel = message.author.voice.channel if message.author.voice else None
+        if bot_channel is None:
+            if not settings.autojoin or author_channel is None:
+                return "not in voice"
+            try:
+                await self.speech.ensure_connected(author_channel)
+            except UserError as error:
+                return f"cannot join: {error}"
+        elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
+            return "author not in the bot's voice channel"
+        if self._nothing_written(message):
+            return "nothing to say"  # (before the rate limit: an empty message costs nothing)
+        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
+            return "rate limited"  # before any rendering: a flood costs one check each
+        language = await self.speech.language_of(message.author.id, guild.id)
+        if self.speech.needs_loading(language) and not await self._wait_for_model(
+            message, language
+        ):
+            language = self.speech.language  # it could not load: the default speaks
+        voice = await self.speech.voice_of(message.author.id, guild.id, language)
+        cloned = await self._cloned(voice)
+        if cloned is not None:  # a cloned voice is always attributed
+            log.info(
+                "cloned voice %s used for auto-reading by user %s in server %s",
+                cloned, message.author.id, guild.id,
+            )  # fmt: skip
+        reading = await self._reading(message, settings, language, cloned=cloned is not None)
+        text, lead = reading.words()
+        if not text:
+            return "nothing to say"
+        speaker = self.scheduler.speaker(guild)
+        speaker.max_queue = settings.queue_limit
+        model = self.speech.model_language(language)
+        utterance = Utterance(
+            text, voice, arrived, message.id, lead, language=model, on_start=reading
+        )
+        speaker.enqueue(utterance, drop_oldest=True)
+        self._readings[message.id] = reading
+        return "read"
+
+    async def _wait_for_model(self, message: discord.Message, language: str) -> bool:
+        """Load the language's model; say so once in the channel, so that the wait is not a
+        silence nobody understands (never pinging). False when it could not be loaded: the
+        channel is then told once that the default language speaks instead."""
+        assert message.guild is not None
+        fallback = self.speech.fallback
+        if not fallback.failed_lately(language):
+            key = (message.guild.id, language)
+            if key not in self._loading_told:
+                self._loading_told.add(key)
+                notice = tr(
+                    "Loading {language}… I'll read the messages as soon as it is ready.",
+                    language=language_name(language),
+                )
+                try:
+                    await message.channel.send(
+                        localize(notice, message.guild.preferred_locale),
+                        allowed_mentions=discord.AllowedMentions.none(),
+                    )
+                except discord.HTTPException as error:
+                    log.info("could not post the loading notice in %s: %s", message.channel.id,
+                             error)  # fmt: skip
+            try:
+                await self.speech.model_ready(language)
+                return True
+            except Exception as error:  # the weights, the network, a config: any failure
+                fallback.failed(language, error)
+            finally:
+                self._loading_told.discard(key)
+        await fallback.tell(message.channel, message.guild, language, self.speech.language)
+        return False
+
+    async def _skip_reason(
+        self, message: discord.Message, author: discord.Member, settings: ServerSettings
+    ) -> str | None:
+        if settings.bot_ignore and (author.bot or message.webhook_id is not None):
+            return "from a bot"
+        if message.type not in READ_TYPES:
+            return "system message"
+        if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
+            return "skip prefix"
+        if settings.required_role and not any(r.id == settings.required_role for r in author.roles):
+            return "missing the required role"
+        if not (await self.db.members.get(author.id, author.guild.id)).autoread:
+            return "member opted out"
+        return None
+
+    def _rate_limited(
+        self, guild_id: int, user_id: int, limit: int, now: float, *, edit: bool = False
+    ) -> bool:
+        table = self._recent_edits if edit else self._recent
+        recent = table.get((guild_id, user_id)) or collections.deque()
+        while recent and now - recent[0] > RATE_WINDOW_S:
+            recent.popleft()
+        if len(recent) >= limit:
+            return True
+        recent.append(now)
+        table[(guild_id, user_id)] = recent  # (re)starts its time to live
+        return False
+
+    def forget_guild(self, guild_id: int) -> None:
+        """The bot left a server: drop what it remembered there."""
+        self._last_author.pop(guild_id, None)
+        for table in (self._recent, self._recent_edits):
+            for key in [k for k in table if k[0] == guild_id]:
+                table.pop(key, None)
+
+    # ---- wording ---------------------------------------------------------------------------
+    @staticmethod
+    def _nothing_written(message: discord.Message) -> bool:
+        """Nothing at all to render: no text, file, sticker or forward."""
+        return not (
+            message.content.strip() or message.attachments or message.stickers
+            or getattr(message, "message_snapshots", None)
+        )  # fmt: skip
+
+    async def _reading(
+        self, message: discord.Message, settings: ServerSettings, language: str, *, cloned: bool
+    ) -> _Reading:
+        """The message's words, named and not (with xsaid off, only a cloned voice names)."""
+        assert message.guild is not None
+        named, unnamed = await self.render_both(message, settings, language, attested=cloned)
+        if not (settings.xsaid or cloned):
+            named = unnamed
+        return _Reading(self, message.guild.id, message.author.id, named, unnamed, cloned)
+
+    async def render(
+        self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
+        language: str | None = None, attested: bool = False,
+    ) -> str:  # fmt: skip
+        """The words for a message under the server's settings ('' when none)."""
+        named, unnamed = await self.render_both(message, settings, language, attested=attested)
+        return (named if say_name else unnamed)[0]
+
+    async def render_both(
+        self, message: discord.Message, settings: ServerSettings, language: str | None = None,
+        *, attested: bool = False,
+    ) -> tuple[tuple[str, str], tuple[str, str]]:  # fmt: skip
+        """The words for a message with its author's name and without, each with the phrase
+        it starts with if any ("Alice said"). `attested`: the author is named by their Discord
+        username, which they cannot make another member's (a cloned voice's speech)."""
+        guild = message.guild
+        assert guild is not None
+        names = await self._names(message, guild)
+        options = ReadOptions(
+            skip_emoji=settings.skip_emoji,
+            repeated_characters=settings.repeated_characters,
+            max_length=settings.max_length,
+            dictionary=await self.db.dictionary.entries(guild.id),
+            language=language or self.language,
+        )
+        snapshots = getattr(message, "message_snapshots", None) or []
+        content = message.content or (snapshots[0].content if snapshots else "")
+        attachments = list(message.attachments)
+        if snapshots and not attachments:
+            attachments = list(snapshots[0].attachments)
+        author = (
+            message.author.name if attested
+            else names.users.get(message.author.id, message.author.display_name)
+        )  # fmt: skip
+        facts = MessageFacts(
+            content=self._capped(content, settings.max_length),
+            author=author,
+            attachment_types=tuple(a.content_type or "" for a in attachments),
+            stickers=len(message.stickers),
+            reply_to=self._reply_author(message, names),
+            forwarded=bool(snapshots),
+        )
+        lines = announce_both(facts, names, options)
+        leads = (lead_phrase(facts, options, say_name=True),
+                 lead_phrase(facts, options, say_name=False))  # fmt: skip
+        named, unnamed = (
+            (line, lead if lead and line.startswith(lead) else "")
+            for line, lead in zip(lines, leads, strict=True)
+        )
+        return named, unnamed
+
+    @staticmethod
+    def _capped(content: str, max_length: int) -> str:
+        """The text cut before rendering (see CONTENT_PER_SPOKEN); a code block it cuts in
+        two is closed, so it is still "a code block" and not its code read out."""
+        most = max(MIN_CONTENT, CONTENT_PER_SPOKEN * max_length)
+        if len(content) <= most:
+            return content
+        content = content[:most]
+        return content + CODE_FENCE if content.count(CODE_FENCE) % 2 else content
+
+    def _same_author_lately(self, guild_id: int, author_id: int) -> bool:
+        last = self._last_author.get(guild_id)
+        return last is not None and last[0] == author_id and (
+            self.clock() - last[1] < XSAID_QUIET_S)  # fmt: skip
+
+    @staticmethod
+    def _reply_author(message: discord.Message, names: Names) -> str | None:
+        if message.type != discord.MessageType.reply or message.reference is None:
+            return None
+        resolved = message.reference.resolved
+        if isinstance(resolved, discord.Message):
+            return names.users.get(resolved.author.id, resolved.author.display_name)
+        return "a deleted message"
+
+    async def _names(self, message: discord.Message, guild: discord.Guild) -> Names:
+        people: dict[int, str] = {message.author.id: message.author.display_name}
+        for user in message.mentions:
+            people[user.id] = user.display_name
+        reference = message.reference.resolved if message.reference else None
+        if isinstance(reference, discord.Message):
+            people.setdefault(reference.author.id, reference.author.display_name)
+        people.update(await self.db.members.nicks(guild.id, list(people)))  # /set nick wins
+        return Names(
+            users=people,
+            roles={role.id: role.name for role in guild.roles},
+            channels={channel.id: channel.name for channel in guild.channels},
+        )
+
+    async def _cloned(self, voice: str | None) -> int | None:
+        lookup = self.speech.cloned_voice_id
+        return await lookup(voice) if lookup is not None else None
+
+    async def speak_on_request(
+        self, invoker: discord.Member | discord.User, message: discord.Message
+    ) -> str:
+        """'Speak this message': read it in its author's voice where the invoker is, under the
+        same rules as auto-reading: the author's opt-out, `bot_ignore`, `required_role`,
+        `skip_prefix` and the invoker's rate limit; and only to people who can see it."""
+        guild = message.guild
+        if guild is None:
+            raise UserError(tr("I can only speak messages from a server."))
+        settings = await self.db.guilds.get(guild.id)
+        author = message.author
+        if settings.bot_ignore and (author.bot or message.webhook_id is not None):
+            raise UserError(tr("This server does not have messages from bots read aloud."))
+        if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
+            raise UserError(tr(
+                "Messages starting with “{prefix}” are not read aloud in this server.",
+                prefix=settings.skip_prefix,
+            ))  # fmt: skip
+        if isinstance(author, discord.Member):
+            if settings.required_role and not any(
+                r.id == settings.required_role for r in author.roles
+            ):
+                raise UserError(
+                    tr("Only messages of members with the server's reading role are read.")
+                )
+            if not (await self.db.members.get(author.id, guild.id)).autoread:
+                raise UserError(tr("Its author has asked not to have their messages read aloud."))
+        channel = self.speech.caller_channel(invoker)
+        if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
+            raise UserError(tr(
+                "Someone in {channel} cannot see that message's channel, so I won't read it "
+                "there.",
+                channel=channel.mention,
+            ))  # fmt: skip
+        if self._rate_limited(guild.id, invoker.id, settings.rate_limit, self.clock()):
+            raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
+        language = await self.speech.language_of(author.id, guild.id)
+        if self.speech.needs_loading(language):
+            language = await self._loaded_or_default(channel, language)
+        voice = await self.speech.voice_of(author.id, guild.id, language)
+        cloned = await self._cloned(voice) is not None
+        text = await self.render(message, settings, say_name=True, language=language,
+                                 attested=cloned)  # fmt: skip
+        if not text:
+            raise UserError(tr("That message has nothing I can read aloud."))
+        channel = await self.speech.speak_in_callers_channel(
+            invoker, text, voice, announced=True, language=language
+        )
+        return tr("Speaking that message in {channel}.", channel=channel.mention)
+
+    async def _loaded_or_default(self, channel: discord.VoiceChannel | discord.StageChannel,
+                                 language: str) -> str:  # fmt: skip
+        """The language once its model is loaded, or the default one if it cannot be (the
+        voice channel's chat is told once)."""
+        fallback = self.speech.fallback
+        if not fallback.failed_lately(language):
+            try:
+                await self.speech.model_ready(language)
+                return language
+            except Exception as error:  # the weights, the network, a config: any failure
+                fallback.failed(language, error)
+        await fallback.tell(channel, channel.guild, language, self.speech.language)
+        return self.speech.language
+
+    # ---- edits and deletions ---------------------------------------------------------------
+    async def edited(self, message: discord.Message) -> None:
+        """A message was edited: a waiting reading of it is re-worded (or dropped). Only a
+        reading still waiting is rendered again, under the author's rate limit: past it the
+        reading is dropped rather than said in words they have taken back."""
+        reading = self._readings.get(message.id)
+        if message.guild is None or reading is None:
+            return
+        speaker = self.scheduler.get(message.guild.id)
+        if speaker is None:
+            return
+        settings = await self.db.guilds.get(message.guild.id)
+        skip = settings.skip_prefix and message.content.startswith(settings.skip_prefix)
+        if skip or self._rate_limited(
+            message.guild.id, message.author.id, settings.rate_limit, self.clock(), edit=True
+        ):
+            speaker.drop(message.id)
+            return
+        language = await self.speech.language_of(message.author.id, message.guild.id)
+        if self.speech.needs_loading(language):
+            language = self.speech.language  # (or its model went meanwhile: the default's words)
+        edited = await self._reading(message, settings, language, cloned=reading.cloned)
+        reading.named, reading.unnamed = edited.named, edited.unnamed
+        text = reading.words()[0]
+        if not text:
+            speaker.drop(message.id)
+        else:
+            speaker.replace_text(message.id, text)
+
+    def deleted(self, guild_id: int | None, message_ids: set[int]) -> int:
+        """Messages were deleted: their waiting readings are dropped; returns how many."""
+        speaker = self.scheduler.get(guild_id) if guild_id is not None else None
+        if speaker is None:
+            return 0
+        return sum(speaker.drop(message_id) for message_id in message_ids)

@@ -1,0 +1,77 @@
+"""What `/help` shows and what the bot says when it joins a server: what it can do, how it is
+set up in this server, and what to do next."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from bot.i18n.translate import localize, tr
+from bot.services.replies import Reply
+from bot.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+COMMANDS = [
+    (tr("Speak"), tr("`/say` a line in your voice channel · `/tts` sends it to you as a file · "
+                     "`/join` · `/leave` · `/skip` · `/stop` · `/clear`")),
+    (tr("Your voice"), tr("`/clone` makes a voice from a recording of **your own** voice · "
+                          "`/voice list` · `/voice use` · `/voice preview` · `/voice delete` · "
+                          "`/voice forget-me`")),
+    (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
+                   "messages · `/set my_language` the language I read them in")),
+    (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/set …` reading rules · "
+                                      "`/settings` shows them all · `/dict` pronunciations")),
+    (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
+]  # fmt: skip
+
+WELCOME = tr(
+    "Hello! I read a text channel aloud in voice, in each member's own voice if they clone it. "
+    "To start, someone with Manage Server runs `/setup` and picks the channel to read; then "
+    "join a voice channel and write there, or use `/say`. `/help` shows everything."
+)
+
+
+async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone: bool) -> Reply:
+    fields = list(COMMANDS)
+    if guild is None:
+        fields.append((tr("Here"), tr("In a DM only `/tts`, `/voice` and `/help` work; the rest "
+                                      "is for servers.")))  # fmt: skip
+        return Reply("", title=tr("What I can do"), fields=fields)
+    settings = await db.guilds.get(guild.id) if db is not None else None
+    read = settings.read_channel if settings is not None else None
+    channel = f"<#{read}>"
+    reading = tr("I read {channel} aloud.", channel=channel) if read else tr(
+        "No channel is read aloud yet.")  # fmt: skip
+    if not can_clone:
+        cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
+    elif settings is not None and not settings.cloning:
+        cloning = tr("Voice cloning is switched off in this server.")
+    else:
+        cloning = tr("Members may clone their own voice (`/clone`).")
+    fields.append((tr("In this server"), tr("{reading} {cloning}", reading=reading,
+                                             cloning=cloning)))  # fmt: skip
+    if read:
+        next_step = tr("Join a voice channel and write in {channel}, or use `/say`.",
+                       channel=channel)  # fmt: skip
+    else:
+        next_step = tr("Someone with Manage Server runs `/setup` and picks the channel to read. "
+                       "Until then, `/say` works in any voice channel.")  # fmt: skip
+    fields.append((tr("What next"), next_step))
+    return Reply("", title=tr("What I can do"), fields=fields)
+
+
+async def welcome(guild: discord.Guild) -> bool:
+    """Say hello in the server's system channel, if the bot may post there; never pings."""
+    log.info("joined server %s (%s members)", guild.id, guild.member_count)
+    channel = guild.system_channel
+    if channel is None or not channel.permissions_for(guild.me).send_messages:
+        return False
+    try:
+        welcome_text = localize(WELCOME, guild.preferred_locale)
+        await channel.send(welcome_text, allowed_mentions=discord.AllowedMentions.none())
+    except discord.HTTPException as error:
+        log.warning("could not post the welcome in server %s: %s", guild.id, error)
+        return False
+    return True

@@ -1,0 +1,44 @@
+"""What a command answers: text, maybe a file, a button or a table; the permission check that
+refuses politely; and the reply naming an unexpected error by its id."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+
+import discord
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Reply:
+    content: str
+    file: tuple[str, bytes] | None = None  # (filename, data)
+    preview_voice_id: int | None = None  # show a Preview button for this voice
+    confirm_forget: int | None = None  # show a confirmation button for this user's deletion
+    title: str | None = None  # with `fields`: shown as an embed
+    fields: list[tuple[str, str]] = field(default_factory=list)
+
+
+def require_manage_guild(permissions: discord.Permissions) -> None:
+    """Checked here too: Discord's default permissions can be changed by server admins."""
+    if not permissions.manage_guild:
+        raise UserError(
+            tr("You need the Manage Server permission to change this server's settings.")
+        )
+
+
+def unexpected_error_reply(what: str, error: BaseException | None = None) -> Reply:
+    """Log an unexpected error (default: the one being handled) with its traceback under a
+    short id, and the reply that names it. The member can quote the id; the operator finds it
+    in the log."""
+    error_id = secrets.token_hex(4)
+    log.error("unexpected error %s in %s", error_id, what, exc_info=error or True)
+    return Reply(
+        tr("Something went wrong on my side (error id {id}). Please try again.", id=error_id)
+    )

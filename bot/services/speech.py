@@ -1,0 +1,414 @@
+"""What `/say`, `/join`, `/leave`, `/skip` and `/stop` do, independent of the slash-command glue.
+
+Each method either returns the reply for the member or raises `UserError` with a polite,
+specific message. Voice connections are handled here too: join, move, leave when alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+import discord
+import numpy as np
+
+from bot.core.errors import UserError
+from bot.i18n.translate import language_name, lines, plural, tr
+from bot.ops.shards import ProcessShards
+from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
+from bot.playback.speakers import QueueFullError, SpeechScheduler, Utterance
+from bot.services.fallback import ModelFallback
+from bot.services.replies import Reply
+from bot.synthesis.audio_files import MODEL_RATE, encode_audio
+from bot.synthesis.engine import VoiceError
+from bot.text.phrasebook import phrasebook
+
+__all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in", "leave_voice"]
+
+log = logging.getLogger(__name__)
+
+MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
+# (user, guild[, language of another model]) -> voice spec
+VoiceResolver = Callable[..., Awaitable[str | None]]
+LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) -> language
+ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
+
+
+class SpeechService:
+    def __init__(
+        self,
+        scheduler: SpeechScheduler,
+        connections: VoiceConnections,
+        max_text_length: int,
+        voice_for: VoiceResolver | None = None,
+        cloned_voice_id: ClonedVoiceId | None = None,
+        language: str = "english",
+        language_for: LanguageResolver | None = None,
+        voice_to_prepare: VoiceResolver | None = None,
+    ) -> None:
+        self.scheduler = scheduler
+        self.connections = connections
+        self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
+        self.language = language  # the operator's: the default model's
+        self.language_for = language_for
+        self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
+        self.max_text_length = max_text_length
+        self.phrases = phrasebook(language)  # "NAME said" in the model's language
+        self.voice_for = voice_for
+        self.cloned_voice_id = cloned_voice_id
+        # the name of a member's cloned voice still to be made for a language's model
+        self.voice_to_prepare = voice_to_prepare
+
+    # ---- checks ----------------------------------------------------------------------------
+    def check_text(self, text: str) -> str:
+        text = text.strip()
+        if not text:
+            raise UserError(tr("There is nothing to say: please give me some text."))
+        if len(text) > self.max_text_length:
+            raise UserError(tr(
+                "That text is {length:,} characters long; the limit is {most:,}. Please shorten "
+                "it.",
+                length=len(text), most=self.max_text_length,
+            ))  # fmt: skip
+        return text
+
+    @staticmethod
+    def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
+        voice = getattr(member, "voice", None)
+        if voice is None or voice.channel is None:
+            raise UserError(tr("Join a voice channel first, then try again."))
+        return voice.channel
+
+    # ---- voice connection ------------------------------------------------------------------
+    async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
+        """Connect to `channel`, or move there if the bot is idle elsewhere in the server."""
+        return await self.connections.ensure_connected(channel)
+
+    # ---- commands --------------------------------------------------------------------------
+    async def language_of(self, user_id: int, guild_id: int | None) -> str:
+        """The language a member is spoken in here (theirs, the server's or the default)."""
+        if self.language_for is None:
+            return self.language
+        return await self.language_for(user_id, guild_id)
+
+    def model_language(self, language: str) -> str | None:
+        """What an utterance names as its model: None for the default one."""
+        return None if language == self.language else language
+
+    def needs_loading(self, language: str) -> bool:
+        models = self.scheduler.models
+        return models is not None and not models.is_loaded(self.model_language(language))
+
+    async def model_ready(self, language: str) -> None:
+        """Load the language's model if it is not (in its own threads; others speak on)."""
+        models = self.scheduler.models
+        if models is not None and language != self.language:
+            await models.ensure(language)
+
+    async def voice_of(self, member_id: int, guild_id: int | None, language: str) -> str | None:
+        """The member's voice spec for `language`'s model (a cloned voice gets its state for
+        that model, made from its recording on first use)."""
+        if self.voice_for is None:
+            return None
+        model = self.model_language(language)
+        if model is None:
+            return await self.voice_for(member_id, guild_id)
+        return await self.voice_for(member_id, guild_id, model)
+
+    async def say(self, member: discord.Member | discord.User, text: str) -> str:
+        requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
+        text = self.check_text(text)
+        channel = self.caller_channel(member)
+        language = await self.language_of(member.id, channel.guild.id)
+        named = language_name(language)
+        fallback = self.fallback
+        if self.needs_loading(language) and fallback.failed_lately(language):
+            # it failed to load a moment ago: the default speaks now, and the member is told
+            spoken = await self._say(member, channel, text, self.language, requested_at)
+            return lines(fallback.notice(language, self.language), spoken)
+        if self.needs_loading(language):
+            wait = tr(
+                "Loading {language}… I'll speak in {channel} as soon as it is ready.",
+                language=named, channel=channel.mention,
+            )  # fmt: skip
+        elif voice := await self._voice_to_prepare(member.id, channel.guild.id, language):
+            wait = tr(
+                "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
+                "as soon as it is ready.",
+                voice=voice, language=named, channel=channel.mention,
+            )  # fmt: skip
+        else:
+            return await self._say(member, channel, text, language, requested_at)
+        await self.ensure_connected(channel)
+        task = asyncio.create_task(
+            self._say_once_loaded(member, channel, text, language, requested_at)
+        )
+        self._loading.add(task)
+        task.add_done_callback(self._loading.discard)
+        return wait
+
+    async def _voice_to_prepare(self, member_id: int, guild_id: int, language: str) -> str | None:
+        if self.voice_to_prepare is None or self.model_language(language) is None:
+            return None
+        return await self.voice_to_prepare(member_id, guild_id, language)
+
+    async def _say(
+        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
+        language: str, requested_at: float,
+    ) -> str:  # fmt: skip
+        voice = await self.voice_of(member.id, channel.guild.id, language)
+        said = phrasebook(language).said.format(name=member.display_name)
+        text = await self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
+        lead = said if text.startswith(f"{said}: ") else ""
+        utterance = Utterance(
+            text, voice, requested_at, lead=lead, language=self.model_language(language)
+        )
+        ahead = await self._speak(channel, utterance)
+        if ahead == 0:
+            return tr("Speaking in {channel}.", channel=channel.mention)
+        return tr(
+            "Queued: {ahead} ahead of you in {channel}.", ahead=ahead, channel=channel.mention
+        )
+
+    async def _say_once_loaded(
+        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
+        language: str, requested_at: float,
+    ) -> None:  # fmt: skip
+        """Speak once the model is loaded; if it cannot be, in the default language, and the
+        voice channel's chat is told once (the member's "Loading…" reply cannot be edited
+        from here, and the people hearing another language are the ones to tell)."""
+        try:
+            await self.model_ready(language)
+        except Exception as error:  # the weights, the network, a config: any failure
+            self.fallback.failed(language, error)
+            await self.fallback.tell(channel, channel.guild, language, self.language)
+            language = self.language
+        try:
+            await self._say(member, channel, text, language, requested_at)
+        except Exception:  # the member had their answer; the operator gets the reason
+            log.exception("could not speak after loading the %s model", language)
+
+    async def attributed(
+        self, member: discord.Member | discord.User, guild_id: int | None, text: str,
+        voice: str | None, what: str, *, announced: bool = False, said: str | None = None,
+    ) -> str:  # fmt: skip
+        """Speech in a member's cloned voice always says who asked for it ("NAME said"), and
+        each use is logged (who, where, which voice; never the text)."""
+        voice_id = await self.cloned_voice_id(voice) if self.cloned_voice_id else None
+        if voice_id is None:
+            return text
+        log.info(
+            "cloned voice %s used for %s by user %s in server %s",
+            voice_id, what, member.id, guild_id,
+        )  # fmt: skip
+        if said is None:
+            said = self.phrases.said.format(name=member.display_name)
+        return text if announced else f"{said}: {text}"
+
+    async def speak_in_callers_channel(
+        self, member: discord.Member | discord.User, text: str, voice: str | None,
+        *, announced: bool = False, language: str | None = None,
+    ) -> VoiceChannel:  # fmt: skip
+        """Speak `text` in `voice` where the member is (a preview, a sample, a message);
+        `announced`: the text already says whose words they are; `language`: whose model
+        (default: the member's own)."""
+        channel = self.caller_channel(member)
+        text = self.check_text(text)
+        if language is None:
+            language = await self.language_of(member.id, channel.guild.id)
+        said = phrasebook(language).said.format(name=member.display_name)
+        text = await self.attributed(
+            member, channel.guild.id, text, voice, "speech on request", announced=announced,
+            said=said,
+        )  # fmt: skip
+        await self.model_ready(language)
+        await self._speak(channel, Utterance(text, voice, language=self.model_language(language)))
+        return channel
+
+    async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:
+        await self.ensure_connected(channel)
+        try:
+            return self.scheduler.speaker(channel.guild).enqueue(utterance)
+        except QueueFullError:
+            raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
+
+    async def join(self, member: discord.Member | discord.User) -> str:
+        channel = self.caller_channel(member)
+        await self.ensure_connected(channel)
+        return tr("Joined {channel}.", channel=channel.mention)
+
+    @staticmethod
+    def check_control(
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> None:
+        """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
+        members who may move members or manage the server."""
+        voice_client = guild.voice_client
+        channel = getattr(voice_client, "channel", None)
+        if channel is None or permissions.move_members or permissions.manage_guild:
+            return
+        voice = getattr(member, "voice", None)
+        if voice is None or voice.channel != channel:
+            raise UserError(tr(
+                "Only members in {channel} (or with the Move Members permission) can do that.",
+                channel=channel.mention,
+            ))  # fmt: skip
+
+    async def leave(self, guild: discord.Guild, member: discord.Member | discord.User,
+                    permissions: discord.Permissions) -> str:  # fmt: skip
+        if guild.voice_client is None:
+            raise UserError(tr("I'm not in a voice channel."))
+        self.check_control(guild, member, permissions)
+        await self.disconnect(guild)
+        return tr("Left the voice channel.")
+
+    def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
+             permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
+        speaker = self.scheduler.get(guild.id)
+        if speaker is None or not speaker.skip():
+            raise UserError(tr("Nothing is being spoken right now."))
+        return tr("Skipped.")
+
+    def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
+              permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
+        speaker = self.scheduler.get(guild.id)
+        dropped = speaker.clear_waiting() if speaker is not None else 0
+        if dropped == 0:
+            raise UserError(tr("Nothing is waiting to be read."))
+        return tr("Cleared {messages}.", messages=plural(dropped, "waiting message"))
+
+    async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
+                       text: str) -> Reply:  # fmt: skip
+        """The speech as an Ogg Opus file, in the member's voice (for people not in voice).
+
+        Background work: it waits behind live speech, within the per-member and per-server
+        limits; in DMs (`guild_id` None) the same per-member limit applies."""
+        text = self.check_text(text)
+        language = await self.language_of(member.id, guild_id)
+        await self.model_ready(language)
+        voice = await self.voice_of(member.id, guild_id, language)
+        said = phrasebook(language).said.format(name=member.display_name)
+        text = await self.attributed(member, guild_id, text, voice, "/tts", said=said)
+        samples = await self.synthesize_file(
+            text, voice, (member.id, guild_id), fallback=True,
+            language=self.model_language(language),
+        )  # fmt: skip
+        data = await asyncio.to_thread(encode_audio, samples, ".ogg")
+        seconds = len(samples) / MODEL_RATE
+        return Reply(tr("{seconds:.1f} s of speech.", seconds=seconds), file=("speech.ogg", data))
+
+    async def synthesize_file(
+        self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,
+        language: str | None = None,
+    ) -> np.ndarray:  # fmt: skip
+        """Speech for a file, as background work. A voice the model cannot use falls back to
+        the default one (`fallback`, as live speech does) or is refused in words."""
+        deadlines = self.scheduler.deadlines
+        try:
+            return await deadlines.background_speech(text, voice, owner, language)
+        except VoiceError as error:
+            if voice is None:
+                raise
+            log.warning("voice unusable for a file (%s)", error)
+            if not fallback:
+                raise UserError(tr("That voice cannot be used on this bot right now.")) from None
+            return await deadlines.background_speech(text, None, owner, language)
+
+    def botstats(self, shards: ProcessShards) -> Reply:
+        """This process's figures: with shards across processes, each answers for its own."""
+        snap = self.scheduler.snapshot()
+
+        no_data = tr("no data yet")
+
+        def ms(value: float | None) -> str:
+            return no_data if value is None else f"{value * 1000:.0f} ms"
+
+        rtf = snap.real_time_factor
+        return Reply(
+            "",
+            title=snap.status_line(),
+            fields=[
+                (tr("Time to first audio"), tr(
+                    "p50 {p50} · p95 {p95} ({messages})", p50=ms(snap.ttfa_p50),
+                    p95=ms(snap.ttfa_p95), messages=plural(snap.utterances, "recent message"))),
+                (tr("Underruns"), tr("{seconds:.2f} s per minute of audio",
+                                     seconds=snap.underruns_per_audio_min)),
+                (tr("Speed"), no_data if rtf is None
+                 else tr("{rtf:.1f}x real time per worker", rtf=rtf)),
+                (tr("Load"), tr(
+                    "{percent:.0f}% of {workers} worker(s) · {units} units waiting · speaking in "
+                    "{servers} server(s) · {waiting} message(s) waiting for room",
+                    percent=snap.load * 100, workers=self.scheduler.engine.workers,
+                    units=snap.queued_units, servers=snap.speaking_servers,
+                    waiting=snap.waiting_for_room)),
+                (tr("Background work"), tr(
+                    "{waiting} waiting (files, previews, clones) · {done} done · {refused} "
+                    "refused over the limits", waiting=snap.background_waiting,
+                    done=snap.background_done, refused=snap.background_refused)),
+                (tr("Shards in this process"),
+                 lines(shards.summary(), *shards.lines()[:MAX_SHARD_LINES])),
+            ],
+        )  # fmt: skip
+
+    def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
+             permissions: discord.Permissions) -> str:  # fmt: skip
+        self.check_control(guild, member, permissions)
+        speaker = self.scheduler.get(guild.id)
+        dropped = speaker.clear() if speaker is not None else 0
+        if dropped == 0:
+            raise UserError(tr("Nothing is being spoken or queued."))
+        return tr("Stopped and cleared {messages}.", messages=plural(dropped, "message"))
+
+    async def disconnect(self, guild: discord.Guild) -> None:
+        speaker = self.scheduler.get(guild.id)
+        if speaker is not None:
+            speaker.clear()
+        await self.connections.leave(guild)
+
+    async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
+        """Leave voice after `timeout_s` of quiet (0: never)."""
+        speaker = self.scheduler.get(guild.id)
+        if guild.voice_client is None or timeout_s <= 0:
+            return False
+        if speaker is not None and speaker.idle_seconds < timeout_s:
+            return False
+        log.info("leaving voice in guild %s after %d s of quiet", guild.id, timeout_s)
+        await self.disconnect(guild)
+        return True
+
+    async def forget_guild(self, guild: discord.Guild) -> None:
+        """The bot left a server: drop its speaker and queue, and its voice link."""
+        await self.scheduler.forget(guild.id)
+        await self.connections.leave(guild)
+        self.connections.forget(guild.id)
+
+    async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
+        voice_client = guild.voice_client
+        if voice_client is not None and getattr(voice_client.channel, "id", None) == channel_id:
+            await self.disconnect(guild)
+
+    async def on_voice_state_change(
+        self, guild: discord.Guild, member: discord.Member, now_in: VoiceChannel | None
+    ) -> None:
+        """Leave when no human is left in the bot's channel; drop the queue when kicked."""
+        if member == guild.me and now_in is None:
+            # kicked, or a reconnect (discord.py's, or a heal: each leaves and joins again):
+            # drop the queue only if no link is left once that settles
+            if await self.connections.on_own_voice_state(guild):
+                speaker = self.scheduler.get(guild.id)
+                if speaker is not None:
+                    speaker.clear()
+            return
+        voice_client = guild.voice_client
+        if voice_client is None:
+            return  # not in voice here (or a link being healed): nothing to leave
+        channel = voice_client.channel
+        if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
+            log.info("leaving voice in guild %s: no human left", guild.id)
+            await self.disconnect(guild)

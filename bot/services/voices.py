@@ -1,0 +1,239 @@
+"""What `/clone`, `/voice ...` and `/settings ...` do, apart from the slash-command glue.
+
+Methods return a `Reply` (text plus an optional file or button) or raise `UserError`.
+Members only ever see and change their own voices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import discord
+
+from bot.core.errors import UserError
+from bot.i18n.translate import language_name, lines, plural, tr
+from bot.services.replies import Reply
+from bot.services.speech import SpeechService
+from bot.storage.database import Database, utc_now
+from bot.synthesis import clip as clips
+from bot.synthesis.audio_files import encode_audio
+from bot.synthesis.engine import BUILTIN_VOICES, TTSEngine, builtin_voices_for
+from bot.synthesis.voice_library import VoiceLibrary
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], Awaitable[None]]  # a `Phrase`, said in the member's language
+PREVIEW_TEXT = "Hello! This is how I sound with the voice {name}."
+CLONING_OFF_FOR_MEMBERS = tr(
+    "Voice cloning is not available on this bot yet: its operator needs the voice-cloning "
+    "model weights (a Hugging Face token with the model licence accepted). Built-in voices "
+    "work as usual: see /voice list."
+)
+
+
+class VoiceService:
+    def __init__(self, library: VoiceLibrary, speech: SpeechService, engine: TTSEngine) -> None:
+        self.library = library
+        self.speech = speech
+        self.engine = engine
+
+    @property
+    def db(self) -> Database:
+        return self.library.db
+
+    # ---- cloning ---------------------------------------------------------------------------
+    async def clone(
+        self,
+        member: discord.Member | discord.User,
+        guild: discord.Guild,
+        name: str,
+        attachment: discord.Attachment,
+        consent: bool,
+        progress: Progress,
+    ) -> Reply:
+        if not consent:
+            raise UserError(tr(
+                "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
+                "the recording is your own voice and that you agree that this bot speaks with it."
+            ))  # fmt: skip
+        if not (await self.db.guilds.get(guild.id)).cloning:
+            raise UserError(tr("Voice cloning is switched off in this server by its admins."))
+        if not self.engine.has_voice_cloning:
+            raise UserError(CLONING_OFF_FOR_MEMBERS)
+        clips.check_size(attachment.size, self.library.limits.clip)
+        name = await self.library.check_can_create(member.id, name)
+        async with self.library.admitted(member.id, guild.id):  # before the download
+            await progress(tr("Downloading your clip…"))
+            try:
+                data = await attachment.read()
+            except (discord.HTTPException, discord.NotFound) as error:
+                log.warning("attachment download failed: %s", error)
+                raise UserError(tr("I could not download your file. Please try again.")) from None
+            record = await self.library.create(
+                member.id, name, data, consented_at=utc_now(), progress=progress,
+                guild_id=guild.id,
+            )  # fmt: skip
+        ready = tr(
+            "Your voice “{name}” is ready ({seconds:.0f} s of speech used). "
+            "Use `/voice use {name}` to speak with it.",
+            name=record.name, seconds=record.duration_s,
+        )  # fmt: skip
+        spec = await self.library.state_spec(record)
+        channel = await self._speak_if_in_voice(member, PREVIEW_TEXT.format(name=record.name), spec)
+        if channel is not None:
+            return Reply(
+                tr("{ready} Playing a short sample in {channel}.", ready=ready,
+                   channel=channel.mention)
+            )  # fmt: skip
+        return Reply(tr("{ready} Press Preview to hear it.", ready=ready),
+                     preview_voice_id=record.id)  # fmt: skip
+
+    async def _speak_if_in_voice(
+        self, member: discord.Member | discord.User, text: str, voice: str | None
+    ) -> discord.abc.GuildChannel | None:
+        """Speak in the member's voice channel when they are in one the bot can use."""
+        try:
+            return await self.speech.speak_in_callers_channel(member, text, voice)
+        except UserError:
+            return None
+
+    # ---- listing and choosing --------------------------------------------------------------
+    async def list(self, member: discord.Member | discord.User, guild: discord.Guild) -> Reply:
+        voices = await self.library.list_for(member.id)
+        choice = await self.db.choices.for_user(member.id, guild.id)
+        shown: list[str] = []
+        if voices:
+            shown.append(tr("**Your voices**"))
+            for voice in voices:
+                chosen = ""
+                if choice is not None and choice.voice_id == voice.id:
+                    chosen = tr(" (in use here)") if choice.guild_id else tr(" (in use everywhere)")
+                shown.append(tr(
+                    "• {name}: {seconds:.0f} s of speech, made {day}{chosen}", name=voice.name,
+                    seconds=voice.duration_s, day=voice.created_at[:10], chosen=chosen,
+                ))  # fmt: skip
+            shown.append(
+                tr(
+                    "({count} of {quota} allowed)",
+                    count=len(voices),
+                    quota=self.library.limits.quota,
+                )
+            )
+        else:
+            shown.append(tr("You have no voices of your own yet: make one with /clone."))
+        if choice is not None and choice.builtin_name:
+            shown.append(tr("You speak with the built-in voice {name}.", name=choice.builtin_name))
+        language = await self.speech.language_of(member.id, guild.id)
+        fitting, others = builtin_voices_for(language)
+        named = language_name(language)
+        if fitting:
+            shown.append(
+                tr("**Built-in voices in {language}**: {names}", language=named,
+                   names=", ".join(fitting))
+            )  # fmt: skip
+        if others:
+            shown.append(
+                tr("Other built-in voices (they speak {language} with an accent): {names}",
+                   language=named, names=", ".join(others))
+            )  # fmt: skip
+        return Reply(lines(*shown))
+
+    async def use(
+        self, member: discord.Member | discord.User, guild: discord.Guild, name: str,
+        everywhere: bool,
+    ) -> Reply:  # fmt: skip
+        chosen = await self.library.use(member.id, name, None if everywhere else guild.id)
+        if everywhere:
+            return Reply(tr("You will now speak with “{name}” in every server.", name=chosen))
+        return Reply(tr("You will now speak with “{name}” in this server.", name=chosen))
+
+    async def names_for(self, user_id: int, current: str, builtin: bool) -> list[str]:
+        """Autocomplete: the member's own voices (and the built-in ones) matching `current`."""
+        own = [v.name for v in await self.library.list_for(user_id)]
+        names = own + (list(BUILTIN_VOICES) if builtin else [])
+        needle = current.casefold().strip()
+        return [n for n in names if needle in n.casefold()][:25]
+
+    # ---- preview ---------------------------------------------------------------------------
+    async def _spec_for_name(self, user_id: int, name: str) -> tuple[str, str]:
+        """(display name, engine spec) of one of the member's voices or a built-in one."""
+        own = await self.db.voices.get(user_id, name)
+        if own is not None:
+            return own.name, await self.library.state_spec(own)
+        builtin = " ".join(name.split()).lower()
+        if builtin in BUILTIN_VOICES:
+            return builtin, builtin
+        raise UserError(tr(
+            "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
+            name=" ".join(name.split())[:40],
+        ))  # fmt: skip
+
+    async def preview(
+        self, member: discord.Member | discord.User, name: str, text: str | None,
+        guild_id: int | None = None,
+    ) -> Reply:  # fmt: skip
+        shown, spec = await self._spec_for_name(member.id, name)
+        line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
+        channel = await self._speak_if_in_voice(member, line, spec)
+        if channel is not None:
+            return Reply(
+                tr(
+                    "Playing a preview of “{name}” in {channel}.",
+                    name=shown,
+                    channel=channel.mention,
+                )
+            )
+        return await self._preview_file(member, guild_id, shown, spec, line)
+
+    async def preview_button(
+        self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
+    ) -> Reply:
+        record = await self.db.voices.get_by_id(voice_id)
+        if record is None or record.owner_id != member.id:
+            raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
+        spec = await self.library.state_spec(record)
+        line = PREVIEW_TEXT.format(name=record.name)
+        return await self._preview_file(member, guild_id, record.name, spec, line)
+
+    async def _preview_file(
+        self, member: discord.Member | discord.User, guild_id: int | None, shown: str, spec: str,
+        line: str,
+    ) -> Reply:  # fmt: skip
+        """A preview as a file: background work, attributed like any speech in a cloned voice."""
+        line = await self.speech.attributed(member, guild_id, line, spec, "a preview file")
+        owner = (member.id, guild_id)
+        samples = await self.speech.synthesize_file(line, spec, owner, fallback=False)
+        data = await asyncio.to_thread(encode_audio, samples, ".ogg")
+        return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
+
+    # ---- changing and deleting -------------------------------------------------------------
+    async def rename(
+        self, member: discord.Member | discord.User, name: str, new_name: str
+    ) -> Reply:
+        record = await self.library.rename(member.id, name, new_name)
+        return Reply(tr("Renamed to “{name}”.", name=record.name))
+
+    async def delete(self, member: discord.Member | discord.User, name: str) -> Reply:
+        record = await self.library.delete(member.id, name)
+        return Reply(tr("Deleted “{name}” and its recording.", name=record.name))
+
+    async def ask_forget(self, member: discord.Member | discord.User) -> Reply:
+        count = len(await self.library.list_for(member.id))
+        return Reply(
+            tr(
+                "This deletes your {voices}, their recordings and all your voice choices, in "
+                "every server. It cannot be undone. Are you sure?",
+                voices=plural(count, "voice"),
+            ),
+            confirm_forget=member.id,
+        )
+
+    async def forget(self, clicker_id: int, owner_id: int) -> Reply:
+        if clicker_id != owner_id:
+            raise UserError(tr("Only the member who asked can confirm this."))
+        count = await self.library.forget_user(owner_id)
+        return Reply(
+            tr("Done: deleted {voices} and all your voice choices.", voices=plural(count, "voice"))
+        )

@@ -1,0 +1,515 @@
+"""Storage: numbered SQL migrations and small typed repositories over one of two stores
+(`bot/storage/stores.py`): SQLite in `DATA_DIR` (one process, the default) or PostgreSQL
+(`DATABASE_URL`, shared by several bot processes). The repositories' SQL is written once,
+with `?` placeholders, in the SQL both speak. Keep transactions short: no file or model work
+inside them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from bot.core.files import make_private_dir
+from bot.storage.server_settings import SETTINGS, ServerSettings
+from bot.storage.stores import (
+    STORE_ERRORS,
+    ConstraintError,
+    Migration,
+    PostgresStore,
+    Row,
+    Store,
+    is_postgres_url,
+    open_store,
+    utc_now,
+)
+
+__all__ = [
+    "STORE_ERRORS", "ConstraintError", "Database", "Migration", "is_postgres_url",
+    "make_private_dir", "utc_now",
+]  # fmt: skip
+
+DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
+
+# The repository's top-level migrations/ folder, shipped in the wheel as `bot.migrations`.
+# A migration whose SQL differs per dialect has its PostgreSQL form in postgresql/.
+MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+GLOBAL = 0  # guild_id of a choice that applies in every server
+VOICE_DELETED = "pocketvoice_voice_deleted"  # NOTIFY channel: a voice is gone everywhere
+
+
+class DatabaseTooNewError(RuntimeError):
+    """The database was migrated by a newer PocketVoice: refuse to touch it."""
+
+
+class NameTakenError(ValueError):
+    pass
+
+
+class QuotaError(ValueError):
+    """The owner already has the most voices allowed."""
+
+
+def database_location(database_url: str | None, data_dir: Path) -> Path | str:
+    """Where the store is: `DATABASE_URL` when set, else the SQLite file in `DATA_DIR`."""
+    return database_url or data_dir / DATABASE_NAME
+
+
+def discover_migrations(
+    folder: Traversable = MIGRATIONS_DIR, dialect: str = "sqlite"
+) -> list[Migration]:
+    found: dict[int, Migration] = {}
+    scripts = (p for p in folder.iterdir() if p.name.endswith(".sql"))
+    own = folder / dialect
+    for path in sorted(scripts, key=lambda p: p.name):
+        match = _MIGRATION_NAME.match(path.name)
+        if match is None:
+            raise RuntimeError(f"migration file {path.name} is not named NNNN_description.sql")
+        version = int(match.group(1))
+        if version in found:
+            raise RuntimeError(f"two migrations share version {version:04d}")
+        if own.is_dir() and (own / path.name).is_file():
+            path = own / path.name
+        found[version] = Migration(version, match.group(2), path)
+    return [found[v] for v in sorted(found)]
+
+
+class Database:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.dialect = store.dialect
+        self.voices = VoiceRepository(self)
+        self.choices = ChoiceRepository(self)
+        self.guilds = GuildSettingsRepository(self)
+        self.members = MemberSettingsRepository(self)
+        self.dictionary = DictionaryRepository(self)
+
+    @classmethod
+    async def open(
+        cls, location: Path | str, *, migrations: Traversable = MIGRATIONS_DIR,
+        migrate: bool = True,
+    ) -> Database:  # fmt: skip
+        """The SQLite file at `location`, or the PostgreSQL database of a `postgresql://`
+        URL; migrated unless `migrate` is False."""
+        store = await open_store(location)
+        database = cls(store)
+        if migrate:
+            try:
+                await database.migrate(migrations)
+            except BaseException:
+                await store.close()
+                raise
+        return database
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Statements of this task inside the block commit together, or not at all."""
+        return self.store.transaction()
+
+    async def fetch(self, sql: str, *args: object) -> list[Row]:
+        return await self.store.fetch(sql, args)
+
+    async def fetch_one(self, sql: str, *args: object) -> Row | None:
+        rows = await self.store.fetch(sql, args)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, *args: object) -> int:
+        """One writing statement; the number of rows it changed."""
+        return await self.store.execute(sql, args)
+
+    async def insert(self, sql: str, *args: object) -> int:
+        """An INSERT ... RETURNING id; the new row's id."""
+        return await self.store.insert(sql, args)
+
+    async def lock(self, key: int) -> None:
+        """Inside `transaction()`: hold `key` until it ends, across every process that shares
+        the database (PostgreSQL's advisory lock; SQLite's transaction already holds the
+        whole database for writing)."""
+        if self.dialect == "postgresql":
+            await self.fetch("SELECT pg_advisory_xact_lock(?)", key)
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """Tell every process listening on `channel` (PostgreSQL: on commit); one process
+        alone (SQLite) has no one to tell."""
+        if self.dialect == "postgresql":
+            await self.fetch("SELECT pg_notify(?, ?)", channel, payload)
+
+    async def listen(
+        self, channel: str, on_message: Callable[[str], None], on_connected: Callable[[], None]
+    ) -> None:
+        """While connected, `on_message(payload)` for each notification on `channel`;
+        returns when the link is lost. Only a shared store (PostgreSQL) has other processes."""
+        if not isinstance(self.store, PostgresStore):
+            raise RuntimeError("only a PostgreSQL store has other processes to listen to")
+        await self.store.listen(channel, on_message, on_connected)
+
+    async def applied_migrations(self) -> list[int]:
+        return await self.store.applied_migrations()
+
+    async def migrate(self, folder: Traversable = MIGRATIONS_DIR) -> list[int]:
+        """Apply pending migrations, each in its own transaction; returns their versions."""
+        known = discover_migrations(folder, self.dialect)
+        newest_known = known[-1].version if known else 0
+        newly: list[int] = []
+        async with self.store.migrating():
+            applied = await self.store.applied_migrations()
+            if applied and applied[-1] > newest_known:
+                raise DatabaseTooNewError(
+                    f"the database is at schema version {applied[-1]}, but this PocketVoice "
+                    f"only knows up to {newest_known}: run the newer version, or restore a "
+                    "backup"
+                )
+            done = set(applied)
+            for migration in known:
+                if migration.version not in done:
+                    await self.store.apply(migration)
+                    newly.append(migration.version)
+        return newly
+
+
+# ---- voices -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoiceRecord:
+    id: int
+    owner_id: int
+    name: str
+    model_fingerprint: str
+    state_path: str
+    clip_path: str
+    sha256: str
+    duration_s: float
+    state_bytes: int
+    clip_bytes: int
+    created_at: str
+    consented_at: str
+    upload_sha256: str | None = None
+    consent_guild_id: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Row) -> VoiceRecord:
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+
+def name_key(name: str) -> str:
+    return name.strip().casefold()
+
+
+class VoiceRepository:
+    _COLUMNS = ", ".join(VoiceRecord.__dataclass_fields__)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _fetch(self, where: str, *args: object) -> list[VoiceRecord]:
+        sql = f"SELECT {self._COLUMNS} FROM voices WHERE {where} ORDER BY created_at, id"
+        return [VoiceRecord.from_row(row) for row in await self._db.fetch(sql, *args)]
+
+    async def list_for(self, owner_id: int) -> list[VoiceRecord]:
+        return await self._fetch("owner_id = ?", owner_id)
+
+    async def list_all(self) -> list[VoiceRecord]:
+        return await self._fetch("TRUE")
+
+    async def count_for(self, owner_id: int) -> int:
+        row = await self._db.fetch_one("SELECT COUNT(*) FROM voices WHERE owner_id = ?", owner_id)
+        return int(row[0]) if row else 0
+
+    async def get(self, owner_id: int, name: str) -> VoiceRecord | None:
+        found = await self._fetch("owner_id = ? AND name_key = ?", owner_id, name_key(name))
+        return found[0] if found else None
+
+    async def id_by_state_path(self, state_path: str) -> int | None:
+        row = await self._db.fetch_one("SELECT id FROM voices WHERE state_path = ?", state_path)
+        return int(row[0]) if row else None
+
+    async def get_by_id(self, voice_id: int) -> VoiceRecord | None:
+        found = await self._fetch("id = ?", voice_id)
+        return found[0] if found else None
+
+    async def insert(
+        self,
+        *,
+        owner_id: int,
+        name: str,
+        model_fingerprint: str,
+        state_path: str,
+        clip_path: str,
+        sha256: str,
+        duration_s: float,
+        state_bytes: int,
+        clip_bytes: int,
+        consented_at: str,
+        upload_sha256: str | None = None,
+        consent_guild_id: int | None = None,
+        quota: int | None = None,
+        recording: bytes | None = None,
+        state: bytes | None = None,
+    ) -> int:
+        """One short write, once the voice's files are complete on disk, with its
+        `recording` (FLAC) and its `state` for `model_fingerprint` when given. With `quota`,
+        the owner's voices are counted in the same transaction, under the owner's lock in the
+        database: processes sharing PostgreSQL cannot both take the last place."""
+        async with self._db.transaction():
+            if quota is not None:
+                await self._db.lock(owner_id)
+                if await self.count_for(owner_id) >= quota:
+                    raise QuotaError(quota)
+            voice_id = await self._insert(
+                owner_id, name, model_fingerprint, state_path, clip_path, sha256, duration_s,
+                state_bytes, clip_bytes, consented_at, upload_sha256, consent_guild_id,
+            )  # fmt: skip
+            if recording is not None:
+                await self.put_recording(voice_id, recording)
+            if state is not None:
+                await self.put_state(voice_id, model_fingerprint, state)
+            return voice_id
+
+    async def recording(self, voice_id: int) -> bytes | None:
+        row = await self._db.fetch_one(
+            "SELECT flac FROM voice_recordings WHERE voice_id = ?", voice_id
+        )
+        return bytes(row[0]) if row else None
+
+    async def put_recording(self, voice_id: int, flac: bytes) -> None:
+        """Keep the voice's recording (a voice that no longer exists is refused)."""
+        await self._db.execute(
+            "INSERT INTO voice_recordings (voice_id, flac) VALUES (?, ?)"
+            " ON CONFLICT (voice_id) DO NOTHING",
+            voice_id, flac,
+        )  # fmt: skip
+
+    async def without_recording(self) -> list[VoiceRecord]:
+        """Voices made before recordings were kept in the store (read from DATA_DIR then)."""
+        return await self._fetch(
+            "NOT EXISTS (SELECT 1 FROM voice_recordings r WHERE r.voice_id = voices.id)"
+        )
+
+    async def state(self, voice_id: int, fingerprint: str) -> bytes | None:
+        row = await self._db.fetch_one(
+            "SELECT state FROM voice_states WHERE voice_id = ? AND model_fingerprint = ?",
+            voice_id, fingerprint,
+        )  # fmt: skip
+        return bytes(row[0]) if row else None
+
+    async def put_state(self, voice_id: int, fingerprint: str, state: bytes) -> None:
+        await self._db.execute(
+            "INSERT INTO voice_states (voice_id, model_fingerprint, state) VALUES (?, ?, ?)"
+            " ON CONFLICT (voice_id, model_fingerprint) DO UPDATE SET state = excluded.state",
+            voice_id, fingerprint, state,
+        )  # fmt: skip
+
+    async def _insert(
+        self, owner_id: int, name: str, model_fingerprint: str, state_path: str,
+        clip_path: str, sha256: str, duration_s: float, state_bytes: int, clip_bytes: int,
+        consented_at: str, upload_sha256: str | None, consent_guild_id: int | None,
+    ) -> int:  # fmt: skip
+        try:
+            return await self._db.insert(
+                "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"
+                " clip_path, sha256, duration_s, state_bytes, clip_bytes, created_at,"
+                " consented_at, upload_sha256, consent_guild_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                owner_id, name.strip(), name_key(name), model_fingerprint, state_path,
+                clip_path, sha256, float(duration_s), state_bytes, clip_bytes, utc_now(),
+                consented_at, upload_sha256, consent_guild_id,
+            )  # fmt: skip
+        except ConstraintError as error:
+            raise NameTakenError(name) from error
+
+    async def set_state(self, voice_id: int, fingerprint: str, state_bytes: int) -> None:
+        await self._db.execute(
+            "UPDATE voices SET model_fingerprint = ?, state_bytes = ? WHERE id = ?",
+            fingerprint, state_bytes, voice_id,
+        )  # fmt: skip
+
+    async def rename(self, voice_id: int, new_name: str) -> None:
+        try:
+            await self._db.execute(
+                "UPDATE voices SET name = ?, name_key = ? WHERE id = ?",
+                new_name.strip(), name_key(new_name), voice_id,
+            )  # fmt: skip
+        except ConstraintError as error:
+            raise NameTakenError(new_name) from error
+
+    async def delete(self, record: VoiceRecord) -> None:
+        """The row, its recording and states, its choices; other processes are told (on
+        commit) so they drop their local copies of its files."""
+        async with self._db.transaction():
+            await self._db.execute("DELETE FROM voices WHERE id = ?", record.id)
+            await self._db.notify(VOICE_DELETED, json.dumps({
+                "id": record.id, "state_path": record.state_path, "clip_path": record.clip_path,
+            }))  # fmt: skip
+
+
+# ---- voice choices ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoiceChoice:
+    guild_id: int  # GLOBAL (0) for everywhere
+    builtin_name: str | None
+    voice_id: int | None
+
+
+class ChoiceRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def set(
+        self, user_id: int, guild_id: int | None, *, builtin: str | None = None,
+        voice_id: int | None = None,
+    ) -> None:  # fmt: skip
+        await self._db.execute(
+            "INSERT INTO voice_choices (user_id, guild_id, builtin_name, voice_id)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, guild_id) DO UPDATE SET"
+            " builtin_name = excluded.builtin_name, voice_id = excluded.voice_id",
+            user_id, guild_id or GLOBAL, builtin, voice_id,
+        )  # fmt: skip
+
+    async def for_user(self, user_id: int, guild_id: int | None) -> VoiceChoice | None:
+        """This server's choice, else the global one."""
+        row = await self._db.fetch_one(
+            "SELECT guild_id, builtin_name, voice_id FROM voice_choices"
+            " WHERE user_id = ? AND guild_id IN (?, ?) ORDER BY guild_id = ? LIMIT 1",
+            user_id, guild_id or GLOBAL, GLOBAL, GLOBAL,
+        )  # fmt: skip
+        return VoiceChoice(row[0], row[1], row[2]) if row else None
+
+    async def delete_for_user(self, user_id: int) -> None:
+        await self._db.execute("DELETE FROM voice_choices WHERE user_id = ?", user_id)
+
+
+# ---- server settings -------------------------------------------------------------------------
+class GuildSettingsRepository:
+    """Server settings as key/value rows over the defaults of `ServerSettings`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get(self, guild_id: int) -> ServerSettings:
+        rows = await self._db.fetch(
+            "SELECT key, value FROM server_settings WHERE guild_id = ?", guild_id
+        )
+        stored = {row[0]: json.loads(row[1]) for row in rows}
+        return ServerSettings(guild_id, **{k: v for k, v in stored.items() if k in SETTINGS})
+
+    async def set(self, guild_id: int, key: str, value: object) -> None:
+        if key not in SETTINGS:
+            raise KeyError(key)
+        await self._db.execute(
+            "INSERT INTO server_settings (guild_id, key, value) VALUES (?, ?, ?)"
+            " ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value",
+            guild_id, key, json.dumps(value),
+        )  # fmt: skip
+
+    async def set_cloning(self, guild_id: int, enabled: bool) -> None:
+        await self.set(guild_id, "cloning", enabled)
+
+    async def set_default_voice(self, guild_id: int, voice: str | None) -> None:
+        await self.set(guild_id, "default_voice", voice)
+
+
+# ---- member settings -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemberSettings:
+    nick: str | None = None
+    autoread: bool = True
+    language: str | None = None  # their own language here (None: the server's)
+
+
+class MemberSettingsRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def get(self, user_id: int, guild_id: int) -> MemberSettings:
+        row = await self._db.fetch_one(
+            "SELECT nick, autoread, language FROM member_settings"
+            " WHERE user_id = ? AND guild_id = ?",
+            user_id, guild_id,
+        )  # fmt: skip
+        return MemberSettings(row[0], bool(row[1]), row[2]) if row else MemberSettings()
+
+    async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
+        await self._db.execute(
+            "INSERT INTO member_settings (user_id, guild_id, nick) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET nick = excluded.nick",
+            user_id, guild_id, nick,
+        )  # fmt: skip
+
+    async def set_autoread(self, user_id: int, guild_id: int, enabled: bool) -> None:
+        await self._db.execute(
+            "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
+            user_id, guild_id, int(enabled),
+        )  # fmt: skip
+
+    async def set_language(self, user_id: int, guild_id: int, language: str | None) -> None:
+        await self._db.execute(
+            "INSERT INTO member_settings (user_id, guild_id, language) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET language = excluded.language",
+            user_id, guild_id, language,
+        )  # fmt: skip
+
+    async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
+        if not user_ids:
+            return {}
+        marks = ",".join("?" * len(user_ids))
+        rows = await self._db.fetch(
+            f"SELECT user_id, nick FROM member_settings WHERE guild_id = ? AND nick IS NOT NULL"
+            f" AND user_id IN ({marks})",
+            guild_id, *user_ids,
+        )  # fmt: skip
+        return {row[0]: row[1] for row in rows}
+
+    async def forget_user(self, user_id: int) -> None:
+        """Forget a member's nicknames; keep an opt-out from auto-reading (a privacy choice,
+        not data about them)."""
+        async with self._db.transaction():
+            await self._db.execute(
+                "UPDATE member_settings SET nick = NULL, language = NULL WHERE user_id = ?",
+                user_id,
+            )
+            await self._db.execute(
+                "DELETE FROM member_settings WHERE user_id = ? AND autoread <> 0", user_id
+            )
+
+
+# ---- pronunciation dictionary ----------------------------------------------------------------
+class DictionaryRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def entries(self, guild_id: int) -> dict[str, str]:
+        rows = await self._db.fetch(
+            "SELECT word, spoken FROM pronunciations WHERE guild_id = ? ORDER BY word_key",
+            guild_id,
+        )
+        return {row[0]: row[1] for row in rows}
+
+    async def count(self, guild_id: int) -> int:
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM pronunciations WHERE guild_id = ?", guild_id
+        )
+        return int(row[0]) if row else 0
+
+    async def add(self, guild_id: int, word: str, spoken: str) -> None:
+        await self._db.execute(
+            "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (guild_id, word_key) DO UPDATE SET word = excluded.word,"
+            " spoken = excluded.spoken",
+            guild_id, word.casefold(), word, spoken,
+        )  # fmt: skip
+
+    async def remove(self, guild_id: int, word: str) -> bool:
+        removed = await self._db.execute(
+            "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ?",
+            guild_id, word.casefold(),
+        )  # fmt: skip
+        return removed > 0

@@ -1,0 +1,138 @@
+"""Every per-server setting in one place: name, type, default, bounds, description.
+
+`ServerSettings` holds a server's values (defaults unless changed); `SETTINGS` describes each
+one, parses what an admin typed and shows the current value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.i18n.translate import tr
+
+_BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
+               "off": False, "false": False, "no": False, "0": False}  # fmt: skip
+
+
+class SettingError(ValueError):
+    """A value an admin gave that does not fit; the message says what would."""
+
+
+def _setting(default: Any, description: str, **bounds: Any) -> Any:
+    return field(default=default, metadata={"description": description, **bounds})
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    guild_id: int
+    read_channel: int | None = _setting(None, "The text channel that is read aloud", kind="channel")
+    text_in_voice: bool = _setting(True, "Also read the chat of the voice channel the bot is in")
+    autojoin: bool = _setting(True, "Join when someone in voice posts in the read channel")
+    idle_timeout: int = _setting(
+        300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400
+    )
+    xsaid: bool = _setting(True, "Say who is speaking (“NAME said”)")
+    skip_emoji: bool = _setting(False, "Leave emoji out instead of reading their names")
+    repeated_characters: int = _setting(
+        4, "Cut runs of one character to this many (0: keep)", lo=0, hi=50
+    )
+    max_length: int = _setting(300, "Longest spoken message, in characters", lo=20, hi=2_000)
+    bot_ignore: bool = _setting(True, "Ignore messages from bots and webhooks")
+    skip_prefix: str = _setting(
+        "-", "Messages starting with this are not read ('none': off)", max_len=10
+    )
+    required_role: int | None = _setting(
+        None, "Only read members with this role ('none': everyone)", kind="role"
+    )
+    require_voice: bool = _setting(True, "Only read members who are in the bot's voice channel")
+    queue_limit: int = _setting(
+        20, "Most messages waiting; beyond, the oldest is dropped", lo=1, hi=100
+    )
+    rate_limit: int = _setting(5, "Most messages read per member every 10 seconds", lo=1, hi=50)
+    cloning: bool = _setting(True, "Members may clone their own voice here")
+    default_voice: str | None = _setting(
+        None, "Built-in voice for members without one", kind="voice"
+    )
+    language: str | None = _setting(
+        None, "Language spoken here ('none': the bot's default)", kind="language"
+    )
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    name: str
+    kind: str  # bool, int, str, channel, role, voice
+    default: Any
+    description: str
+    lo: int | None = None
+    hi: int | None = None
+    max_len: int | None = None
+
+    def parse(self, raw: str) -> Any:
+        """An admin's text (or the id of a picked channel/role) to a stored value."""
+        text = raw.strip()
+        if self.kind == "bool":
+            try:
+                return _BOOL_WORDS[text.lower()]
+            except KeyError:
+                raise SettingError(tr("{name} is on or off.", name=self.name)) from None
+        if self.kind == "int":
+            try:
+                value = int(text)
+            except ValueError:
+                raise SettingError(tr("{name} is a whole number.", name=self.name)) from None
+            if (self.lo is not None and value < self.lo) or (
+                self.hi is not None and value > self.hi
+            ):
+                raise SettingError(
+                    tr("{name} goes from {lo} to {hi}.", name=self.name, lo=self.lo, hi=self.hi)
+                )
+            return value
+        if text.lower() in ("none", "off", ""):
+            if self.kind == "str":
+                return ""
+            return None
+        if self.kind in ("channel", "role"):
+            digits = text.strip("<#@&>")
+            if not digits.isdigit():
+                raise SettingError(tr("{name} needs a {kind}.", name=self.name, kind=tr(self.kind)))
+            return int(digits)
+        if self.max_len is not None and len(text) > self.max_len:
+            raise SettingError(
+                tr("{name} is at most {most} characters.", name=self.name, most=self.max_len)
+            )
+        return text
+
+    def show(self, value: Any) -> str:
+        if self.kind == "bool":
+            return tr("on") if value else tr("off")
+        if value is None or value == "":
+            return tr("none")
+        if self.kind == "channel":
+            return f"<#{value}>"
+        if self.kind == "role":
+            return f"<@&{value}>"
+        return str(value)
+
+
+def _kind(f: dataclasses.Field[Any]) -> str:
+    if "kind" in f.metadata:
+        return str(f.metadata["kind"])
+    return {bool: "bool", int: "int", str: "str"}[type(f.default)]
+
+
+SETTINGS: dict[str, SettingSpec] = {
+    f.name: SettingSpec(
+        f.name,
+        _kind(f),
+        f.default,
+        f.metadata["description"],
+        f.metadata.get("lo"),
+        f.metadata.get("hi"),
+        f.metadata.get("max_len"),
+    )
+    for f in dataclasses.fields(ServerSettings)
+    if f.name != "guild_id"
+}

@@ -1,0 +1,770 @@
+"""Continuous batching: every stream being synthesized is one row of a single flow-LM step.
+
+On a CPU, one flow-LM step for 8 streams costs about twice a step for one, so running every
+active stream in one batched step lets the same cores serve several times as many servers.
+Built on pocket-tts's own modules, not a fork of them:
+
+- A unit's prompt (its voice state, then its text tokens) is prefilled at batch 1 on an
+  engine thread, the way pocket-tts starts one stream (`prefill`).
+- At a frame boundary the prefilled row joins the running batch. The batch's attention caches
+  share one write offset, so the row's prompt is right-aligned to end at that offset, and the
+  slots before it are masked through the cache's per-row `pad` (pocket_tts's attention
+  module). Its keys are re-rotated (RoPE) to their new slots, so the row's queries see the same
+  relative positions as when it runs alone.
+- One step runs the flow LM once for every live row. A row leaves at its own end of speech
+  (pocket-tts's EOS rule), when it is cancelled, or at its length limit; the last row moves
+  into its place, so the batch stays dense and only live rows are computed.
+- The Mimi decoder runs on its own thread beside the LM, as in pocket-tts: one decoder state
+  per row (batch 1, decoding every frame a row has waiting in one call), fresh for each unit.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from pocket_tts.default_parameters import MAX_TOKEN_PER_CHUNK
+from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
+from pocket_tts.modules.rope import apply_rope
+from pocket_tts.modules.stateful_module import init_states
+
+from bot.synthesis import pocket_tts_adapter
+
+log = logging.getLogger(__name__)
+# With several languages' models loaded, each has its own batch thread and decoder thread.
+# Run side by side, their torch ops each want every core: on 2 cores two models' steps at once
+# made both stutter (3 and 14 underrun frames in one message each). One step at a time, and
+# one decode, across all models; with one model these locks are never contended.
+MODEL_STEPS = threading.Lock()
+AUDIO_DECODES = threading.Lock()
+
+ModelState = dict[str, dict[str, torch.Tensor]]
+FADE_IN_S = 0.005  # pocket-tts fades each stream's first 5 ms in (a fresh decoder clicks)
+
+
+@dataclass(eq=False)
+class Prefilled:
+    """One text chunk, ready to join: its flow-LM state at batch 1 after voice and text."""
+
+    state: ModelState
+    length: int  # prompt positions (voice + text)
+    max_gen_len: int
+    frames_after_eos: int
+
+
+@dataclass(eq=False)
+class Request:
+    """A stream's chunks and where its audio goes.
+
+    `emit(chunk)` gets 24 kHz float32 arrays, `end(error)` is called once at the end (None:
+    finished or cancelled); both run on the decoder thread. `stop` cancels the stream.
+    """
+
+    chunks: collections.deque[Prefilled]
+    emit: Callable[[np.ndarray], None]
+    end: Callable[[BaseException | None], None]
+    stop: threading.Event = field(default_factory=threading.Event)
+    on_latent: Callable[[torch.Tensor], None] | None = None  # each latent, before decoding
+    ended: bool = False
+    background: bool = False  # files and previews: a free row goes to live speech first
+
+
+@torch.no_grad()
+def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
+    """Split `text` as pocket-tts does and prefill each chunk's prompt at batch 1."""
+    tokenizer = model.flow_lm.conditioner.tokenizer
+    options = (
+        model.pad_with_spaces_for_short_inputs,
+        model.remove_semicolons,
+        model.append_terminal_punctuation,
+        model.capitalize_first_letter,
+        model.replace_characters,
+    )
+    chunks = split_into_best_sentences(
+        tokenizer,
+        text,
+        MAX_TOKEN_PER_CHUNK,
+        options[0],
+        remove_semicolons=options[1],
+        append_terminal_punctuation=options[2],
+        capitalize_first_letter=options[3],
+        replace_characters=options[4],
+    )
+    result = []
+    for chunk in chunks:
+        prompt, frames_after_eos = prepare_text_prompt(chunk, *options)
+        if model.model_recommended_frames_after_eos is not None:
+            frames_after_eos = model.model_recommended_frames_after_eos
+        else:
+            frames_after_eos += 2
+        prepared = model.flow_lm.conditioner.prepare(prompt)
+        tokens = prepared.shape[1]
+        state = copy.deepcopy(voice_state)
+        start = pocket_tts_adapter.flow_lm_current_end(model, state)
+        pocket_tts_adapter.expand_kv_cache(model, state, sequence_length=start + tokens)
+        pocket_tts_adapter.run_flow_lm_and_increment_step(model, state, text_tokens=prepared)
+        result.append(
+            Prefilled(
+                state,
+                start + tokens,
+                pocket_tts_adapter.estimate_max_gen_len(model, tokens),
+                frames_after_eos,
+            )
+        )
+    return result
+
+
+def rotate_keys(keys: torch.Tensor, shift: int, max_period: float) -> torch.Tensor:
+    """Keys `[T, H, D]` that RoPE rotated at positions p, rotated to positions p + shift."""
+    as_batch = keys[:, None]  # T rows of one position each: every one turns by `shift`
+    _, rotated = apply_rope(as_batch, as_batch, offset=shift, max_period=max_period)
+    return rotated[:, 0]
+
+
+@dataclass(eq=False)
+class _Row:
+    request: Request
+    chunk: Prefilled
+    latent: torch.Tensor  # the last latent [1, 1, ldim]; NaN before the first step (BOS)
+    step: int = 0
+    eos_step: int | None = None
+
+
+class BatchedFlowLM:
+    """The batch: live rows, their shared attention caches, and one step for all of them.
+
+    Not thread-safe: one thread (`Batcher`'s) owns it. Tests drive `join`/`step` directly.
+    """
+
+    def __init__(self, model: Any, *, max_rows: int, capacity: int = 1024) -> None:
+        self.model = model
+        self.flow = model.flow_lm
+        self.max_rows = max_rows
+        self.rows: list[_Row] = []
+        self.offset = 0  # the next slot every row writes (shared)
+        self._attention: dict[str, float] = {}  # state name -> RoPE max period
+        for name, module in self.flow.named_modules():
+            if hasattr(module, "_cache_backend"):
+                self._attention[name] = module.rope.max_period
+        self.state = self._new_state(capacity)
+        if set(self.state) != set(self._attention):
+            raise RuntimeError("unexpected stateful modules in the flow LM: cannot batch them")
+
+    @property
+    def capacity(self) -> int:
+        return next(iter(self.state.values()))["cache"].shape[2]
+
+    def _new_state(self, capacity: int) -> ModelState:
+        state = init_states(self.flow, batch_size=self.max_rows, sequence_length=capacity)
+        for module_state in state.values():
+            # Masked slots still enter the attention product (times 0): NaN there would
+            # poison every row, so the batch's caches start at 0, not pocket-tts's NaN.
+            module_state["cache"].zero_()
+        return state
+
+    # ---- rows in and out ---------------------------------------------------------------
+    def join(self, request: Request, chunk: Prefilled) -> None:
+        """Add a row for `chunk` at this frame boundary (the caller checks `max_rows`)."""
+        assert len(self.rows) < self.max_rows
+        length = chunk.length
+        if not self.rows:
+            self.offset = length  # an empty batch starts over
+        elif length > self.offset:
+            self._shift(length - self.offset)  # room before the offset for the new prompt
+        if self.offset + 1 > self.capacity:
+            self._grow(self.offset + 1)
+        index, start = len(self.rows), self.offset - length
+        for name, module_state in self.state.items():
+            source = chunk.state[name]["cache"][:, 0, :length]
+            keys = rotate_keys(source[0], start, self._attention[name])
+            module_state["cache"][0, index, start : self.offset] = keys
+            module_state["cache"][1, index, start : self.offset] = source[1]
+            module_state["pad"][index] = start
+            module_state["offset"][:] = self.offset
+        bos = torch.full((1, 1, self.flow.ldim), float("nan"), dtype=self.flow.dtype)
+        self.rows.append(_Row(request, chunk, bos))
+
+    def leave(self, index: int) -> _Row:
+        """Drop row `index`; the last row moves into its place (its slots are the same)."""
+        row, last = self.rows[index], len(self.rows) - 1
+        if index != last:
+            for module_state in self.state.values():
+                start = int(module_state["pad"][last])
+                cache = module_state["cache"]
+                cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
+                module_state["pad"][index] = start
+            self.rows[index] = self.rows[last]
+        self.rows.pop()
+        return row
+
+    def _first_slot(self) -> int:
+        """The earliest slot any live row uses."""
+        pad = next(iter(self.state.values()))["pad"]
+        return int(pad[: len(self.rows)].min())
+
+    def _shift(self, shift: int) -> None:
+        """Move every live row's slots by `shift` (re-rotating its keys to the new slots)."""
+        if self.offset + shift + 1 > self.capacity:
+            self._grow(self.offset + shift + 1)
+        count, first = len(self.rows), self._first_slot()
+        for name, module_state in self.state.items():
+            cache = module_state["cache"]
+            moved = cache[:, :count, first : self.offset].clone()
+            keys = moved[0].reshape(-1, *moved.shape[-2:])
+            moved[0] = rotate_keys(keys, shift, self._attention[name]).reshape(moved[0].shape)
+            cache[:, :count, first + shift : self.offset + shift] = moved
+            module_state["pad"][:count] += shift
+            module_state["offset"][:] = self.offset + shift
+        self.offset += shift
+
+    def _make_room(self) -> None:
+        """Room for the next slot: drop the slots no live row uses any more, or grow."""
+        if self.offset + 1 <= self.capacity:
+            return
+        first = self._first_slot()
+        if first > self.capacity // 4:
+            self._shift(-first)
+        else:
+            self._grow(2 * self.capacity)
+
+    def _grow(self, needed: int) -> None:
+        grown = self._new_state(max(needed, 2 * self.capacity))
+        for name, module_state in self.state.items():
+            grown[name]["cache"][:, :, : self.offset] = module_state["cache"][:, :, : self.offset]
+            grown[name]["pad"][:] = module_state["pad"]
+            grown[name]["offset"][:] = module_state["offset"]
+        self.state = grown
+
+    # ---- one step ----------------------------------------------------------------------
+    def _view(self, rows: slice) -> ModelState:
+        return {
+            name: {
+                "cache": s["cache"][:, rows],
+                "offset": s["offset"][rows],
+                "pad": s["pad"][rows],
+            }
+            for name, s in self.state.items()
+        }
+
+    def _run(self, rows: slice, latents: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        count = latents.shape[0]
+        text = torch.zeros((count, 0), dtype=torch.int64)
+        audio = torch.empty((count, 0, self.flow.dim), dtype=self.flow.dtype)
+        view = self._view(rows)
+        return pocket_tts_adapter.run_flow_lm(
+            self.model,
+            model_state=view,
+            text_tokens=text,
+            backbone_input_latents=latents,
+            audio_conditioning=audio,
+        )
+
+    @torch.no_grad()
+    def step(self) -> list[tuple[_Row, torch.Tensor | None, BaseException | None]]:
+        """One flow-LM step for every live row.
+
+        Returns (row, latent, None) for each latent made and (row, None, error or None) for
+        each row that ended; those have left the batch. A model error in the batched step is
+        retried row by row, so only the row that fails ends.
+        """
+        if not self.rows:
+            return []
+        self._make_room()
+        count = len(self.rows)
+        latents = torch.cat([row.latent for row in self.rows])
+        try:
+            outputs: list[tuple[torch.Tensor, bool] | BaseException] = []
+            latent, eos = self._run(slice(0, count), latents)
+            outputs = [(latent[i : i + 1], bool(eos[i])) for i in range(count)]
+        except Exception:
+            log.exception("a batched step failed: retrying its %d rows one by one", count)
+            outputs = []
+            for i in range(count):
+                try:
+                    latent, eos = self._run(slice(i, i + 1), latents[i : i + 1])
+                    outputs.append((latent, bool(eos[0])))
+                except Exception as error:
+                    outputs.append(error)
+        self.offset += 1
+        for module_state in self.state.values():
+            module_state["offset"][:] = self.offset
+        results: list[tuple[_Row, torch.Tensor | None, BaseException | None]] = []
+        ended: list[int] = []
+        for i, (row, output) in enumerate(zip(self.rows, outputs, strict=True)):
+            if isinstance(output, BaseException):
+                results.append((row, None, output))
+                ended.append(i)
+                continue
+            latent, eos = output
+            kept, last = self._advance(row, latent, eos)
+            if kept is not None:
+                results.append((row, kept, None))
+            if last:
+                results.append((row, None, None))
+                ended.append(i)
+        for i in reversed(ended):
+            self.leave(i)
+        return results
+
+    def _advance(
+        self, row: _Row, latent: torch.Tensor, eos: bool
+    ) -> tuple[torch.Tensor | None, bool]:
+        """pocket-tts's end-of-speech rule for one row: (the latent to keep, row ended)."""
+        step, chunk = row.step, row.chunk
+        if (
+            eos
+            and row.eos_step is None
+            and step >= pocket_tts_adapter.min_frames_before_eos(self.model)
+        ):
+            row.eos_step = step
+        if row.eos_step is not None and step >= row.eos_step + chunk.frames_after_eos:
+            return None, True
+        row.step += 1
+        row.latent = latent
+        if row.step >= chunk.max_gen_len:
+            log.warning("a unit reached its length limit without an end of speech")
+            return latent, True
+        return latent, False
+
+    def drop_stopped(self) -> list[_Row]:
+        """Rows whose streams were cancelled leave now (within one step of the cancel)."""
+        gone = []
+        for i in reversed(range(len(self.rows))):
+            if self.rows[i].request.stop.is_set():
+                gone.append(self.leave(i))
+        return gone
+
+
+class BatchedMimi:
+    """The Mimi decoder at batch n, its rows mirroring the flow-LM batch's rows.
+
+    A row joins with a fresh decoder state: its convolution states are reset and its
+    attention slots before the shared offset are masked (`pad`). Slots older than the
+    decoder's attention context are dead for every row and are dropped when room runs out.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        max_rows: int,
+        capacity: int = 1024,
+    ) -> None:
+        self.model = model
+        self.mimi = model.mimi
+        self.per_latent = int(self.mimi.encoder_frame_rate / self.mimi.frame_rate)
+        self.max_rows = max_rows
+        self.count = 0
+        self.offset = 0
+        self._modules = {
+            name: module
+            for name, module in self.mimi.named_modules()
+            if name in init_states(self.mimi, 1, 1)
+        }
+        self._attention = {
+            name: m.rope.max_period for name, m in self._modules.items() if hasattr(m, "rope")
+        }
+        self.context = min(
+            (m.context or 10**9) for m in self._modules.values() if hasattr(m, "rope")
+        )
+        self.state = self._new_state(capacity)
+
+    def _new_state(self, capacity: int) -> ModelState:
+        state = init_states(self.mimi, batch_size=self.max_rows, sequence_length=capacity)
+        for name in self._attention:
+            state[name]["cache"].zero_()  # masked slots enter the product: no NaN there
+        return state
+
+    @property
+    def capacity(self) -> int:
+        return next(self.state[name] for name in self._attention)["cache"].shape[2]
+
+    def join(self) -> None:
+        index = self.count
+        for name, module in self._modules.items():
+            if name in self._attention:
+                self.state[name]["pad"][index] = self.offset
+                continue
+            for key, value in module.init_state(1, 0).items():
+                self.state[name][key][index] = value[0]
+        self.count += 1
+
+    def leave(self, index: int) -> None:
+        last = self.count - 1
+        if index != last:
+            for name, module_state in self.state.items():
+                if name in self._attention:
+                    start = int(module_state["pad"][last])
+                    cache = module_state["cache"]
+                    cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
+                    module_state["pad"][index] = start
+                else:
+                    for value in module_state.values():
+                        value[index] = value[last]
+        self.count -= 1
+
+    def _make_room(self, needed: int) -> None:
+        if self.offset + needed <= self.capacity:
+            return
+        pads = next(self.state[name] for name in self._attention)["pad"][: self.count]
+        first = min(int(pads.min()) if self.count else self.offset, self.offset)
+        dead = max(first, self.offset - self.context)
+        if dead > 0:
+            for name in self._attention:
+                module_state = self.state[name]
+                cache = module_state["cache"]
+                moved = cache[:, :, dead : self.offset].clone()
+                keys = moved[0].reshape(-1, *moved.shape[-2:])
+                moved[0] = rotate_keys(keys, -dead, self._attention[name]).reshape(moved[0].shape)
+                cache[:, :, : self.offset - dead] = moved
+                module_state["pad"][:] = (module_state["pad"] - dead).clamp(min=0)
+                module_state["offset"][:] = self.offset - dead
+            self.offset -= dead
+        if self.offset + needed > self.capacity:
+            grown = self._new_state(2 * (self.offset + needed))
+            for name, module_state in self.state.items():
+                for key, value in module_state.items():
+                    if key == "cache":
+                        grown[name][key][:, :, : self.offset] = value[:, :, : self.offset]
+                    else:
+                        grown[name][key][:] = value
+            self.state = grown
+
+    @torch.no_grad()
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Audio `[n, samples]` for one latent per row `[n, 1, ldim]` (n = the live rows).
+
+        All rows in one call, on one thread. Decoding them in two halves side by side (until
+        December 2026) was slower on 2 cores: pocket-tts runs each torch op on one thread, so
+        the LM's thread and this one already fill them, and a third only contended. Measured
+        in `bench/decoding.py`, audio per row against real time, halves then one call: the
+        tests' model 2.07x and 3.31x at 2 rows, 1.71x and 2.17x at 4; the real `english`
+        architecture 0.75x and 0.79x at 2 rows, 0.45x and 0.55x at 4."""
+        count = latents.shape[0]
+        assert count == self.count
+        self._make_room(self.per_latent)
+        flow = self.model.flow_lm
+        latents = latents * flow.emb_std + flow.emb_mean
+        audio = self._decode_rows(slice(0, count), latents)
+        self.offset += self.per_latent
+        for name in self._attention:
+            self.state[name]["offset"][:] = self.offset
+        return audio[:, 0]
+
+    @torch.no_grad()
+    def _decode_rows(self, rows: slice, latents: torch.Tensor) -> torch.Tensor:
+        view = {
+            name: {
+                key: value[:, rows] if key == "cache" else value[rows]
+                for key, value in module_state.items()
+            }
+            for name, module_state in self.state.items()
+        }
+        return self.mimi.decode_from_latent(latents, view)
+
+
+class _Decoder:
+    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order."""
+
+    def __init__(self, model: Any, max_rows: int) -> None:
+        self.mimi = BatchedMimi(model, max_rows=max_rows)
+        self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._rows: list[_Row] = []
+        self._fresh: set[_Row] = set()
+        self.period: float | None = None  # moving average of one step's decode time
+        self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
+        self._thread.start()
+
+    def join(self, row: _Row) -> None:
+        self._queue.put(("join", row))
+
+    def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
+        self._queue.put(("step", latents, keep))
+
+    def leave(self, index: int, error: BaseException | None, last: bool) -> None:
+        self._queue.put(("leave", index, error, last))
+
+    def end(self, request: Request, error: BaseException | None) -> None:
+        self._queue.put(("end", request, error))
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while (event := self._queue.get()) is not None:
+            try:
+                self._handle(event)
+            except Exception as error:  # the decoder itself failed: end every row it holds
+                log.exception("the audio decoder failed")
+                for row in self._rows:
+                    self._end(row.request, error)
+                self._rows.clear()
+                self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
+
+    def _handle(self, event: tuple[Any, ...]) -> None:
+        kind = event[0]
+        if kind == "join":
+            self.mimi.join()
+            self._rows.append(event[1])
+            self._fresh.add(event[1])
+        elif kind == "step":
+            _, latents, keep = event
+            started = time.perf_counter()
+            with AUDIO_DECODES:
+                audio = self.mimi.decode(latents)
+            took = time.perf_counter() - started
+            self.period = took if self.period is None else 0.8 * self.period + 0.2 * took
+            for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
+                if wanted and not row.request.stop.is_set():
+                    chunk = samples.numpy().astype(np.float32, copy=True)
+                    if row in self._fresh:  # pocket-tts fades a stream's first 5 ms in
+                        self._fresh.discard(row)
+                        n = min(self.fade, len(chunk))
+                        chunk[:n] *= np.linspace(0, 1, self.fade, dtype=np.float32)[:n]
+                    row.request.emit(chunk)
+        elif kind == "leave":
+            _, index, error, last = event
+            row = self._rows[index]
+            self.mimi.leave(index)
+            self._rows[index] = self._rows[-1]
+            self._rows.pop()
+            self._fresh.discard(row)
+            if error is not None or last or row.request.stop.is_set():
+                self._end(row.request, error)
+        else:
+            self._end(event[1], event[2])
+
+    @staticmethod
+    def _end(request: Request, error: BaseException | None) -> None:
+        if not request.ended:
+            request.ended = True
+            request.end(error)
+
+
+@dataclass(frozen=True)
+class BatchCost:
+    """Measured seconds per step at one batch size: the flow LM and the Mimi decoder."""
+
+    rows: int
+    lm_s: float
+    decode_s: float
+
+    def period(self, cores: int) -> float:
+        """How often every row gets its next frame at best. On two cores or more the LM and
+        the decoder run side by side, each on its own thread; on one, one after the other."""
+        if cores < 2:
+            return self.lm_s + self.decode_s
+        return max(self.lm_s, self.decode_s)
+
+
+@torch.no_grad()
+def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchCost]:
+    """Time one LM step and one decode at each batch size (best of `repeats`)."""
+    empty = init_states(model.flow_lm, batch_size=1, sequence_length=0)
+    chunk = prefill(model, empty, "Measuring how long one step takes.")[0]
+    costs = []
+    for size in sizes:
+        lm = BatchedFlowLM(model, max_rows=size, capacity=256)
+        mimi = BatchedMimi(model, max_rows=size, capacity=256)  # one thread: the whole cost
+        for _ in range(size):
+            lm.join(Request(collections.deque(), print, print), chunk)
+            mimi.join()
+        latents = torch.zeros((size, 1, model.flow_lm.ldim))
+        lm_times, decode_times = [], []
+        for _ in range(repeats + 1):  # the first of each is a warm-up
+            started = time.perf_counter()
+            lm._run(slice(0, size), latents)
+            lm_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            mimi.decode(latents)
+            decode_times.append(time.perf_counter() - started)
+        costs.append(BatchCost(size, min(lm_times[1:]), min(decode_times[1:])))
+    return costs
+
+
+def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
+    """Of the batch sizes whose rows all still get a frame in real time (with 20% to spare),
+    the one with the lowest cost per row; within 2% of it, the smallest (a longer step that
+    saves nothing is not worth it). All of them are compared, not only neighbours: stopping at
+    the first size that did not improve let one noisy timing on a busy machine keep 1-3 rows
+    where 8 fit (seen with the tests' tiny model, whose steps take a few milliseconds)."""
+    fitting = []
+    for cost in costs:
+        if cost.period(cores) > 0.8 * frame_s:
+            break
+        fitting.append(cost)
+    if not fitting:
+        return costs[0].rows
+    lowest = min(cost.period(cores) / cost.rows for cost in fitting)
+    return min(c.rows for c in fitting if c.period(cores) / c.rows <= 1.02 * lowest)
+
+
+class Batcher:
+    """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
+
+    `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
+    batch has a free row, live speech before background work. How many rows may be live
+    (`cap`) follows the live step times: when the LM's steps or the decoder's (each on its
+    own thread) take longer than the 80 ms frame they make, no new row joins
+    until one leaves, so the rows already speaking stay in real time and new streams wait
+    instead of every stream stuttering; when there is room again, the cap grows back.
+    """
+
+    BEHIND = 0.85  # a step period over this share of the frame: too many rows
+    ROOM = 0.7  # under this share (and the decoder keeping up): room for one more
+    SETTLE_STEPS = 10  # steps between two changes of the cap
+
+    def __init__(self, model: Any, *, max_rows: int) -> None:
+        self.batch = BatchedFlowLM(model, max_rows=max_rows)
+        self._decoder = _Decoder(model, max_rows)
+        self.frame_s = 1 / model.mimi.frame_rate
+        self.cap = max_rows
+        self.period: float | None = None  # moving average of the time between steps
+        self._last_step: float | None = None
+        self._since_change = 0
+        self._waiting: collections.deque[tuple[Request, Prefilled]] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self.steps = 0
+        self.rows_stepped = 0  # sum of the batch size over steps (mean batch: / steps)
+        self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
+        self._thread.start()
+
+    def submit(self, request: Request) -> None:
+        if not request.chunks:
+            request.ended = True
+            request.end(None)
+            return
+        with self._lock:
+            self._waiting.append((request, request.chunks.popleft()))
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self._thread.join(timeout=30)
+        self._decoder.close()
+
+    def _next_waiting(self) -> tuple[Request, Prefilled]:
+        """The oldest waiting live stream, else the oldest background one."""
+        for i, (request, chunk) in enumerate(self._waiting):
+            if not request.background:
+                del self._waiting[i]
+                return request, chunk
+        return self._waiting.popleft()
+
+    def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
+        row = self.batch.leave(index)
+        self._decoder.leave(index, error, last)
+        return row
+
+    def _run(self) -> None:
+        batch = self.batch
+        while not self._closed:
+            with self._lock:
+                if any(request.stop.is_set() for request, _ in self._waiting):
+                    for request, _ in self._waiting:  # cancelled while waiting: end now
+                        if request.stop.is_set():
+                            self._decoder.end(request, None)
+                    self._waiting = collections.deque(
+                        (r, c) for r, c in self._waiting if not r.stop.is_set()
+                    )
+                while self._waiting and len(batch.rows) < min(batch.max_rows, self.cap):
+                    request, chunk = self._next_waiting()
+                    if request.stop.is_set():
+                        self._decoder.end(request, None)
+                        continue
+                    try:
+                        batch.join(request, chunk)
+                    except Exception as error:  # this stream ends; the batch goes on
+                        log.exception("a stream could not join the batch")
+                        self._decoder.end(request, error)
+                        continue
+                    self._decoder.join(batch.rows[-1])
+                idle = not batch.rows and not self._waiting
+                if idle:
+                    self._wake.clear()
+                    self._last_step = None
+            if idle:
+                self._wake.wait(1.0)
+                continue
+            for i in reversed(range(len(batch.rows))):  # cancelled: the row is free now
+                if batch.rows[i].request.stop.is_set():
+                    self._leave(i, None, True)
+            if not batch.rows:
+                continue
+            with MODEL_STEPS:  # one model's step at a time (see MODEL_STEPS)
+                self._step()
+
+    def _pace(self) -> None:
+        """Measure the step period and move the cap (see the class docstring)."""
+        now = time.perf_counter()
+        if self._last_step is not None:
+            period = now - self._last_step
+            self.period = period if self.period is None else 0.8 * self.period + 0.2 * period
+        self._last_step = now
+        self._since_change += 1
+        self._adjust_cap()
+
+    def _adjust_cap(self) -> None:
+        if self.period is None or self._since_change < self.SETTLE_STEPS:
+            return
+        rows = len(self.batch.rows)
+        period = max(self.period, self._decoder.period or 0.0)  # the slower of the two
+        if period > self.BEHIND * self.frame_s and rows > 1:
+            self.cap, self._since_change = min(self.cap, rows - 1), 0
+        elif (
+            period < self.ROOM * self.frame_s
+            and self._waiting
+            and rows >= self.cap < self.batch.max_rows
+        ):
+            self.cap, self._since_change = self.cap + 1, 0
+
+    def _step(self) -> None:
+        self._pace()
+        batch = self.batch
+        rows = list(batch.rows)
+        try:
+            results = batch.step()
+        except Exception as error:  # beyond one row: end every row, keep the thread
+            log.exception("the batch failed")
+            while batch.rows:
+                self._leave(len(batch.rows) - 1, error, True)
+            return
+        self.steps += 1
+        self.rows_stepped += len(rows)
+        made = {id(row): latent for row, latent, _ in results if latent is not None}
+        ended = {id(row): error for row, latent, error in results if latent is None}
+        blank = torch.zeros((1, 1, batch.flow.ldim))  # rows that ended: decoded, not played
+        latents = torch.cat([made.get(id(row), blank) for row in rows])
+        self._decoder.step(latents, [id(row) in made for row in rows])
+        for row in rows:
+            if id(row) in made and row.request.on_latent is not None:
+                row.request.on_latent(made[id(row)])
+        # the batch dropped its ended rows from the back; replay that on the decoder
+        order = list(rows)
+        for i in reversed(range(len(rows))):
+            row = rows[i]
+            if id(row) not in ended:
+                continue
+            index = order.index(row)
+            error = ended[id(row)]
+            more = error is None and bool(row.request.chunks)
+            self._decoder.leave(index, error, not more)
+            order[index] = order[-1]
+            order.pop()
+            if more:
+                with self._lock:  # the stream's next chunk goes to the front
+                    self._waiting.appendleft((row.request, row.request.chunks.popleft()))

@@ -1,0 +1,253 @@
+"""Turn an uploaded voice clip into clean model input: decode, check, mono 24 kHz, trim.
+
+Pure functions on bytes and arrays (blocking: call them in a thread). Every refusal is a
+`ClipError` whose message is shown to the member as is.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile
+import soxr
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+
+MODEL_RATE = 24_000
+WINDOW_S = 0.02
+ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
+DAMAGED = tr("That audio file seems damaged or cut short. Please record it again.")
+TOO_BIG = tr("That file is too big for me to process. Please send a shorter one.")
+BLOCK_S = 1.0  # decode this much at a time
+
+
+class ClipError(UserError):
+    """A clip we cannot use; the message says why, politely."""
+
+
+@dataclass(frozen=True)
+class ClipLimits:
+    max_bytes: int = 10 * 1024 * 1024
+    max_duration_s: float = 300.0  # of the decoded file
+    min_rate: int = 8_000
+    max_rate: int = 96_000
+    max_channels: int = 2
+    min_speech_s: float = 3.0
+    max_speech_s: float = 60.0
+    keep_s: float = 30.0  # the best this-many seconds are kept
+    floor_db: float = -50.0  # below this RMS a 20 ms window is never speech
+    range_db: float = 35.0  # ... nor when it is this far below the loudest window
+
+
+def check_size(size: int, limits: ClipLimits) -> None:
+    if size > limits.max_bytes:
+        raise ClipError(tr(
+            "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is plenty.",
+            size=size / 1024 / 1024, most=limits.max_bytes / 1024 / 1024,
+        ))  # fmt: skip
+    if size == 0:
+        raise ClipError(tr("That file is empty."))
+
+
+def _truncated_wav(data: bytes) -> bool:
+    """libsndfile silently reads a cut-off WAV; its RIFF header still tells the real size."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return False
+    declared = int.from_bytes(data[4:8], "little")
+    return 0 < declared < 0xFFFF_FF00 and declared + 8 > len(data)
+
+
+def _accepted(info: soundfile._SoundFileInfo) -> bool:
+    """The five containers we promise, as libsndfile recognised them from the bytes."""
+    if info.format in ("WAV", "WAVEX", "FLAC", "MP3"):
+        return True
+    return info.format == "OGG" and info.subtype in ("VORBIS", "OPUS")
+
+
+def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
+    """Rate, channels, frames and container from the file's own header, before decoding."""
+    check_size(len(data), limits)
+    if _truncated_wav(data):
+        raise ClipError(DAMAGED)
+    try:
+        info = soundfile.info(io.BytesIO(data))
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
+        raise ClipError(
+            tr("That is not an audio file I can read. Please send {kinds}.", kinds=ACCEPTED)
+        ) from error
+    if not _accepted(info):
+        raise ClipError(
+            tr("That kind of audio file is not accepted here. Please send {kinds}.", kinds=ACCEPTED)
+        )
+    if info.samplerate <= 0 or info.frames <= 0 or info.channels <= 0:
+        raise ClipError(tr("That audio file holds no sound, or it is damaged."))
+    if not limits.min_rate <= info.samplerate <= limits.max_rate:
+        raise ClipError(tr(
+            "That recording's sample rate ({rate:,} Hz) is unusual; please send one between "
+            "{lo:,} and {hi:,} Hz.",
+            rate=info.samplerate, lo=limits.min_rate, hi=limits.max_rate,
+        ))  # fmt: skip
+    if info.channels > limits.max_channels:
+        raise ClipError(tr(
+            "That recording has {channels} channels; please send mono or stereo.",
+            channels=info.channels,
+        ))  # fmt: skip
+    duration = info.frames / info.samplerate
+    if duration > limits.max_duration_s:
+        raise ClipError(tr(
+            "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} "
+            "minutes (3 to 60 seconds of speech is ideal).",
+            minutes=duration / 60, most=limits.max_duration_s / 60,
+        ))  # fmt: skip
+    return info
+
+
+NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
+
+
+def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimits) -> np.ndarray:
+    """Decode a block at a time, mixing down and resampling as we go: memory stays within
+    one block plus the 24 kHz mono result, whatever the header promised.
+
+    Float files are not bound to [-1, 1]: a mix exported unclipped peaks above 1.0, and a
+    broken writer can store peaks of 1e20 (which reached the model and failed there). Such a
+    file's scale is arbitrary, so scaling it to full scale loses nothing: a peak above 1.0 is
+    normalised to 1.0, the waveform's shape kept. Only samples that carry no waveform are
+    refused: NaN or infinite ones, in the file or after mixing its channels down."""
+    rate = info.samplerate
+    speech = _SpeechCount(limits)
+    block = max(1024, int(rate * BLOCK_S))
+    most = int(limits.max_duration_s * rate) + block  # a header may understate the length
+    resampler = soxr.ResampleStream(rate, MODEL_RATE, 1, dtype="float32")
+    pieces: list[np.ndarray] = []
+    frames = 0
+    peak = 1.0  # the loudest mixed-down sample, when louder than full scale
+    with soundfile.SoundFile(io.BytesIO(data)) as source:
+        while True:
+            chunk = source.read(block, dtype="float32", always_2d=True)
+            last = len(chunk) < block
+            frames += len(chunk)
+            if frames > most:
+                raise ClipError(DAMAGED)
+            with np.errstate(over="ignore"):  # an overflow is refused just below
+                mono = (
+                    chunk.mean(axis=1, dtype=np.float32) if len(chunk) else np.zeros(0, np.float32)
+                )
+            if not (np.all(np.isfinite(chunk)) and np.all(np.isfinite(mono))):
+                raise ClipError(NOT_FINITE)
+            if len(mono):
+                peak = max(peak, float(np.abs(mono).max()))
+            pieces.append(resampler.resample_chunk(mono, last=last))
+            speech.add(pieces[-1], peak)
+            if last:
+                break
+    if frames < 0.98 * info.frames:
+        raise ClipError(DAMAGED)
+    audio = np.ascontiguousarray(np.concatenate(pieces), dtype=np.float32)
+    if not np.all(np.isfinite(audio)):  # resampling a peak near float32's largest overflowed
+        raise ClipError(NOT_FINITE)
+    if peak > 1.0 and len(audio):  # (the resampled peak: its filter may ring a little above)
+        audio /= np.float32(max(peak, float(np.abs(audio).max())))
+    return audio
+
+
+def _too_much_speech(seconds: float, limits: ClipLimits) -> ClipError:
+    return ClipError(tr(
+        "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
+        "to 30 seconds works best).",
+        seconds=seconds, most=limits.max_speech_s,
+    ))  # fmt: skip
+
+
+class _SpeechCount:
+    """While decoding, the 20 ms windows that are speech whatever comes later, so that a
+    clip with too much speech is refused as soon as that is certain, not after decoding all
+    of a 5-minute file.
+
+    `trim_to_speech` calls a window speech above max(floor_db, loudest window - range_db),
+    on the clip scaled to at most full scale (0 dB), so that threshold is never above
+    max(floor_db, -range_db): a window louder than that, relative to the peak so far, is
+    speech. (Only a float file whose peak later grows past the one seen so far could make
+    it quieter, and such a file is then refused early when a full decode might have let it
+    pass: a loss nobody recording a voice meets.)"""
+
+    def __init__(self, limits: ClipLimits) -> None:
+        self.limits = limits
+        self.size = int(WINDOW_S * MODEL_RATE)
+        self.sure_db = max(limits.floor_db, -limits.range_db)
+        self.windows = 0
+        self._rest = np.zeros(0, np.float32)  # the part of a window left by the last piece
+
+    def add(self, samples: np.ndarray, peak: float) -> None:
+        """Count `samples` (24 kHz, the next ones); refuse once it is surely too much."""
+        samples = np.concatenate([self._rest, samples])
+        count = len(samples) // self.size
+        self._rest = samples[count * self.size :]
+        if count == 0:
+            return
+        windows = samples[: count * self.size].reshape(count, self.size).astype(np.float64)
+        windows -= windows.mean(axis=1, keepdims=True)
+        rms_db = 10 * np.log10(np.mean(windows**2, axis=1) + 1e-12) - 20 * np.log10(peak)
+        self.windows += int(np.count_nonzero(rms_db > self.sure_db))
+        seconds = self.windows * WINDOW_S
+        if seconds > self.limits.max_speech_s + 0.5:  # (said as one more whole second)
+            raise _too_much_speech(seconds, self.limits)
+
+
+def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
+    """An accepted file to mono float32 at 24 kHz; refuses by its header before decoding."""
+    info = _check_header(data, limits)
+    try:
+        return _decode_blocks(data, info, limits)
+    except (soundfile.LibsndfileError, RuntimeError, ValueError) as error:
+        raise ClipError(DAMAGED) from error
+    except MemoryError as error:
+        raise ClipError(TOO_BIG) from error
+
+
+def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
+    """A boolean per 20 ms window: does it carry speech-level signal?"""
+    size = int(WINDOW_S * rate)
+    count = len(samples) // size
+    if count == 0:
+        return np.zeros(0, dtype=bool)
+    windows = samples[: count * size].reshape(count, size).astype(np.float64)
+    windows = windows - windows.mean(axis=1, keepdims=True)  # ignore DC offset
+    rms_db = 10 * np.log10(np.mean(windows**2, axis=1) + 1e-12)
+    threshold = max(limits.floor_db, float(rms_db.max()) - limits.range_db)
+    return rms_db > threshold
+
+
+def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
+    """Cut leading and trailing silence; require enough speech; keep the best `keep_s`."""
+    active = speech_windows(samples, limits, rate)
+    size = int(WINDOW_S * rate)
+    speech_s = float(active.sum()) * WINDOW_S
+    if speech_s == 0:
+        raise ClipError(tr("I could not hear any speech in that clip: it sounds silent."))
+    if speech_s < limits.min_speech_s:
+        raise ClipError(tr(
+            "I heard only {seconds:.1f} s of speech; please send at least {least:.0f} seconds "
+            "of you talking.",
+            seconds=speech_s, least=limits.min_speech_s,
+        ))  # fmt: skip
+    if speech_s > limits.max_speech_s:
+        raise _too_much_speech(speech_s, limits)
+    indices = np.flatnonzero(active)
+    margin = int(0.1 / WINDOW_S)  # keep 100 ms around the speech
+    first = max(0, indices[0] - margin)
+    last = min(len(active), indices[-1] + 1 + margin)
+    keep = int(limits.keep_s / WINDOW_S)
+    if last - first > keep:  # the window of `keep_s` holding the most speech
+        sums = np.convolve(active[first:last].astype(np.int32), np.ones(keep, np.int32), "valid")
+        first += int(np.argmax(sums))
+        last = first + keep
+    return samples[first * size : last * size].copy()
+
+
+def prepare(data: bytes, limits: ClipLimits) -> np.ndarray:
+    """Bytes of an uploaded file to the trimmed mono 24 kHz clip that a voice is made from."""
+    return trim_to_speech(decode(data, limits), limits)

@@ -1,0 +1,658 @@
+"""Pocket TTS behind an async API: model objects that share weights, one per worker thread.
+
+pocket-tts models are not documented as thread-safe, so the engine keeps a pool of model
+objects (replicas sharing the weights), one per executor thread, and every piece of model
+work (voice states, clones, synthesis) takes one from the pool for its whole run. The
+engine does not decide what runs when: `bot.synthesis.scheduler.DeadlineScheduler` is the one
+admission point that calls `stream()` and `call()`. Audio chunks travel back to the event
+loop through `loop.call_soon_threadsafe`; cancelling sets pocket-tts's `stop` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import copy
+import functools
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import soundfile
+import soxr
+import torch
+from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
+
+from bot.core.config import Settings
+from bot.synthesis.batching import Batcher, Request, choose_batch, measure_costs, prefill
+from bot.synthesis.errors import ModelUnavailableError, VoiceError
+from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
+
+__all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 24_000
+BUILTIN_VOICES: tuple[str, ...] = PREDEFINED_VOICES
+
+
+def builtin_voices_for(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the built-in voices recorded in `language`, the others). pocket-tts names each
+    language's own voice (`DEFAULT_VOICE_FOR_LANGUAGE`); its other voices were recorded in
+    English. Every language's model has every voice, the others speak with an accent."""
+    native = {voice: lang for lang, voice in DEFAULT_VOICE_FOR_LANGUAGE.items()}
+    base = language.removesuffix("_24l")
+    fitting = tuple(v for v in BUILTIN_VOICES if native.get(v, "english") == base)
+    return fitting, tuple(v for v in BUILTIN_VOICES if v not in fitting)
+
+
+T = TypeVar("T")
+ModelState = dict[str, Any]
+_END = object()
+SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
+# Background work (clones, voice rebuilds, files, previews) runs on a thread and a model of its
+# own, so a live unit's prefill never queues behind it in the workers' executor.
+BACKGROUND_THREADS = 1
+_CHOSEN_BATCH: dict[tuple[str, bool, int], int] = {}  # (model, int8, TTS_BATCH) -> batch size
+
+
+CLONING_UNAVAILABLE = (
+    "the loaded model weights cannot clone voices. The bot's operator needs the gated "
+    "voice-cloning weights: accept the licence of kyutai/pocket-tts on Hugging Face, put a "
+    "read token in HF_TOKEN, and restart the bot"
+)
+
+
+def _weights_unavailable(spec: str, error: BaseException) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"Could not download the Pocket TTS weights for {spec} ({type(error).__name__}). "
+        "Check the network, or set HF_TOKEN (after accepting the model licence on Hugging Face) "
+        "for the gated voice-cloning weights, or set TTS_CONFIG to a local model config."
+    )
+
+
+def read_clip(path: Path) -> np.ndarray:
+    """An audio file as mono float32 at 24 kHz."""
+    try:
+        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError) as error:
+        raise VoiceError(f"{path.name} is not a readable audio file") from error
+    mono = audio.mean(axis=1)
+    if rate != SAMPLE_RATE:
+        mono = soxr.resample(mono, rate, SAMPLE_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+LOAD_NICENESS = 10  # a model loading while others speak yields the CPU to them
+
+
+async def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a thread of its own at lower CPU priority. On Linux the nice value is
+    per thread, so the speaking threads keep theirs; elsewhere this is just a thread."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def deliver(result: Any, error: BaseException | None) -> None:
+        if future.done():  # the caller gave up
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOAD_NICENESS)
+        try:
+            result = fn(*args)
+        except BaseException as error:  # delivered to the caller, not swallowed
+            loop.call_soon_threadsafe(deliver, None, error)
+        else:
+            loop.call_soon_threadsafe(deliver, result, None)
+
+    threading.Thread(target=run, name="tts-load", daemon=True).start()
+    return await future
+
+
+class _Sink:
+    """The worker's end of a stream. Holds no reference to the stream itself, so an
+    abandoned stream is garbage-collected and its finalizer can set `stop`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.stop = threading.Event()
+
+    def put(self, item: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            self.stop.set()
+
+
+@dataclass
+class StreamStats:
+    started: float  # time.monotonic() when the stream was requested
+    first_chunk: float | None = None  # time.monotonic() of the first chunk on the loop
+    finished: float | None = None
+    samples: int = 0
+    cancelled: bool = False
+
+    @property
+    def first_chunk_latency(self) -> float | None:
+        return None if self.first_chunk is None else self.first_chunk - self.started
+
+    @property
+    def audio_seconds(self) -> float:
+        return self.samples / SAMPLE_RATE
+
+
+class SynthesisStream:
+    """Async iterator over 24 kHz mono float32 chunks, as the model produces them.
+
+    Use it as `async with engine.stream(...) as stream: async for chunk in stream`; leaving
+    the block, `cancel()`, or dropping the object stops the model within one frame.
+    """
+
+    def __init__(self, sink: _Sink) -> None:
+        self._sink = sink
+        self.stats = StreamStats(started=time.monotonic())
+        self._done = False
+        weakref.finalize(self, sink.stop.set)
+
+    def cancel(self) -> None:
+        if not self._done:
+            self.stats.cancelled = True
+        self._sink.stop.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._sink.stop.is_set() and self.stats.cancelled
+
+    async def __aenter__(self) -> SynthesisStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.cancel()
+
+    def __aiter__(self) -> SynthesisStream:
+        return self
+
+    async def __anext__(self) -> np.ndarray:
+        if self._done:
+            raise StopAsyncIteration
+        item = await self._sink.queue.get()
+        if item is _END:
+            self._done = True
+            self.stats.finished = time.monotonic()
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        if self.stats.first_chunk is None:
+            self.stats.first_chunk = time.monotonic()
+        self.stats.samples += len(item)
+        return item
+
+
+def replicate(model: Any) -> Any:
+    """A second model object sharing the weights: its own modules, the same tensors.
+
+    pocket-tts keeps generation state in the `ModelState` passed in, but its models are not
+    documented as thread-safe, so each engine worker thread uses its own object.
+    """
+    shared = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    return copy.deepcopy(model, memo=shared)
+
+
+def weights_nbytes(model: Any) -> int:
+    """Bytes of a model's weights. An int8 model's state also holds dtypes, and its packed
+    linear layers as (weight, bias) tuples."""
+
+    def nbytes(value: object) -> int:
+        if isinstance(value, torch.Tensor):
+            return value.nelement() * value.element_size()
+        if isinstance(value, tuple | list):
+            return sum(nbytes(item) for item in value)
+        return 0
+
+    state = model.state_dict() if hasattr(model, "state_dict") else {}
+    return sum(nbytes(value) for value in state.values())
+
+
+def state_nbytes(state: ModelState) -> int:
+    """Bytes held by the tensors of a (nested) model state."""
+    total = 0
+    for value in state.values():
+        if isinstance(value, dict):
+            total += state_nbytes(value)
+        elif isinstance(value, torch.Tensor):
+            total += value.nelement() * value.element_size()
+    return total
+
+
+class StateCache:
+    """Least-recently-used voice states, bounded by count and by bytes (engine threads)."""
+
+    def __init__(self, max_items: int = 32, max_bytes: int = 256 * 1024 * 1024) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[ModelState, int]] = OrderedDict()
+        self._lock = threading.Lock()  # several engine workers may look up at once
+        self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> ModelState | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return item[0]
+
+    def put(self, key: str, state: ModelState) -> None:
+        size = state_nbytes(state)
+        with self._lock:
+            self._pop(key)
+            self._items[key] = (state, size)
+            self.bytes += size
+            while self._items and (
+                len(self._items) > self.max_items or self.bytes > self.max_bytes
+            ):
+                _, (_, evicted) = self._items.popitem(last=False)
+                self.bytes -= evicted
+
+    def pop(self, key: str) -> None:
+        with self._lock:
+            self._pop(key)
+
+    def _pop(self, key: str) -> None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self.bytes -= item[1]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
+
+class TTSEngine:
+    """Loads the model once; runs model work in its own threads, one pooled model each."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        default_voice: str,
+        fingerprint: str,
+        executor: Any,
+        replicas: list[Any] | None = None,
+        spare_lanes: int = 0,
+        batch: int = 1,
+    ) -> None:
+        self.model = model
+        # One model object per worker thread; replicas share the weights (see `replicate`).
+        # `workers` threads do the steady work; `spare_lanes` more take over urgent units while
+        # every worker is busy (see DeadlineScheduler.pick_spare).
+        self.spare_lanes = spare_lanes
+        self.workers = 1 + len(replicas or []) - spare_lanes
+        self._free_models: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for replica in [model, *(replicas or [])]:
+            self._free_models.put(replica)
+        self.default_voice = default_voice
+        self.fingerprint = fingerprint
+        self._executor: ThreadPoolExecutor = executor
+        self.voice_cache = StateCache()
+        self.phrases: PhraseCache | None = None  # short phrases' audio ("Alice said")
+        self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
+        self._closed = False
+        self._can_clone = bool(getattr(model, "has_voice_cloning", False))
+        # the weights' size (replicas share them): what a model counts against TTS_MEMORY_MB
+        self.model_bytes = weights_nbytes(model)
+        # Background work has its own thread and model object (see BACKGROUND_THREADS).
+        self._background_models: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for _ in range(BACKGROUND_THREADS):
+            self._background_models.put(replicate(model))
+        self._background_executor = ThreadPoolExecutor(
+            max_workers=BACKGROUND_THREADS, thread_name_prefix="tts-background"
+        )
+        # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
+        # its own replica); the pool's threads only prefill prompts and do voices and clones.
+        self._batcher: Batcher | None = None
+        if batch > 1:
+            self._batcher = Batcher(replicate(model), max_rows=batch)
+            self.workers, self.spare_lanes = batch, 0
+
+    # ---- loading ---------------------------------------------------------------------------
+    @classmethod
+    async def load(
+        cls, settings: Settings, batch: int | None = None, *, background: bool = False
+    ) -> TTSEngine:
+        """Load the model in the engine's worker thread (never on the event loop).
+
+        `batch`: the batch size, when already known (another language's model of the same
+        size): measuring it takes seconds of both cores, which speaking servers need.
+        `background`: others are speaking: load in a thread of lower CPU priority."""
+        workers = settings.tts_workers
+        threads = workers + SPARE_LANES
+        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
+        loop = asyncio.get_running_loop()
+
+        async def run(fn: Callable[..., T], *args: Any) -> T:
+            if background:
+                return await at_low_priority(fn, *args)
+            return await loop.run_in_executor(executor, fn, *args)
+
+        try:
+            model = await run(cls._load_model, settings)
+            replicas = [await run(replicate, model) for _ in range(threads - 1)]
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        if batch is None:
+            batch = await cls._measured_batch(settings, executor, model)
+        default_voice = settings.default_voice or cls._language_default_voice(settings)
+        # Not on the event loop: the batched engine copies the model and sets up its batch
+        # (0.4 s alone, over 1 s beside speech), and every stream's audio passes the loop.
+        engine = await run(
+            functools.partial(
+                cls,
+                model,
+                default_voice=default_voice,
+                fingerprint=cls._fingerprint(settings),
+                executor=executor,
+                replicas=replicas,
+                spare_lanes=SPARE_LANES,
+                batch=batch,
+            )
+        )
+        log.info("%s", engine.describe())
+        if not engine.has_voice_cloning:
+            log.warning(
+                "These weights cannot clone voices (the gated weights need an accepted licence "
+                "and HF_TOKEN): only built-in voices and exported voice states will work."
+            )
+        return engine
+
+    @classmethod
+    async def _measured_batch(cls, settings: Settings, executor: Any, model: Any) -> int:
+        """As large as the measured costs allow, at most TTS_BATCH (measured once per
+        process and model)."""
+        batch = settings.tts_batch
+        if batch > 1:
+            key = (cls._fingerprint(settings), settings.tts_quantize, batch)
+            if key not in _CHOSEN_BATCH:
+                loop = asyncio.get_running_loop()
+                _CHOSEN_BATCH[key] = await loop.run_in_executor(
+                    executor, cls._batch_size, model, batch
+                )
+            batch = _CHOSEN_BATCH[key]
+        return batch
+
+    @staticmethod
+    def _batch_size(model: Any, largest: int) -> int:
+        """Measure the step costs on this machine and choose the batch size from them."""
+        sizes = [n for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) if n <= largest]
+        costs = measure_costs(model, sizes)
+        frame_s = 1 / model.mimi.frame_rate
+        chosen = choose_batch(costs, frame_s, os.cpu_count() or 1)
+        table = ", ".join(
+            f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
+        )
+        log.info("step costs by batch size (LM+decoder): %s; largest batch %d", table, chosen)
+        return chosen
+
+    @staticmethod
+    def _load_model(settings: Settings) -> Any:
+        from pocket_tts import TTSModel
+
+        spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
+        try:
+            if settings.tts_config is not None:
+                return TTSModel.load_model(
+                    config=str(settings.tts_config), quantize=settings.tts_quantize
+                )
+            return TTSModel.load_model(
+                language=settings.tts_language, quantize=settings.tts_quantize
+            )
+        except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
+            raise _weights_unavailable(spec, error) from error
+        except FileNotFoundError as error:
+            if settings.tts_config is None:
+                raise ModelUnavailableError(
+                    f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
+                ) from error
+            raise
+
+    @staticmethod
+    def _language_default_voice(settings: Settings) -> str:
+        from pocket_tts.default_parameters import get_default_voice_for_language
+
+        config = str(settings.tts_config) if settings.tts_config else None
+        return get_default_voice_for_language(settings.tts_language, config)
+
+    @staticmethod
+    def _fingerprint(settings: Settings) -> str:
+        """Identifies the model a voice state was made with (states are model-specific)."""
+        digest = hashlib.sha256()
+        if settings.tts_config is not None:  # one config may serve several languages
+            digest.update(settings.tts_config.read_bytes())
+            digest.update(f"\nlanguage:{settings.tts_language}".encode())
+        else:
+            digest.update(f"language:{settings.tts_language}".encode())
+        return digest.hexdigest()[:16]
+
+    # ---- properties ------------------------------------------------------------------------
+    @property
+    def has_voice_cloning(self) -> bool:
+        return self._can_clone
+
+    def describe(self) -> str:
+        cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
+        batching = f"batches of up to {self.workers}" if self.batched else "one stream per thread"
+        return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
+
+    @property
+    def rows(self) -> int:
+        """The batch size (1: one stream per thread)."""
+        return self.workers if self._batcher is not None else 1
+
+    @property
+    def idle(self) -> bool:
+        """No stream of this engine is running or waiting."""
+        return all(stop.is_set() for stop in list(self._active))
+
+    @property
+    def batched(self) -> bool:
+        return self._batcher is not None
+
+    # ---- model work ------------------------------------------------------------------------
+    async def call(self, fn: Callable[[Any], T], *, background: bool = False) -> T:
+        """Run `fn(model)` in a worker thread with a model of the pool (the scheduler's way
+        in for work that is not a stream: clones, voice states). `background`: on the
+        background thread, so the workers stay free for live speech."""
+        if self._closed:
+            raise RuntimeError("the TTS engine is closed")
+        loop = asyncio.get_running_loop()
+        executor, models = self._lane(background)
+        return await loop.run_in_executor(executor, self._with_model, fn, models)
+
+    def _lane(self, background: bool) -> tuple[ThreadPoolExecutor, queue.SimpleQueue[Any]]:
+        """The threads and model objects for live or background work."""
+        if background:
+            return self._background_executor, self._background_models
+        return self._executor, self._free_models
+
+    @staticmethod
+    def _with_model(fn: Callable[[Any], T], models: queue.SimpleQueue[Any]) -> T:
+        model = models.get()  # as many models as the lane's threads: never waits
+        try:
+            return fn(model)
+        finally:
+            models.put(model)
+
+    async def voice_state(self, voice: str | None = None) -> ModelState:
+        """The model state for a voice spec (loaded in a worker; cached)."""
+        return await self.call(lambda model: self.voice_state_sync(voice, model))
+
+    def voice_state_sync(self, voice: str | None, model: Any) -> ModelState:
+        spec = voice or self.default_voice
+        state = self.voice_cache.get(spec)
+        if state is None:
+            state = self._load_voice(spec, model)
+            self.voice_cache.put(spec, state)
+        return state
+
+    async def forget_voice(self, voice: str) -> None:
+        """Drop a cached state and phrases (its file was rebuilt or deleted); no model work."""
+        self.voice_cache.pop(voice)
+        if self.phrases is not None:
+            await asyncio.to_thread(self.phrases.forget_voice, voice)
+
+    def clone_sync(self, clip: np.ndarray, path: Path, model: Any) -> int:
+        """Make a voice state from a 24 kHz mono clip and export it to `path`; its size.
+
+        Raises VoiceError when the loaded weights cannot clone. Run through `call()`.
+        """
+        from pocket_tts import export_model_state
+
+        if not self.has_voice_cloning:
+            raise VoiceError(CLONING_UNAVAILABLE)
+        tensor = torch.from_numpy(np.ascontiguousarray(clip, dtype=np.float32))[None, :]
+        state = model.get_state_for_audio_prompt(tensor)
+        export_model_state(state, path)
+        return path.stat().st_size
+
+    def _load_voice(self, spec: str, model: Any) -> ModelState:
+        path = Path(spec).expanduser()
+        if path.suffix == ".safetensors":
+            if not path.is_file():
+                raise VoiceError(f"voice state file {path} does not exist")
+            try:
+                return model.get_state_for_audio_prompt(path)
+            except Exception as error:
+                raise VoiceError(f"{path.name} is not a usable voice state: {error}") from error
+        if path.is_file():
+            if not self.has_voice_cloning:
+                raise VoiceError(CLONING_UNAVAILABLE)
+            clip = read_clip(path)
+            return model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
+        if spec in BUILTIN_VOICES or spec.startswith("hf://"):
+            try:
+                return model.get_state_for_audio_prompt(spec)
+            except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
+                raise VoiceError(
+                    f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"
+                ) from error
+            except ValueError as error:
+                raise VoiceError(
+                    f"voice {spec!r} cannot be used with this model: {error}"
+                ) from error
+        if path.suffix or "/" in spec:
+            raise VoiceError(f"voice file {path} does not exist")
+        raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
+
+    def stream(
+        self, text: str, voice: str | None = None, *, background: bool = False
+    ) -> SynthesisStream:
+        """Start synthesizing `text`; chunks arrive on the returned stream. `background`:
+        files and previews, which take a free row only after live speech (batched)."""
+        if self._closed:
+            raise RuntimeError("the TTS engine is closed")
+        sink = _Sink(asyncio.get_running_loop())
+        stream = SynthesisStream(sink)
+        self._active.add(sink.stop)
+        executor, models = self._lane(background)
+        if self._batcher is not None:
+            executor.submit(self._prefill, self._batcher, sink, text, voice, background, models)
+        else:
+            executor.submit(self._generate, sink, text, voice, models)
+        return stream
+
+    def _prefill(
+        self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool,
+        models: queue.SimpleQueue[Any],
+    ) -> None:  # fmt: skip
+        """Prefill the prompt with a pooled model, then hand the stream to the batch."""
+        model = models.get()  # as many models as the lane's threads: never waits
+        try:
+            if sink.stop.is_set():
+                sink.put(_END)
+                return
+            chunks = prefill(model, self.voice_state_sync(voice, model), text)
+        except BaseException as error:  # delivered to the caller, not swallowed
+            sink.put(error)
+            sink.put(_END)
+            return
+        finally:
+            models.put(model)
+
+        def end(error: BaseException | None) -> None:
+            if error is not None:
+                sink.put(error)
+            sink.put(_END)
+
+        request = Request(collections.deque(chunks), emit=sink.put, end=end, stop=sink.stop)
+        request.background = background
+        batcher.submit(request)
+
+    def _generate(
+        self, sink: _Sink, text: str, voice: str | None, models: queue.SimpleQueue[Any]
+    ) -> None:
+        model = models.get()  # as many models as the lane's threads: never waits
+        try:
+            if sink.stop.is_set():
+                return
+            state = self.voice_state_sync(voice, model)
+            chunks = model.generate_audio_stream(state, text, stop=sink.stop)
+            try:
+                for chunk in chunks:
+                    # After a cancel, keep draining: pocket-tts then joins its own threads.
+                    if not sink.stop.is_set():
+                        sink.put(chunk.numpy().astype(np.float32, copy=False))
+            finally:
+                sink.stop.set()
+                chunks.close()
+        except BaseException as error:  # delivered to the caller, not swallowed
+            sink.put(error)
+        finally:
+            models.put(model)
+            sink.put(_END)
+
+    async def synthesize(self, text: str, voice: str | None = None) -> np.ndarray:
+        """The whole utterance as one array (for files)."""
+        async with self.stream(text, voice) as stream:
+            chunks = [chunk async for chunk in stream]
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+
+    async def close(self) -> None:
+        """Stop every stream and wait for the worker, so no model thread outlives us."""
+        if self._closed:
+            return
+        self._closed = True
+        for stop in list(self._active):
+            stop.set()
+        if self._batcher is not None:
+            await asyncio.to_thread(self._batcher.close)
+        # Queued jobs see their stop event set and return at once.
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
+        await asyncio.to_thread(self._background_executor.shutdown, wait=True)

@@ -1,0 +1,458 @@
+"""Everything the bot adds to what members wrote, in each language Pocket TTS speaks: one
+table per language, for translators to read and correct. `{name}`, `{what}`, `{host}` and
+the like are filled in by bot/text/words.py; keep them.
+
+A language without a table (or a `_24l` variant of one that has it) uses its base table, and
+English last of all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Attachment:
+    one: str  # with its article: "an image"
+    many: str  # "{n} images"
+
+
+@dataclass(frozen=True)
+class Phrasebook:
+    emoji_code: str  # the `emoji` package's language for emoji names ("en", "fr", ...)
+    said: str
+    forwarded_message: str  # "{name} forwarded a message:"
+    forwarded_message_alone: str  # the same without the name (said recently)
+    replying_to: str
+    sent: str  # "{name} sent {what}": a message with nothing written
+    forwarded_what: str
+    and_sent: str  # "{line}, and sent {what}"
+    and_: str  # joins attachments and stickers
+    and_so_on: str  # ends a message cut to the length limit
+    link_to: str
+    link: str
+    code_block: str
+    spoiler: str
+    someone: str
+    a_role: str
+    a_channel: str
+    slash_command: str
+    server_page: str
+    a_time: str
+    custom_emoji: str
+    heart: str
+    comparisons: dict[str, str]
+    times: str
+    equals: str
+    date: str  # "{day} {month} {year}"
+    months: tuple[str, ...]
+    attachments: dict[str, Attachment] = field(default_factory=dict)  # image, video, audio,
+    # file, sticker
+
+
+ENGLISH = Phrasebook(
+    emoji_code="en",
+    said="{name} said",
+    forwarded_message="{name} forwarded a message:",
+    forwarded_message_alone="forwarded a message:",
+    replying_to="replying to {name}",
+    sent="{name} sent {what}",
+    forwarded_what="{name} forwarded {what}",
+    and_sent="{line}, and sent {what}",
+    and_=" and ",
+    and_so_on="and so on",
+    link_to="a link to {host}",
+    link="a link",
+    code_block="a code block",
+    spoiler="a spoiler",
+    someone="someone",
+    a_role="a role",
+    a_channel="a channel",
+    slash_command="slash {name}",
+    server_page="a server page",
+    a_time="a time",
+    custom_emoji="emoji {name}",
+    heart="heart",
+    comparisons={
+        ">": "greater than",
+        "<": "less than",
+        ">=": "greater than or equal to",
+        "<=": "less than or equal to",
+        "≠": "not equal to",
+    },
+    times="times",
+    equals="equals",
+    date="{day} {month} {year}",
+    months=(
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ),
+    attachments={
+        "image": Attachment("an image", "{n} images"),
+        "video": Attachment("a video", "{n} videos"),
+        "audio": Attachment("an audio file", "{n} audio files"),
+        "file": Attachment("a file", "{n} files"),
+        "sticker": Attachment("a sticker", "{n} stickers"),
+    },
+)
+
+FRENCH = Phrasebook(
+    emoji_code="fr",
+    said="{name} a dit",
+    forwarded_message="{name} a transféré un message :",
+    forwarded_message_alone="a transféré un message :",
+    replying_to="en réponse à {name}",
+    sent="{name} a envoyé {what}",
+    forwarded_what="{name} a transféré {what}",
+    and_sent="{line}, et a envoyé {what}",
+    and_=" et ",
+    and_so_on="et cetera",
+    link_to="un lien vers {host}",
+    link="un lien",
+    code_block="un bloc de code",
+    spoiler="un texte caché",
+    someone="quelqu'un",
+    a_role="un rôle",
+    a_channel="un salon",
+    slash_command="commande {name}",
+    server_page="une page du serveur",
+    a_time="une date",
+    custom_emoji="émoji {name}",
+    heart="cœur",
+    comparisons={
+        ">": "supérieur à",
+        "<": "inférieur à",
+        ">=": "supérieur ou égal à",
+        "<=": "inférieur ou égal à",
+        "≠": "différent de",
+    },
+    times="fois",
+    equals="égale",
+    date="{day} {month} {year}",
+    months=(
+        "janvier",
+        "février",
+        "mars",
+        "avril",
+        "mai",
+        "juin",
+        "juillet",
+        "août",
+        "septembre",
+        "octobre",
+        "novembre",
+        "décembre",
+    ),
+    attachments={
+        "image": Attachment("une image", "{n} images"),
+        "video": Attachment("une vidéo", "{n} vidéos"),
+        "audio": Attachment("un fichier audio", "{n} fichiers audio"),
+        "file": Attachment("un fichier", "{n} fichiers"),
+        "sticker": Attachment("un autocollant", "{n} autocollants"),
+    },
+)
+
+GERMAN = Phrasebook(
+    emoji_code="de",
+    said="{name} sagt",
+    forwarded_message="{name} hat eine Nachricht weitergeleitet:",
+    forwarded_message_alone="hat eine Nachricht weitergeleitet:",
+    replying_to="als Antwort an {name}",
+    sent="{name} hat {what} geschickt",
+    forwarded_what="{name} hat {what} weitergeleitet",
+    and_sent="{line}, und hat {what} geschickt",
+    and_=" und ",
+    and_so_on="und so weiter",
+    link_to="ein Link zu {host}",
+    link="ein Link",
+    code_block="ein Codeblock",
+    spoiler="ein Spoiler",
+    someone="jemand",
+    a_role="eine Rolle",
+    a_channel="ein Kanal",
+    slash_command="Befehl {name}",
+    server_page="eine Serverseite",
+    a_time="ein Zeitpunkt",
+    custom_emoji="Emoji {name}",
+    heart="Herz",
+    comparisons={
+        ">": "größer als",
+        "<": "kleiner als",
+        ">=": "größer oder gleich",
+        "<=": "kleiner oder gleich",
+        "≠": "ungleich",
+    },
+    times="mal",
+    equals="gleich",
+    date="{day}. {month} {year}",
+    months=(
+        "Januar",
+        "Februar",
+        "März",
+        "April",
+        "Mai",
+        "Juni",
+        "Juli",
+        "August",
+        "September",
+        "Oktober",
+        "November",
+        "Dezember",
+    ),
+    attachments={
+        "image": Attachment("ein Bild", "{n} Bilder"),
+        "video": Attachment("ein Video", "{n} Videos"),
+        "audio": Attachment("eine Audiodatei", "{n} Audiodateien"),
+        "file": Attachment("eine Datei", "{n} Dateien"),
+        "sticker": Attachment("einen Sticker", "{n} Sticker"),
+    },
+)
+
+ITALIAN = Phrasebook(
+    emoji_code="it",
+    said="{name} ha detto",
+    forwarded_message="{name} ha inoltrato un messaggio:",
+    forwarded_message_alone="ha inoltrato un messaggio:",
+    replying_to="in risposta a {name}",
+    sent="{name} ha inviato {what}",
+    forwarded_what="{name} ha inoltrato {what}",
+    and_sent="{line}, e ha inviato {what}",
+    and_=" e ",
+    and_so_on="eccetera",
+    link_to="un link a {host}",
+    link="un link",
+    code_block="un blocco di codice",
+    spoiler="uno spoiler",
+    someone="qualcuno",
+    a_role="un ruolo",
+    a_channel="un canale",
+    slash_command="comando {name}",
+    server_page="una pagina del server",
+    a_time="una data",
+    custom_emoji="emoji {name}",
+    heart="cuore",
+    comparisons={
+        ">": "maggiore di",
+        "<": "minore di",
+        ">=": "maggiore o uguale a",
+        "<=": "minore o uguale a",
+        "≠": "diverso da",
+    },
+    times="per",
+    equals="uguale",
+    date="{day} {month} {year}",
+    months=(
+        "gennaio",
+        "febbraio",
+        "marzo",
+        "aprile",
+        "maggio",
+        "giugno",
+        "luglio",
+        "agosto",
+        "settembre",
+        "ottobre",
+        "novembre",
+        "dicembre",
+    ),
+    attachments={
+        "image": Attachment("un'immagine", "{n} immagini"),
+        "video": Attachment("un video", "{n} video"),
+        "audio": Attachment("un file audio", "{n} file audio"),
+        "file": Attachment("un file", "{n} file"),
+        "sticker": Attachment("uno sticker", "{n} sticker"),
+    },
+)
+
+SPANISH = Phrasebook(
+    emoji_code="es",
+    said="{name} dijo",
+    forwarded_message="{name} reenvió un mensaje:",
+    forwarded_message_alone="reenvió un mensaje:",
+    replying_to="respondiendo a {name}",
+    sent="{name} envió {what}",
+    forwarded_what="{name} reenvió {what}",
+    and_sent="{line}, y envió {what}",
+    and_=" y ",
+    and_so_on="etcétera",
+    link_to="un enlace a {host}",
+    link="un enlace",
+    code_block="un bloque de código",
+    spoiler="un spoiler",
+    someone="alguien",
+    a_role="un rol",
+    a_channel="un canal",
+    slash_command="comando {name}",
+    server_page="una página del servidor",
+    a_time="una fecha",
+    custom_emoji="emoji {name}",
+    heart="corazón",
+    comparisons={
+        ">": "mayor que",
+        "<": "menor que",
+        ">=": "mayor o igual que",
+        "<=": "menor o igual que",
+        "≠": "distinto de",
+    },
+    times="por",
+    equals="igual a",
+    date="{day} de {month} de {year}",
+    months=(
+        "enero",
+        "febrero",
+        "marzo",
+        "abril",
+        "mayo",
+        "junio",
+        "julio",
+        "agosto",
+        "septiembre",
+        "octubre",
+        "noviembre",
+        "diciembre",
+    ),
+    attachments={
+        "image": Attachment("una imagen", "{n} imágenes"),
+        "video": Attachment("un vídeo", "{n} vídeos"),
+        "audio": Attachment("un archivo de audio", "{n} archivos de audio"),
+        "file": Attachment("un archivo", "{n} archivos"),
+        "sticker": Attachment("un sticker", "{n} stickers"),
+    },
+)
+
+PORTUGUESE = Phrasebook(
+    emoji_code="pt",
+    said="{name} disse",
+    forwarded_message="{name} encaminhou uma mensagem:",
+    forwarded_message_alone="encaminhou uma mensagem:",
+    replying_to="respondendo a {name}",
+    sent="{name} enviou {what}",
+    forwarded_what="{name} encaminhou {what}",
+    and_sent="{line}, e enviou {what}",
+    and_=" e ",
+    and_so_on="e assim por diante",
+    link_to="um link para {host}",
+    link="um link",
+    code_block="um bloco de código",
+    spoiler="um spoiler",
+    someone="alguém",
+    a_role="um cargo",
+    a_channel="um canal",
+    slash_command="comando {name}",
+    server_page="uma página do servidor",
+    a_time="uma data",
+    custom_emoji="emoji {name}",
+    heart="coração",
+    comparisons={
+        ">": "maior que",
+        "<": "menor que",
+        ">=": "maior ou igual a",
+        "<=": "menor ou igual a",
+        "≠": "diferente de",
+    },
+    times="vezes",
+    equals="igual a",
+    date="{day} de {month} de {year}",
+    months=(
+        "janeiro",
+        "fevereiro",
+        "março",
+        "abril",
+        "maio",
+        "junho",
+        "julho",
+        "agosto",
+        "setembro",
+        "outubro",
+        "novembro",
+        "dezembro",
+    ),
+    attachments={
+        "image": Attachment("uma imagem", "{n} imagens"),
+        "video": Attachment("um vídeo", "{n} vídeos"),
+        "audio": Attachment("um arquivo de áudio", "{n} arquivos de áudio"),
+        "file": Attachment("um arquivo", "{n} arquivos"),
+        "sticker": Attachment("uma figurinha", "{n} figurinhas"),
+    },
+)
+
+DUTCH = Phrasebook(
+    emoji_code="en",  # the emoji package has no Dutch names: English ones, as Dutch chat does
+    said="{name} zei",
+    forwarded_message="{name} stuurde een bericht door:",
+    forwarded_message_alone="stuurde een bericht door:",
+    replying_to="als antwoord op {name}",
+    sent="{name} stuurde {what}",
+    forwarded_what="{name} stuurde {what} door",
+    and_sent="{line}, en stuurde {what}",
+    and_=" en ",
+    and_so_on="enzovoort",
+    link_to="een link naar {host}",
+    link="een link",
+    code_block="een codeblok",
+    spoiler="een spoiler",
+    someone="iemand",
+    a_role="een rol",
+    a_channel="een kanaal",
+    slash_command="commando {name}",
+    server_page="een serverpagina",
+    a_time="een tijdstip",
+    custom_emoji="emoji {name}",
+    heart="hartje",
+    comparisons={
+        ">": "groter dan",
+        "<": "kleiner dan",
+        ">=": "groter dan of gelijk aan",
+        "<=": "kleiner dan of gelijk aan",
+        "≠": "niet gelijk aan",
+    },
+    times="keer",
+    equals="is",
+    date="{day} {month} {year}",
+    months=(
+        "januari",
+        "februari",
+        "maart",
+        "april",
+        "mei",
+        "juni",
+        "juli",
+        "augustus",
+        "september",
+        "oktober",
+        "november",
+        "december",
+    ),
+    attachments={
+        "image": Attachment("een afbeelding", "{n} afbeeldingen"),
+        "video": Attachment("een video", "{n} video's"),
+        "audio": Attachment("een audiobestand", "{n} audiobestanden"),
+        "file": Attachment("een bestand", "{n} bestanden"),
+        "sticker": Attachment("een sticker", "{n} stickers"),
+    },
+)
+
+PHRASEBOOKS = {
+    "english": ENGLISH,
+    "french": FRENCH,
+    "german": GERMAN,
+    "italian": ITALIAN,
+    "spanish": SPANISH,
+    "portuguese": PORTUGUESE,
+    "dutch": DUTCH,
+}
+
+
+def phrasebook(language: str) -> Phrasebook:
+    """The table for a pocket-tts language name: `french_24l` uses french's; else English."""
+    return PHRASEBOOKS.get(language) or PHRASEBOOKS.get(language.split("_")[0], ENGLISH)

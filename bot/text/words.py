@@ -1,0 +1,431 @@
+"""A Discord message to the words a person would say reading it aloud. Pure functions.
+
+`speakable()` turns message text into plain words: mentions become names, emoji their names,
+links "a link to HOST", code blocks "a code block", spoilers "a spoiler"; markdown markers go,
+long runs of one character are cut, the server's pronunciation dictionary applies last.
+`announce()` adds who said it, replies, forwards, attachments and stickers, and keeps the
+whole under the length limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import emoji
+
+from bot.text.phrasebook import ENGLISH, Phrasebook, phrasebook
+
+
+@dataclass(frozen=True)
+class Names:
+    """How to call the things a message mentions (ids to display names)."""
+
+    users: Mapping[int, str] = field(default_factory=dict)
+    roles: Mapping[int, str] = field(default_factory=dict)
+    channels: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    skip_emoji: bool = False
+    repeated_characters: int = 4  # 0: keep runs as they are
+    max_length: int = 300
+    dictionary: Mapping[str, str] = field(default_factory=dict)  # word -> how to say it
+    language: str = "english"  # a pocket-tts language: what the bot adds is said in it
+
+    @property
+    def phrases(self) -> Phrasebook:
+        return phrasebook(self.language)
+
+
+@dataclass(frozen=True)
+class MessageFacts:
+    """What a message holds besides its text."""
+
+    content: str = ""
+    author: str = "someone"
+    attachment_types: tuple[str, ...] = ()  # content types ("image/png"), "" when unknown
+    stickers: int = 0
+    reply_to: str | None = None  # the replied-to author's name
+    forwarded: bool = False
+
+
+# ---- patterns ---------------------------------------------------------------------------------
+_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_SPOILER = re.compile(r"\|\|(.+?)\|\|", re.DOTALL)
+_INLINE_CODE = re.compile(r"`+([^`]*?)`+", re.DOTALL)
+_MASKED_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?(https?://[^\s)>]*)>?\s*\)")
+_URL = re.compile(r"<?(?:https?|ftp|steam|discord)://[^\s<>]*>?", re.IGNORECASE)
+_USER = re.compile(r"<@!?(\d{1,20})>")
+_ROLE = re.compile(r"<@&(\d{1,20})>")
+_CHANNEL = re.compile(r"<#(\d{1,20})>")
+_SLASH = re.compile(r"</([^:<>\n]{1,100}):\d{1,20}>")
+_TIMESTAMP = re.compile(r"<t:(-?\d+)(?::[tTdDfFR])?>")
+_CUSTOM_EMOJI = re.compile(r"<a?:(\w{1,64}):\d{1,20}>")
+_GUILD_NAV = re.compile(r"<id:(customize|browse|guide|linked-roles)(?::\d+)?>")
+_EVERYONE = re.compile(r"@(everyone|here)\b")
+_LINE_MARKUP = re.compile(r"^[ \t]*(?:>>> ?|> ?|#{1,3}[ \t]+|-#[ \t]+|[-*+][ \t]+|\d+\.[ \t]+)")
+_MARKERS = re.compile(r"\*+|~~+|\|\|+|`+|_+|\\(?=[^\w\s])")
+# Emphasis also inside words. Its inside never holds its own marker: a marker with no match
+# then costs a scan to the next marker, not to the end (`__a __a ...` was quadratic).
+_EMPHASIS = re.compile(r"(\*{1,3}|~~)(?=\S)((?:(?!\1).)+?)(?<=\S)\1", re.DOTALL)
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)(_{1,2})(?=\S)((?:(?!\1).)+?)(?<=\S)\1(?!\w)", re.DOTALL)
+_ESCAPED_INSIDE = re.compile(r"(?<=\w)(?:\\[*_~`|>#\-])+(?=\w)")
+_ESCAPED = re.compile(r"(?:\\[*_~`|>#\-\\])+")
+_HEART = re.compile(r"(?:(?<=\s)|^)<3+(?![\d.])", re.MULTILINE)
+_SAME_COMPARISON = {"≥": ">=", "≤": "<="}
+_COMPARISON = re.compile(  # only beside a number: "x > 5", "5<x"; "a > b" stays a symbol
+    r"(?:(?<=[\w)])[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=-?\d))"
+    r"|(?:(?<=\d)[ \t]*(>=|<=|≥|≤|≠|>|<)[ \t]*(?=[\w(-]))"
+)
+_TIMES = re.compile(r"(?<=\d)[ \t]*[*×][ \t]*(?=-?\d)")
+_EQUALS = re.compile(r"(?<=\d)[ \t]*=[ \t]*(?=-?\d)")
+_PLACEHOLDER_BASE, _PLACEHOLDERS = 0xE000, 0x1800  # Unicode's private use area
+_PLACEHOLDER = re.compile("[\ue000-\uf7ff]")
+_RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
+_ZERO_WIDTH = re.compile(r"[\u200b\u200c\u2060\ufeff\u00ad]")  # not ZWJ: emoji need it
+_MANY_MARKS = re.compile(
+    r"([\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]{2})[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
+_SENTENCE_END = re.compile(r"[.!?…。！？]$")
+
+
+def _clean(text: str) -> str:
+    text = _ZERO_WIDTH.sub("", text)
+    text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] != "C")
+    return _MANY_MARKS.sub(r"\1", text)
+
+
+def _plain(text: str) -> str:
+    """Remove control characters, zero-width marks and zalgo stacks; normalize. Emoji are
+    found first, with the `emoji` package's data, and kept whole: ZWJ and tag sequences (flags
+    of Scotland or Wales) are made of format characters, and emoji newer than Python's
+    Unicode tables (🩷, 🪿) count as unassigned there."""
+    text = unicodedata.normalize("NFC", text)
+    parts, position = [], 0
+    for found in emoji.emoji_list(text):
+        parts.append(_clean(text[position : found["match_start"]]))
+        parts.append(found["emoji"])
+        position = found["match_end"]
+    parts.append(_clean(text[position:]))
+    return "".join(parts)
+
+
+def _fold_letters(text: str) -> str:
+    """Fancy-font, fullwidth and circled letters and digits (𝓙𝓪𝓴𝓮, ｈｅｌｌｏ, Ⓐ) as the
+    plain ones they stand for (their compatibility form, NFKC)."""
+    return "".join(_folded(c) if ord(c) >= 0x2100 else c for c in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded(char: str) -> str:
+    plain = unicodedata.normalize("NFKC", char)
+    return plain if plain.isascii() and plain.isalnum() else char
+
+
+def _host_phrase(url: str, book: Phrasebook) -> str:
+    """'a link to youtube.com', or 'a link' when the host says nothing useful."""
+    try:
+        host = (urlsplit(url.strip("<>")).hostname or "").rstrip(".")
+    except ValueError:
+        return f" {book.link} "
+    if host.startswith("www."):
+        host = host[4:]
+    with contextlib.suppress(UnicodeError):
+        host = host.encode("ascii").decode("idna") if "xn--" in host else host
+    useful = "." in host and len(host) <= 40 and any(c.isalpha() for c in host)
+    try:
+        ipaddress.ip_address(host)
+        useful = False
+    except ValueError:
+        pass
+    return f" {book.link_to.format(host=host)} " if useful else f" {book.link} "
+
+
+def _emoji_name(name: str) -> str:
+    return name.replace("_", " ").replace(":", "").strip()
+
+
+def _timestamp(seconds: str, book: Phrasebook) -> str:
+    try:
+        moment = datetime.fromtimestamp(int(seconds), UTC)
+    except (OverflowError, OSError, ValueError):
+        return f" {book.a_time} "
+    month = book.months[moment.month - 1]
+    return f" {book.date.format(day=moment.day, month=month, year=moment.year)} "
+
+
+def _cut_repeats(text: str, limit: int) -> str:
+    """Runs of one letter, mark or symbol cut to `limit`; numbers never change."""
+    if limit <= 0:
+        return text
+    return re.sub(rf"([^\d\s])\1{{{limit},}}", lambda m: m.group(1) * limit, text)
+
+
+def _emoji_words(text: str, options: ReadOptions) -> str:
+    """Emoji as their names (or nothing with `skip_emoji`). A run of one emoji, however many
+    code points it has (❤️ is two), is cut to `repeated_characters` like a run of letters."""
+    limit = options.repeated_characters
+    parts: list[str] = []
+    position, previous, run = 0, "", 0
+    for found in emoji.emoji_list(text):
+        between = text[position : found["match_start"]]
+        same = found["emoji"] == previous and not between.strip()
+        run = run + 1 if same else 1
+        previous, position = found["emoji"], found["match_end"]
+        parts.append(between)
+        if limit and run > limit:
+            continue
+        if options.skip_emoji:
+            parts.append(" ")
+        else:
+            name = _emoji_words_in(found["emoji"], options.phrases.emoji_code)
+            parts.append(f" {_emoji_name(name)} ")
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _emoji_words_in(found: str, code: str) -> str:
+    """An emoji's name in the `emoji` package's language `code`, or in English without one."""
+    if code != "en":
+        name = emoji.demojize(found, language=code, delimiters=("", ""))
+        if name != found:
+            return name
+    return str(emoji.EMOJI_DATA.get(found, {}).get("en", ""))
+
+
+def _symbols(text: str, book: Phrasebook) -> str:
+    """Symbols a person says: a heart, comparisons and sums between numbers."""
+
+    def comparison(match: re.Match[str]) -> str:
+        symbol = match.group(1) or match.group(2)
+        return f" {book.comparisons[_SAME_COMPARISON.get(symbol, symbol)]} "
+
+    text = _HEART.sub(f" {book.heart} ", text)
+    text = _COMPARISON.sub(comparison, text)
+    text = _TIMES.sub(f" {book.times} ", text)
+    return _EQUALS.sub(f" {book.equals} ", text)
+
+
+def _unmark(text: str) -> str:
+    """Markdown emphasis goes and leaves its words whole ("**S**tar Wars" is "Star Wars");
+    then stray markers become spaces."""
+    for _ in range(3):  # nested: ***bold italic***, **_both_**
+        text = _EMPHASIS.sub(r"\2", text)
+        text = _UNDERSCORE_EMPHASIS.sub(r"\2", text)
+    return _MARKERS.sub(" ", text)
+
+
+class _Protected:
+    """Text that later steps must not touch (the dictionary's output), held as private-use
+    placeholders and put back at the end."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+
+    def hold(self, value: str) -> str:
+        if len(self.values) >= _PLACEHOLDERS:
+            return value
+        self.values.append(value)
+        return chr(_PLACEHOLDER_BASE + len(self.values) - 1)
+
+    def restore(self, text: str) -> str:
+        if not self.values:
+            return text
+        return _PLACEHOLDER.sub(lambda m: self.values[ord(m.group(0)) - _PLACEHOLDER_BASE], text)
+
+
+def _apply_dictionary(
+    text: str, dictionary: Mapping[str, str], protected: _Protected | None = None
+) -> str:
+    """Whole words (or emoji), any case, longest first: "New York" before "New". Applied to
+    the text as written (so `snake_case` and 🔥 keys match), its output protected from the
+    later steps, so it is, in effect, applied last."""
+    if not dictionary:
+        return text
+    words = sorted(dictionary, key=len, reverse=True)
+    lookup = {w.casefold(): spoken for w, spoken in dictionary.items()}
+    pattern = re.compile(
+        r"(?<!\w)(" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
+    )
+
+    def spoken(match: re.Match[str]) -> str:
+        said = lookup.get(match.group(1).casefold(), match.group(1))
+        return protected.hold(said) if protected is not None else said
+
+    return pattern.sub(spoken, text)
+
+
+def _sentences(text: str) -> str:
+    """Lines become sentences; spaces collapse."""
+    parts = []
+    for line in text.split("\n"):
+        line = _SPACES.sub(" ", line).strip()
+        if not line:
+            continue
+        if parts and not _SENTENCE_END.search(parts[-1]) and not parts[-1].endswith((",", ":")):
+            parts[-1] += "."
+        parts.append(line)
+    return " ".join(parts)
+
+
+def plain_name(name: str, options: ReadOptions | None = None) -> str:
+    """A display name as speakable words: fancy letters folded (NFKC), decorations such as
+    emoji and symbols ("🔥Blaze🔥", "📢┃announcements") dropped unless the name is nothing
+    else, markup read as in messages, and the server's dictionary applied."""
+    options = options or ReadOptions(max_length=100)
+    folded = unicodedata.normalize("NFKC", _plain(name))
+    bare = "".join(
+        " " if unicodedata.category(c) == "So" or emoji.is_emoji(c) else c
+        for c in emoji.replace_emoji(folded, replace=" ")
+    )
+    if any(c.isalnum() for c in bare):
+        folded = bare
+    return speakable(folded, Names(), options) or options.phrases.someone
+
+
+def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
+    """Message text as the words to say (no announcement, no length cut)."""
+    book = options.phrases
+    named = ReadOptions(max_length=100, language=options.language)  # mentioned names
+    text = _fold_letters(_plain(text))
+    text = _CODE_BLOCK.sub(f" {book.code_block}. ", text)
+    text = _SPOILER.sub(f" {book.spoiler} ", text)
+    text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
+    text = _MASKED_LINK.sub(lambda m: f" {m.group(1)} ", text)
+    text = _URL.sub(lambda m: _host_phrase(m.group(0), book), text)
+
+    said: dict[str, str] = {}  # a name mentioned 1,000 times is made speakable once
+
+    def spoken_name(name: str) -> str:
+        if name not in said:
+            said[name] = plain_name(name, named)
+        return said[name]
+
+    def user(match: re.Match[str]) -> str:
+        name = names.users.get(int(match.group(1)))
+        return f" {spoken_name(name)} " if name else f" {book.someone} "
+
+    def role(match: re.Match[str]) -> str:
+        name = names.roles.get(int(match.group(1)))
+        return f" {spoken_name(name)} " if name else f" {book.a_role} "
+
+    def channel(match: re.Match[str]) -> str:
+        name = names.channels.get(int(match.group(1)))
+        return f" {spoken_name(name)} " if name else f" {book.a_channel} "
+
+    text = _USER.sub(user, text)
+    text = _ROLE.sub(role, text)
+    text = _CHANNEL.sub(channel, text)
+    text = _SLASH.sub(lambda m: f" {book.slash_command.format(name=m.group(1))} ", text)
+    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1), book), text)
+    text = _GUILD_NAV.sub(f" {book.server_page} ", text)
+    text = _EVERYONE.sub(lambda m: m.group(1), text)
+    protected = _Protected()
+    if dictionary:
+        text = _apply_dictionary(text, options.dictionary, protected)
+    text = _ESCAPED_INSIDE.sub(" ", text)  # snake\_case: two words
+    text = _ESCAPED.sub("", text)  # \_\_init\_\_: init, without backslashes
+    text = _cut_repeats(text, options.repeated_characters)  # before emoji become words
+    if options.skip_emoji:
+        text = _CUSTOM_EMOJI.sub(" ", text)
+    else:
+        text = _CUSTOM_EMOJI.sub(
+            lambda m: f" {book.custom_emoji.format(name=_emoji_name(m.group(1)))} ", text
+        )
+    text = _emoji_words(text, options)
+    text = _symbols(text, book)
+    text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))
+    text = _unmark(text)
+    text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
+    text = _cut_repeats(text, options.repeated_characters)
+    return _sentences(protected.restore(text))
+
+
+def _attachments_phrase(types: tuple[str, ...], stickers: int, book: Phrasebook) -> str:
+    phrases = []
+    if types:
+        kinds = {t.split("/")[0] if t else "file" for t in types}
+        kind = kinds.pop() if len(kinds) == 1 else "file"
+        noun = book.attachments.get(kind, book.attachments["file"])
+        phrases.append(noun.one if len(types) == 1 else noun.many.format(n=len(types)))
+    if stickers:
+        noun = book.attachments["sticker"]
+        phrases.append(noun.one if stickers == 1 else noun.many.format(n=stickers))
+    return book.and_.join(phrases)
+
+
+def cut_to_length(text: str, limit: int, and_so_on: str = ENGLISH.and_so_on) -> str:
+    """`text` if it fits, else cut at a sentence or word boundary + 'and so on'."""
+    if len(text) <= limit:
+        return text
+    ending = f" {and_so_on}"
+    room = max(0, limit - len(ending))
+    head = text[:room]
+    sentence = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+    if sentence >= room // 2:
+        head = head[: sentence + 1]
+    elif text[room] != " " and " " in head:  # mid-word: drop the partial word
+        head = head[: head.rfind(" ")]
+    head = head.rstrip(" ,;:")
+    return (head + ending).strip()[:limit]
+
+
+def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
+    """The phrase `announce` starts a line with when the message has words ("Alice said"):
+    the same audio every time, so it can be played from a cache ('' when there is none)."""
+    author = plain_name(facts.author, options)
+    book = options.phrases
+    if facts.forwarded:
+        return book.forwarded_message.format(name=author) if say_name else (
+            book.forwarded_message_alone)  # fmt: skip
+    return book.said.format(name=author) if say_name else ""
+
+
+def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
+    """The whole spoken line for a message ('' when there is nothing to say)."""
+    return _line(_body(facts, names, options), facts, options, say_name=say_name)
+
+
+def announce_both(facts: MessageFacts, names: Names, options: ReadOptions) -> tuple[str, str]:
+    """The line with its author's name and without (`announce` both ways, the message's words
+    made speakable once): which one is said can then be decided when it is its turn."""
+    body = _body(facts, names, options)
+    return (
+        _line(body, facts, options, say_name=True), _line(body, facts, options, say_name=False)
+    )  # fmt: skip
+
+
+def _body(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
+    body = speakable(facts.content, names, options)
+    return body if any(c.isalnum() for c in body) else ""  # "...", "?!": nothing to read out
+
+
+def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
+    author = plain_name(facts.author, options)
+    book = options.phrases
+    extras = _attachments_phrase(facts.attachment_types, facts.stickers, book)
+    reply = book.replying_to.format(name=plain_name(facts.reply_to, options)) if (
+        facts.reply_to) else ""  # fmt: skip
+    if body:
+        lead = lead_phrase(facts, options, say_name=say_name)
+        line = ", ".join(p for p in (lead, reply, body) if p) if reply else f"{lead} {body}"
+        line = line.strip()
+        if extras:
+            line = book.and_sent.format(line=line.rstrip("."), what=extras)
+    elif extras:  # nothing written: always say who sent it
+        said = book.forwarded_what if facts.forwarded else book.sent
+        line = said.format(name=author, what=extras) + (f", {reply}" if reply else "")
+    else:
+        return ""
+    return cut_to_length(line, options.max_length, book.and_so_on)
