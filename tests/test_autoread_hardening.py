@@ -227,3 +227,12 @@ async def test_a_language_that_cannot_load_is_spoken_in_the_default_one(
         assert all(r.language is None and r.frames_played for r in speaker(running).history)
         german = [m for m in fake.channel_messages if "load german" in m["content"]]
         assert len(german) == 1 and german[0]["channel_id"] == VOICE
+
+        # /tts too (the soak found it raising with an error id): the file, in the default
+        # language, and the reply says why
+        await bot_.db.members.set_language(int(fake.humans["bob"].id), guild_id, "french")
+        tts = await (await fake.interaction("tts", {"text": "a file"}, user="bob")).wait_final(60)
+        assert tts["content"].startswith(
+            "I could not load french just now, so I'm speaking in english instead.\n"
+        ), tts["content"]
+        assert tts["content"].endswith("s of speech.") and tts["_files"]

@@ -107,6 +107,20 @@ class SpeechService:
         if models is not None and language != self.language:
             await models.ensure(language)
 
+    async def loaded_or_default(self, language: str) -> str:
+        """The language that will speak: `language` once its model is loaded, or the default
+        one when it cannot load (a refusal over the model budget is still the member's)."""
+        if self.needs_loading(language) and self.fallback.failed_lately(language):
+            return self.language
+        try:
+            await self.model_ready(language)
+        except UserError:
+            raise
+        except Exception as error:  # the weights, the network, a config: any failure
+            self.fallback.failed(language, error)
+            return self.language
+        return language
+
     async def voice_of(self, member_id: int, guild_id: int | None, language: str) -> str | None:
         """The member's voice spec for `language`'s model (a cloned voice gets its state for
         that model, made from its recording on first use)."""
@@ -218,12 +232,14 @@ class SpeechService:
         text = self.check_text(text)
         if language is None:
             language = await self.language_of(member.id, channel.guild.id)
+        wanted, language = language, await self.loaded_or_default(language)
+        if language != wanted:  # said in the default language; the channel hears why once
+            await self.fallback.tell(channel, channel.guild, wanted, language)
         said = phrasebook(language).said.format(name=member.display_name)
         text = await self.attributed(
             member, channel.guild.id, text, voice, "speech on request", announced=announced,
             said=said,
         )  # fmt: skip
-        await self.model_ready(language)
         await self._speak(channel, Utterance(text, voice, language=self.model_language(language)))
         return channel
 
@@ -290,8 +306,8 @@ class SpeechService:
         Background work: it waits behind live speech, within the per-member and per-server
         limits; in DMs (`guild_id` None) the same per-member limit applies."""
         text = self.check_text(text)
-        language = await self.language_of(member.id, guild_id)
-        await self.model_ready(language)
+        wanted = await self.language_of(member.id, guild_id)
+        language = await self.loaded_or_default(wanted)
         voice = await self.voice_of(member.id, guild_id, language)
         said = phrasebook(language).said.format(name=member.display_name)
         text = await self.attributed(member, guild_id, text, voice, "/tts", said=said)
@@ -301,7 +317,10 @@ class SpeechService:
         )  # fmt: skip
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         seconds = len(samples) / MODEL_RATE
-        return Reply(tr("{seconds:.1f} s of speech.", seconds=seconds), file=("speech.ogg", data))
+        content = tr("{seconds:.1f} s of speech.", seconds=seconds)
+        if language != wanted:
+            content = lines(self.fallback.notice(wanted, language), content)
+        return Reply(content, file=("speech.ogg", data))
 
     async def synthesize_file(
         self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,
