@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from bot.core.errors import OperatorError
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 
 log = logging.getLogger(__name__)
 
 
-class EndpointError(RuntimeError):
+class EndpointError(OperatorError, RuntimeError):
     """The HTTP endpoints cannot start (the port is taken): said in one line at start."""
 
 

@@ -15,6 +15,7 @@ import discord
 import numpy as np
 import soxr
 
+from bot.core.errors import OperatorError
 from bot.synthesis.audio_files import MODEL_RATE
 
 DISCORD_RATE = 48_000
@@ -24,8 +25,8 @@ SILENCE = bytes(FRAME_BYTES)
 REWIND_FRAMES = 250  # 5 s: longer than a link goes unnoticed (the watchdog heals after 2 s)
 
 
-class OpusMissingError(RuntimeError):
-    pass
+class OpusMissingError(OperatorError, RuntimeError):
+    """libopus cannot be loaded: voice cannot be sent."""
 
 
 def ensure_opus() -> None:

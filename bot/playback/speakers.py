@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import discord
 import numpy as np
 
+from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
 from bot.playback.audio_source import FrameConverter, StreamingSource
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
@@ -30,8 +31,8 @@ from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
 log = logging.getLogger(__name__)
 
 
-class QueueFullError(Exception):
-    pass
+class QueueFullError(InternalError):
+    """A server's queue holds as many messages as it may."""
 
 
 @dataclass
