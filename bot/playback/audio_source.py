@@ -16,6 +16,7 @@ import numpy as np
 import soxr
 
 from bot.core.errors import OperatorError
+from bot.playback.voice_link import load_opus
 from bot.synthesis.audio_files import MODEL_RATE
 
 DISCORD_RATE = 48_000
@@ -31,7 +32,7 @@ class OpusMissingError(OperatorError, RuntimeError):
 
 def ensure_opus() -> None:
     """Load libopus now, so a missing library is reported at start, not at the first /say."""
-    if not discord.opus.is_loaded() and not discord.opus._load_default():
+    if not load_opus():
         raise OpusMissingError(
             "libopus was not found: install it (Debian/Ubuntu: apt-get install libopus0; "
             "./run.sh does this for you)"

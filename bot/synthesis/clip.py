@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import soundfile
@@ -26,6 +27,16 @@ BLOCK_S = 1.0  # decode this much at a time
 
 class ClipError(UserError):
     """A clip we cannot use; the message says why, politely."""
+
+
+class ClipInfo(Protocol):
+    """What `soundfile.info` tells of a file and we read (its own type is private)."""
+
+    format: str
+    subtype: str
+    samplerate: int
+    channels: int
+    frames: int
 
 
 @dataclass(frozen=True)
@@ -60,14 +71,14 @@ def _truncated_wav(data: bytes) -> bool:
     return 0 < declared < 0xFFFF_FF00 and declared + 8 > len(data)
 
 
-def _accepted(info: soundfile._SoundFileInfo) -> bool:
+def _accepted(info: ClipInfo) -> bool:
     """The five containers we promise, as libsndfile recognised them from the bytes."""
     if info.format in ("WAV", "WAVEX", "FLAC", "MP3"):
         return True
     return info.format == "OGG" and info.subtype in ("VORBIS", "OPUS")
 
 
-def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
+def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
     """Rate, channels, frames and container from the file's own header, before decoding."""
     check_size(len(data), limits)
     if _truncated_wav(data):
@@ -108,7 +119,7 @@ def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
 NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
 
 
-def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimits) -> np.ndarray:
+def _decode_blocks(data: bytes, info: ClipInfo, limits: ClipLimits) -> np.ndarray:
     """Decode a block at a time, mixing down and resampling as we go: memory stays within
     one block plus the 24 kHz mono result, whatever the header promised.
 
