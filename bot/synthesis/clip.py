@@ -16,8 +16,8 @@ import soxr
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.synthesis.audio_files import MODEL_RATE
 
-MODEL_RATE = 24_000
 WINDOW_S = 0.02
 ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
 DAMAGED = tr("That audio file seems damaged or cut short. Please record it again.")

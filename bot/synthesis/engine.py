@@ -37,6 +37,7 @@ from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 
 from bot.core.config import Settings
+from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, choose_batch, measure_costs, prefill
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.phrase_cache import PhraseCache
@@ -46,7 +47,7 @@ __all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 24_000
+SAMPLE_RATE = MODEL_RATE  # (its name here, for the engine's callers)
 BUILTIN_VOICES: tuple[str, ...] = PREDEFINED_VOICES
 
 
