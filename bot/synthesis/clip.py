@@ -1,13 +1,16 @@
-"""Turn an uploaded voice clip into clean model input: decode, check, mono 24 kHz, trim.
+"""Voice clips into model input (mono float32 at 24 kHz), the one place clips are read:
+`decode` an uploaded clip (check, decode, then `trim_to_speech`), or `read_file` an operator's
+clip by path (DEFAULT_VOICE, the command line: their own file, read whole, no member limits).
 
-Pure functions on bytes and arrays (blocking: call them in a thread). Every refusal is a
-`ClipError` whose message is shown to the member as is.
+Pure functions on bytes, files and arrays (blocking: call them in a thread). Every refusal of
+an upload is a `ClipError` whose message is shown to the member as is.
 """
 
 from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -17,6 +20,7 @@ import soxr
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
 from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.errors import VoiceError
 
 WINDOW_S = 0.02
 ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
@@ -217,6 +221,18 @@ def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
         raise ClipError(DAMAGED) from error
     except MemoryError as error:
         raise ClipError(TOO_BIG) from error
+
+
+def read_file(path: Path) -> np.ndarray:
+    """An operator's audio file as mono float32 at 24 kHz (a `VoiceError` if unreadable)."""
+    try:
+        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError) as error:
+        raise VoiceError(f"{path.name} is not a readable audio file") from error
+    mono = audio.mean(axis=1)
+    if rate != MODEL_RATE:
+        mono = soxr.resample(mono, rate, MODEL_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32)
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
