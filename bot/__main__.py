@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from bot.core.config import ConfigError, Settings, export_hf_token, load_settings, one_stream
+from bot.core.errors import OperatorError
 from bot.i18n.translate import plural
 
 log = logging.getLogger("bot")
@@ -259,14 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(require_token=args.command in ("run", "sync"))
     except ConfigError as error:
-        print(f"Configuration error: {error}", file=sys.stderr)
+        print(f"{error.label}: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     export_hf_token(settings)
-
-    from bot.playback.audio_source import OpusMissingError
-    from bot.storage.database import DatabaseTooNewError
-    from bot.synthesis.errors import ModelUnavailableError, VoiceError
 
     try:
         if args.command == "run":
@@ -283,9 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(db_copy(settings, args.to))
         else:
             asyncio.run(say(settings, args.text, args.out, args.voice))
-    except (ModelUnavailableError, OpusMissingError, VoiceError, DatabaseTooNewError) as error:
-        kind = {VoiceError: "Voice error", DatabaseTooNewError: "Database error"}
-        print(f"{kind.get(type(error), 'Error')}: {error}", file=sys.stderr)
+    except OperatorError as error:  # a missing library, the weights, a voice, the database
+        print(f"{error.label}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

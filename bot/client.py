@@ -15,9 +15,8 @@ from discord.ext import commands
 
 from bot.core import gc_pauses, native_memory
 from bot.core.config import Settings
-from bot.core.errors import UserError
 from bot.core.supervisor import supervise
-from bot.i18n.translate import localize, tr
+from bot.i18n.translate import localize
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
 from bot.ops.shards import ProcessShards, ShardLoad
@@ -27,7 +26,7 @@ from bot.playback.speakers import SpeechScheduler
 from bot.services.autoread import AutoReader
 from bot.services.command_translator import CommandTranslator
 from bot.services.language_choice import LanguageChoice
-from bot.services.replies import unexpected_error_reply
+from bot.services.replies import reply_for
 from bot.services.settings import SettingsService
 from bot.services.speech import SpeechService
 from bot.services.voices import VoiceService
@@ -240,19 +239,8 @@ class PocketVoiceBot(commands.AutoShardedBot):
     ) -> None:
         """Errors outside `respond` (option conversion, checks): never leave a member on
         'thinking…'."""
-        original = getattr(error, "original", error)
-        if isinstance(original, UserError):
-            content = original.message
-        elif isinstance(error, app_commands.CheckFailure):
-            content = str(error) or tr("You cannot use this command here.")
-        elif isinstance(error, app_commands.TransformerError):  # e.g. a channel I cannot see
-            content = tr(
-                "I cannot use one of the options you gave (a channel or role I cannot see?)."
-            )
-        else:
-            what = f"/{getattr(interaction.command, 'name', '?')}"
-            content = unexpected_error_reply(what, original).content
-        content = localize(content, interaction.locale)
+        what = f"/{getattr(interaction.command, 'name', '?')}"
+        content = localize(reply_for(error, what).content, interaction.locale)
         try:
             if interaction.response.is_done():
                 await interaction.followup.send(content, ephemeral=True)

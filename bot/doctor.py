@@ -1,6 +1,7 @@
 """`python -m bot doctor`: check everything an operator can get wrong, before going live.
 
-Each check gives one line, ✔ or ✖, and a failure says the exact fix. The checks run in the
+Each check gives one line, ✔ or ✖ (⚠: works, but worth a look), and a failure or warning
+says the exact fix. The checks run in the
 order a setup is built: system libraries, torch, the model and voices, the data folder and
 database, then Discord (token, intent, each server's permissions, registered commands).
 """
@@ -31,11 +32,12 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    warning: bool = False  # passed, but the operator should know (does not fail the doctor)
 
     def lines(self) -> list[str]:
-        mark = "✔" if self.ok else "✖"
+        mark = "✖" if not self.ok else "⚠" if self.warning else "✔"
         lines = [f"{mark} {self.name}: {self.detail}"]
-        if not self.ok and self.fix:
+        if (not self.ok or self.warning) and self.fix:
             lines.append(f"    fix: {self.fix}")
         return lines
 
@@ -46,6 +48,10 @@ def good(name: str, detail: str) -> Check:
 
 def bad(name: str, detail: str, fix: str) -> Check:
     return Check(name, False, detail, fix)
+
+
+def warn(name: str, detail: str, fix: str) -> Check:
+    return Check(name, True, detail, fix, warning=True)
 
 
 # ---- this machine -------------------------------------------------------------------------
@@ -93,6 +99,33 @@ def check_torch(settings: Settings) -> Check:
             )
         return good("torch", f"{detail}, no int8 support (TTS_QUANTIZE=1 would not work)")
     return good("torch", f"{detail}, int8 ({', '.join(engines)})")
+
+
+def check_adapters() -> Check:
+    """The libraries whose private names we use, each through one adapter module: installed
+    in the version the adapter was written for? Another version may work, or break quietly."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from bot.playback import voice_link
+    from bot.synthesis import pocket_tts_adapter
+
+    differ = []
+    for adapter in (voice_link, pocket_tts_adapter):
+        try:
+            installed = version(adapter.LIBRARY)
+        except PackageNotFoundError:
+            installed = "none"
+        if installed != adapter.WRITTEN_FOR:
+            differ.append(f"{adapter.LIBRARY} {installed} (written for {adapter.WRITTEN_FOR})")
+    names = ", ".join(f"{a.LIBRARY} {a.WRITTEN_FOR}" for a in (voice_link, pocket_tts_adapter))
+    if differ:
+        return warn(
+            "library versions",
+            f"installed: {', '.join(differ)}",
+            "install the versions pyproject.toml pins, or check the adapters "
+            "(bot/playback/voice_link.py, bot/synthesis/pocket_tts_adapter.py) against them",
+        )
+    return good("library versions", f"{names}, as the adapters were written for")
 
 
 # ---- model and voices ----------------------------------------------------------------------
@@ -435,6 +468,7 @@ async def run_checks(settings: Settings, report: Callable[[Check], Awaitable[Non
     for sync_check in (check_opus, check_sndfile):
         await emit(sync_check())
     await emit(check_torch(settings))
+    await emit(check_adapters())
     for check in await check_model(settings):
         await emit(check)
     await emit(await check_hf_token(settings))

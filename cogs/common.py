@@ -7,9 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.core.errors import UserError
 from bot.i18n.translate import localize
-from bot.services.replies import Reply, unexpected_error_reply
+from bot.services.replies import Reply, reply_for
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 
@@ -87,10 +86,8 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         if not isinstance(result, str | Reply):
             result = await result
         reply = result if isinstance(result, Reply) else Reply(result)
-    except UserError as error:
-        reply = Reply(error.message)
-    except Exception:
-        reply = unexpected_error_reply(getattr(interaction.command, "name", "a command"))
+    except Exception as error:
+        reply = reply_for(error, getattr(interaction.command, "name", "a command"))
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
     locale = interaction.locale

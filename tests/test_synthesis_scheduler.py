@@ -13,7 +13,8 @@ import torch
 
 from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
-from bot.synthesis.engine import TTSEngine, read_clip, state_nbytes
+from bot.synthesis.clip import read_file
+from bot.synthesis.engine import TTSEngine, state_nbytes
 from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob, split_units
 from tests.conftest import TinyModel, engine_settings
 
@@ -434,7 +435,7 @@ async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> N
         run_call=engine.call,
     )  # fmt: skip
     scheduler.start()
-    clip = torch.from_numpy(np.tile(read_clip(tiny_model.clip), 2))[None, :]  # 6 s: ~1 s of work
+    clip = torch.from_numpy(np.tile(read_file(tiny_model.clip), 2))[None, :]  # 6 s: ~1 s of work
     clone_threads: list[str] = []
     clones_done: list[float] = []
     clones: list[asyncio.Task[int]] = []

@@ -12,14 +12,18 @@ from urllib.parse import urlparse
 
 from dotenv import dotenv_values
 
+from bot.core.errors import OperatorError
+
 DEFAULT_API_BASE = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-class ConfigError(Exception):
+class ConfigError(OperatorError):
     """A bad or missing setting; the message names the variable and never shows its value."""
+
+    label = "Configuration error"
 
 
 @dataclass(frozen=True)

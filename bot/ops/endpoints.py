@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from bot.core.errors import OperatorError
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 
 log = logging.getLogger(__name__)
 
 
-class EndpointError(RuntimeError):
+class EndpointError(OperatorError, RuntimeError):
     """The HTTP endpoints cannot start (the port is taken): said in one line at start."""
 
 
@@ -43,7 +44,7 @@ class HttpEndpoints:
                 f"METRICS_PORT: cannot listen on {host}:{port} ({error.strerror or error}). "
                 "Another program uses that port: stop it, or choose another METRICS_PORT."
             ) from None
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self._runner.addresses[0][1]  # the port chosen, when METRICS_PORT is 0
         log.info("metrics and health on http://%s:%d/ (/metrics, /healthz, /livez)", host, port)
 
     async def close(self) -> None:

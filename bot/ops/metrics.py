@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.playback.stats import FRAME_S
+from bot.playback.audio_source import FRAME_S
 
 if TYPE_CHECKING:
     from bot.ops.shards import ProcessShards

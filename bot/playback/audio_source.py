@@ -15,22 +15,25 @@ import discord
 import numpy as np
 import soxr
 
+from bot.core.errors import OperatorError
+from bot.playback.voice_link import load_opus
 from bot.synthesis.audio_files import MODEL_RATE
 
 DISCORD_RATE = 48_000
-FRAME_SAMPLES = 960  # 20 ms at 48 kHz
+FRAME_S = 0.02  # one Opus frame, as discord.py's player reads it: the one definition
+FRAME_SAMPLES = round(DISCORD_RATE * FRAME_S)  # 960
 FRAME_BYTES = FRAME_SAMPLES * 2 * 2  # stereo, s16le
 SILENCE = bytes(FRAME_BYTES)
 REWIND_FRAMES = 250  # 5 s: longer than a link goes unnoticed (the watchdog heals after 2 s)
 
 
-class OpusMissingError(RuntimeError):
-    pass
+class OpusMissingError(OperatorError, RuntimeError):
+    """libopus cannot be loaded: voice cannot be sent."""
 
 
 def ensure_opus() -> None:
     """Load libopus now, so a missing library is reported at start, not at the first /say."""
-    if not discord.opus.is_loaded() and not discord.opus._load_default():
+    if not load_opus():
         raise OpusMissingError(
             "libopus was not found: install it (Debian/Ubuntu: apt-get install libopus0; "
             "./run.sh does this for you)"

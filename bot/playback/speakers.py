@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import discord
 import numpy as np
 
+from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
-from bot.playback.audio_source import FrameConverter, StreamingSource
+from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
@@ -30,8 +31,8 @@ from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
 log = logging.getLogger(__name__)
 
 
-class QueueFullError(Exception):
-    pass
+class QueueFullError(InternalError):
+    """A server's queue holds as many messages as it may."""
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Utterance:
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
-FRAME_SECONDS = 0.02
+FRAME_SECONDS = FRAME_S  # (its name here)
 STALL_S = 30.0  # a player that has not read a frame for this long is given up
 # ...unless discord.py says the voice link is reconnecting (after close 1006 and the like): a
 # reconnect may retry with backoff (and without bot/playback/voice_link.py took up to 30 s), so

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.i18n.translate import plural, tr
+from bot.playback.audio_source import FRAME_S
 from bot.synthesis.scheduler import DeadlineScheduler
 
 log = logging.getLogger(__name__)
 
-FRAME_S = 0.02
 WINDOW_S = 60.0  # load is measured over the last minute
 AT_CAPACITY = 0.9  # workers busy this share of the time
 

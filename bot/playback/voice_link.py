@@ -1,5 +1,7 @@
 """discord.py's VoiceClient, with one fault of its reconnects worked around, and the few
-private parts of its voice state that healing a link needs (this is their one adapter).
+private parts of discord.py that the bot needs: its voice state's, for healing a link, and
+libopus's loader (this is their one adapter). Written for discord.py `WRITTEN_FOR`: after an
+upgrade, check this module first (`doctor` warns when the installed version differs).
 
 When a voice connection drops without a close frame (1006), discord.py closes its UDP socket,
 opens a new one and sends IP discovery on it. Its socket-reader thread, though, may sit in a
@@ -27,7 +29,14 @@ import discord
 
 log = logging.getLogger(__name__)
 
+LIBRARY = "discord.py"  # the distribution name, for importlib.metadata
+WRITTEN_FOR = "2.7.1"  # the version whose private names this module uses
 ABANDON_TIMEOUT_S = 2.0
+
+
+def load_opus() -> bool:
+    """libopus loaded (already, or now from the system's default place): True, else False."""
+    return discord.opus.is_loaded() or bool(discord.opus._load_default())
 
 
 class _QuietHarmlessErrors(logging.Filter):

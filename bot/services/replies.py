@@ -1,5 +1,6 @@
 """What a command answers: text, maybe a file, a button or a table; the permission check that
-refuses politely; and the reply naming an unexpected error by its id."""
+refuses politely; and `reply_for`, the one function turning an error into a reply (the
+member's own mistake in words, anything else as a generic reply naming an error id)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import secrets
 from dataclasses import dataclass, field
 
 import discord
+from discord import app_commands
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
@@ -42,3 +44,23 @@ def unexpected_error_reply(what: str, error: BaseException | None = None) -> Rep
     return Reply(
         tr("Something went wrong on my side (error id {id}). Please try again.", id=error_id)
     )
+
+
+def reply_for(error: BaseException, what: str) -> Reply:
+    """The reply for any error a command met, wherever it was caught (`respond` in the cogs,
+    the command tree's error handler): a `UserError` (also wrapped by discord.py) in its own
+    words, a check or option discord.py refused in words, anything else (an `OperatorError`
+    or `InternalError` too) logged under an id that the generic reply names. `what` names the
+    command in the log."""
+    original = error
+    if isinstance(error, app_commands.AppCommandError):  # discord.py wraps what a command raised
+        original = getattr(error, "original", error)
+    if isinstance(original, UserError):
+        return Reply(original.message)
+    if isinstance(error, app_commands.CheckFailure):
+        return Reply(str(error) or tr("You cannot use this command here."))
+    if isinstance(error, app_commands.TransformerError):  # e.g. a channel I cannot see
+        return Reply(
+            tr("I cannot use one of the options you gave (a channel or role I cannot see?).")
+        )
+    return unexpected_error_reply(what, original)

@@ -12,7 +12,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, plural, tr
 from bot.services.replies import Reply, require_manage_guild
 from bot.storage.database import Database
-from bot.storage.server_settings import SETTINGS, SettingError
+from bot.storage.server_settings import SETTINGS
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.text.words import Names, ReadOptions, plain_name, speakable
 
@@ -68,10 +68,7 @@ class SettingsService:
         spec = SETTINGS.get(key)
         if spec is None:
             raise UserError(tr("There is no setting called {key}.", key=key))
-        try:
-            value = spec.parse(raw)
-        except SettingError as error:
-            raise UserError(error.args[0]) from None
+        value = spec.parse(raw)  # a SettingError is the admin's to fix: a UserError
         if spec.kind == "voice" and value is not None:
             value = value.lower()
             if value not in BUILTIN_VOICES:

@@ -8,13 +8,14 @@ before it commits: a copy is complete or it did not happen.
 
 from __future__ import annotations
 
+from bot.core.errors import OperatorError
 from bot.storage.database import Database
 
 # Parents before the tables that refer to them; any newer table follows.
 ORDER = ["voices", "voice_choices", "server_settings", "member_settings", "pronunciations"]
 
 
-class CopyError(RuntimeError):
+class CopyError(OperatorError, RuntimeError):
     """The copy cannot be made; nothing was written."""
 
 

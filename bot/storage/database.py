@@ -16,6 +16,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from bot.core.errors import InternalError, OperatorError
 from bot.core.files import make_private_dir
 from bot.storage.server_settings import SETTINGS, ServerSettings
 from bot.storage.stores import (
@@ -45,15 +46,17 @@ GLOBAL = 0  # guild_id of a choice that applies in every server
 VOICE_DELETED = "pocketvoice_voice_deleted"  # NOTIFY channel: a voice is gone everywhere
 
 
-class DatabaseTooNewError(RuntimeError):
+class DatabaseTooNewError(OperatorError, RuntimeError):
     """The database was migrated by a newer PocketVoice: refuse to touch it."""
 
-
-class NameTakenError(ValueError):
-    pass
+    label = "Database error"
 
 
-class QuotaError(ValueError):
+class NameTakenError(InternalError, ValueError):
+    """The owner already has a voice of that name."""
+
+
+class QuotaError(InternalError, ValueError):
     """The owner already has the most voices allowed."""
 
 

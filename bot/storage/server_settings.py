@@ -10,13 +10,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.core.errors import UserError
 from bot.i18n.translate import tr
 
 _BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
                "off": False, "false": False, "no": False, "0": False}  # fmt: skip
 
 
-class SettingError(ValueError):
+class SettingError(UserError, ValueError):
     """A value an admin gave that does not fit; the message says what would."""
 
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import aiosqlite
 import asyncpg
 
+from bot.core.errors import InternalError
 from bot.core.files import make_private_dir
 
 Row = Sequence[Any]  # aiosqlite.Row and asyncpg.Record: by position and by name
@@ -41,7 +42,7 @@ SCHEMA_TABLE = (
 MIGRATION_LOCK = 0x70766D67  # PostgreSQL advisory lock: one process migrates at a time
 
 
-class ConstraintError(Exception):
+class ConstraintError(InternalError):
     """A unique, check or foreign-key constraint refused the write."""
 
 

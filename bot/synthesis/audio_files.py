@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-MODEL_RATE = 24_000
+MODEL_RATE = 24_000  # Hz: what every model speaks and hears; the one definition
 FILE_FORMATS = {".wav": ("WAV", "PCM_16"), ".ogg": ("OGG", "OPUS"), ".opus": ("OGG", "OPUS")}
 
 

@@ -1,13 +1,17 @@
-"""Turn an uploaded voice clip into clean model input: decode, check, mono 24 kHz, trim.
+"""Voice clips into model input (mono float32 at 24 kHz), the one place clips are read:
+`decode` an uploaded clip (check, decode, then `trim_to_speech`), or `read_file` an operator's
+clip by path (DEFAULT_VOICE, the command line: their own file, read whole, no member limits).
 
-Pure functions on bytes and arrays (blocking: call them in a thread). Every refusal is a
-`ClipError` whose message is shown to the member as is.
+Pure functions on bytes, files and arrays (blocking: call them in a thread). Every refusal of
+an upload is a `ClipError` whose message is shown to the member as is.
 """
 
 from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import soundfile
@@ -15,8 +19,9 @@ import soxr
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.errors import VoiceError
 
-MODEL_RATE = 24_000
 WINDOW_S = 0.02
 ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
 DAMAGED = tr("That audio file seems damaged or cut short. Please record it again.")
@@ -26,6 +31,16 @@ BLOCK_S = 1.0  # decode this much at a time
 
 class ClipError(UserError):
     """A clip we cannot use; the message says why, politely."""
+
+
+class ClipInfo(Protocol):
+    """What `soundfile.info` tells of a file and we read (its own type is private)."""
+
+    format: str
+    subtype: str
+    samplerate: int
+    channels: int
+    frames: int
 
 
 @dataclass(frozen=True)
@@ -60,14 +75,14 @@ def _truncated_wav(data: bytes) -> bool:
     return 0 < declared < 0xFFFF_FF00 and declared + 8 > len(data)
 
 
-def _accepted(info: soundfile._SoundFileInfo) -> bool:
+def _accepted(info: ClipInfo) -> bool:
     """The five containers we promise, as libsndfile recognised them from the bytes."""
     if info.format in ("WAV", "WAVEX", "FLAC", "MP3"):
         return True
     return info.format == "OGG" and info.subtype in ("VORBIS", "OPUS")
 
 
-def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
+def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
     """Rate, channels, frames and container from the file's own header, before decoding."""
     check_size(len(data), limits)
     if _truncated_wav(data):
@@ -108,7 +123,7 @@ def _check_header(data: bytes, limits: ClipLimits) -> soundfile._SoundFileInfo:
 NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
 
 
-def _decode_blocks(data: bytes, info: soundfile._SoundFileInfo, limits: ClipLimits) -> np.ndarray:
+def _decode_blocks(data: bytes, info: ClipInfo, limits: ClipLimits) -> np.ndarray:
     """Decode a block at a time, mixing down and resampling as we go: memory stays within
     one block plus the 24 kHz mono result, whatever the header promised.
 
@@ -206,6 +221,18 @@ def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
         raise ClipError(DAMAGED) from error
     except MemoryError as error:
         raise ClipError(TOO_BIG) from error
+
+
+def read_file(path: Path) -> np.ndarray:
+    """An operator's audio file as mono float32 at 24 kHz (a `VoiceError` if unreadable)."""
+    try:
+        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError) as error:
+        raise VoiceError(f"{path.name} is not a readable audio file") from error
+    mono = audio.mean(axis=1)
+    if rate != MODEL_RATE:
+        mono = soxr.resample(mono, rate, MODEL_RATE)
+    return np.ascontiguousarray(mono, dtype=np.float32)
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import soundfile
-import soxr
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 
 from bot.core.config import Settings
+from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, choose_batch, measure_costs, prefill
+from bot.synthesis.clip import read_file
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
@@ -46,7 +46,7 @@ __all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 24_000
+SAMPLE_RATE = MODEL_RATE  # (its name here, for the engine's callers)
 BUILTIN_VOICES: tuple[str, ...] = PREDEFINED_VOICES
 
 
@@ -83,18 +83,6 @@ def _weights_unavailable(spec: str, error: BaseException) -> ModelUnavailableErr
         "Check the network, or set HF_TOKEN (after accepting the model licence on Hugging Face) "
         "for the gated voice-cloning weights, or set TTS_CONFIG to a local model config."
     )
-
-
-def read_clip(path: Path) -> np.ndarray:
-    """An audio file as mono float32 at 24 kHz."""
-    try:
-        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
-    except (soundfile.LibsndfileError, RuntimeError) as error:
-        raise VoiceError(f"{path.name} is not a readable audio file") from error
-    mono = audio.mean(axis=1)
-    if rate != SAMPLE_RATE:
-        mono = soxr.resample(mono, rate, SAMPLE_RATE)
-    return np.ascontiguousarray(mono, dtype=np.float32)
 
 
 LOAD_NICENESS = 10  # a model loading while others speak yields the CPU to them
@@ -554,7 +542,7 @@ class TTSEngine:
         if path.is_file():
             if not self.has_voice_cloning:
                 raise VoiceError(CLONING_UNAVAILABLE)
-            clip = read_clip(path)
+            clip = read_file(path)
             return model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
         if spec in BUILTIN_VOICES or spec.startswith("hf://"):
             try:

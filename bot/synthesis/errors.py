@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+from bot.core.errors import OperatorError
 
-class ModelUnavailableError(RuntimeError):
+
+class ModelUnavailableError(OperatorError, RuntimeError):
     """The model weights could not be fetched; the message tells the operator the ways out."""
 
 
-class VoiceError(ValueError):
-    """A voice that cannot be used: unknown name, unreadable clip or state file."""
+class VoiceError(OperatorError, ValueError):
+    """A voice that cannot be used: unknown name, unreadable clip or state file (the
+    operator's DEFAULT_VOICE or a command line's; a member's own voice falls back)."""
+
+    label = "Voice error"

@@ -26,11 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from bot.core.files import make_private_dir
+from bot.synthesis.audio_files import MODEL_RATE
 
 log = logging.getLogger(__name__)
 
 MAX_PHRASE_CHARS = 60  # only short phrases: a lead, not a message
-MAX_PHRASE_SAMPLES = 24_000 * 6  # and their audio stays short (6 s at 24 kHz)
+MAX_PHRASE_SAMPLES = MODEL_RATE * 6  # and their audio stays short (6 s at 24 kHz)
 # ~700 one-second leads ("Alice said" is ~96 KB of float32): every member of a busy server
 MAX_DISK_BYTES = 64 * 1024 * 1024
 

@@ -1,7 +1,8 @@
 """Every private pocket-tts name PocketVoice uses, in one place: the continuous batching runs
 the model's own flow LM step by step, which pocket-tts only offers through underscore methods.
-Written for pocket-tts 4.0.1 (`pyproject.toml` pins `>=4.0.1,<5`): after an upgrade, check this
-module first. The rest of the bot calls these functions, never the private names."""
+Written for pocket-tts `WRITTEN_FOR` (`pyproject.toml` pins `>=4.0.1,<5`): after an upgrade,
+check this module first (`doctor` warns when the installed version differs). The rest of the
+bot calls these functions, never the private names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 
 import torch
 from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES
+
+LIBRARY = "pocket-tts"  # the distribution name, for importlib.metadata
+WRITTEN_FOR = "4.0.1"  # the version whose private names this module uses
 
 # The names of the voices pocket-tts ships (it keeps them in a private table).
 PREDEFINED_VOICES: tuple[str, ...] = tuple(_ORIGINS_OF_PREDEFINED_VOICES)

@@ -39,6 +39,7 @@ import numpy as np
 from bot.core.errors import UserError
 from bot.core.supervisor import supervise
 from bot.i18n.translate import tr
+from bot.synthesis.audio_files import MODEL_RATE
 
 log = logging.getLogger(__name__)
 
@@ -618,7 +619,7 @@ class DeadlineScheduler:
             async for chunk in stream:
                 if not job.cancelled:
                     job.sink.feed(chunk)
-                    job.unit_audio += len(chunk) / 24_000
+                    job.unit_audio += len(chunk) / MODEL_RATE
             complete = not job.cancelled
         except Exception as error:  # the job fails; other jobs go on
             log.warning("synthesis of a unit failed: %s", error)
