@@ -210,6 +210,9 @@ class VoiceConnections:
             await asyncio.sleep(WATCH_PERIOD_S)
             now = time.monotonic()
             for guild_id in list(self._wanted):
+                link = self._links.get(guild_id)
+                if isinstance(link, VoiceLink):
+                    link.reap()
                 if self._needs_healing(guild_id, now):
                     self._start_heal(guild_id)
 

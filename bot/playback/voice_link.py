@@ -93,6 +93,19 @@ class VoiceLink(discord.VoiceClient):
             self.removed = True
         await super().on_voice_state_update(data)
 
+    def reap(self) -> None:
+        """Take the failure of discord.py's voice poller task if it died (it does when a send
+        meets a closing connection mid-reconnect): logged here, not as "never retrieved".
+        The link then is not connected, and the next message or the watchdog rejoins."""
+        state = self._connection
+        runner = getattr(state, "_runner", None)
+        if runner is None or not runner.done() or runner.cancelled():
+            return
+        error = runner.exception()
+        if error is not None:
+            log.info("discord.py's voice poller ended: %s", error or type(error).__name__)
+        state._runner = None
+
     @property
     def carrying(self) -> bool:
         """Connected, and its voice websocket open. After the gateway identified again,
