@@ -250,7 +250,12 @@ class VoiceConnections:
     def _start_heal(self, guild_id: int) -> None:
         task = asyncio.create_task(self._heal(guild_id), name=f"heal-voice-{guild_id}")
         self._healing[guild_id] = task
-        task.add_done_callback(lambda _: self._healing.pop(guild_id, None))
+
+        def done(_: asyncio.Task[None]) -> None:  # a later heal's entry is not this one's
+            if self._healing.get(guild_id) is task:
+                del self._healing[guild_id]
+
+        task.add_done_callback(done)
 
     def _cancel_heal(self, guild_id: int) -> None:
         task = self._healing.pop(guild_id, None)
@@ -273,8 +278,8 @@ class VoiceConnections:
         try:
             async with self._lock(guild_id):
                 await self._replace_link(channel)
-        except (UserError, discord.DiscordException, OSError) as error:
-            log.warning("could not heal the voice link in guild %s: %s", guild_id, error)
+        except Exception as error:  # a heal is retried after the backoff, whatever failed
+            log.warning("could not heal the voice link in guild %s: %r", guild_id, error)
             self._next_heal[guild_id] = time.monotonic() + HEAL_BACKOFF_S
             return
         self.heals += 1
