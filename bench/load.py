@@ -99,7 +99,10 @@ async def run_load(
 ) -> RunResult:
     rng = random.Random(seed)
     kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
-    scheduler = kind(engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes)
+    capacity = engine.capacity if engine.batched and policy == "deadline" else None
+    scheduler = kind(
+        engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes, capacity=capacity
+    )
     scheduler.start()
     clients = [PlayerVoiceClient() for _ in range(servers)]
     speakers = [
@@ -259,7 +262,9 @@ async def main() -> None:
                 measured = TTSEngine._batch_size
                 engine_module._CHOSEN_BATCH.clear()  # measured afresh for each engine
                 if kind == "forced":
-                    TTSEngine._batch_size = staticmethod(lambda model, largest: largest)  # type: ignore[method-assign]
+                    TTSEngine._batch_size = staticmethod(  # type: ignore[method-assign]
+                        lambda model, largest, m=measured: (largest, m(model, largest)[1])
+                    )
                 try:
                     engine = await TTSEngine.load(settings)
                 finally:

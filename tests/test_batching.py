@@ -23,14 +23,14 @@ from pocket_tts import TTSModel
 from pocket_tts.modules.stateful_module import increment_steps, init_states
 
 from bot.synthesis.batching import (
-    BatchCost,
     BatchedFlowLM,
     BatchedMimi,
     Batcher,
     Request,
-    choose_batch,
     prefill,
+    prefill_chunks,
 )
+from bot.synthesis.capacity import LIVE_SAMPLES, STALE_S, BatchCost, Live, StepCosts, choose_batch
 from tests.conftest import TinyModel
 
 TEXTS = [
@@ -241,52 +241,101 @@ def test_the_batched_decoder_gives_the_same_audio_as_alone(model: Any, voices: l
     assert len(audio[2]) == 9 - 5  # the cancelled row stopped when it left
 
 
-def test_the_batch_size_follows_the_measured_costs() -> None:
+def test_the_largest_batch_is_the_largest_that_fits_the_frame() -> None:
     frame = 0.08
     costs = [
         BatchCost(1, 0.045, 0.030),
         BatchCost(2, 0.050, 0.040),
         BatchCost(4, 0.055, 0.060),
-        BatchCost(8, 0.070, 0.120),  # the decoder's thread: 120 ms > 64 ms, too slow
+        BatchCost(8, 0.070, 0.120),  # the decoder's thread: 120 ms > 72 ms, too slow
     ]
     assert choose_batch(costs, frame, cores=2) == 4
     assert choose_batch(costs, frame, cores=1) == 1  # one core: 75 ms for one row already
-    flat = [BatchCost(1, 0.02, 0.01), BatchCost(2, 0.04, 0.02), BatchCost(4, 0.08, 0.04)]
-    assert choose_batch(flat, frame, cores=2) == 1  # a bigger batch does not pay here
-    # one noisy timing (3 rows, on a busy machine) does not stop the growth: 8 is cheapest
-    noisy = [BatchCost(1, 0.007, 0.011), BatchCost(2, 0.008, 0.012), BatchCost(3, 0.014, 0.021),
+    # one noisy timing (3 rows, on a busy machine) does not stop the growth
+    noisy = [BatchCost(1, 0.007, 0.011), BatchCost(2, 0.008, 0.012), BatchCost(3, 0.074, 0.021),
              BatchCost(4, 0.009, 0.017), BatchCost(8, 0.009, 0.029)]  # fmt: skip
     assert choose_batch(noisy, frame, cores=2) == 8
 
 
-def test_the_row_cap_follows_the_live_step_period(model: Any) -> None:
-    """Steps slower than the frame: no new row joins; fast again with streams waiting: the
-    cap grows back, one row at a time."""
-    batcher = Batcher(model, max_rows=4)
-    try:
-        rows = [object()] * 3
-        batcher.batch.rows = rows  # type: ignore[assignment]
-        frame = batcher.frame_s
-        batcher.period, batcher._since_change = 0.95 * frame, Batcher.SETTLE_STEPS
-        batcher._adjust_cap()
-        assert batcher.cap == 2  # behind: the next row to leave is not replaced
-        batcher.period, batcher._since_change = 0.5 * frame, 1
-        batcher._adjust_cap()
-        assert batcher.cap == 2  # settling: no change yet
-        batcher._since_change = Batcher.SETTLE_STEPS
-        batcher._adjust_cap()
-        assert batcher.cap == 2  # fast, but nobody waiting
-        batcher._waiting.append((None, None))  # type: ignore[arg-type]
-        batcher._adjust_cap()
-        assert batcher.cap == 3
-        batcher._decoder.period = 0.95 * frame  # the decoder cannot keep up, though the LM can
-        batcher._since_change = Batcher.SETTLE_STEPS
-        batcher._adjust_cap()
-        assert batcher.cap == 2
-    finally:
-        batcher._waiting.clear()
-        batcher.batch.rows = []
-        batcher.close()
+def fill(live: Live, rows: int, seconds: float, count: int = LIVE_SAMPLES) -> None:
+    for _ in range(count):
+        live.add(rows, seconds)
+
+
+def test_the_capacity_follows_the_live_step_times() -> None:
+    """The start-up table is a first guess (scaled by the measured side-by-side slowdown);
+    live figures replace it, a slow step now and then does not move them, and the capacity
+    grows one row past the largest size seen live."""
+    startup = [BatchCost(n, 0.010 + 0.005 * n, 0.008 * n) for n in range(1, 9)]
+    costs = StepCosts(startup, max_rows=8, frame_s=0.08, cores=2)
+    # guesses: the decoder (8 ms a row, x1.05) fits 8 rows in 72 ms? 8 x 8.4 = 67 ms: yes
+    assert costs.capacity() == 8
+    fill(costs.steps, 2, 0.050)  # live: the LM runs far slower beside the decoder
+    fill(costs.decodes, 2, 0.020)
+    assert costs.estimate(2) == pytest.approx(0.050)
+    # 3 rows, guessed: 25 ms x 2.5 (live over start-up at 2 rows) = 62.5 ms: fits; 4 would
+    # not be tried yet (one row past the largest size seen live)
+    assert costs.capacity() == 3
+    fill(costs.steps, 3, 0.065)
+    fill(costs.decodes, 3, 0.030)
+    assert costs.capacity() == 3  # 4 rows: 30 ms x 2.6 = 78 ms > 72
+    costs.steps.add(3, 2.0)  # one very slow step (a collection): the median does not move
+    assert costs.estimate(3) == pytest.approx(0.065)
+    fill(costs.steps, 2, 0.040, count=Live.WINDOW)  # faster now: the old figures give way
+    assert costs.estimate(2) == pytest.approx(0.040)
+
+
+def test_live_figures_go_stale_and_the_prefills_count() -> None:
+    now = [0.0]
+    live = Live(clock=lambda: now[0])
+    fill(live, 4, 0.070)
+    assert live.get(4) == pytest.approx(0.070)
+    now[0] += STALE_S + 1
+    assert live.get(4) is None  # not renewed: the scaled guess again
+    costs = StepCosts([BatchCost(1, 0.01, 0.01)], max_rows=4, frame_s=0.08, cores=2)
+    for _ in range(200):
+        costs.add_step(2, 0.030)
+    costs.add_prefill(0.8)
+    assert costs.prefill_per_row() > 0
+    assert costs.estimate(2) > 0.030  # each row's prompts add to the LM's thread
+
+
+def test_a_batch_runs_at_the_cheapest_size_at_or_above_its_rows() -> None:
+    """MKL's fp32 products of 2 or 3 rows cost like 2 or 3 of one row: 4 are cheaper."""
+    startup = [BatchCost(1, 0.027, 0), BatchCost(2, 0.047, 0), BatchCost(3, 0.065, 0),
+               BatchCost(4, 0.052, 0), BatchCost(5, 0.057, 0), BatchCost(6, 0.056, 0)]  # fmt: skip
+    costs = StepCosts(startup, max_rows=6, frame_s=0.08, cores=2)
+    assert [costs.padded(n) for n in range(1, 7)] == [1, 2, 4, 4, 5, 6]  # 5: within 3% of 6
+
+
+def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[Any]) -> None:
+    """A step run at more rows than are live (the extra rows masked to their own slot) gives
+    the live rows the same latents as alone."""
+    requests = [request(model, voices[n % 2], TEXTS[n]) for n in range(3)]
+    expected = [alone(model, voices[n % 2], TEXTS[n]) for n in range(3)]
+    batch = BatchedFlowLM(model, max_rows=6)
+    made: dict[int, list[torch.Tensor]] = collections.defaultdict(list)
+    ids = {id(r): n for n, r in enumerate(requests)}
+    for r in requests:
+        batch.join(r, r.chunks.popleft())
+    for _ in range(2000):
+        for row, latent, _ in batch.step(size=6):
+            if latent is not None:
+                made[ids[id(row.request)]].append(latent)
+        if not batch.rows:
+            break
+    for n in range(3):
+        assert_same(torch.cat(made[n], dim=1), expected[n])
+
+
+def test_a_long_text_is_prefilled_one_chunk_at_a_time(model: Any, voices: list[Any]) -> None:
+    text = " ".join(TEXTS * 6)
+    chunks = prefill_chunks(model, voices[0], text)
+    first = next(chunks)
+    rest = list(chunks)
+    assert rest  # more than one chunk, made only when asked for
+    eager = prefill(model, voices[0], text)
+    assert [c.length for c in [first, *rest]] == [c.length for c in eager]
 
 
 def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(

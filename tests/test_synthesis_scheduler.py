@@ -261,6 +261,31 @@ def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
     assert scheduler.pick(clock()) is long  # the oldest waiting job comes first
 
 
+def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() -> None:
+    """Batched: room is a row of the live capacity, and the whole message is one stream."""
+    clock = FakeClock()
+    capacity = [2]
+    scheduler = DeadlineScheduler(
+        lambda text, voice: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock, ahead_s=3.0, capacity=lambda: capacity[0],
+    )  # fmt: skip
+    first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
+    second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
+    scheduler.jobs += [first, second]
+    clock.now += 1.0
+    waiting = text_job(clock, "waiting", 3, 50)
+    scheduler.jobs.append(waiting)
+    assert not scheduler.has_room(waiting)  # two rows in use, two fit
+    assert scheduler.held_back() == 1
+    capacity[0] = 3  # the live step times say a third row stays in real time
+    assert scheduler.has_room(waiting)
+    assert scheduler.take_unit(waiting) == " ".join(["x" * 50] * 3)  # one stream, all of it
+    assert not waiting.units
+    capacity[0] = 2
+    first.units.clear()  # all synthesized: it only plays now, its row is free
+    assert scheduler.has_room(text_job(clock, "next", 1, 10))
+
+
 def test_while_messages_wait_for_room_the_admitted_ones_read_further_ahead() -> None:
     clock = FakeClock()
     scheduler = make_scheduler(clock, [], max_load=0.9)

@@ -570,6 +570,7 @@ class SpeechScheduler:
             ahead_s=ahead_s,
             spare_lanes=engine.spare_lanes,
             run_call=source.call,
+            capacity=engine.capacity if engine.batched else None,
         )
         self.deadlines.start()
         self.stats = BotStats(self.deadlines)

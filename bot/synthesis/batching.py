@@ -23,10 +23,11 @@ from __future__ import annotations
 import collections
 import copy
 import logging
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ from pocket_tts.modules.rope import apply_rope
 from pocket_tts.modules.stateful_module import init_states
 
 from bot.synthesis import pocket_tts_adapter
+from bot.synthesis.capacity import BatchCost, StepCosts
 
 log = logging.getLogger(__name__)
 # With several languages' models loaded, each has its own batch thread and decoder thread.
@@ -73,14 +75,31 @@ class Request:
     emit: Callable[[np.ndarray], None]
     end: Callable[[BaseException | None], None]
     stop: threading.Event = field(default_factory=threading.Event)
+    # run by the batch's thread with its model, between two steps, when `chunks` is empty;
+    # yields the chunks one by one (`prefill_chunks`), each prefilled when the stream needs
+    # it: a prompt prefilled there never runs as a third thread beside the LM and the decoder
+    prepare: Callable[[Any], Iterator[Prefilled]] | None = None
+    _pending: Iterator[Prefilled] | None = None  # the chunks `prepare` has not yielded yet
+
+    @property
+    def more(self) -> bool:
+        """Chunks left to speak (prefilled or not)."""
+        return bool(self.chunks) or self._pending is not None or self.prepare is not None
+
     on_latent: Callable[[torch.Tensor], None] | None = None  # each latent, before decoding
     ended: bool = False
     background: bool = False  # files and previews: a free row goes to live speech first
 
 
-@torch.no_grad()
 def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
     """Split `text` as pocket-tts does and prefill each chunk's prompt at batch 1."""
+    return list(prefill_chunks(model, voice_state, text))
+
+
+def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[Prefilled]:
+    """`prefill`, one chunk at a time: the batch prefills a chunk only when the stream needs
+    it, so a long message costs the LM's thread one short prefill per chunk, not one long one
+    before its first audio."""
     tokenizer = model.flow_lm.conditioner.tokenizer
     options = (
         model.pad_with_spaces_for_short_inputs,
@@ -99,28 +118,31 @@ def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
         capitalize_first_letter=options[3],
         replace_characters=options[4],
     )
-    result = []
     for chunk in chunks:
-        prompt, frames_after_eos = prepare_text_prompt(chunk, *options)
-        if model.model_recommended_frames_after_eos is not None:
-            frames_after_eos = model.model_recommended_frames_after_eos
-        else:
-            frames_after_eos += 2
-        prepared = model.flow_lm.conditioner.prepare(prompt)
-        tokens = prepared.shape[1]
-        state = copy.deepcopy(voice_state)
-        start = pocket_tts_adapter.flow_lm_current_end(model, state)
-        pocket_tts_adapter.expand_kv_cache(model, state, sequence_length=start + tokens)
-        pocket_tts_adapter.run_flow_lm_and_increment_step(model, state, text_tokens=prepared)
-        result.append(
-            Prefilled(
-                state,
-                start + tokens,
-                pocket_tts_adapter.estimate_max_gen_len(model, tokens),
-                frames_after_eos,
-            )
-        )
-    return result
+        with torch.no_grad():
+            yield _prefill_one(model, voice_state, chunk, options)
+
+
+def _prefill_one(
+    model: Any, voice_state: ModelState, chunk: str, options: tuple[Any, ...]
+) -> Prefilled:
+    prompt, frames_after_eos = prepare_text_prompt(chunk, *options)
+    if model.model_recommended_frames_after_eos is not None:
+        frames_after_eos = model.model_recommended_frames_after_eos
+    else:
+        frames_after_eos += 2
+    prepared = model.flow_lm.conditioner.prepare(prompt)
+    tokens = prepared.shape[1]
+    state = copy.deepcopy(voice_state)
+    start = pocket_tts_adapter.flow_lm_current_end(model, state)
+    pocket_tts_adapter.expand_kv_cache(model, state, sequence_length=start + tokens)
+    pocket_tts_adapter.run_flow_lm_and_increment_step(model, state, text_tokens=prepared)
+    return Prefilled(
+        state,
+        start + tokens,
+        pocket_tts_adapter.estimate_max_gen_len(model, tokens),
+        frames_after_eos,
+    )
 
 
 def rotate_keys(keys: torch.Tensor, shift: int, max_period: float) -> torch.Tensor:
@@ -269,8 +291,12 @@ class BatchedFlowLM:
         )
 
     @torch.no_grad()
-    def step(self) -> list[tuple[_Row, torch.Tensor | None, BaseException | None]]:
-        """One flow-LM step for every live row.
+    def step(
+        self, size: int | None = None
+    ) -> list[tuple[_Row, torch.Tensor | None, BaseException | None]]:
+        """One flow-LM step for every live row, run at `size` rows (the cheapest batch size
+        at or above the live rows: see `bot.synthesis.capacity`); the extra rows attend only
+        to their own slot and their outputs are dropped.
 
         Returns (row, latent, None) for each latent made and (row, None, error or None) for
         each row that ended; those have left the batch. A model error in the batched step is
@@ -280,10 +306,16 @@ class BatchedFlowLM:
             return []
         self._make_room()
         count = len(self.rows)
+        size = min(max(count, size or count), self.max_rows)
         latents = torch.cat([row.latent for row in self.rows])
+        if size > count:
+            pad = torch.zeros((size - count, 1, self.flow.ldim), dtype=latents.dtype)
+            latents = torch.cat([latents, pad])
+            for module_state in self.state.values():
+                module_state["pad"][count:size] = self.offset
         try:
             outputs: list[tuple[torch.Tensor, bool] | BaseException] = []
-            latent, eos = self._run(slice(0, count), latents)
+            latent, eos = self._run(slice(0, size), latents)
             outputs = [(latent[i : i + 1], bool(eos[i])) for i in range(count)]
         except Exception:
             log.exception("a batched step failed: retrying its %d rows one by one", count)
@@ -473,15 +505,21 @@ class BatchedMimi:
 
 
 class _Decoder:
-    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order."""
+    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order.
 
-    def __init__(self, model: Any, max_rows: int) -> None:
+    `lag` counts the steps handed over and not decoded yet: the LM's thread waits while it is
+    over `Batcher.MAX_LAG`, so the two threads meet only through this bounded queue and the
+    step period the batch measures includes a decoder that cannot keep up."""
+
+    def __init__(self, model: Any, max_rows: int, costs: StepCosts) -> None:
         self.mimi = BatchedMimi(model, max_rows=max_rows)
         self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
+        self.costs = costs
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
         self._fresh: set[_Row] = set()
-        self.period: float | None = None  # moving average of one step's decode time
+        self.lag = 0
+        self._decoded = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
         self._thread.start()
 
@@ -489,7 +527,15 @@ class _Decoder:
         self._queue.put(("join", row))
 
     def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
+        with self._decoded:
+            self.lag += 1
         self._queue.put(("step", latents, keep))
+
+    def wait_under(self, lag: int, closed: Callable[[], bool]) -> None:
+        """Block the caller (the LM's thread) while more than `lag` steps wait to be decoded."""
+        with self._decoded:
+            while self.lag > lag and not closed() and self._thread.is_alive():
+                self._decoded.wait(0.5)
 
     def leave(self, index: int, error: BaseException | None, last: bool) -> None:
         self._queue.put(("leave", index, error, last))
@@ -511,6 +557,11 @@ class _Decoder:
                     self._end(row.request, error)
                 self._rows.clear()
                 self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
+            finally:
+                if event[0] == "step":
+                    with self._decoded:
+                        self.lag -= 1
+                        self._decoded.notify_all()
 
     def _handle(self, event: tuple[Any, ...]) -> None:
         kind = event[0]
@@ -523,8 +574,7 @@ class _Decoder:
             started = time.perf_counter()
             with AUDIO_DECODES:
                 audio = self.mimi.decode(latents)
-            took = time.perf_counter() - started
-            self.period = took if self.period is None else 0.8 * self.period + 0.2 * took
+            self.costs.decodes.add(len(keep), time.perf_counter() - started)
             for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
                 if wanted and not row.request.stop.is_set():
                     chunk = samples.numpy().astype(np.float32, copy=True)
@@ -552,20 +602,10 @@ class _Decoder:
             request.end(error)
 
 
-@dataclass(frozen=True)
-class BatchCost:
-    """Measured seconds per step at one batch size: the flow LM and the Mimi decoder."""
-
-    rows: int
-    lm_s: float
-    decode_s: float
-
-    def period(self, cores: int) -> float:
-        """How often every row gets its next frame at best. On two cores or more the LM and
-        the decoder run side by side, each on its own thread; on one, one after the other."""
-        if cores < 2:
-            return self.lm_s + self.decode_s
-        return max(self.lm_s, self.decode_s)
+def cost_sizes(largest: int) -> list[int]:
+    """The batch sizes timed at start: every size up to 8 (padding needs them all), then a
+    few larger ones."""
+    return [n for n in (*range(1, 9), 12, 16, 24, 32) if n <= largest]
 
 
 @torch.no_grad()
@@ -593,47 +633,25 @@ def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchC
     return costs
 
 
-def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
-    """Of the batch sizes whose rows all still get a frame in real time (with 20% to spare),
-    the one with the lowest cost per row; within 2% of it, the smallest (a longer step that
-    saves nothing is not worth it). All of them are compared, not only neighbours: stopping at
-    the first size that did not improve let one noisy timing on a busy machine keep 1-3 rows
-    where 8 fit (seen with the tests' tiny model, whose steps take a few milliseconds)."""
-    fitting = []
-    for cost in costs:
-        if cost.period(cores) > 0.8 * frame_s:
-            break
-        fitting.append(cost)
-    if not fitting:
-        return costs[0].rows
-    lowest = min(cost.period(cores) / cost.rows for cost in fitting)
-    return min(c.rows for c in fitting if c.period(cores) / c.rows <= 1.02 * lowest)
-
-
 class Batcher:
     """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
-    `submit()` (any thread) queues a stream; it joins at the next frame boundary while the
-    batch has a free row, live speech before background work. How many rows may be live
-    (`cap`) follows the live step times: when the LM's steps or the decoder's (each on its
-    own thread) take longer than the 80 ms frame they make, no new row joins
-    until one leaves, so the rows already speaking stay in real time and new streams wait
-    instead of every stream stuttering; when there is room again, the cap grows back.
+    `submit()` (any thread) queues a stream; its prompt is prefilled on the batch's thread
+    between two steps (one prefill per step at most) and it joins at the next frame boundary
+    while the batch has a free row, live speech before background work. Every step, decode
+    and prefill is timed (`costs`), and how many rows stay in real time (`capacity()`) follows
+    those live figures: the scheduler admits new speech only within it, so an admitted stream's next
+    chunk always finds its row and never waits mid-message.
     """
 
-    BEHIND = 0.85  # a step period over this share of the frame: too many rows
-    ROOM = 0.7  # under this share (and the decoder keeping up): room for one more
-    SETTLE_STEPS = 10  # steps between two changes of the cap
+    MAX_LAG = 2  # steps the LM may run ahead of the decoder
 
-    def __init__(self, model: Any, *, max_rows: int) -> None:
+    def __init__(self, model: Any, *, max_rows: int, costs: list[BatchCost] | None = None) -> None:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
-        self._decoder = _Decoder(model, max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
-        self.cap = max_rows
-        self.period: float | None = None  # moving average of the time between steps
-        self._last_step: float | None = None
-        self._since_change = 0
-        self._waiting: collections.deque[tuple[Request, Prefilled]] = collections.deque()
+        self.costs = StepCosts(costs or [], max_rows, self.frame_s, os.cpu_count() or 1)
+        self._decoder = _Decoder(model, max_rows, self.costs)
+        self._waiting: collections.deque[tuple[Request, Prefilled | None]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = False
@@ -642,13 +660,18 @@ class Batcher:
         self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
         self._thread.start()
 
+    def capacity(self) -> int:
+        """How many rows stay in real time, from the live step times."""
+        return self.costs.capacity()
+
     def submit(self, request: Request) -> None:
-        if not request.chunks:
+        if not request.more:
             request.ended = True
             request.end(None)
             return
         with self._lock:
-            self._waiting.append((request, request.chunks.popleft()))
+            chunk = request.chunks.popleft() if request.chunks else None
+            self._waiting.append((request, chunk))
         self._wake.set()
 
     def close(self) -> None:
@@ -657,87 +680,95 @@ class Batcher:
         self._thread.join(timeout=30)
         self._decoder.close()
 
-    def _next_waiting(self) -> tuple[Request, Prefilled]:
-        """The oldest waiting live stream, else the oldest background one."""
-        for i, (request, chunk) in enumerate(self._waiting):
-            if not request.background:
-                del self._waiting[i]
-                return request, chunk
-        return self._waiting.popleft()
+    def _next_waiting(self, ready: bool) -> tuple[Request, Prefilled | None] | None:
+        """The oldest waiting live stream, else the oldest background one; `ready`: among
+        those prefilled, else among those still to prefill."""
+        for background in (False, True):
+            for i, (request, chunk) in enumerate(self._waiting):
+                if request.background == background and (chunk is not None) == ready:
+                    del self._waiting[i]
+                    return request, chunk
+        return None
 
     def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
         row = self.batch.leave(index)
         self._decoder.leave(index, error, last)
         return row
 
+    def _admit(self) -> tuple[bool, Request | None]:
+        """Under the lock: end streams cancelled while waiting, join the prefilled ones while
+        there are rows, and take one to prefill. Returns (idle, the stream to prefill)."""
+        batch = self.batch
+        for request, _ in self._waiting:
+            if request.stop.is_set():
+                self._decoder.end(request, None)
+        self._waiting = collections.deque((r, c) for r, c in self._waiting if not r.stop.is_set())
+        while len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=True)):
+            request, chunk = waiting
+            assert chunk is not None
+            try:
+                batch.join(request, chunk)
+            except Exception as error:  # this stream ends; the batch goes on
+                log.exception("a stream could not join the batch")
+                self._decoder.end(request, error)
+                continue
+            self._decoder.join(batch.rows[-1])
+        todo = None
+        if len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=False)):
+            todo = waiting[0]
+        idle = not batch.rows and not self._waiting and todo is None
+        if idle:
+            self._wake.clear()
+        return idle, todo
+
+    def _prepare(self, request: Request) -> None:
+        """Prefill a stream's next chunk (on this thread, between steps); it joins next."""
+        if request._pending is None:
+            assert request.prepare is not None
+            request._pending, request.prepare = request.prepare(self.batch.model), None
+        started = time.perf_counter()
+        try:
+            with MODEL_STEPS:
+                chunk = next(request._pending, None)
+        except Exception as error:  # delivered to the stream's caller
+            request._pending = None
+            self._decoder.end(request, error)
+            return
+        finally:
+            self.costs.add_prefill(time.perf_counter() - started)
+        if chunk is None:
+            request._pending = None
+            self._decoder.end(request, None)
+            return
+        with self._lock:
+            self._waiting.appendleft((request, chunk))
+
     def _run(self) -> None:
         batch = self.batch
         while not self._closed:
             with self._lock:
-                if any(request.stop.is_set() for request, _ in self._waiting):
-                    for request, _ in self._waiting:  # cancelled while waiting: end now
-                        if request.stop.is_set():
-                            self._decoder.end(request, None)
-                    self._waiting = collections.deque(
-                        (r, c) for r, c in self._waiting if not r.stop.is_set()
-                    )
-                while self._waiting and len(batch.rows) < min(batch.max_rows, self.cap):
-                    request, chunk = self._next_waiting()
-                    if request.stop.is_set():
-                        self._decoder.end(request, None)
-                        continue
-                    try:
-                        batch.join(request, chunk)
-                    except Exception as error:  # this stream ends; the batch goes on
-                        log.exception("a stream could not join the batch")
-                        self._decoder.end(request, error)
-                        continue
-                    self._decoder.join(batch.rows[-1])
-                idle = not batch.rows and not self._waiting
-                if idle:
-                    self._wake.clear()
-                    self._last_step = None
+                idle, todo = self._admit()
             if idle:
                 self._wake.wait(1.0)
                 continue
+            if todo is not None:
+                self._prepare(todo)
             for i in reversed(range(len(batch.rows))):  # cancelled: the row is free now
                 if batch.rows[i].request.stop.is_set():
                     self._leave(i, None, True)
             if not batch.rows:
                 continue
+            self._decoder.wait_under(self.MAX_LAG, lambda: self._closed)
             with MODEL_STEPS:  # one model's step at a time (see MODEL_STEPS)
                 self._step()
 
-    def _pace(self) -> None:
-        """Measure the step period and move the cap (see the class docstring)."""
-        now = time.perf_counter()
-        if self._last_step is not None:
-            period = now - self._last_step
-            self.period = period if self.period is None else 0.8 * self.period + 0.2 * period
-        self._last_step = now
-        self._since_change += 1
-        self._adjust_cap()
-
-    def _adjust_cap(self) -> None:
-        if self.period is None or self._since_change < self.SETTLE_STEPS:
-            return
-        rows = len(self.batch.rows)
-        period = max(self.period, self._decoder.period or 0.0)  # the slower of the two
-        if period > self.BEHIND * self.frame_s and rows > 1:
-            self.cap, self._since_change = min(self.cap, rows - 1), 0
-        elif (
-            period < self.ROOM * self.frame_s
-            and self._waiting
-            and rows >= self.cap < self.batch.max_rows
-        ):
-            self.cap, self._since_change = self.cap + 1, 0
-
     def _step(self) -> None:
-        self._pace()
         batch = self.batch
         rows = list(batch.rows)
+        started = time.perf_counter()
         try:
-            results = batch.step()
+            results = batch.step(self.costs.padded(len(rows)))
+            self.costs.add_step(len(rows), time.perf_counter() - started)
         except Exception as error:  # beyond one row: end every row, keep the thread
             log.exception("the batch failed")
             while batch.rows:
@@ -761,10 +792,11 @@ class Batcher:
                 continue
             index = order.index(row)
             error = ended[id(row)]
-            more = error is None and bool(row.request.chunks)
+            more = error is None and row.request.more
             self._decoder.leave(index, error, not more)
             order[index] = order[-1]
             order.pop()
             if more:
                 with self._lock:  # the stream's next chunk goes to the front
-                    self._waiting.appendleft((row.request, row.request.chunks.popleft()))
+                    chunk = row.request.chunks.popleft() if row.request.chunks else None
+                    self._waiting.appendleft((row.request, chunk))

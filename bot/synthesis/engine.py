@@ -36,7 +36,8 @@ from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 
 from bot.core.config import Settings
 from bot.synthesis.audio_files import MODEL_RATE
-from bot.synthesis.batching import Batcher, Request, choose_batch, measure_costs, prefill
+from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, prefill_chunks
+from bot.synthesis.capacity import BatchCost, choose_batch
 from bot.synthesis.clip import read_file
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.phrase_cache import PhraseCache
@@ -67,7 +68,8 @@ SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 # Background work (clones, voice rebuilds, files, previews) runs on a thread and a model of its
 # own, so a live unit's prefill never queues behind it in the workers' executor.
 BACKGROUND_THREADS = 1
-_CHOSEN_BATCH: dict[tuple[str, bool, int], int] = {}  # (model, int8, TTS_BATCH) -> batch size
+# (model, int8, TTS_BATCH) -> (the largest batch, the step costs timed at start)
+_CHOSEN_BATCH: dict[tuple[str, bool, int], tuple[int, list[BatchCost]]] = {}
 
 
 CLONING_UNAVAILABLE = (
@@ -296,6 +298,7 @@ class TTSEngine:
         replicas: list[Any] | None = None,
         spare_lanes: int = 0,
         batch: int = 1,
+        costs: list[BatchCost] | None = None,
     ) -> None:
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
@@ -327,7 +330,7 @@ class TTSEngine:
         # its own replica); the pool's threads only prefill prompts and do voices and clones.
         self._batcher: Batcher | None = None
         if batch > 1:
-            self._batcher = Batcher(replicate(model), max_rows=batch)
+            self._batcher = Batcher(replicate(model), max_rows=batch, costs=costs)
             self.workers, self.spare_lanes = batch, 0
 
     # ---- loading ---------------------------------------------------------------------------
@@ -356,8 +359,9 @@ class TTSEngine:
         except BaseException:
             executor.shutdown(wait=False)
             raise
+        costs = None
         if batch is None:
-            batch = await cls._measured_batch(settings, executor, model)
+            batch, costs = await cls._measured_batch(settings, executor, model)
         default_voice = settings.default_voice or cls._language_default_voice(settings)
         # Not on the event loop: the batched engine copies the model and sets up its batch
         # (0.4 s alone, over 1 s beside speech), and every stream's audio passes the loop.
@@ -371,6 +375,7 @@ class TTSEngine:
                 replicas=replicas,
                 spare_lanes=SPARE_LANES,
                 batch=batch,
+                costs=costs,
             )
         )
         log.info("%s", engine.describe())
@@ -382,32 +387,31 @@ class TTSEngine:
         return engine
 
     @classmethod
-    async def _measured_batch(cls, settings: Settings, executor: Any, model: Any) -> int:
-        """As large as the measured costs allow, at most TTS_BATCH (measured once per
-        process and model)."""
+    async def _measured_batch(
+        cls, settings: Settings, executor: Any, model: Any
+    ) -> tuple[int, list[BatchCost] | None]:
+        """As large as the measured costs allow, at most TTS_BATCH, and those costs
+        (measured once per process and model)."""
         batch = settings.tts_batch
-        if batch > 1:
-            key = (cls._fingerprint(settings), settings.tts_quantize, batch)
-            if key not in _CHOSEN_BATCH:
-                loop = asyncio.get_running_loop()
-                _CHOSEN_BATCH[key] = await loop.run_in_executor(
-                    executor, cls._batch_size, model, batch
-                )
-            batch = _CHOSEN_BATCH[key]
-        return batch
+        if batch <= 1:
+            return batch, None
+        key = (cls._fingerprint(settings), settings.tts_quantize, batch)
+        if key not in _CHOSEN_BATCH:
+            loop = asyncio.get_running_loop()
+            _CHOSEN_BATCH[key] = await loop.run_in_executor(executor, cls._batch_size, model, batch)
+        return _CHOSEN_BATCH[key]
 
     @staticmethod
-    def _batch_size(model: Any, largest: int) -> int:
-        """Measure the step costs on this machine and choose the batch size from them."""
-        sizes = [n for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) if n <= largest]
-        costs = measure_costs(model, sizes)
+    def _batch_size(model: Any, largest: int) -> tuple[int, list[BatchCost]]:
+        """Measure the step costs on this machine and choose the largest batch from them."""
+        costs = measure_costs(model, cost_sizes(largest))
         frame_s = 1 / model.mimi.frame_rate
         chosen = choose_batch(costs, frame_s, os.cpu_count() or 1)
         table = ", ".join(
             f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
         )
         log.info("step costs by batch size (LM+decoder): %s; largest batch %d", table, chosen)
-        return chosen
+        return chosen, costs
 
     @staticmethod
     def _load_model(settings: Settings) -> Any:
@@ -458,6 +462,11 @@ class TTSEngine:
         cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
         batching = f"batches of up to {self.workers}" if self.batched else "one stream per thread"
         return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
+
+    def capacity(self) -> int:
+        """How many streams speak at once in real time: for the batched engine, from the live
+        step times (see `bot.synthesis.capacity`); else the worker threads."""
+        return self._batcher.capacity() if self._batcher is not None else self.workers
 
     @property
     def rows(self) -> int:
@@ -580,13 +589,14 @@ class TTSEngine:
         self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool,
         models: queue.SimpleQueue[Any],
     ) -> None:  # fmt: skip
-        """Prefill the prompt with a pooled model, then hand the stream to the batch."""
+        """Make (or fetch) the voice state with a pooled model, then hand the stream to the
+        batch, whose thread prefills its prompt between two steps."""
         model = models.get()  # as many models as the lane's threads: never waits
         try:
             if sink.stop.is_set():
                 sink.put(_END)
                 return
-            chunks = prefill(model, self.voice_state_sync(voice, model), text)
+            state = self.voice_state_sync(voice, model)
         except BaseException as error:  # delivered to the caller, not swallowed
             sink.put(error)
             sink.put(_END)
@@ -599,7 +609,13 @@ class TTSEngine:
                 sink.put(error)
             sink.put(_END)
 
-        request = Request(collections.deque(chunks), emit=sink.put, end=end, stop=sink.stop)
+        request = Request(
+            collections.deque(),
+            emit=sink.put,
+            end=end,
+            stop=sink.stop,
+            prepare=lambda batch_model: prefill_chunks(batch_model, state, text),
+        )
         request.background = background
         batcher.submit(request)
 

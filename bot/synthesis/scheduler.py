@@ -190,10 +190,12 @@ class DeadlineScheduler:
     """Picks the next unit across all jobs; `workers` units are synthesized at a time.
 
     Admission: a job waiting for its first unit (a new request, or a server's next message)
-    starts only while the model has room for it: the work every admitted job still needs, as a
-    share of the time until its audio would run out, plus the new job's, stays under
-    `max_load` (0.9 per worker). So an overload makes speech start later, in arrival order
-    across servers, instead of making every server stutter.
+    starts only while the model has room for it. With a batched engine, room is a row: fewer
+    active jobs than the rows the live step times say stay in real time (`capacity`). Without
+    one, the work every admitted job still needs, as a share of the time until its audio would
+    run out, plus the new job's, stays under `max_load` (0.9 per worker). So an overload makes
+    speech start later, in arrival order across servers, instead of making every server
+    stutter.
     """
 
     def __init__(
@@ -210,8 +212,12 @@ class DeadlineScheduler:
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
         background_lanes: int = BACKGROUND_LANES,
+        capacity: Callable[[], int] | None = None,
     ) -> None:
+        """`capacity`: for a batched engine, how many jobs may synthesize at once in real time
+        (measured live); admission then counts jobs instead of estimating their demand."""
         self._synthesize = synthesize
+        self.capacity = capacity
         self.workers = workers
         self.spare_lanes = spare_lanes
         self.background_lanes = background_lanes
@@ -284,8 +290,11 @@ class DeadlineScheduler:
         return sum(self.demand(j) for j in self.live() if j.active)
 
     def has_room(self, job: SpeechJob) -> bool:
-        if not any(j.active for j in self.live()):
+        active = sum(1 for j in self.live() if j.active)
+        if not active:
             return True  # an idle model always takes the job, however slow it is
+        if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
+            return active < self.capacity()
         return self.load() + self.demand(job) <= self.max_load
 
     def held_back(self) -> int:
@@ -414,6 +423,13 @@ class DeadlineScheduler:
         """The job's next unit, cut shorter when other servers' buffers are low (and on a
         spare lane, which should be free again soon)."""
         text = job.units.popleft()
+        if self.capacity is not None and not job.background:
+            # A batch gives the job a row of its own: the whole message goes as one stream,
+            # which the batch prefills chunk by chunk. Units would only add a gap at each
+            # boundary, where the next unit waits for its prompt with the buffer nearly empty.
+            text = " ".join([text, *job.units])
+            job.units.clear()
+            return text
         limit = self.unit_limit(job)
         if job.background:
             limit = min(limit or BACKGROUND_UNIT_CHARS, BACKGROUND_UNIT_CHARS)

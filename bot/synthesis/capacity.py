@@ -1,0 +1,198 @@
+"""How many streams the batch carries in real time: step costs timed at start, then live.
+
+The start-up table (`measure_costs`) times the flow LM and the Mimi decoder alone, one after
+the other. Run side by side on their two threads, with prompts prefilled between steps, each
+is slower (on our 2-core machine the LM step by about a quarter), so the live figures decide:
+`StepCosts` keeps the recent times of one LM step and of one decode at each batch size, and
+the prompts' prefill time per row; `capacity()` is the largest number of rows whose steps
+all stay within the frame, with a margin. Sizes not seen live yet are guessed from the
+start-up table, scaled by how much slower the live steps ran at the largest size seen (before
+any, by the slowdown we measured side by side), and the capacity grows at most one row past
+the largest size seen live, so a guess that proves wrong costs one row, not several.
+
+Padding: with MKL, an fp32 matrix product of 2 or 3 rows costs about as much as 2 or 3
+products of one row (a row-by-row kernel), while 4 rows take one real matrix kernel: on our
+machine the `english` LM step takes 27 ms at 1 row, 65 ms at 3 and 52 ms at 4. So a batch runs
+at the cheapest measured size at or above its row count (`padded`), the extra rows masked.
+"""
+
+from __future__ import annotations
+
+import collections
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MARGIN = 0.9  # a batch size fits when its steps take at most this share of the frame
+LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
+STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
+# Before live figures: how much slower each thread ran beside the other than alone
+# (2 cores, `english` fp32 at 4 rows: the LM step 48 -> 61 ms, the decode 38 -> 40 ms).
+SIDE_BY_SIDE = {"lm": 1.25, "decode": 1.05}
+
+
+@dataclass(frozen=True)
+class BatchCost:
+    """Measured seconds per step at one batch size: the flow LM and the Mimi decoder."""
+
+    rows: int
+    lm_s: float
+    decode_s: float
+
+    def period(self, cores: int) -> float:
+        """How often every row gets its next frame at best. On two cores or more the LM and
+        the decoder run side by side, each on its own thread; on one, one after the other."""
+        if cores < 2:
+            return self.lm_s + self.decode_s
+        return max(self.lm_s, self.decode_s)
+
+
+def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
+    """The largest batch size whose start-up figures fit in the frame (with `MARGIN`): the
+    upper bound on rows. Which of them are live at once follows the live figures
+    (`StepCosts.capacity`), so a noisy start-up timing no longer fixes the batch."""
+    fitting = [c.rows for c in costs if c.period(cores) <= MARGIN * frame_s]
+    return max(fitting, default=costs[0].rows)
+
+
+class Live:
+    """Recent timings per batch size, written by one thread and read by others. The figure
+    is the median of the last `WINDOW`: a mean let a few slow steps (a collection, a burst of
+    prompts) hide the steady cost, which took the capacity down to one row."""
+
+    WINDOW = 31
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._samples: dict[int, collections.deque[float]] = {}
+        self._when: dict[int, float] = {}
+
+    def add(self, rows: int, seconds: float) -> None:
+        with self._lock:
+            now = self._clock()
+            samples = self._samples.get(rows)
+            if samples is None or now - self._when[rows] > STALE_S:  # stale: start over
+                samples = self._samples[rows] = collections.deque(maxlen=self.WINDOW)
+            samples.append(seconds)
+            self._when[rows] = now
+
+    def seen(self) -> dict[int, float]:
+        """The figures with enough samples, renewed within `STALE_S`."""
+        with self._lock:
+            now = self._clock()
+            return {
+                n: statistics.median(samples)
+                for n, samples in self._samples.items()
+                if len(samples) >= LIVE_SAMPLES and now - self._when[n] <= STALE_S
+            }
+
+    def get(self, rows: int) -> float | None:
+        return self.seen().get(rows)
+
+
+class StepCosts:
+    """The batch's costs by row count: the start-up table, corrected by live figures."""
+
+    def __init__(self, startup: list[BatchCost], max_rows: int, frame_s: float, cores: int) -> None:
+        self.max_rows = max_rows
+        self.frame_s = frame_s
+        self.cores = cores
+        self._lm = {c.rows: c.lm_s for c in startup}
+        self._decode = {c.rows: c.decode_s for c in startup}
+        self.steps = Live()  # one LM step on the batch's thread
+        self.decodes = Live()  # one decode on the decoder's thread
+        # prompts prefilled on the LM's thread, per row and step: each row needs one per unit
+        self._prefill_s = 0.0
+        self._row_steps = 0.0
+        self._lock = threading.Lock()
+
+    def add_step(self, rows: int, seconds: float) -> None:
+        self.steps.add(rows, seconds)
+        with self._lock:  # a window of about the last thousand steps
+            self._prefill_s *= 0.999
+            self._row_steps = 0.999 * self._row_steps + rows
+
+    def add_prefill(self, seconds: float) -> None:
+        with self._lock:
+            self._prefill_s += seconds
+
+    def prefill_per_row(self) -> float:
+        """Seconds of prefill the LM's thread does per row and step."""
+        with self._lock:
+            return self._prefill_s / self._row_steps if self._row_steps >= 100 else 0.0
+
+    @staticmethod
+    def _interpolate(table: dict[int, float], rows: int) -> float:
+        if not table:
+            return 0.0
+        if rows in table:
+            return table[rows]
+        below = max((n for n in table if n < rows), default=None)
+        above = min((n for n in table if n > rows), default=None)
+        if below is None:
+            return table[above]  # type: ignore[index]
+        if above is None:  # beyond the table: grows as from its last two sizes
+            last = sorted(table)[-2:]
+            if len(last) < 2:
+                return table[below] * rows / below
+            slope = (table[last[1]] - table[last[0]]) / (last[1] - last[0])
+            return table[below] + slope * (rows - below)
+        share = (rows - below) / (above - below)
+        return table[below] + share * (table[above] - table[below])
+
+    def padded(self, rows: int) -> int:
+        """The batch size to run `rows` rows at: the cheapest start-up LM step at or above it
+        (within 3%, the smallest)."""
+        sizes = [n for n in self._lm if rows <= n <= self.max_rows] or [rows]
+        cheapest = min(self._lm.get(n, float("inf")) for n in sizes)
+        return min(n for n in sizes if self._lm.get(n, float("inf")) <= 1.03 * cheapest)
+
+    def _scale(self, live: Live, table: dict[int, float], prior: float) -> float:
+        """How much slower the live figures run than the start-up ones, at the largest size
+        seen live (`prior` before any, on two cores or more)."""
+        seen = live.seen()
+        if not table:
+            return 1.0
+        if not seen:
+            return prior if self.cores >= 2 else 1.0
+        rows = max(seen)
+        guess = self._interpolate(table, rows)
+        return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
+
+    def estimate(self, rows: int) -> float:
+        """Seconds per step with `rows` live rows: the slower of the LM's thread (its steps
+        and the prefills between them) and the decoder's (one after the other on one core)."""
+        lm = self.steps.get(rows)
+        if lm is None:
+            lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
+                self.steps, self._lm, SIDE_BY_SIDE["lm"]
+            )
+        lm += rows * self.prefill_per_row()
+        decode = self.decodes.get(rows)
+        if decode is None:
+            decode = self._interpolate(self._decode, rows) * self._scale(
+                self.decodes, self._decode, SIDE_BY_SIDE["decode"]
+            )
+        return lm + decode if self.cores < 2 else max(lm, decode)
+
+    def capacity(self) -> int:
+        """The most rows that all get their frames in real time: sizes are tried upwards and
+        the first that does not fit ends the search (more rows never cost less); at most one
+        row past the largest size seen live."""
+        seen = self.steps.seen()
+        largest = max(seen, default=0) + 1 if seen else self.max_rows
+        fitting = 1
+        for rows in range(2, min(self.max_rows, largest) + 1):
+            if self.estimate(rows) > MARGIN * self.frame_s:
+                break
+            fitting = rows
+        return fitting
+
+    def table(self) -> str:
+        """The figures for the log: rows -> estimated ms per step."""
+        return ", ".join(
+            f"{n}: {self.estimate(n) * 1000:.0f} ms" for n in range(1, self.max_rows + 1)
+        )
