@@ -367,3 +367,51 @@ async def test_four_servers_speak_at_once_without_gaps(
             spans.append((voiced[0].arrived, voiced[-1].arrived))
         # all four at once: every message overlaps every other one by most of its length
         assert min(end for _, end in spans) - max(start for start, _ in spans) > 20
+
+
+async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Four servers `/say` at once where the batch carries two (TTS_BATCH=2): two speak at
+    once without a voiced gap over 100 ms, the others start later, in the order they asked,
+    and every message is heard to its end."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_BATCH": "2"}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
+        fake, bot = running.fake, running.bot
+        assert bot.engine.batched and 1 <= bot.engine.capacity() <= 2
+        members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
+        members += [(f"member{n}", guild, fake.channels[guild][1])
+                    for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
+        for user, guild, voice in members:
+            await fake.set_voice_state(user, voice, guild)
+        interactions = [
+            await fake.interaction("say", {"text": TWO_SERVERS_TEXT}, user=user, guild=guild)
+            for user, guild, _ in members
+        ]
+        for inter in interactions:
+            assert (await inter.wait_final())["content"].startswith("Speaking in")
+        scheduler = bot.scheduler
+        assert scheduler is not None
+        speakers = [scheduler.get(int(guild)) for _, guild, _ in members]
+        await fake.wait_for(
+            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 150, "all four"
+        )
+        await packets_settled(fake)
+        assert not fake.udp.errors
+        by_guild: dict[str, list[ReceivedPacket]] = {}
+        for packet in fake.udp.packets:
+            by_guild.setdefault(fake.ssrc_guild[packet.ssrc], []).append(packet)
+        starts, ends = [], []
+        for speaker, (_, guild, _) in zip(speakers, members, strict=True):
+            result = speaker.history[0]  # type: ignore[union-attr]
+            assert result.error is None and not result.cancelled, result
+            assert result.frames_played * 480 >= result.model_samples  # all of it was played
+            packets = by_guild[guild]
+            assert longest_voiced_gap(packets) < 0.1, f"guild {guild}: {result.underruns}"
+            voiced = audio_packets(packets)
+            starts.append(voiced[0].arrived)
+            ends.append(voiced[-1].arrived)
+        # the first two at once; the third waits for a row, the fourth for the next one
+        assert abs(starts[0] - starts[1]) < 2.0
+        assert starts[2] > max(starts[:2]) + 0.5
+        assert starts[3] >= starts[2]
