@@ -61,7 +61,11 @@ def voices(model: Any, tiny_model: TinyModel) -> list[Any]:
 
 def alone(model: Any, voice: Any, text: str) -> torch.Tensor:
     """Latents of pocket-tts's own batch-1 generation, from the same prefilled prompt."""
-    chunk = prefill(model, voice, text)[0]
+    return alone_chunk(model, voice, prefill(model, voice, text)[0])
+
+
+def alone_chunk(model: Any, voice: Any, chunk: Any) -> torch.Tensor:
+    """`alone` for one prefilled chunk."""
     state = copy.deepcopy(chunk.state)
     model._expand_kv_cache(state, chunk.length + chunk.max_gen_len + 1)
     latents: queue.Queue[torch.Tensor | None] = queue.Queue()
@@ -326,6 +330,61 @@ def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[A
             break
     for n in range(3):
         assert_same(torch.cat(made[n], dim=1), expected[n])
+
+
+def test_the_lm_thread_decodes_some_rows_when_its_step_is_cheap() -> None:
+    cheap = [BatchCost(n, 0.010, 0.008 * n) for n in range(1, 9)]  # int8-like: the decoder
+    costs = StepCosts(cheap, max_rows=8, frame_s=0.08, cores=2)
+    assert costs.split(8) == 3  # 10 + 3 x 8.4 = 35 ms beside 5 x 8.4 = 42 ms
+    assert costs.estimate(8) < costs._decode_s(8)
+    dear = [BatchCost(n, 0.060, 0.008 * n) for n in range(1, 9)]  # the LM fills its core
+    assert StepCosts(dear, max_rows=8, frame_s=0.08, cores=2).split(8) == 0
+    assert StepCosts(cheap, max_rows=8, frame_s=0.08, cores=1).split(8) == 0
+
+
+def test_rows_decoded_on_either_thread_sound_as_alone(model: Any, voices: list[Any]) -> None:
+    """Streams whose audio is decoded on the LM's thread and on the decoder's, chunk after
+    chunk, each get the audio of their latents decoded alone, in order."""
+    split = [BatchCost(n, 0.0001, 0.01 * n) for n in range(1, 5)]  # half the rows inline
+    texts = [TEXTS[0], TEXTS[2], " ".join(TEXTS), TEXTS[3]]  # the third: several chunks
+    audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
+    ended: dict[int, BaseException | None] = {}
+    done = threading.Event()
+    requests: list[Request] = []
+    batcher = Batcher(model, max_rows=4, costs=split)
+    try:
+        for n, text in enumerate(texts):
+
+            def end(error: BaseException | None, n: int = n) -> None:
+                ended[n] = error
+                if len(ended) == len(texts):
+                    done.set()
+
+            requests.append(
+                Request(
+                    collections.deque(),
+                    emit=lambda chunk, n=n: audio[n].append(chunk),
+                    end=end,
+                    prepare=lambda m, text=text, n=n: prefill_chunks(m, voices[n % 2], text),
+                )
+            )
+            batcher.submit(requests[-1])
+        assert done.wait(120)
+        lanes = {id(r.lane) for r in requests}
+        assert lanes == {id(batcher._inline), id(batcher._decoder)}  # both threads decoded
+    finally:
+        batcher.close()
+    assert ended == {n: None for n in range(len(texts))}
+    fade = np.linspace(0, 1, int(model.config.mimi.sample_rate * 0.005), dtype=np.float32)
+    for n, text in enumerate(texts):
+        expected = []
+        for chunk in prefill(model, voices[n % 2], text):  # each chunk a fresh row: faded in
+            samples = decode_alone(model, alone_chunk(model, voices[n % 2], chunk)).numpy()
+            samples[: len(fade)] *= fade
+            expected.append(samples)
+        got, want = np.concatenate(audio[n]), np.concatenate(expected)
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() < 1e-3
 
 
 def test_a_long_text_is_prefilled_one_chunk_at_a_time(model: Any, voices: list[Any]) -> None:

@@ -277,6 +277,7 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     scheduler.jobs.append(waiting)
     assert not scheduler.has_room(waiting)  # two rows in use, two fit
     assert scheduler.held_back() == 1
+    assert scheduler.at_capacity()  # a member asking now is told their speech starts later
     capacity[0] = 3  # the live step times say a third row stays in real time
     assert scheduler.has_room(waiting)
     assert scheduler.take_unit(waiting) == " ".join(["x" * 50] * 3)  # one stream, all of it

@@ -87,6 +87,11 @@ FRENCH_REPLIES: dict[str, str] = {
         "{channel} dès qu'elle sera prête."
     ),
     "Speaking in {channel}.": "Je parle dans {channel}.",
+    "I am speaking in as many servers as I can carry: yours starts in {channel} as soon as one "
+    "of them is done.": (
+        "Je parle dans autant de serveurs que je peux : le vôtre commence dans {channel} dès "
+        "que l'un d'eux a fini."
+    ),
     "Queued: {ahead} ahead of you in {channel}.": (
         "En file d'attente : {ahead} avant vous dans {channel}."
     ),

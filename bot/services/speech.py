@@ -179,7 +179,14 @@ class SpeechService:
         utterance = Utterance(
             text, voice, requested_at, lead=lead, language=self.model_language(language)
         )
+        full = self.scheduler.deadlines.at_capacity()
         ahead = await self._speak(channel, utterance)
+        if ahead == 0 and full:
+            return tr(
+                "I am speaking in as many servers as I can carry: yours starts in {channel} "
+                "as soon as one of them is done.",
+                channel=channel.mention,
+            )
         if ahead == 0:
             return tr("Speaking in {channel}.", channel=channel.mention)
         return tr(

@@ -297,6 +297,13 @@ class DeadlineScheduler:
             return active < self.capacity()
         return self.load() + self.demand(job) <= self.max_load
 
+    def at_capacity(self) -> bool:
+        """A message asked for now would wait for room: the bot already speaks in as many
+        servers as the model carries."""
+        if self.capacity is not None:
+            return sum(1 for j in self.live() if j.active) >= self.capacity()
+        return self.held_back() > 0
+
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""
         waiting = [j for j in self.live() if not j.admitted and not j.cancelled and j.units]
