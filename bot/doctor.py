@@ -262,7 +262,8 @@ def check_data_dir(settings: Settings) -> list[Check]:
 
 
 async def check_database(settings: Settings) -> Check:
-    from bot.storage.database import DATABASE_NAME, STORE_ERRORS, Database, discover_migrations
+    from bot.storage.database import DATABASE_NAME, STORE_ERRORS, Database
+    from bot.storage.migrations import discover_migrations
 
     newest = discover_migrations()[-1].version
     location: Path | str = settings.data_dir / DATABASE_NAME

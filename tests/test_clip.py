@@ -1,7 +1,18 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from bot.synthesis.clip import ClipError, ClipLimits, decode, prepare, trim_to_speech
+from bot.synthesis.clip import (
+    OPERATOR_LIMITS,
+    ClipError,
+    ClipLimits,
+    decode,
+    prepare,
+    read_file,
+    trim_to_speech,
+)
+from bot.synthesis.errors import VoiceError
 from tests.audio_samples import FORMATS, encode, speech_like
 
 LIMITS = ClipLimits()
@@ -189,3 +200,53 @@ def test_decoding_stops_once_there_is_surely_too_much_speech() -> None:
 def test_a_clip_just_within_the_speech_limit_is_kept_whole() -> None:
     clip = prepare(encode(speech_like(59.0, lead_s=0.5, tail_s=0.5), "flac"), LIMITS)
     assert len(clip) / 24_000 == pytest.approx(30.0, abs=0.05)  # the best 30 s of it
+
+
+def test_an_operators_file_is_read_whole_through_the_same_reader(tmp_path: Path) -> None:
+    """DEFAULT_VOICE and the command line's clips: no speech limits, any accepted format."""
+    path = tmp_path / "voice.flac"
+    path.write_bytes(encode(speech_like(90.0), "flac"))  # more speech than a member may send
+    audio = read_file(path)
+    assert audio.dtype == np.float32 and audio.ndim == 1
+    assert np.array_equal(audio, decode(path.read_bytes(), OPERATOR_LIMITS))
+    assert abs(len(audio) / 24_000 - 92.0) < 0.15
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b"hello, this is not audio at all" * 10,
+            "voice.wav cannot be used as a voice: That is not an audio file",
+        ),
+        (
+            _file(600.0, 8_000, 1),
+            "voice.wav cannot be used as a voice: That recording is 10.0 minutes long",
+        ),
+        (_file(2.0, 24_000, 1, "AIFF"), "not accepted"),
+        (_file(2.0, 384_000, 1), "sample rate"),
+    ],
+    ids=["text", "10min", "aiff", "384kHz"],
+)
+def test_an_operators_file_is_bounded_before_decoding(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
+    path = tmp_path / "voice.wav"
+    path.write_bytes(data)
+    with pytest.raises(VoiceError, match=message):
+        read_file(path)
+
+
+def test_an_operators_file_over_the_size_bound_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "film.wav"
+    path.write_bytes(encode(speech_like(30.0), "wav"))  # 2.7 MB
+    with pytest.raises(
+        VoiceError,
+        match=r"film\.wav cannot be used as a voice: That file is "
+        r"2\.7 MB; the limit is 1 MB",
+    ):
+        read_file(path, ClipLimits(max_bytes=1024 * 1024))
+    with pytest.raises(VoiceError, match=r"missing\.wav cannot be read"):
+        read_file(tmp_path / "missing.wav")

@@ -7,14 +7,13 @@ from pathlib import Path
 import pytest
 
 from bot.storage.database import (
-    MIGRATIONS_DIR,
     ConstraintError,
     Database,
-    DatabaseTooNewError,
     MemberSettings,
     NameTakenError,
     QuotaError,
 )
+from bot.storage.migrations import MIGRATIONS_DIR, DatabaseTooNewError
 from tests.postgres_server import PostgresServer
 
 Location = Path | str

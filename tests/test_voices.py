@@ -218,6 +218,26 @@ async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: Voice
     assert len(await library.engine.synthesize("Hi", voice=spec)) > 0
 
 
+async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
+    library: VoiceLibrary, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The kept recording (a shared store's, maybe) is read by the one clip reader: one whose
+    header promises ten minutes is refused before decoding, and the member falls back to
+    the default voice."""
+    record = await create(library, ALICE, "Mine")
+    await library.use(ALICE, "mine", guild_id=None)
+    await library.db.execute(
+        "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", record.id
+    )
+    state = library.data_dir / record.state_path
+    before = state.read_bytes()
+    ten_minutes = np.zeros(24_000 * 600, np.float32)
+    soundfile.write(library.data_dir / record.clip_path, ten_minutes, 24_000, format="FLAC")
+    assert await library.voice_for(ALICE, guild_id=7) is None
+    assert state.read_bytes() == before  # not rebuilt
+    assert any("is missing or damaged" in r.getMessage() for r in caplog.records)
+
+
 async def test_voice_choice_order(library: VoiceLibrary) -> None:
     mine = await create(library, ALICE, "Mine")
     assert await library.voice_for(ALICE, 7) is None  # the operator's DEFAULT_VOICE

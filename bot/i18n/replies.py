@@ -392,9 +392,6 @@ FRENCH_REPLIES: dict[str, str] = {
     "I don't speak “{name}” on this bot. Choose one of: {languages}.": (
         "Je ne parle pas « {name} » sur ce bot. Choisissez parmi : {languages}."
     ),
-    "I don't speak “{name}” here. Languages: {languages}.": (
-        "Je ne parle pas « {name} » ici. Langues : {languages}."
-    ),
     "The language models I can keep loaded are all in use, so I cannot load {name} now. "
     "Please try again in a minute.": (
         "Les modèles de langue que je peux garder chargés sont tous utilisés : je ne peux pas "

@@ -14,6 +14,7 @@ from bot.services.replies import Reply, require_manage_guild
 from bot.storage.database import Database
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.engine import BUILTIN_VOICES
+from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, plain_name, speakable
 
 MAX_NICK = 32
@@ -141,19 +142,10 @@ class SettingsService:
             text = text[:1900].rsplit("\n", 1)[0] + "\n…"
         return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(entries), text=text))
 
-    def check_language(self, raw: str) -> str:
-        language = raw.strip().lower()
-        if language not in self.languages:
-            raise UserError(tr(
-                "I don't speak “{name}” on this bot. Choose one of: {languages}.",
-                name=raw[:30], languages=", ".join(self.languages),
-            ))  # fmt: skip
-        return language
-
     async def choose_language(self, raw: str, changer: tuple[str, int]) -> str:
         """A language a server or member switches to: offered, within the rate of changes,
         and with a model that can be loaded."""
-        language = self.check_language(raw)
+        language = check_language(raw, self.languages)  # a UserError when not offered
         self._count_language_change(changer)
         if self.can_load is not None:
             await self.can_load(language)

@@ -1,28 +1,27 @@
-"""Storage: numbered SQL migrations and small typed repositories over one of two stores
-(`bot/storage/stores.py`): SQLite in `DATA_DIR` (one process, the default) or PostgreSQL
-(`DATABASE_URL`, shared by several bot processes). The repositories' SQL is written once,
-with `?` placeholders, in the SQL both speak. Keep transactions short: no file or model work
-inside them.
+"""Storage: small typed repositories over one of two stores (`bot/storage/stores.py`):
+SQLite in `DATA_DIR` (one process, the default) or PostgreSQL (`DATABASE_URL`, shared by
+several bot processes), migrated when opened (`bot/storage/migrations.py`). The repositories'
+SQL is written once, with `?` placeholders, in the SQL both speak. Keep transactions short:
+no file or model work inside them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from bot.core.errors import InternalError, OperatorError
+from bot.core.errors import InternalError
 from bot.core.files import make_private_dir
+from bot.storage import migrations as runner
+from bot.storage.migrations import MIGRATIONS_DIR
 from bot.storage.server_settings import SETTINGS, ServerSettings
 from bot.storage.stores import (
     STORE_ERRORS,
     ConstraintError,
-    Migration,
     PostgresStore,
     Row,
     Store,
@@ -32,24 +31,14 @@ from bot.storage.stores import (
 )
 
 __all__ = [
-    "STORE_ERRORS", "ConstraintError", "Database", "Migration", "is_postgres_url",
+    "STORE_ERRORS", "ConstraintError", "Database", "is_postgres_url",
     "make_private_dir", "utc_now",
 ]  # fmt: skip
 
 DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
 
-# The repository's top-level migrations/ folder, shipped in the wheel as `bot.migrations`.
-# A migration whose SQL differs per dialect has its PostgreSQL form in postgresql/.
-MIGRATIONS_DIR: Traversable = resources.files("bot.migrations")
-_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 GLOBAL = 0  # guild_id of a choice that applies in every server
 VOICE_DELETED = "pocketvoice_voice_deleted"  # NOTIFY channel: a voice is gone everywhere
-
-
-class DatabaseTooNewError(OperatorError, RuntimeError):
-    """The database was migrated by a newer PocketVoice: refuse to touch it."""
-
-    label = "Database error"
 
 
 class NameTakenError(InternalError, ValueError):
@@ -63,25 +52,6 @@ class QuotaError(InternalError, ValueError):
 def database_location(database_url: str | None, data_dir: Path) -> Path | str:
     """Where the store is: `DATABASE_URL` when set, else the SQLite file in `DATA_DIR`."""
     return database_url or data_dir / DATABASE_NAME
-
-
-def discover_migrations(
-    folder: Traversable = MIGRATIONS_DIR, dialect: str = "sqlite"
-) -> list[Migration]:
-    found: dict[int, Migration] = {}
-    scripts = (p for p in folder.iterdir() if p.name.endswith(".sql"))
-    own = folder / dialect
-    for path in sorted(scripts, key=lambda p: p.name):
-        match = _MIGRATION_NAME.match(path.name)
-        if match is None:
-            raise RuntimeError(f"migration file {path.name} is not named NNNN_description.sql")
-        version = int(match.group(1))
-        if version in found:
-            raise RuntimeError(f"two migrations share version {version:04d}")
-        if own.is_dir() and (own / path.name).is_file():
-            path = own / path.name
-        found[version] = Migration(version, match.group(2), path)
-    return [found[v] for v in sorted(found)]
 
 
 class Database:
@@ -156,27 +126,11 @@ class Database:
         await self.store.listen(channel, on_message, on_connected)
 
     async def applied_migrations(self) -> list[int]:
-        return await self.store.applied_migrations()
+        return await runner.applied_migrations(self.store)
 
     async def migrate(self, folder: Traversable = MIGRATIONS_DIR) -> list[int]:
         """Apply pending migrations, each in its own transaction; returns their versions."""
-        known = discover_migrations(folder, self.dialect)
-        newest_known = known[-1].version if known else 0
-        newly: list[int] = []
-        async with self.store.migrating():
-            applied = await self.store.applied_migrations()
-            if applied and applied[-1] > newest_known:
-                raise DatabaseTooNewError(
-                    f"the database is at schema version {applied[-1]}, but this PocketVoice "
-                    f"only knows up to {newest_known}: run the newer version, or restore a "
-                    "backup"
-                )
-            done = set(applied)
-            for migration in known:
-                if migration.version not in done:
-                    await self.store.apply(migration)
-                    newly.append(migration.version)
-        return newly
+        return await runner.migrate(self.store, folder)
 
 
 # ---- voices -----------------------------------------------------------------------------------

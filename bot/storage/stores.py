@@ -2,8 +2,9 @@
 default), and PostgreSQL, shared by several bot processes (`DATABASE_URL`).
 
 Both take SQL written with `?` placeholders, return rows that index by position and by name,
-raise `ConstraintError` when a constraint refuses a write, and apply migrations each in its
-own transaction, recorded in `schema_migrations` the same way.
+raise `ConstraintError` when a constraint refuses a write, and run a script of statements in
+one transaction (`run_script`, raising one of `SCRIPT_ERRORS`) under a lock that one process
+holds at a time (`migrating`): what the migrations runner (`bot/storage/migrations.py`) needs.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,22 +34,13 @@ STORE_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.InterfaceError,
     OSError,
 )
-SCHEMA_TABLE = (
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-)
+# What a script that fails raises (nothing of it is then applied).
+SCRIPT_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, asyncpg.PostgresError)
 MIGRATION_LOCK = 0x70766D67  # PostgreSQL advisory lock: one process migrates at a time
 
 
 class ConstraintError(InternalError):
     """A unique, check or foreign-key constraint refused the write."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    path: Traversable
 
 
 def utc_now() -> str:
@@ -64,8 +54,7 @@ class Store(Protocol):
     async def execute(self, sql: str, args: Sequence[object] = ()) -> int: ...
     async def insert(self, sql: str, args: Sequence[object] = ()) -> int: ...
     def transaction(self) -> contextlib.AbstractAsyncContextManager[None]: ...
-    async def applied_migrations(self) -> list[int]: ...
-    async def apply(self, migration: Migration) -> None: ...
+    async def run_script(self, script: str) -> None: ...
     def migrating(self) -> contextlib.AbstractAsyncContextManager[None]: ...
     async def close(self) -> None: ...
 
@@ -152,25 +141,15 @@ class SQLiteStore:
     async def migrating(self) -> AsyncIterator[None]:
         yield  # one process owns the file
 
-    async def applied_migrations(self) -> list[int]:
-        await self.connection.execute(SCHEMA_TABLE)
-        return [int(row[0]) for row in await self.fetch(_APPLIED)]
-
-    async def apply(self, migration: Migration) -> None:
-        sql = migration.path.read_text(encoding="utf-8")
-        script = (
-            f"BEGIN IMMEDIATE;\n{sql}\n;"
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
-            f"({migration.version}, '{migration.name}', '{utc_now()}');\nCOMMIT;"
-        )
-        try:
-            await self.connection.executescript(script)
-        except sqlite3.Error as error:
-            if self.connection.in_transaction:
-                await self.connection.execute("ROLLBACK")
-            raise RuntimeError(
-                f"migration {migration.path.name} failed: {error}; nothing of it was applied"
-            ) from error
+    async def run_script(self, script: str) -> None:
+        """Statements separated by `;`, in one transaction (a failure rolls all back)."""
+        async with self._writing():
+            try:
+                await self.connection.executescript(f"BEGIN IMMEDIATE;\n{script}\n;COMMIT;")
+            except sqlite3.Error:
+                if self.connection.in_transaction:
+                    await self.connection.execute("ROLLBACK")
+                raise
 
 
 # ---- PostgreSQL -------------------------------------------------------------------------------
@@ -287,29 +266,10 @@ class PostgresStore:
                 self._current.reset(token)
                 await connection.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
 
-    async def applied_migrations(self) -> list[int]:
-        async with self._connection() as connection:
-            await connection.execute(SCHEMA_TABLE)
-        return [int(row[0]) for row in await self.fetch(_APPLIED)]
-
-    async def apply(self, migration: Migration) -> None:
-        sql = migration.path.read_text(encoding="utf-8")
-        async with self._connection() as connection:
-            try:
-                async with connection.transaction():
-                    await connection.execute(sql)
-                    await connection.execute(
-                        "INSERT INTO schema_migrations (version, name, applied_at)"
-                        " VALUES ($1, $2, $3)",
-                        migration.version, migration.name, utc_now(),
-                    )  # fmt: skip
-            except asyncpg.PostgresError as error:
-                raise RuntimeError(
-                    f"migration {migration.path.name} failed: {error}; nothing of it was applied"
-                ) from error
-
-
-_APPLIED = "SELECT version FROM schema_migrations ORDER BY version"
+    async def run_script(self, script: str) -> None:
+        """Statements separated by `;`, in one transaction (a failure rolls all back)."""
+        async with self._connection() as connection, connection.transaction():
+            await connection.execute(script)  # no arguments: several statements may run
 
 
 def is_postgres_url(location: object) -> bool:

@@ -1,9 +1,15 @@
-"""Voice clips into model input (mono float32 at 24 kHz), the one place clips are read:
-`decode` an uploaded clip (check, decode, then `trim_to_speech`), or `read_file` an operator's
-clip by path (DEFAULT_VOICE, the command line: their own file, read whole, no member limits).
+"""Voice clips into model input (mono float32 at 24 kHz), the one place clips are read.
+
+`decode` is the one reader: every clip from outside, whoever sent it, is bounded by its size
+and by its own header (container, rate, channels, duration) before a sample is decoded, then
+decoded a block at a time. Three kinds of clip go through it, each with its limits: a
+member's upload (`prepare`: decode, then `trim_to_speech`), an operator's file by path
+(`read_file`: DEFAULT_VOICE, the command line; `OPERATOR_LIMITS`, looser than a member's but
+bounds all the same: a wrong path may name a film) and the recordings kept in the store.
 
 Pure functions on bytes, files and arrays (blocking: call them in a thread). Every refusal of
-an upload is a `ClipError` whose message is shown to the member as is.
+a clip is a `ClipError` whose message is shown to the member as is (`read_file` makes it a
+`VoiceError` for the operator).
 """
 
 from __future__ import annotations
@@ -55,6 +61,13 @@ class ClipLimits:
     keep_s: float = 30.0  # the best this-many seconds are kept
     floor_db: float = -50.0  # below this RMS a 20 ms window is never speech
     range_db: float = 35.0  # ... nor when it is this far below the loudest window
+
+
+# An operator's own file: a studio recording may be large, many-channelled or at a high rate,
+# and is read whole (no speech limit short of its length); but it is bounded all the same.
+OPERATOR_LIMITS = ClipLimits(
+    max_bytes=128 * 1024 * 1024, max_rate=192_000, max_channels=8, max_speech_s=300.0
+)
 
 
 def check_size(size: int, limits: ClipLimits) -> None:
@@ -213,7 +226,9 @@ class _SpeechCount:
 
 
 def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
-    """An accepted file to mono float32 at 24 kHz; refuses by its header before decoding."""
+    """An accepted file's bytes to mono float32 at 24 kHz: refused by their size and header
+    before decoding, and while decoding as soon as they prove longer than the header said,
+    hold samples that are no waveform, or surely too much speech."""
     info = _check_header(data, limits)
     try:
         return _decode_blocks(data, info, limits)
@@ -223,16 +238,24 @@ def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
         raise ClipError(TOO_BIG) from error
 
 
-def read_file(path: Path) -> np.ndarray:
-    """An operator's audio file as mono float32 at 24 kHz (a `VoiceError` if unreadable)."""
+def read_file(path: Path, limits: ClipLimits = OPERATOR_LIMITS) -> np.ndarray:
+    """An operator's audio file as mono float32 at 24 kHz, through `decode`; a `VoiceError`
+    naming the file when it cannot be used."""
     try:
-        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
-    except (soundfile.LibsndfileError, RuntimeError) as error:
-        raise VoiceError(f"{path.name} is not a readable audio file") from error
-    mono = audio.mean(axis=1)
-    if rate != MODEL_RATE:
-        mono = soxr.resample(mono, rate, MODEL_RATE)
-    return np.ascontiguousarray(mono, dtype=np.float32)
+        return decode(_read_at_most(path, limits), limits)
+    except ClipError as error:
+        raise VoiceError(f"{path.name} cannot be used as a voice: {error}") from error
+
+
+def _read_at_most(path: Path, limits: ClipLimits) -> bytes:
+    """The file's bytes, refused by its size before any is read, never more than the limit
+    (one byte more: a file that grew since is refused too)."""
+    try:
+        check_size(path.stat().st_size, limits)
+        with path.open("rb") as file:
+            return file.read(limits.max_bytes + 1)
+    except OSError as error:
+        raise VoiceError(f"{path.name} cannot be read: {error.strerror or error}") from error
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:

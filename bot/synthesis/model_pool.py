@@ -50,7 +50,19 @@ def available_languages() -> tuple[str, ...]:
 
 
 class LanguageError(UserError):
-    """A language this bot does not offer."""
+    """A language this bot does not offer, or whose model cannot be loaded now."""
+
+
+def check_language(raw: str, offered: tuple[str, ...]) -> str:
+    """The offered language `raw` names (any case, spaces around), else a LanguageError
+    listing the offered ones: the one check, for the pool and the settings commands."""
+    language = raw.strip().lower()
+    if language not in offered:
+        raise LanguageError(tr(
+            "I don't speak “{name}” on this bot. Choose one of: {languages}.",
+            name=raw[:30], languages=", ".join(offered),
+        ))  # fmt: skip
+    return language
 
 
 def _reachable(path: str) -> bool:
@@ -206,7 +218,7 @@ class ModelPool:
     async def check_loadable(self, language: str) -> None:
         """Refuse (LanguageError, with the reason) a language whose model cannot be loaded
         now, checked without loading it (in a thread; a failure is remembered a minute)."""
-        self.check(language)
+        language = check_language(language, self.languages)
         if language in self._engines or language in self._loading:
             return
         failed = self._unloadable.get(language)
@@ -228,18 +240,10 @@ class ModelPool:
         )  # fmt: skip
         raise LanguageError(message)
 
-    def check(self, language: str) -> str:
-        if language not in self.languages:
-            raise LanguageError(tr(
-                "I don't speak “{name}” here. Languages: {languages}.",
-                name=language[:30], languages=", ".join(self.languages),
-            ))  # fmt: skip
-        return language
-
     # ---- loading and unloading -------------------------------------------------------------
     async def ensure(self, language: str) -> TTSEngine:
         """The engine for `language`, loading it first if needed (once, however many ask)."""
-        self.check(language)
+        language = check_language(language, self.languages)
         if language in self._engines:
             return self.engine_for(language)
         task = self._loading.get(language)

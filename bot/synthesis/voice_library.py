@@ -479,12 +479,12 @@ class VoiceLibrary:
         """Write `path`: the voice's state for `engine` (the model of `language`; None: the
         default one), made from its kept recording as background work; its size."""
         try:
-            flac = await self._recording(record)
-            clip, _ = await asyncio.to_thread(soundfile.read, io.BytesIO(flac), dtype="float32")
-        except (soundfile.LibsndfileError, RuntimeError, FileNotFoundError) as error:
+            flac = await self._recording(record)  # from the shared store, maybe: bounded too
+            clip = await asyncio.to_thread(clips.decode, flac, self.limits.clip)
+        except (clips.ClipError, FileNotFoundError) as error:
             raise VoiceLibraryError(
-                f"The recording behind the voice “{record.name}” is missing, so it cannot be "
-                "rebuilt for the model in use. Please clone it again."
+                f"The recording behind the voice “{record.name}” is missing or damaged, so it "
+                "cannot be rebuilt for the model in use. Please clone it again."
             ) from error
         tmp = path.with_name(f".tmp-{uuid.uuid4().hex}.safetensors")
         try:
