@@ -332,26 +332,15 @@ def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[A
         assert_same(torch.cat(made[n], dim=1), expected[n])
 
 
-def test_the_lm_thread_decodes_some_rows_when_its_step_is_cheap() -> None:
-    cheap = [BatchCost(n, 0.010, 0.008 * n) for n in range(1, 9)]  # int8-like: the decoder
-    costs = StepCosts(cheap, max_rows=8, frame_s=0.08, cores=2)
-    assert costs.split(8) == 3  # 10 + 3 x 8.4 = 35 ms beside 5 x 8.4 = 42 ms
-    assert costs.estimate(8) < costs._decode_s(8)
-    dear = [BatchCost(n, 0.060, 0.008 * n) for n in range(1, 9)]  # the LM fills its core
-    assert StepCosts(dear, max_rows=8, frame_s=0.08, cores=2).split(8) == 0
-    assert StepCosts(cheap, max_rows=8, frame_s=0.08, cores=1).split(8) == 0
-
-
-def test_rows_decoded_on_either_thread_sound_as_alone(model: Any, voices: list[Any]) -> None:
-    """Streams whose audio is decoded on the LM's thread and on the decoder's, chunk after
-    chunk, each get the audio of their latents decoded alone, in order."""
-    split = [BatchCost(n, 0.0001, 0.01 * n) for n in range(1, 5)]  # half the rows inline
+def test_streams_prefilled_chunk_by_chunk_sound_as_alone(model: Any, voices: list[Any]) -> None:
+    """Streams whose prompts the batch's thread prefills one chunk at a time each get the
+    audio of their latents decoded alone, chunk after chunk, in order."""
     texts = [TEXTS[0], TEXTS[2], " ".join(TEXTS), TEXTS[3]]  # the third: several chunks
     audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
     ended: dict[int, BaseException | None] = {}
     done = threading.Event()
     requests: list[Request] = []
-    batcher = Batcher(model, max_rows=4, costs=split)
+    batcher = Batcher(model, max_rows=4)
     try:
         for n, text in enumerate(texts):
 
@@ -370,8 +359,6 @@ def test_rows_decoded_on_either_thread_sound_as_alone(model: Any, voices: list[A
             )
             batcher.submit(requests[-1])
         assert done.wait(120)
-        lanes = {id(r.lane) for r in requests}
-        assert lanes == {id(batcher._inline), id(batcher._decoder)}  # both threads decoded
     finally:
         batcher.close()
     assert ended == {n: None for n in range(len(texts))}

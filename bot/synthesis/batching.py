@@ -21,7 +21,6 @@ Built on pocket-tts's own modules, not a fork of them:
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import logging
 import os
@@ -81,7 +80,6 @@ class Request:
     # it: a prompt prefilled there never runs as a third thread beside the LM and the decoder
     prepare: Callable[[Any], Iterator[Prefilled]] | None = None
     _pending: Iterator[Prefilled] | None = None  # the chunks `prepare` has not yielded yet
-    lane: object = None  # the decoder of its audio (the batch's), kept from chunk to chunk
 
     @property
     def more(self) -> bool:
@@ -507,85 +505,63 @@ class BatchedMimi:
 
 
 class _Decoder:
-    """Mimi for some of the batch's rows, replaying their joins, steps and leaves in order.
+    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order.
 
-    Threaded: on a thread of its own, fed through a queue; `lag` counts the steps handed over
-    and not decoded yet, and the LM's thread waits while it is over `Batcher.MAX_LAG`, so the
-    two threads meet only through this bounded queue. Inline: on the LM's thread, right after
-    its step (while the threaded one decodes its rows beside it): when the LM's step leaves
-    that core idle part of each frame (int8), some rows are decoded there."""
+    `lag` counts the steps handed over and not decoded yet: the LM's thread waits while it is
+    over `Batcher.MAX_LAG`, so the two threads meet only through this bounded queue and the
+    step period the batch measures includes a decoder that cannot keep up."""
 
-    def __init__(self, model: Any, max_rows: int, costs: StepCosts, *, threaded: bool) -> None:
+    def __init__(self, model: Any, max_rows: int, costs: StepCosts) -> None:
         self.mimi = BatchedMimi(model, max_rows=max_rows)
         self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
         self.costs = costs
-        self.members = 0  # rows joined and not left, as the caller sees it
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
         self._fresh: set[_Row] = set()
         self.lag = 0
         self._decoded = threading.Condition()
-        self._thread: threading.Thread | None = None
-        if threaded:
-            self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
-            self._thread.start()
-
-    def _put(self, event: tuple[Any, ...]) -> None:
-        if self._thread is None:
-            self._process(event)
-        else:
-            self._queue.put(event)
+        self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
+        self._thread.start()
 
     def join(self, row: _Row) -> None:
-        self.members += 1
-        self._put(("join", row))
+        self._queue.put(("join", row))
 
-    def step(self, made: dict[int, torch.Tensor | None]) -> None:
-        """Decode this step for the rows here: `made` maps every live row of the step (by id)
-        to its latent, None for a row that ended at this step (decoded, not played)."""
+    def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
         with self._decoded:
             self.lag += 1
-        self._put(("step", made))
+        self._queue.put(("step", latents, keep))
 
     def wait_under(self, lag: int, closed: Callable[[], bool]) -> None:
         """Block the caller (the LM's thread) while more than `lag` steps wait to be decoded."""
-        if self._thread is None:
-            return
         with self._decoded:
             while self.lag > lag and not closed() and self._thread.is_alive():
                 self._decoded.wait(0.5)
 
-    def leave(self, row: _Row, error: BaseException | None, last: bool) -> None:
-        self.members -= 1
-        self._put(("leave", row, error, last))
+    def leave(self, index: int, error: BaseException | None, last: bool) -> None:
+        self._queue.put(("leave", index, error, last))
 
     def end(self, request: Request, error: BaseException | None) -> None:
-        self._put(("end", request, error))
+        self._queue.put(("end", request, error))
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=30)
+        self._queue.put(None)
+        self._thread.join(timeout=30)
 
     def _run(self) -> None:
         while (event := self._queue.get()) is not None:
-            self._process(event)
-
-    def _process(self, event: tuple[Any, ...]) -> None:
-        try:
-            self._handle(event)
-        except Exception as error:  # the decoder itself failed: end every row it holds
-            log.exception("the audio decoder failed")
-            for row in self._rows:
-                self._end(row.request, error)
-            self._rows.clear()
-            self._fresh.clear()
-            self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
-        finally:
-            if event[0] == "step":
-                with self._decoded:
-                    self.lag -= 1
-                    self._decoded.notify_all()
+            try:
+                self._handle(event)
+            except Exception as error:  # the decoder itself failed: end every row it holds
+                log.exception("the audio decoder failed")
+                for row in self._rows:
+                    self._end(row.request, error)
+                self._rows.clear()
+                self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
+            finally:
+                if event[0] == "step":
+                    with self._decoded:
+                        self.lag -= 1
+                        self._decoded.notify_all()
 
     def _handle(self, event: tuple[Any, ...]) -> None:
         kind = event[0]
@@ -594,20 +570,13 @@ class _Decoder:
             self._rows.append(event[1])
             self._fresh.add(event[1])
         elif kind == "step":
-            made: dict[int, torch.Tensor | None] = event[1]
-            if not self._rows:
-                return
-            blank = torch.zeros((1, 1, self.mimi.model.flow_lm.ldim))
-            got = [made.get(id(row)) for row in self._rows]
-            latents = torch.cat([blank if latent is None else latent for latent in got])
+            _, latents, keep = event
             started = time.perf_counter()
-            # the inline lane runs on the LM's thread, inside MODEL_STEPS: beside this model's
-            # own threaded decoder by design, so not under the lock across models' decoders
-            with AUDIO_DECODES if self._thread is not None else contextlib.nullcontext():
+            with AUDIO_DECODES:
                 audio = self.mimi.decode(latents)
-            self.costs.decodes.add(len(self._rows), time.perf_counter() - started)
-            for row, samples, latent in zip(self._rows, audio, got, strict=True):
-                if latent is not None and not row.request.stop.is_set():
+            self.costs.decodes.add(len(keep), time.perf_counter() - started)
+            for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
+                if wanted and not row.request.stop.is_set():
                     chunk = samples.numpy().astype(np.float32, copy=True)
                     if row in self._fresh:  # pocket-tts fades a stream's first 5 ms in
                         self._fresh.discard(row)
@@ -615,8 +584,8 @@ class _Decoder:
                         chunk[:n] *= np.linspace(0, 1, self.fade, dtype=np.float32)[:n]
                     row.request.emit(chunk)
         elif kind == "leave":
-            _, row, error, last = event
-            index = self._rows.index(row)
+            _, index, error, last = event
+            row = self._rows[index]
             self.mimi.leave(index)
             self._rows[index] = self._rows[-1]
             self._rows.pop()
@@ -670,14 +639,9 @@ class Batcher:
     `submit()` (any thread) queues a stream; its prompt is prefilled on the batch's thread
     between two steps (one prefill per step at most) and it joins at the next frame boundary
     while the batch has a free row, live speech before background work. Every step, decode
-    and prefill is timed (`costs`), and how many rows stay in real time (`capacity()`)
-    follows those live figures: the scheduler admits new speech only within it, so an
-    admitted stream's next chunk always finds its row and never waits mid-message.
-
-    The rows' audio is decoded on the decoder's thread, and, when the LM's step leaves its
-    core idle part of each frame, some rows on the LM's thread right after the step (see
-    `StepCosts.split`): both cores work, and no third thread runs beside them. A stream keeps
-    its lane from chunk to chunk, so its audio stays in order.
+    and prefill is timed (`costs`), and how many rows stay in real time (`capacity()`) follows
+    those live figures: the scheduler admits new speech only within it, so an admitted stream's next
+    chunk always finds its row and never waits mid-message.
     """
 
     MAX_LAG = 2  # steps the LM may run ahead of the decoder
@@ -686,9 +650,7 @@ class Batcher:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
         self.costs = StepCosts(costs or [], max_rows, self.frame_s, os.cpu_count() or 1)
-        self._decoder = _Decoder(model, max_rows, self.costs, threaded=True)
-        self._inline = _Decoder(model, max_rows, self.costs, threaded=False)
-        self._lane: dict[int, _Decoder] = {}  # id(row) -> the decoder of its audio
+        self._decoder = _Decoder(model, max_rows, self.costs)
         self._waiting: collections.deque[tuple[Request, Prefilled | None]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -728,25 +690,9 @@ class Batcher:
                     return request, chunk
         return None
 
-    def _end(self, request: Request, error: BaseException | None) -> None:
-        """End a stream that holds no row, through the lane its audio went by."""
-        lane = request.lane if isinstance(request.lane, _Decoder) else self._decoder
-        lane.end(request, error)
-
-    def _join(self, request: Request, chunk: Prefilled) -> None:
-        self.batch.join(request, chunk)
-        row = self.batch.rows[-1]
-        lane = request.lane
-        if not isinstance(lane, _Decoder):  # a new stream: the lane that balances the cores
-            inline = self.costs.split(len(self.batch.rows))
-            lane = self._inline if self._inline.members < inline else self._decoder
-            request.lane = lane
-        self._lane[id(row)] = lane
-        lane.join(row)
-
     def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
         row = self.batch.leave(index)
-        self._lane.pop(id(row)).leave(row, error, last)
+        self._decoder.leave(index, error, last)
         return row
 
     def _admit(self) -> tuple[bool, Request | None]:
@@ -755,16 +701,18 @@ class Batcher:
         batch = self.batch
         for request, _ in self._waiting:
             if request.stop.is_set():
-                self._end(request, None)
+                self._decoder.end(request, None)
         self._waiting = collections.deque((r, c) for r, c in self._waiting if not r.stop.is_set())
         while len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=True)):
             request, chunk = waiting
             assert chunk is not None
             try:
-                self._join(request, chunk)
+                batch.join(request, chunk)
             except Exception as error:  # this stream ends; the batch goes on
                 log.exception("a stream could not join the batch")
-                self._end(request, error)
+                self._decoder.end(request, error)
+                continue
+            self._decoder.join(batch.rows[-1])
         todo = None
         if len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=False)):
             todo = waiting[0]
@@ -784,13 +732,13 @@ class Batcher:
                 chunk = next(request._pending, None)
         except Exception as error:  # delivered to the stream's caller
             request._pending = None
-            self._end(request, error)
+            self._decoder.end(request, error)
             return
         finally:
             self.costs.add_prefill(time.perf_counter() - started)
         if chunk is None:
             request._pending = None
-            self._end(request, None)
+            self._decoder.end(request, None)
             return
         with self._lock:
             self._waiting.appendleft((request, chunk))
@@ -828,22 +776,26 @@ class Batcher:
             return
         self.steps += 1
         self.rows_stepped += len(rows)
-        made: dict[int, torch.Tensor | None] = {id(row): None for row in rows}
-        made.update({id(row): latent for row, latent, _ in results if latent is not None})
+        made = {id(row): latent for row, latent, _ in results if latent is not None}
         ended = {id(row): error for row, latent, error in results if latent is None}
-        self._decoder.step(made)  # first: it decodes its rows while this thread does its own
-        if self._inline.members:
-            self._inline.step(made)
+        blank = torch.zeros((1, 1, batch.flow.ldim))  # rows that ended: decoded, not played
+        latents = torch.cat([made.get(id(row), blank) for row in rows])
+        self._decoder.step(latents, [id(row) in made for row in rows])
         for row in rows:
-            latent = made[id(row)]
-            if latent is not None and row.request.on_latent is not None:
-                row.request.on_latent(latent)
-        for row in rows:  # the batch dropped its ended rows already; now their lanes
+            if id(row) in made and row.request.on_latent is not None:
+                row.request.on_latent(made[id(row)])
+        # the batch dropped its ended rows from the back; replay that on the decoder
+        order = list(rows)
+        for i in reversed(range(len(rows))):
+            row = rows[i]
             if id(row) not in ended:
                 continue
+            index = order.index(row)
             error = ended[id(row)]
             more = error is None and row.request.more
-            self._lane.pop(id(row)).leave(row, error, not more)
+            self._decoder.leave(index, error, not more)
+            order[index] = order[-1]
+            order.pop()
             if more:
                 with self._lock:  # the stream's next chunk goes to the front
                     chunk = row.request.chunks.popleft() if row.request.chunks else None

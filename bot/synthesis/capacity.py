@@ -162,45 +162,21 @@ class StepCosts:
         guess = self._interpolate(table, rows)
         return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def _lm_s(self, rows: int) -> float:
-        """The LM's thread per step with `rows` rows: the step and the prefills between."""
+    def estimate(self, rows: int) -> float:
+        """Seconds per step with `rows` live rows: the slower of the LM's thread (its steps
+        and the prefills between them) and the decoder's (one after the other on one core)."""
         lm = self.steps.get(rows)
         if lm is None:
             lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
                 self.steps, self._lm, SIDE_BY_SIDE["lm"]
             )
-        return lm + rows * self.prefill_per_row()
-
-    def _decode_s(self, rows: int) -> float:
-        """One decode of `rows` rows."""
-        if rows <= 0:
-            return 0.0
+        lm += rows * self.prefill_per_row()
         decode = self.decodes.get(rows)
         if decode is None:
             decode = self._interpolate(self._decode, rows) * self._scale(
                 self.decodes, self._decode, SIDE_BY_SIDE["decode"]
             )
-        return decode
-
-    def _period(self, rows: int, inline: int) -> float:
-        """Seconds per step with `inline` of the rows decoded on the LM's thread after its
-        step and the others on the decoder's thread beside it."""
-        return max(self._lm_s(rows) + self._decode_s(inline), self._decode_s(rows - inline))
-
-    def split(self, rows: int) -> int:
-        """How many of `rows` rows to decode on the LM's thread: the split whose slower
-        thread is the fastest, the fewest on a tie (none on one core)."""
-        if self.cores < 2:
-            return 0
-        return min(range(rows + 1), key=lambda inline: (self._period(rows, inline), inline))
-
-    def estimate(self, rows: int) -> float:
-        """Seconds per step with `rows` live rows: the slower of the LM's thread (its steps,
-        the prefills between them and the rows it decodes) and the decoder's (all of it one
-        after the other on one core)."""
-        if self.cores < 2:
-            return self._lm_s(rows) + self._decode_s(rows)
-        return self._period(rows, self.split(rows))
+        return lm + decode if self.cores < 2 else max(lm, decode)
 
     def capacity(self) -> int:
         """The most rows that all get their frames in real time: sizes are tried upwards and
