@@ -15,7 +15,7 @@ def test_defaults() -> None:
     s = settings(DISCORD_TOKEN=TOKEN)
     assert s.tts_language == "english"
     assert s.tts_config is None
-    assert s.tts_quantize is False
+    assert s.tts_quantize is True  # int8 by default: faster at every batch size
     assert s.default_voice is None
     assert s.data_dir == Path(".")
     assert s.discord_api_base == DEFAULT_API_BASE

@@ -49,6 +49,9 @@ MIN_UNIT_CHARS = 20
 MIN_UNIT_AUDIO_S = 2.0  # a cut unit still gives this much speech
 SPARE_MIN_SPEED = 1.5  # spare lanes run only while the model alone is this much faster than speech
 SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this much is ready
+# A message joining a busy batch plays once this much is ready: near capacity its buffer grows
+# only by the step's margin, and a prefill or a slow step early on would break it up
+BATCH_PREBUFFER_S = 0.3
 READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
 DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
 DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
@@ -619,10 +622,13 @@ class DeadlineScheduler:
             self._changed.set()
 
     async def _run_unit(self, job: SpeechJob, spare: bool) -> None:
+        busy = any(j.active for j in self.live() if j is not job)
         job.admitted = True
         text = self.take_unit(job, spare)
         if spare and not job.sink.started:  # two units share the CPU: absorb the jitter
             job.sink.prebuffer(SPARE_PREBUFFER_S)
+        elif self.capacity is not None and busy and not job.sink.started:
+            job.sink.prebuffer(BATCH_PREBUFFER_S)
         log.debug(
             "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
             len(text), job.key, " on a spare lane" if spare else "",
