@@ -124,15 +124,17 @@ async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
     await full_engine.close()
 
 
-async def test_an_int8_engine_loads_counts_its_weights_and_speaks(
-    tiny_model: TinyModel, engine: TTSEngine
-) -> None:
-    """TTS_QUANTIZE=1: packed int8 layers hold their weights in tuples beside dtypes."""
+async def test_an_int8_engine_loads_counts_its_weights_and_speaks(tiny_model: TinyModel) -> None:
+    """TTS_QUANTIZE=1 (the default): packed int8 layers hold their weights in tuples beside
+    dtypes, and weigh less than the fp32 model's (TTS_QUANTIZE=0)."""
     int8 = await TTSEngine.load(
         engine_settings(tiny_model.config, tiny_model.clip, TTS_QUANTIZE="1"), batch=1
     )
+    fp32 = await TTSEngine.load(
+        engine_settings(tiny_model.config, tiny_model.clip, TTS_QUANTIZE="0"), batch=1
+    )
     try:
-        assert 0 < int8.model_bytes < engine.model_bytes
+        assert 0 < int8.model_bytes < fp32.model_bytes
         samples = 0
         async with int8.stream("Hello there.") as stream:
             async for chunk in stream:
@@ -140,3 +142,4 @@ async def test_an_int8_engine_loads_counts_its_weights_and_speaks(
         assert samples > 0
     finally:
         await int8.close()
+        await fp32.close()
