@@ -1,14 +1,17 @@
 """The baseline the deadline scheduler is measured against: first come, first served.
 
 Whole messages, one at a time, in arrival order across every server, with no spare lane and
-no read-ahead limit: what a simple bot does. Benchmarks and tests compare against it; the bot
-never uses it.
+no read-ahead limit; and a server's next message goes to the model only once the current one
+has played: what a simple bot does. Benchmarks and tests compare against it; the bot never
+uses it.
 """
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
+from bot.playback.speakers import GuildSpeaker
 from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
 
 
@@ -16,6 +19,12 @@ class FifoScheduler(DeadlineScheduler):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["spare_lanes"] = 0
         super().__init__(*args, **kwargs)
+
+    def submit(self, job: SpeechJob) -> None:
+        """A message is synthesized whole: its units (sentences, clauses) become one again."""
+        if not job.background and len(job.units) > 1:
+            job.units = collections.deque([" ".join(job.units)])
+        super().submit(job)
 
     def deadline(self, job: SpeechJob, now: float) -> float:
         return job.requested_at
@@ -31,3 +40,11 @@ class FifoScheduler(DeadlineScheduler):
 
     def unit_limit(self, job: SpeechJob) -> int | None:
         return None
+
+
+class FifoSpeaker(GuildSpeaker):
+    """A server's queue without preparing ahead: its next message joins the model's queue
+    only when the current one has played (the bot synthesizes it while the current plays)."""
+
+    def prepare_next(self) -> None:
+        pass

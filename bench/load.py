@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pocket_tts import TTSModel
 
-from bench.fifo import FifoScheduler
+from bench.fifo import FifoScheduler, FifoSpeaker
 from bot.core.config import load_settings
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
@@ -105,9 +105,11 @@ async def run_load(
     )
     scheduler.start()
     clients = [PlayerVoiceClient() for _ in range(servers)]
+    speaker_kind = FifoSpeaker if policy == "fifo" else GuildSpeaker
+    results: list[tuple[int, UtteranceResult]] = []  # as each server's messages end, in order
     speakers = [
-        GuildSpeaker(scheduler, lambda client=client: client, max_queue=1000, key=k,
-                     split=policy == "deadline", prepare_next=policy == "deadline")
+        speaker_kind(scheduler, lambda client=client: client, max_queue=1000, key=k,
+                     on_result=lambda result, k=k: results.append((k, result)))
         for k, client in enumerate(clients)
     ]  # fmt: skip
     if traffic == "continuous":  # every server always has its next message waiting
@@ -131,11 +133,11 @@ async def run_load(
     wall = time.monotonic() - wall0
     cpu = (time.process_time() - cpu0) / wall
     unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
-    results = [(k, r) for k, s in enumerate(speakers) for r in s.history]
+    ended = list(results)  # what ended by now: closing cuts the rest off
     for speaker in speakers:
         await speaker.close()
     await scheduler.close()
-    return RunResult(results, unfinished, cpu, wall)
+    return RunResult(ended, unfinished, cpu, wall)
 
 
 def sentences(rng: random.Random) -> str:

@@ -37,7 +37,7 @@ from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
-from tests.player import PlayerVoiceClient
+from tests.player import Ended, PlayerVoiceClient
 from tests.tiny_model import train_tokenizer, write_random_config
 
 LEAD = "Alice said"
@@ -148,20 +148,20 @@ async def announced_run(engine: TTSEngine, phrases: PhraseCache | None) -> tuple
     cached; without, the model says the whole line (the baseline)."""
     deadlines = DeadlineScheduler(engine.stream, workers=engine.workers)
     deadlines.start()
-    client = PlayerVoiceClient()
+    client, ended = PlayerVoiceClient(), Ended()
     speaker = GuildSpeaker(
         deadlines,
         lambda: client,
         phrases=phrases,
         default_voice=engine.default_voice,  # type: ignore[arg-type,return-value]
+        on_result=ended,
     )
     try:
         speaker.enqueue(Utterance(f"{LEAD} {TEXT}", lead=LEAD if phrases else ""))
-        await speaker.finished.wait()
+        (result,) = await ended.wait_for(1, timeout=None)
     finally:
         await speaker.close()
         await deadlines.close()
-    result = speaker.history[0]
     assert result.first_frame_latency is not None
     return result.first_frame_latency, result.underruns
 

@@ -79,11 +79,11 @@ async def run_bot(settings: Settings) -> None:
 
 
 async def sync_commands(settings: Settings) -> None:
-    from bot.client import PocketVoiceBot
+    from bot.client import CommandClient
 
-    async with PocketVoiceBot(settings, load_engine=False) as bot:
-        await bot.login(settings.discord_token or "")
-        count = await bot.sync_commands()
+    async with CommandClient(settings) as client:
+        await client.login(settings.discord_token or "")
+        count = await client.sync_commands()
     print(f"Registered {count} slash commands.")
 
 

@@ -57,6 +57,36 @@ def ssl_context(settings: Settings) -> ssl.SSLContext:
     return context
 
 
+async def add_commands(bot: commands.Bot) -> None:
+    """The slash commands (the cogs) and their translations: the one tree the bot serves,
+    `sync` registers and `doctor` compares with what Discord has."""
+    await bot.tree.set_translator(CommandTranslator())
+    for extension in EXTENSIONS:
+        await bot.load_extension(extension)
+
+
+class CommandClient(commands.Bot):
+    """What `sync` and `doctor` need of Discord: a login over REST and the bot's command
+    tree. No gateway session, no model, no database: those are the whole bot's,
+    `PocketVoiceBot`."""
+
+    def __init__(self, settings: Settings) -> None:
+        point_discord_at(settings)
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=discord.Intents.none(),
+            help_command=None,
+            connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
+        )
+
+    async def setup_hook(self) -> None:  # runs in login()
+        await add_commands(self)
+
+    async def sync_commands(self) -> int:
+        """Register the commands with Discord, in place of what was registered."""
+        return len(await self.tree.sync())
+
+
 class PocketVoiceBot(commands.AutoShardedBot):
     """Always sharded: SHARD_COUNT/SHARD_IDS choose this process's shards, unset they are
     Discord's recommended count, all held here. Guilds spread over processes by shard; their
@@ -69,7 +99,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
     settings_service: SettingsService
     idle_check_s: float = IDLE_CHECK_S
 
-    def __init__(self, settings: Settings, *, load_engine: bool = True) -> None:
+    def __init__(self, settings: Settings) -> None:
         native_memory.limit_arenas()  # before the model's threads start
         point_discord_at(settings)
         intents = discord.Intents.none()
@@ -90,7 +120,6 @@ class PocketVoiceBot(commands.AutoShardedBot):
             shard_ids=list(settings.shard_ids) if settings.shard_ids is not None else None,
         )
         self.settings = settings
-        self._load_engine = load_engine
         self.scheduler: SpeechScheduler | None = None
         self.models: ModelPool | None = None
         self.connections: VoiceConnections | None = None
@@ -145,61 +174,57 @@ class PocketVoiceBot(commands.AutoShardedBot):
         await self.endpoints.start(self.settings.metrics_host, port)
 
     async def setup_hook(self) -> None:
-        if self._load_engine:
-            await self._start_endpoints()
-            ensure_opus()
-            self.engine = await TTSEngine.load(self.settings)
-            try:  # load the default voice now, so the first /say answers fast
-                await self.engine.voice_state()
-            except VoiceError as error:
-                await self.engine.close()
-                raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
-            location = database_location(self.settings.database_url, self.settings.data_dir)
-            self.db = await Database.open(location)
-            self.engine.phrases = PhraseCache(
-                self.settings.data_dir / "phrases", self.engine.fingerprint
-            )
-            self.models = ModelPool(
-                self.settings,
-                self.engine,
-                partial(TTSEngine.load, batch=self.engine.rows, background=True),
-            )
-            self.scheduler = SpeechScheduler(self.engine, models=self.models)
-            if self.metrics is not None:
-                self.scheduler.stats.listeners.append(self.metrics.record)
-            library = VoiceLibrary(
-                self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines
-            )
-            library.models = self.models
-            await library.reconcile()
-            if library.shared:  # other processes delete voices too
-                self._tasks.append(supervise(library.follow_deletions, "voice-deletions"))
-            self.connections = VoiceConnections(self.scheduler, self.get_guild)
-            self._tasks.append(supervise(self.connections.watch, "voice-watchdog"))
-            self.speech = SpeechService(
-                self.scheduler,
-                self.connections,
-                self.settings.max_text_length,
-                voice_for=library.voice_for,
-                cloned_voice_id=library.cloned_voice_id,
-                language=self.settings.tts_language,
-                language_for=LanguageChoice(self.db, self.models).for_member,
-                voice_to_prepare=library.voice_to_prepare,
-            )
-            self.voices = VoiceService(library, self.speech, self.engine)
-            self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
-            self.settings_service = SettingsService(
-                self.db, self.models.languages, can_load=self.models.check_loadable
-            )
-            self._idle_task = supervise(self._leave_when_idle, "idle-watch")
+        await self._start_endpoints()
+        ensure_opus()
+        self.engine = await TTSEngine.load(self.settings)
+        try:  # load the default voice now, so the first /say answers fast
+            await self.engine.voice_state()
+        except VoiceError as error:
+            await self.engine.close()
+            raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
+        location = database_location(self.settings.database_url, self.settings.data_dir)
+        self.db = await Database.open(location)
+        self.engine.phrases = PhraseCache(
+            self.settings.data_dir / "phrases", self.engine.fingerprint
+        )
+        self.models = ModelPool(
+            self.settings,
+            self.engine,
+            partial(TTSEngine.load, batch=self.engine.rows, background=True),
+        )
+        self.scheduler = SpeechScheduler(self.engine, models=self.models)
+        if self.metrics is not None:
+            self.scheduler.stats.listeners.append(self.metrics.record)
+        library = VoiceLibrary(
+            self.db, self.engine, self.settings.data_dir, deadlines=self.scheduler.deadlines
+        )
+        library.models = self.models
+        await library.reconcile()
+        if library.shared:  # other processes delete voices too
+            self._tasks.append(supervise(library.follow_deletions, "voice-deletions"))
+        self.connections = VoiceConnections(self.scheduler, self.get_guild)
+        self._tasks.append(supervise(self.connections.watch, "voice-watchdog"))
+        self.speech = SpeechService(
+            self.scheduler,
+            self.connections,
+            self.settings.max_text_length,
+            voice_for=library.voice_for,
+            cloned_voice_id=library.cloned_voice_id,
+            language=self.settings.tts_language,
+            language_for=LanguageChoice(self.db, self.models).for_member,
+            voice_to_prepare=library.voice_to_prepare,
+        )
+        self.voices = VoiceService(library, self.speech, self.engine)
+        self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
+        self.settings_service = SettingsService(
+            self.db, self.models.languages, can_load=self.models.check_loadable
+        )
+        self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
-        await self.tree.set_translator(CommandTranslator())
-        for extension in EXTENSIONS:
-            await self.load_extension(extension)
-        if self.settings.sync_commands and self._load_engine:
+        await add_commands(self)
+        if self.settings.sync_commands:
             await self.sync_commands()
-        if self._load_engine:  # the model and everything imported stay for good
-            gc_pauses.freeze_after_startup()
+        gc_pauses.freeze_after_startup()  # the model and everything imported stay for good
 
     async def sync_commands(self) -> int:
         commands_synced = await self.tree.sync()

@@ -303,11 +303,11 @@ async def check_database(settings: Settings) -> Check:
 async def check_discord(settings: Settings) -> list[Check]:
     import discord
 
-    from bot.client import PocketVoiceBot
+    from bot.client import CommandClient
 
     if not settings.discord_token:
         return [bad("token", "DISCORD_TOKEN is not set", "put your bot token in .env")]
-    bot = PocketVoiceBot(settings, load_engine=False)
+    bot = CommandClient(settings)
     try:
         async with bot:
             try:

@@ -17,7 +17,7 @@ class HelpCog(commands.Cog):
 
     @app_commands.command(name="help", description="What the bot can do, and how it is set up here")
     async def help(self, interaction: discord.Interaction) -> None:
-        can_clone = hasattr(self.bot, "engine") and self.bot.engine.has_voice_cloning
+        can_clone = self.bot.engine.has_voice_cloning
         guild = interaction.guild
         await respond(interaction, lambda: help_reply(self.bot.db, guild, can_clone))
 

@@ -2,11 +2,13 @@
 
 It does what discord.py's AudioPlayer does with a PCM source (read, Opus-encode, sleep to the
 next 20 ms tick, call `after` at the end) without a voice connection; the benchmarks and the
-scheduler tests use it where the fake Discord would add nothing but time.
+scheduler tests use it where the fake Discord would add nothing but time. `Ended` collects
+what a speaker reports as each utterance ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +16,7 @@ from collections.abc import Callable
 import discord
 
 from bot.playback.audio_source import StreamingSource
+from bot.playback.stats import UtteranceResult
 
 
 class PlayerVoiceClient:
@@ -58,3 +61,24 @@ class PlayerVoiceClient:
             after(None)
 
         threading.Thread(target=run, daemon=True).start()
+
+
+class Ended:
+    """A speaker's `on_result`: the utterances it reports ended, in playing order, as the bot's
+    stats (`BotStats.record`) get them."""
+
+    def __init__(self) -> None:
+        self.results: list[UtteranceResult] = []
+        self._added = asyncio.Event()
+
+    def __call__(self, result: UtteranceResult) -> None:
+        self.results.append(result)
+        self._added.set()
+
+    async def wait_for(self, count: int, timeout: float | None = 5.0) -> list[UtteranceResult]:
+        """Every utterance ended so far, once there are `count` (TimeoutError after `timeout`)."""
+        async with asyncio.timeout(timeout):
+            while len(self.results) < count:
+                self._added.clear()
+                await self._added.wait()
+        return list(self.results)

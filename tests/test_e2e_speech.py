@@ -238,6 +238,25 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         await fake.close()
 
 
+async def test_the_bot_with_sync_commands_registers_the_tree_sync_registers(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """`sync` has a small client of its own; the whole bot started with SYNC_COMMANDS=1
+    registers the very same commands."""
+
+    def registered(fake: FakeDiscord) -> list[dict]:
+        ids = ("id", "version")  # the fake's own, new on every registration
+        return [{k: v for k, v in c.items() if k not in ids} for c in fake.registered_commands]
+
+    async with bot_on_fake_discord(tmp_path, tiny_model, {"SYNC_COMMANDS": "1"}) as running:
+        by_the_bot = registered(running.fake)
+        running.fake.registered_commands = []
+        await sync_commands(load_settings(running.fake.env, dotenv_path=None))
+        by_sync = registered(running.fake)
+    assert len(by_the_bot) == 16
+    assert by_sync == by_the_bot
+
+
 async def test_botstats_reports_time_to_first_audio(running_bot: RunningBot) -> None:
     fake = running_bot.fake
     empty = await (await fake.interaction("botstats")).wait_response(2)

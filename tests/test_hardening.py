@@ -18,7 +18,7 @@ from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.storage.database import Database
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.scheduler import BusyError, DeadlineScheduler, FileSink, SpeechJob
-from tests.player import PlayerVoiceClient
+from tests.player import Ended, PlayerVoiceClient
 
 
 class OneChunk:
@@ -213,18 +213,14 @@ class BrokenOnce(PlayerVoiceClient):
 
 
 async def test_a_failed_play_ends_that_message_and_the_next_one_plays() -> None:
-    client = BrokenOnce()
+    client, ended = BrokenOnce(), Ended()
     deadlines = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
     deadlines.start()
-    speaker = GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
+    speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     try:
         speaker.enqueue(Utterance("first"))
         speaker.enqueue(Utterance("second"))
-        for _ in range(2):
-            speaker.finished.clear()
-            if len(speaker.history) < 2:
-                await asyncio.wait_for(speaker.finished.wait(), 5)
-        first, second = speaker.history
+        first, second = await ended.wait_for(2)
         assert first.error is not None and "Not connected" in first.error
         assert second.error is None and second.frames_played > 0
         assert not speaker.busy
@@ -256,18 +252,18 @@ async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
 
     monkeypatch.setattr(scheduler, "STALL_S", 1.5)
     monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)
-    client = FrozenPlayer(connected=True)
+    client, ended = FrozenPlayer(connected=True), Ended()
     deadlines = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
     deadlines.start()
-    speaker = GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
+    speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     try:
         speaker.enqueue(Utterance("never heard"))
         await asyncio.sleep(0.5)  # playing now (play() was called)
         client.connected = connected
         started = asyncio.get_running_loop().time()
-        await asyncio.wait_for(speaker.finished.wait(), 10)
+        (result,) = await ended.wait_for(1, 10)
         waited = asyncio.get_running_loop().time() - started
-        assert speaker.history[0].error == "playback stalled"
+        assert result.error == "playback stalled"
         if connected:  # a dead player: given up after STALL_S
             assert 1.0 < waited < 3.5
         else:  # discord.py is reconnecting: it gets RECONNECT_STALL_S

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.fifo import FifoSpeaker
 from bot.playback.audio_source import StreamingSource
 from bot.playback.speakers import GuildSpeaker, QueueFullError, Utterance
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
-from tests.player import PlayerVoiceClient
+from tests.player import Ended, PlayerVoiceClient
 
 
 async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> None:
@@ -36,12 +37,11 @@ async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> Non
 
 
 async def test_without_a_voice_connection_utterances_end_with_an_error(engine: TTSEngine) -> None:
-    speaker = GuildSpeaker(DeadlineScheduler(engine.stream), lambda: None)
+    ended = Ended()
+    speaker = GuildSpeaker(DeadlineScheduler(engine.stream), lambda: None, on_result=ended)
     try:
         speaker.enqueue(Utterance("hello"))
-        speaker.finished.clear()
-        await speaker.finished.wait()
-        (result,) = speaker.history
+        (result,) = await ended.wait_for(1)
         assert result.error == "not connected to voice" and result.frames_played == 0
         assert not speaker.busy and speaker.idle_seconds >= 0
     finally:
@@ -68,26 +68,28 @@ class TimedStream:
         return self._chunks()
 
 
-def timed_speaker(log: list[tuple[str, float]], client: PlayerVoiceClient) -> GuildSpeaker:
+def timed_speaker(
+    log: list[tuple[str, float]],
+    client: PlayerVoiceClient,
+    ended: Ended,
+    kind: type[GuildSpeaker] = GuildSpeaker,
+) -> GuildSpeaker:
     def synthesize(text: str, voice: str | None) -> TimedStream:
         return TimedStream(log, text, audio_s=1.0 if text.startswith("long") else 0.3)
 
     deadlines = DeadlineScheduler(synthesize, max_load=100.0)
     deadlines.start()
-    return GuildSpeaker(deadlines, lambda: client)  # type: ignore[arg-type,return-value]
+    return kind(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
 
 
 async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> None:
     log: list[tuple[str, float]] = []
-    client = PlayerVoiceClient(encode=False)
-    speaker = timed_speaker(log, client)
+    client, ended = PlayerVoiceClient(encode=False), Ended()
+    speaker = timed_speaker(log, client, ended)
     try:
         speaker.enqueue(Utterance("long first"))
         speaker.enqueue(Utterance("second"))
-        while len(speaker.history) < 2:
-            speaker.finished.clear()
-            await asyncio.wait_for(speaker.finished.wait(), 5)
-        first, second = speaker.history
+        first, second = await ended.wait_for(2)
         first_ended = client.ended[0]
         synthesis_started = dict(log)
         # the second one's synthesis began while the first still had most of its second to play
@@ -95,6 +97,21 @@ async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> 
         assert first.underruns == 0 and second.underruns == 0
         # and it starts right after the first ends: no synthesis wait in between
         assert client.started[1] - first_ended < 0.06
+    finally:
+        await speaker.close()
+
+
+async def test_the_fifo_baseline_synthesizes_a_next_message_only_once_the_current_played() -> None:
+    """bench/fifo.py's speaker, what bench/load.py measures the bot against: no preparing ahead."""
+    log: list[tuple[str, float]] = []
+    client, ended = PlayerVoiceClient(encode=False), Ended()
+    speaker = timed_speaker(log, client, ended, kind=FifoSpeaker)
+    try:
+        speaker.enqueue(Utterance("long first"))
+        speaker.enqueue(Utterance("second"))
+        first, second = await ended.wait_for(2)
+        assert dict(log)["second"] >= client.ended[0]  # after the first one's end was played
+        assert first.error is None and second.error is None and second.frames_played > 0
     finally:
         await speaker.close()
 
@@ -116,14 +133,13 @@ class GaveUpPlayerClient(PlayerVoiceClient):
 
 
 async def test_a_player_that_gave_up_without_stopping_does_not_block_the_next_message() -> None:
-    client = GaveUpPlayerClient(encode=False)
-    speaker = timed_speaker([], client)
+    client, ended = GaveUpPlayerClient(encode=False), Ended()
+    speaker = timed_speaker([], client, ended)
     try:
-        for text in ("first", "second"):
+        for count, text in enumerate(("first", "second"), 1):
             speaker.enqueue(Utterance(text))
-            speaker.finished.clear()
-            await asyncio.wait_for(speaker.finished.wait(), 5)
-        first, second = speaker.history
+            await ended.wait_for(count)
+        first, second = ended.results
         assert first.error is None and second.error is None
         assert second.frames_played > 0 and len(client.started) == 2
     finally:
@@ -132,8 +148,8 @@ async def test_a_player_that_gave_up_without_stopping_does_not_block_the_next_me
 
 async def test_a_prepared_message_deleted_or_edited_is_dropped_or_read_anew() -> None:
     log: list[tuple[str, float]] = []
-    client = PlayerVoiceClient(encode=False)
-    speaker = timed_speaker(log, client)
+    client, ended = PlayerVoiceClient(encode=False), Ended()
+    speaker = timed_speaker(log, client, ended)
     try:
         speaker.enqueue(Utterance("long first", message_id=1))
         speaker.enqueue(Utterance("deleted", message_id=2))
@@ -145,10 +161,7 @@ async def test_a_prepared_message_deleted_or_edited_is_dropped_or_read_anew() ->
         while len(log) < 3:
             await asyncio.sleep(0.01)
         assert speaker.replace_text(3, "edited") is True  # prepared again with the new text
-        while len(speaker.history) < 2:
-            speaker.finished.clear()
-            await asyncio.wait_for(speaker.finished.wait(), 5)
-        assert [r.text for r in speaker.history] == ["long first", "edited"]
+        assert [r.text for r in await ended.wait_for(2)] == ["long first", "edited"]
         assert [text for text, _ in log] == ["long first", "deleted", "long edited later", "edited"]
         assert speaker.queued == 0 and not speaker.busy
     finally:
@@ -183,12 +196,17 @@ async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
 
     deadlines = DeadlineScheduler(synthesize, max_load=100.0)  # type: ignore[arg-type]
     deadlines.start()
-    client = PlayerVoiceClient(encode=False)
-    speaker = GuildSpeaker(deadlines, lambda: client, phrases=phrases, default_voice="alba")  # type: ignore[arg-type,return-value]
+    client, ended = PlayerVoiceClient(encode=False), Ended()
+    speaker = GuildSpeaker(
+        deadlines,
+        lambda: client,  # type: ignore[arg-type,return-value]
+        phrases=phrases,
+        default_voice="alba",
+        on_result=ended,
+    )
     try:
         speaker.enqueue(Utterance("Alice said hello there", lead="Alice said"))
-        await asyncio.wait_for(speaker.finished.wait(), 10)
-        first = speaker.history[0]
+        first = (await ended.wait_for(1, 10))[0]
         assert [text for text, _ in log][:1] == ["Alice said hello there"]  # not cached yet
         assert first.first_frame_latency is not None and first.first_frame_latency > 0.45
         for _ in range(100):  # the lead alone is rendered in the background
@@ -199,10 +217,8 @@ async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
         assert phrases.get("alba", "Alice said") is not None
 
         log.clear()
-        speaker.finished.clear()
         speaker.enqueue(Utterance("Alice said how are you", lead="Alice said"))
-        await asyncio.wait_for(speaker.finished.wait(), 10)
-        second = speaker.history[1]
+        second = (await ended.wait_for(2, 10))[1]
         assert [text for text, _ in log] == ["how are you"]  # the model got only the body
         assert second.first_frame_latency is not None and second.first_frame_latency < 0.2
         assert second.underruns == 0  # 1 s of lead covers the model's 0.5 s: no gap

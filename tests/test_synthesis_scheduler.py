@@ -172,7 +172,7 @@ async def test_fifo_baseline_makes_the_short_request_wait_for_the_long_one() -> 
     scheduler = make_scheduler(clock, log, policy="fifo")
     scheduler.start()
     try:
-        long = SpeechJob.for_text("word " * 100, None, FakeSink(clock), clock(), "A", split=False)
+        long = SpeechJob.for_text("word " * 100, None, FakeSink(clock), clock(), "A")
         scheduler.submit(long)
         await asyncio.sleep(0)
         short = job(clock, "B", 1)

@@ -64,6 +64,7 @@ class GuildSpeaker:
     While the current utterance plays out its last synthesized audio, the next one in the queue
     is already being synthesized (`_next`, chained behind the current audio), so a queued message
     starts the moment the previous one ends instead of waiting for its first unit then.
+    Each utterance's end goes to `on_result` (the bot's `BotStats.record`), in playing order.
     """
 
     def __init__(
@@ -72,9 +73,7 @@ class GuildSpeaker:
         voice_client: VoiceClientGetter,
         max_queue: int = 20,
         key: object = None,
-        split: bool = True,
         on_result: Callable[[UtteranceResult], None] | None = None,
-        prepare_next: bool = True,
         phrases: PhraseCache | None = None,
         default_voice: str = "",
     ) -> None:
@@ -83,8 +82,6 @@ class GuildSpeaker:
         self._rendering: set[tuple[str, str]] = set()  # phrases being rendered for the cache
         self._on_result = on_result
         self._deadlines = deadlines
-        self.split = split  # False: whole messages as one unit (the benchmark's baseline)
-        self.prepare_next = prepare_next  # False: the benchmark's baseline
         self._voice_client = voice_client
         self.key = key
         self.max_queue = max_queue
@@ -94,7 +91,6 @@ class GuildSpeaker:
         self._next: _Playback | None = None  # synthesizing while the current one plays out
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self._renders: set[asyncio.Task[None]] = set()
-        self.finished = asyncio.Event()  # set after each utterance ends (tests wait on it)
         self.last_active = time.monotonic()
         self.link_wanted = False  # the bot means to be in voice here (its link may be healing)
         self._silence: tuple[_Playback, int, float] | None = None  # (playback, reads, since)
@@ -126,14 +122,14 @@ class GuildSpeaker:
         self._queue.append(utterance)
         self.last_active = time.monotonic()
         self._wakeup.set()
-        self._prepare_next()
+        self.prepare_next()
         return ahead
 
     def drop(self, message_id: int) -> bool:
         """Forget a waiting utterance of a deleted message. False when none was waiting."""
         if self._next is not None and self._next.utterance.message_id == message_id:
             self._cancel_next()
-            self._prepare_next()
+            self.prepare_next()
             return True
         for utterance in self._queue:
             if utterance.message_id == message_id:
@@ -148,7 +144,7 @@ class GuildSpeaker:
         for utterance in self._queue:
             if utterance.message_id == message_id:
                 utterance.text = text
-                self._prepare_next()
+                self.prepare_next()
                 return True
         return False
 
@@ -189,13 +185,12 @@ class GuildSpeaker:
             await self._task
 
     # ---- preparing the next utterance ---------------------------------------------------------
-    def _prepare_next(self) -> None:
+    def prepare_next(self) -> None:
         """Start synthesizing the next utterance once the current one is fully synthesized and
         playing: its audio is queued behind the current one's."""
         current = self._current
         if (
-            not self.prepare_next
-            or self._next is not None
+            self._next is not None
             or not self._queue
             or current is None
             or not current.synthesized
@@ -231,9 +226,7 @@ class GuildSpeaker:
         text, lead_audio = utterance.text, self._cached_lead(utterance)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
-        job = SpeechJob.for_text(
-            text, utterance.voice, sink, utterance.requested_at, self.key, self.split
-        )
+        job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
         job.language = utterance.language
         playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
@@ -380,7 +373,6 @@ class GuildSpeaker:
             finally:
                 self._current = None
                 self.last_active = time.monotonic()
-                self.finished.set()
 
     async def _speak(self, playback: _Playback) -> UtteranceResult:
         job, sink, source = playback.job, playback.sink, playback.source
@@ -404,7 +396,7 @@ class GuildSpeaker:
             sink.start()
         playback.synthesized = True
         if sink.playing:
-            self._prepare_next()
+            self.prepare_next()
             played = await self._played(playback)
             if played is not None and error is None:
                 error = played

@@ -176,9 +176,8 @@ class SpeechJob:
 
     @classmethod
     def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
-                 key: object = None, split: bool = True) -> SpeechJob:  # fmt: skip
-        units = split_units(text) if split else [text]
-        return cls(collections.deque(units), voice, sink, requested_at, key)
+                 key: object = None) -> SpeechJob:  # fmt: skip
+        return cls(collections.deque(split_units(text)), voice, sink, requested_at, key)
 
     @property
     def active(self) -> bool:
