@@ -87,7 +87,6 @@ class AutoReader:
         self._recent_edits: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )  # the same limit for edits, apart: an edit now and then costs no message
-        self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
@@ -99,11 +98,6 @@ class AutoReader:
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> str:
         """Read the message if the rules say so; returns 'read' or why it was not."""
-        outcome = await self._handle(message)
-        self.outcomes.append((message.id, outcome))  # recent decisions, for logs and tests
-        return outcome
-
-    async def _handle(self, message: discord.Message) -> str:
         arrived = self.clock()
         guild = message.guild
         if guild is None or not isinstance(message.author, discord.Member):
