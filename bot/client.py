@@ -25,7 +25,7 @@ from bot.playback.connection import VoiceConnections, leave_voice
 from bot.playback.speakers import SpeechScheduler
 from bot.services.autoread import AutoReader
 from bot.services.command_translator import CommandTranslator
-from bot.services.language_choice import LanguageChoice
+from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import reply_for
 from bot.services.settings import SettingsService
 from bot.services.speech import SpeechService
@@ -208,11 +208,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
             self.scheduler,
             self.connections,
             self.settings.max_text_length,
-            voice_for=library.voice_for,
-            cloned_voice_id=library.cloned_voice_id,
-            language=self.settings.tts_language,
-            language_for=LanguageChoice(self.db, self.models).for_member,
-            voice_to_prepare=library.voice_to_prepare,
+            HowSpokenResolver(library, self.models.default_language, self.models.languages),
         )
         self.voices = VoiceService(library, self.speech, self.engine)
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,11 +66,40 @@ async def full_engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
     await engine.close()
 
 
+class ReadDecisions(logging.Handler):
+    """What the bot decided about each chat message ('read', 'rate limited', ...), as it logs
+    it: the line "message ID: decision" of `cogs.autoread` at DEBUG (never the text)."""
+
+    LOGGER = "cogs.autoread"
+    LINE = re.compile(r"message (\d+): (.+)")
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.by_message: dict[int, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = self.LINE.fullmatch(record.getMessage())
+        if found is not None:
+            self.by_message[int(found[1])] = found[2]
+
+    def listen(self) -> None:
+        logger = logging.getLogger(self.LOGGER)
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+
+    def stop(self) -> None:
+        logger = logging.getLogger(self.LOGGER)
+        logger.removeHandler(self)
+        if not any(isinstance(h, ReadDecisions) for h in logger.handlers):  # no other bot's
+            logger.setLevel(logging.NOTSET)
+
+
 @dataclass
 class RunningBot:
     bot: PocketVoiceBot
     fake: FakeDiscord
     task: asyncio.Task[None]
+    decisions: ReadDecisions
 
 
 @contextlib.asynccontextmanager
@@ -95,6 +126,8 @@ async def bot_on_fake_discord(
         **(extra_env or {}),
     }
     bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    decisions = ReadDecisions()
+    decisions.listen()
     task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))
     try:
         ready = asyncio.create_task(bot.wait_until_ready())
@@ -104,12 +137,13 @@ async def bot_on_fake_discord(
             task.result()
             raise RuntimeError("the bot stopped during start-up")
         await asyncio.wait_for(ready, 0.1)
-        yield RunningBot(bot, fake, task)
+        yield RunningBot(bot, fake, task, decisions)
     finally:
         await bot.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10)
         await fake.close()
+        decisions.stop()
         gc.unfreeze()  # the bot froze what was alive at its start: let this test's go
 
 

@@ -24,11 +24,11 @@ def speaker(running: RunningBot) -> GuildSpeaker:
 
 
 async def outcome(running: RunningBot, message: dict, timeout: float = 10) -> str:
-    """What the reader decided about a message the fake posted."""
+    """What the reader decided about a message the fake posted (as the bot logs it)."""
     wanted = int(message["id"])
 
     def decided() -> str | None:
-        return next((o for m, o in running.bot.reader.outcomes if m == wanted), None)
+        return running.decisions.by_message.get(wanted)
 
     await running.fake.wait_for(lambda: decided() is not None, timeout, "a decision")
     return decided() or ""

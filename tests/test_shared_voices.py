@@ -19,6 +19,7 @@ from bot.synthesis.engine import TTSEngine
 from bot.synthesis.voice_library import VoiceLibrary, consent_now
 from tests.audio_samples import encode, speech_like
 from tests.postgres_server import PostgresServer
+from tests.test_voices import voice_for
 
 ALICE = 101
 CLIP = encode(speech_like(4.0), "wav")
@@ -68,7 +69,7 @@ async def test_a_voice_cloned_on_one_machine_is_fetched_on_another(
     a, b, record = cloned_on_a
     await b.use(ALICE, "mine", guild_id=None)
     assert files(b) == []  # nothing of it on machine b yet
-    spec = await b.voice_for(ALICE, guild_id=7)
+    spec = await voice_for(b, ALICE, guild_id=7)
     assert spec == str(b.data_dir / record.state_path)
     assert Path(spec).read_bytes() == (a.data_dir / record.state_path).read_bytes()
     assert f"voice {record.id}: state fetched from the store" in caplog.text

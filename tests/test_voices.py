@@ -15,6 +15,7 @@ import soundfile
 import torch
 
 from bot.core.errors import UserError
+from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import Reply
 from bot.services.voices import VoiceService
 from bot.storage.database import Database, VoiceRepository
@@ -42,6 +43,13 @@ async def library(tmp_path: Path, engine: TTSEngine) -> AsyncIterator[VoiceLibra
 
 async def create(library: VoiceLibrary, owner: int, name: str, data: bytes = CLIP):
     return await library.create(owner, name, data, consented_at=consent_now())
+
+
+async def voice_for(library: VoiceLibrary, user_id: int, guild_id: int | None) -> str | None:
+    """The voice spec a member speaks with there, in the default language, as the bot
+    resolves it (their server choice, their global one, the server's default, else None)."""
+    spoken = await HowSpokenResolver(library, "english", ("english",)).resolve(user_id, guild_id)
+    return (await spoken.voice("english")).spec
 
 
 def stored_files(library: VoiceLibrary) -> list[Path]:
@@ -210,7 +218,7 @@ async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: Voice
     )
     state = library.data_dir / record.state_path
     os.utime(state, (0, 0))
-    spec = await library.voice_for(ALICE, guild_id=7)
+    spec = await voice_for(library, ALICE, guild_id=7)
     assert spec == str(state)
     assert state.stat().st_mtime > 0  # written anew
     rebuilt = await library.db.voices.get_by_id(record.id)
@@ -240,14 +248,14 @@ async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
 
 async def test_voice_choice_order(library: VoiceLibrary) -> None:
     mine = await create(library, ALICE, "Mine")
-    assert await library.voice_for(ALICE, 7) is None  # the operator's DEFAULT_VOICE
+    assert await voice_for(library, ALICE, 7) is None  # the operator's DEFAULT_VOICE
     await library.db.guilds.set_default_voice(7, "marius")
-    assert await library.voice_for(ALICE, 7) == "marius"
+    assert await voice_for(library, ALICE, 7) == "marius"
     await library.use(ALICE, "Alba", guild_id=None)
-    assert await library.voice_for(ALICE, 7) == "alba"
+    assert await voice_for(library, ALICE, 7) == "alba"
     await library.use(ALICE, "mine", guild_id=7)
-    assert await library.voice_for(ALICE, 7) == str(library.data_dir / mine.state_path)
-    assert await library.voice_for(ALICE, 8) == "alba"  # other servers keep the global one
+    assert await voice_for(library, ALICE, 7) == str(library.data_dir / mine.state_path)
+    assert await voice_for(library, ALICE, 8) == "alba"  # other servers keep the global one
     with pytest.raises(VoiceLibraryError, match="no voice named “nobody”"):
         await library.use(ALICE, "nobody", guild_id=7)
 
@@ -267,7 +275,7 @@ async def test_members_see_and_touch_only_their_own_voices(library: VoiceLibrary
     assert (library.data_dir / alices.state_path).is_file()
     # even a choice row pointing at someone else's voice is ignored
     await library.db.choices.set(BOB, None, voice_id=alices.id)
-    assert await library.voice_for(BOB, None) is None
+    assert await voice_for(library, BOB, None) is None
 
 
 async def test_rename_delete_and_forget(library: VoiceLibrary) -> None:

@@ -21,7 +21,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.speakers import SpeechScheduler, Utterance
 from bot.services.speech import SpeechService, humans_in
-from bot.storage.database import Database
+from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import MessageFacts, Names, ReadOptions, announce_both, lead_phrase
 
@@ -87,7 +87,6 @@ class AutoReader:
         self._recent_edits: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )  # the same limit for edits, apart: an edit now and then costs no message
-        self.outcomes: collections.deque[tuple[int, str]] = collections.deque(maxlen=200)
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
@@ -99,11 +98,6 @@ class AutoReader:
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> str:
         """Read the message if the rules say so; returns 'read' or why it was not."""
-        outcome = await self._handle(message)
-        self.outcomes.append((message.id, outcome))  # recent decisions, for logs and tests
-        return outcome
-
-    async def _handle(self, message: discord.Message) -> str:
         arrived = self.clock()
         guild = message.guild
         if guild is None or not isinstance(message.author, discord.Member):
@@ -121,9 +115,12 @@ class AutoReader:
         )
         if not (in_read_channel or in_voice_chat):
             return "not a read channel"
-        skip = await self._skip_reason(message, message.author, settings)
+        skip = self._skip_reason(message, message.author, settings)
         if skip:
             return skip
+        spoken = await self.speech.spoken(message.author.id, guild.id, server=settings)
+        if not spoken.member.autoread:
+            return "member opted out"
         author_channel = message.author.voice.channel if message.author.voice else None
         if bot_channel is None:
             if not settings.autojoin or author_channel is None:
@@ -138,19 +135,20 @@ class AutoReader:
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
         if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
-        language = await self.speech.language_of(message.author.id, guild.id)
+        language = spoken.language
         if self.speech.needs_loading(language) and not await self._wait_for_model(
             message, language
         ):
             language = self.speech.language  # it could not load: the default speaks
-        voice = await self.speech.voice_of(message.author.id, guild.id, language)
-        cloned = await self._cloned(voice)
-        if cloned is not None:  # a cloned voice is always attributed
+        voice = await spoken.voice(language)
+        if voice.cloned_id is not None:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
-                cloned, message.author.id, guild.id,
+                voice.cloned_id, message.author.id, guild.id,
             )  # fmt: skip
-        reading = await self._reading(message, settings, language, cloned=cloned is not None)
+        reading = await self._reading(
+            message, settings, language, cloned=voice.cloned_id is not None, author=spoken.member
+        )
         text, lead = reading.words()
         if not text:
             return "nothing to say"
@@ -158,7 +156,7 @@ class AutoReader:
         speaker.max_queue = settings.queue_limit
         model = self.speech.model_language(language)
         utterance = Utterance(
-            text, voice, arrived, message.id, lead, language=model, on_start=reading
+            text, voice.spec, arrived, message.id, lead, language=model, on_start=reading
         )
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading
@@ -196,9 +194,11 @@ class AutoReader:
         await fallback.tell(message.channel, message.guild, language, self.speech.language)
         return False
 
-    async def _skip_reason(
-        self, message: discord.Message, author: discord.Member, settings: ServerSettings
+    @staticmethod
+    def _skip_reason(
+        message: discord.Message, author: discord.Member, settings: ServerSettings
     ) -> str | None:
+        """Why the server's rules skip a message (the member's own opt-out is theirs)."""
         if settings.bot_ignore and (author.bot or message.webhook_id is not None):
             return "from a bot"
         if message.type not in READ_TYPES:
@@ -207,8 +207,6 @@ class AutoReader:
             return "skip prefix"
         if settings.required_role and not any(r.id == settings.required_role for r in author.roles):
             return "missing the required role"
-        if not (await self.db.members.get(author.id, author.guild.id)).autoread:
-            return "member opted out"
         return None
 
     def _rate_limited(
@@ -241,11 +239,14 @@ class AutoReader:
         )  # fmt: skip
 
     async def _reading(
-        self, message: discord.Message, settings: ServerSettings, language: str, *, cloned: bool
-    ) -> _Reading:
+        self, message: discord.Message, settings: ServerSettings, language: str, *, cloned: bool,
+        author: MemberSettings,
+    ) -> _Reading:  # fmt: skip
         """The message's words, named and not (with xsaid off, only a cloned voice names)."""
         assert message.guild is not None
-        named, unnamed = await self.render_both(message, settings, language, attested=cloned)
+        named, unnamed = await self.render_both(
+            message, settings, language, attested=cloned, author=author
+        )
         if not (settings.xsaid or cloned):
             named = unnamed
         return _Reading(self, message.guild.id, message.author.id, named, unnamed, cloned)
@@ -253,21 +254,25 @@ class AutoReader:
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
         language: str | None = None, attested: bool = False,
+        author: MemberSettings | None = None,
     ) -> str:  # fmt: skip
         """The words for a message under the server's settings ('' when none)."""
-        named, unnamed = await self.render_both(message, settings, language, attested=attested)
+        named, unnamed = await self.render_both(
+            message, settings, language, attested=attested, author=author
+        )
         return (named if say_name else unnamed)[0]
 
     async def render_both(
         self, message: discord.Message, settings: ServerSettings, language: str | None = None,
-        *, attested: bool = False,
+        *, attested: bool = False, author: MemberSettings | None = None,
     ) -> tuple[tuple[str, str], tuple[str, str]]:  # fmt: skip
         """The words for a message with its author's name and without, each with the phrase
         it starts with if any ("Alice said"). `attested`: the author is named by their Discord
-        username, which they cannot make another member's (a cloned voice's speech)."""
+        username, which they cannot make another member's (a cloned voice's speech);
+        `author`: the author's settings here, when read already (their /set nick)."""
         guild = message.guild
         assert guild is not None
-        names = await self._names(message, guild)
+        names = await self._names(message, guild, author)
         options = ReadOptions(
             skip_emoji=settings.skip_emoji,
             repeated_characters=settings.repeated_characters,
@@ -280,13 +285,13 @@ class AutoReader:
         attachments = list(message.attachments)
         if snapshots and not attachments:
             attachments = list(snapshots[0].attachments)
-        author = (
+        named_as = (
             message.author.name if attested
             else names.users.get(message.author.id, message.author.display_name)
         )  # fmt: skip
         facts = MessageFacts(
             content=self._capped(content, settings.max_length),
-            author=author,
+            author=named_as,
             attachment_types=tuple(a.content_type or "" for a in attachments),
             stickers=len(message.stickers),
             reply_to=self._reply_author(message, names),
@@ -325,23 +330,27 @@ class AutoReader:
             return names.users.get(resolved.author.id, resolved.author.display_name)
         return "a deleted message"
 
-    async def _names(self, message: discord.Message, guild: discord.Guild) -> Names:
+    async def _names(
+        self, message: discord.Message, guild: discord.Guild, author: MemberSettings | None
+    ) -> Names:
+        """Who is named in the message, by their /set nick if they have one here (`author`:
+        the author's settings, read already: then only the others' nicks are read)."""
         people: dict[int, str] = {message.author.id: message.author.display_name}
         for user in message.mentions:
             people[user.id] = user.display_name
         reference = message.reference.resolved if message.reference else None
         if isinstance(reference, discord.Message):
             people.setdefault(reference.author.id, reference.author.display_name)
-        people.update(await self.db.members.nicks(guild.id, list(people)))  # /set nick wins
+        others = [user for user in people if author is None or user != message.author.id]
+        if author is not None and author.nick is not None:
+            people[message.author.id] = author.nick  # /set nick wins
+        if others:
+            people.update(await self.db.members.nicks(guild.id, others))
         return Names(
             users=people,
             roles={role.id: role.name for role in guild.roles},
             channels={channel.id: channel.name for channel in guild.channels},
         )
-
-    async def _cloned(self, voice: str | None) -> int | None:
-        lookup = self.speech.cloned_voice_id
-        return await lookup(voice) if lookup is not None else None
 
     async def speak_on_request(
         self, invoker: discord.Member | discord.User, message: discord.Message
@@ -361,15 +370,15 @@ class AutoReader:
                 "Messages starting with “{prefix}” are not read aloud in this server.",
                 prefix=settings.skip_prefix,
             ))  # fmt: skip
-        if isinstance(author, discord.Member):
-            if settings.required_role and not any(
-                r.id == settings.required_role for r in author.roles
-            ):
-                raise UserError(
-                    tr("Only messages of members with the server's reading role are read.")
-                )
-            if not (await self.db.members.get(author.id, guild.id)).autoread:
-                raise UserError(tr("Its author has asked not to have their messages read aloud."))
+        if (
+            isinstance(author, discord.Member)
+            and settings.required_role
+            and not any(r.id == settings.required_role for r in author.roles)
+        ):
+            raise UserError(tr("Only messages of members with the server's reading role are read."))
+        spoken = await self.speech.spoken(author.id, guild.id, server=settings)
+        if isinstance(author, discord.Member) and not spoken.member.autoread:
+            raise UserError(tr("Its author has asked not to have their messages read aloud."))
         channel = self.speech.caller_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
             raise UserError(tr(
@@ -379,13 +388,13 @@ class AutoReader:
             ))  # fmt: skip
         if self._rate_limited(guild.id, invoker.id, settings.rate_limit, self.clock()):
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
-        language = await self.speech.language_of(author.id, guild.id)
+        language = spoken.language
         if self.speech.needs_loading(language):
             language = await self._loaded_or_default(channel, language)
-        voice = await self.speech.voice_of(author.id, guild.id, language)
-        cloned = await self._cloned(voice) is not None
+        voice = await spoken.voice(language)
         text = await self.render(message, settings, say_name=True, language=language,
-                                 attested=cloned)  # fmt: skip
+                                 attested=voice.cloned_id is not None,
+                                 author=spoken.member)  # fmt: skip
         if not text:
             raise UserError(tr("That message has nothing I can read aloud."))
         channel = await self.speech.speak_in_callers_channel(
@@ -425,10 +434,13 @@ class AutoReader:
         ):
             speaker.drop(message.id)
             return
-        language = await self.speech.language_of(message.author.id, message.guild.id)
+        spoken = await self.speech.spoken(message.author.id, message.guild.id, server=settings)
+        language = spoken.language
         if self.speech.needs_loading(language):
             language = self.speech.language  # (or its model went meanwhile: the default's words)
-        edited = await self._reading(message, settings, language, cloned=reading.cloned)
+        edited = await self._reading(
+            message, settings, language, cloned=reading.cloned, author=spoken.member
+        )
         reading.named, reading.unnamed = edited.named, edited.unnamed
         text = reading.words()[0]
         if not text:

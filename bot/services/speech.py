@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 
 import discord
 import numpy as np
@@ -20,20 +19,18 @@ from bot.ops.shards import ProcessShards
 from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
 from bot.playback.speakers import QueueFullError, SpeechScheduler, Utterance
 from bot.services.fallback import ModelFallback
+from bot.services.how_spoken import HowSpoken, HowSpokenResolver, Voice
 from bot.services.replies import Reply
+from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import VoiceError
 from bot.text.phrasebook import phrasebook
 
-__all__ = ["SpeechService", "UserError", "VoiceResolver", "humans_in", "leave_voice"]
+__all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
 
 log = logging.getLogger(__name__)
 
 MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
-# (user, guild[, language of another model]) -> voice spec
-VoiceResolver = Callable[..., Awaitable[str | None]]
-LanguageResolver = Callable[[int, int | None], Awaitable[str]]  # (user, guild) -> language
-ClonedVoiceId = Callable[[str | None], Awaitable[int | None]]  # spec -> a member's voice id
 
 
 class SpeechService:
@@ -42,24 +39,16 @@ class SpeechService:
         scheduler: SpeechScheduler,
         connections: VoiceConnections,
         max_text_length: int,
-        voice_for: VoiceResolver | None = None,
-        cloned_voice_id: ClonedVoiceId | None = None,
-        language: str = "english",
-        language_for: LanguageResolver | None = None,
-        voice_to_prepare: VoiceResolver | None = None,
+        how_spoken: HowSpokenResolver,
     ) -> None:
         self.scheduler = scheduler
         self.connections = connections
         self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
-        self.language = language  # the operator's: the default model's
-        self.language_for = language_for
+        self.how_spoken = how_spoken  # the language and the voice of a member
+        self.language = how_spoken.language  # the operator's: the default model's
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
         self.max_text_length = max_text_length
-        self.phrases = phrasebook(language)  # "NAME said" in the model's language
-        self.voice_for = voice_for
-        self.cloned_voice_id = cloned_voice_id
-        # the name of a member's cloned voice still to be made for a language's model
-        self.voice_to_prepare = voice_to_prepare
+        self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -87,15 +76,20 @@ class SpeechService:
         return await self.connections.ensure_connected(channel)
 
     # ---- commands --------------------------------------------------------------------------
+    async def spoken(
+        self, user_id: int, guild_id: int | None, *, server: ServerSettings | None = None
+    ) -> HowSpoken:
+        """How a member is spoken here: read once per message or command (`server`: the
+        server's settings, when the caller has them already)."""
+        return await self.how_spoken.resolve(user_id, guild_id, server=server)
+
     async def language_of(self, user_id: int, guild_id: int | None) -> str:
         """The language a member is spoken in here (theirs, the server's or the default)."""
-        if self.language_for is None:
-            return self.language
-        return await self.language_for(user_id, guild_id)
+        return (await self.spoken(user_id, guild_id)).language
 
     def model_language(self, language: str) -> str | None:
         """What an utterance names as its model: None for the default one."""
-        return None if language == self.language else language
+        return self.how_spoken.model_of(language)
 
     def needs_loading(self, language: str) -> bool:
         models = self.scheduler.models
@@ -121,63 +115,49 @@ class SpeechService:
             return self.language
         return language
 
-    async def voice_of(self, member_id: int, guild_id: int | None, language: str) -> str | None:
-        """The member's voice spec for `language`'s model (a cloned voice gets its state for
-        that model, made from its recording on first use)."""
-        if self.voice_for is None:
-            return None
-        model = self.model_language(language)
-        if model is None:
-            return await self.voice_for(member_id, guild_id)
-        return await self.voice_for(member_id, guild_id, model)
-
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         text = self.check_text(text)
         channel = self.caller_channel(member)
-        language = await self.language_of(member.id, channel.guild.id)
+        spoken = await self.spoken(member.id, channel.guild.id)
+        language = spoken.language
         named = language_name(language)
         fallback = self.fallback
         if self.needs_loading(language) and fallback.failed_lately(language):
             # it failed to load a moment ago: the default speaks now, and the member is told
-            spoken = await self._say(member, channel, text, self.language, requested_at)
-            return lines(fallback.notice(language, self.language), spoken)
+            said = await self._say(member, channel, text, spoken, self.language, requested_at)
+            return lines(fallback.notice(language, self.language), said)
         if self.needs_loading(language):
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
                 language=named, channel=channel.mention,
             )  # fmt: skip
-        elif voice := await self._voice_to_prepare(member.id, channel.guild.id, language):
+        elif voice := await spoken.to_prepare(language):
             wait = tr(
                 "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
                 "as soon as it is ready.",
                 voice=voice, language=named, channel=channel.mention,
             )  # fmt: skip
         else:
-            return await self._say(member, channel, text, language, requested_at)
+            return await self._say(member, channel, text, spoken, language, requested_at)
         await self.ensure_connected(channel)
         task = asyncio.create_task(
-            self._say_once_loaded(member, channel, text, language, requested_at)
+            self._say_once_loaded(member, channel, text, spoken, language, requested_at)
         )
         self._loading.add(task)
         task.add_done_callback(self._loading.discard)
         return wait
 
-    async def _voice_to_prepare(self, member_id: int, guild_id: int, language: str) -> str | None:
-        if self.voice_to_prepare is None or self.model_language(language) is None:
-            return None
-        return await self.voice_to_prepare(member_id, guild_id, language)
-
     async def _say(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        language: str, requested_at: float,
+        spoken: HowSpoken, language: str, requested_at: float,
     ) -> str:  # fmt: skip
-        voice = await self.voice_of(member.id, channel.guild.id, language)
+        voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.display_name)
-        text = await self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
+        text = self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(
-            text, voice, requested_at, lead=lead, language=self.model_language(language)
+            text, voice.spec, requested_at, lead=lead, language=self.model_language(language)
         )
         full = self.scheduler.deadlines.at_capacity()
         ahead = await self._speak(channel, utterance)
@@ -195,7 +175,7 @@ class SpeechService:
 
     async def _say_once_loaded(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        language: str, requested_at: float,
+        spoken: HowSpoken, language: str, requested_at: float,
     ) -> None:  # fmt: skip
         """Speak once the model is loaded; if it cannot be, in the default language, and the
         voice channel's chat is told once (the member's "Loading…" reply cannot be edited
@@ -207,29 +187,28 @@ class SpeechService:
             await self.fallback.tell(channel, channel.guild, language, self.language)
             language = self.language
         try:
-            await self._say(member, channel, text, language, requested_at)
+            await self._say(member, channel, text, spoken, language, requested_at)
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak after loading the %s model", language)
 
-    async def attributed(
+    def attributed(
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
-        voice: str | None, what: str, *, announced: bool = False, said: str | None = None,
+        voice: Voice, what: str, *, announced: bool = False, said: str | None = None,
     ) -> str:  # fmt: skip
         """Speech in a member's cloned voice always says who asked for it ("NAME said"), and
         each use is logged (who, where, which voice; never the text)."""
-        voice_id = await self.cloned_voice_id(voice) if self.cloned_voice_id else None
-        if voice_id is None:
+        if voice.cloned_id is None:
             return text
         log.info(
             "cloned voice %s used for %s by user %s in server %s",
-            voice_id, what, member.id, guild_id,
+            voice.cloned_id, what, member.id, guild_id,
         )  # fmt: skip
         if said is None:
             said = self.phrases.said.format(name=member.display_name)
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
-        self, member: discord.Member | discord.User, text: str, voice: str | None,
+        self, member: discord.Member | discord.User, text: str, voice: Voice,
         *, announced: bool = False, language: str | None = None,
     ) -> VoiceChannel:  # fmt: skip
         """Speak `text` in `voice` where the member is (a preview, a sample, a message);
@@ -243,11 +222,12 @@ class SpeechService:
         if language != wanted:  # said in the default language; the channel hears why once
             await self.fallback.tell(channel, channel.guild, wanted, language)
         said = phrasebook(language).said.format(name=member.display_name)
-        text = await self.attributed(
+        text = self.attributed(
             member, channel.guild.id, text, voice, "speech on request", announced=announced,
             said=said,
         )  # fmt: skip
-        await self._speak(channel, Utterance(text, voice, language=self.model_language(language)))
+        utterance = Utterance(text, voice.spec, language=self.model_language(language))
+        await self._speak(channel, utterance)
         return channel
 
     async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:
@@ -313,13 +293,14 @@ class SpeechService:
         Background work: it waits behind live speech, within the per-member and per-server
         limits; in DMs (`guild_id` None) the same per-member limit applies."""
         text = self.check_text(text)
-        wanted = await self.language_of(member.id, guild_id)
+        spoken = await self.spoken(member.id, guild_id)
+        wanted = spoken.language
         language = await self.loaded_or_default(wanted)
-        voice = await self.voice_of(member.id, guild_id, language)
+        voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.display_name)
-        text = await self.attributed(member, guild_id, text, voice, "/tts", said=said)
+        text = self.attributed(member, guild_id, text, voice, "/tts", said=said)
         samples = await self.synthesize_file(
-            text, voice, (member.id, guild_id), fallback=True,
+            text, voice.spec, (member.id, guild_id), fallback=True,
             language=self.model_language(language),
         )  # fmt: skip
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")

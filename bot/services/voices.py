@@ -14,6 +14,7 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
+from bot.services.how_spoken import Voice
 from bot.services.replies import Reply
 from bot.services.speech import SpeechService
 from bot.storage.database import Database, utc_now
@@ -80,8 +81,9 @@ class VoiceService:
             "Use `/voice use {name}` to speak with it.",
             name=record.name, seconds=record.duration_s,
         )  # fmt: skip
-        spec = await self.library.state_spec(record)
-        channel = await self._speak_if_in_voice(member, PREVIEW_TEXT.format(name=record.name), spec)
+        sample = PREVIEW_TEXT.format(name=record.name)
+        voice = Voice(await self.library.state_spec(record), record.id)
+        channel = await self._speak_if_in_voice(member, sample, voice)
         if channel is not None:
             return Reply(
                 tr("{ready} Playing a short sample in {channel}.", ready=ready,
@@ -91,7 +93,7 @@ class VoiceService:
                      preview_voice_id=record.id)  # fmt: skip
 
     async def _speak_if_in_voice(
-        self, member: discord.Member | discord.User, text: str, voice: str | None
+        self, member: discord.Member | discord.User, text: str, voice: Voice
     ) -> discord.abc.GuildChannel | None:
         """Speak in the member's voice channel when they are in one the bot can use."""
         try:
@@ -157,14 +159,14 @@ class VoiceService:
         return [n for n in names if needle in n.casefold()][:25]
 
     # ---- preview ---------------------------------------------------------------------------
-    async def _spec_for_name(self, user_id: int, name: str) -> tuple[str, str]:
-        """(display name, engine spec) of one of the member's voices or a built-in one."""
+    async def _voice_for_name(self, user_id: int, name: str) -> tuple[str, Voice]:
+        """(display name, voice) of one of the member's voices or a built-in one."""
         own = await self.db.voices.get(user_id, name)
         if own is not None:
-            return own.name, await self.library.state_spec(own)
+            return own.name, Voice(await self.library.state_spec(own), own.id)
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
-            return builtin, builtin
+            return builtin, Voice(builtin)
         raise UserError(tr(
             "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
             name=" ".join(name.split())[:40],
@@ -174,9 +176,9 @@ class VoiceService:
         self, member: discord.Member | discord.User, name: str, text: str | None,
         guild_id: int | None = None,
     ) -> Reply:  # fmt: skip
-        shown, spec = await self._spec_for_name(member.id, name)
+        shown, voice = await self._voice_for_name(member.id, name)
         line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
-        channel = await self._speak_if_in_voice(member, line, spec)
+        channel = await self._speak_if_in_voice(member, line, voice)
         if channel is not None:
             return Reply(
                 tr(
@@ -185,7 +187,7 @@ class VoiceService:
                     channel=channel.mention,
                 )
             )
-        return await self._preview_file(member, guild_id, shown, spec, line)
+        return await self._preview_file(member, guild_id, shown, voice, line)
 
     async def preview_button(
         self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
@@ -193,18 +195,18 @@ class VoiceService:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
-        spec = await self.library.state_spec(record)
+        voice = Voice(await self.library.state_spec(record), record.id)
         line = PREVIEW_TEXT.format(name=record.name)
-        return await self._preview_file(member, guild_id, record.name, spec, line)
+        return await self._preview_file(member, guild_id, record.name, voice, line)
 
     async def _preview_file(
-        self, member: discord.Member | discord.User, guild_id: int | None, shown: str, spec: str,
-        line: str,
+        self, member: discord.Member | discord.User, guild_id: int | None, shown: str,
+        voice: Voice, line: str,
     ) -> Reply:  # fmt: skip
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
-        line = await self.speech.attributed(member, guild_id, line, spec, "a preview file")
+        line = self.speech.attributed(member, guild_id, line, voice, "a preview file")
         owner = (member.id, guild_id)
-        samples = await self.speech.synthesize_file(line, spec, owner, fallback=False)
+        samples = await self.speech.synthesize_file(line, voice.spec, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
 

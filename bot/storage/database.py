@@ -184,10 +184,6 @@ class VoiceRepository:
         found = await self._fetch("owner_id = ? AND name_key = ?", owner_id, name_key(name))
         return found[0] if found else None
 
-    async def id_by_state_path(self, state_path: str) -> int | None:
-        row = await self._db.fetch_one("SELECT id FROM voices WHERE state_path = ?", state_path)
-        return int(row[0]) if row else None
-
     async def get_by_id(self, voice_id: int) -> VoiceRecord | None:
         found = await self._fetch("id = ?", voice_id)
         return found[0] if found else None

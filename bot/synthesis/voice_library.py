@@ -204,24 +204,6 @@ class VoiceLibrary:
             return await self.deadlines.background_call(fn, owner, language)
         return await (engine or self.engine).call(fn)
 
-    def is_cloned(self, spec: str | None) -> bool:
-        """Whether a voice spec is one of the members' cloned voices (they are announced)."""
-        if not spec:
-            return False
-        try:
-            return Path(spec).resolve().is_relative_to(self.root.resolve())
-        except (OSError, ValueError):
-            return False
-
-    async def cloned_voice_id(self, spec: str | None) -> int | None:
-        """The id of the member's voice whose state `spec` is (None: not a cloned voice)."""
-        if not self.is_cloned(spec):
-            return None
-        assert spec is not None
-        own = own_state_path(Path(spec).resolve())
-        relative = str(own.relative_to(self.data_dir.resolve()))
-        return await self.db.voices.id_by_state_path(relative)
-
     # ---- creating --------------------------------------------------------------------------
     def _quota_reached(self) -> str:
         return tr(
@@ -452,17 +434,13 @@ class VoiceLibrary:
                 await self._state_to_cache(record, path, engine, language)
         return str(path)
 
-    async def voice_to_prepare(self, user_id: int, guild_id: int, language: str) -> str | None:
-        """The name of the member's chosen cloned voice while its state for `language`'s
-        loaded model is still to be made from its recording (None: nothing to make)."""
+    async def needs_state(self, record: VoiceRecord, language: str) -> bool:
+        """Whether the voice's state for `language`'s loaded model is still to be made from its
+        recording (False while that model is not loaded: then there is nothing to tell yet)."""
         if self.models is None or not self.models.is_loaded(language):
-            return None
-        choice = await self.db.choices.for_user(user_id, guild_id)
-        record = await self._own_choice(user_id, choice.voice_id if choice else None)
-        if record is None:
-            return None
+            return False
         path = self._state_path_for(record, self.models.engine_for(language))
-        return None if await asyncio.to_thread(path.is_file) else record.name
+        return not await asyncio.to_thread(path.is_file)
 
     def _state_path_for(self, record: VoiceRecord, engine: TTSEngine) -> Path:
         """Where the voice's state for another language's model is kept, beside its own."""
@@ -506,29 +484,26 @@ class VoiceLibrary:
         await asyncio.to_thread(_write_cached, path, flac)
         return flac
 
-    async def voice_for(
-        self, user_id: int, guild_id: int | None, language: str | None = None
-    ) -> str | None:
-        """The spec to speak for a member: their server choice, their global choice, the
-        server default, else None (the operator's DEFAULT_VOICE). `language`: another
-        language's model (None: the default one), for which a cloned voice has its own state."""
+    async def chosen_voice(self, user_id: int, guild_id: int | None) -> str | VoiceRecord | None:
+        """The member's voice choice: this server's, else their global one. A built-in voice's
+        name, their own cloned voice, or None (no choice, or a voice that is not theirs)."""
         choice = await self.db.choices.for_user(user_id, guild_id)
-        if choice is not None:
-            if choice.builtin_name is not None:
-                return choice.builtin_name
-            record = await self._own_choice(user_id, choice.voice_id)
-            if record is not None:
-                try:
-                    if language is not None and self.models is not None:
-                        return await self.state_for_language(record, language)
-                    return await self.state_spec(record)
-                except VoiceLibraryError as error:
-                    log.warning("voice %s unusable, using the default: %s", record.id, error)
-        if guild_id is not None:
-            settings = await self.db.guilds.get(guild_id)
-            if settings.default_voice:
-                return settings.default_voice
-        return None
+        if choice is None:
+            return None
+        if choice.builtin_name is not None:
+            return choice.builtin_name
+        return await self._own_choice(user_id, choice.voice_id)
+
+    async def usable_state(self, record: VoiceRecord, language: str | None = None) -> str | None:
+        """The spec of the voice's state for `language`'s model (None: the default one),
+        fetched or made first if need be; None when it cannot be used (logged)."""
+        try:
+            if language is not None and self.models is not None:
+                return await self.state_for_language(record, language)
+            return await self.state_spec(record)
+        except VoiceLibraryError as error:
+            log.warning("voice %s unusable, using the default: %s", record.id, error)
+            return None
 
     # ---- changing and deleting -------------------------------------------------------------
     async def rename(self, owner_id: int, name: str, new_name: str) -> VoiceRecord:
@@ -779,20 +754,11 @@ def _remove_tree(folder: Path) -> None:
 _STORE_FILE = re.compile(
     r"^(\.tmp-)?[0-9a-f]{32}(-[0-9a-f]{32})?(\.model-[0-9a-f]{16})?\.(safetensors|flac)$"
 )
-_MODEL_STATE = re.compile(
-    r"^(?P<tag>[0-9a-f]{32}(-[0-9a-f]{32})?)\.model-[0-9a-f]{16}\.safetensors$"
-)
 
 
 def model_state_path(state: Path, fingerprint: str) -> Path:
     """Where a voice's state for another language's model lives, beside its own state."""
     return state.with_name(f"{state.stem}.model-{fingerprint}.safetensors")
-
-
-def own_state_path(path: Path) -> Path:
-    """The voice's own state for any of its states (another model's maps back to it)."""
-    match = _MODEL_STATE.match(path.name)
-    return path.with_name(f"{match['tag']}.safetensors") if match else path
 
 
 def _model_states(state: Path) -> list[Path]:

@@ -1,0 +1,116 @@
+"""How a member is spoken in a server: the language, the voice, whether that voice is their
+own cloned one, and whether it must first be prepared for the language's model.
+
+Read once per message or command: the server's settings and the member's settings once each,
+their voice choice when a voice is first needed (a message that is not read costs no more).
+
+The language is the member's own choice in that server, else the server's, else the
+operator's `TTS_LANGUAGE`; a choice the operator no longer offers falls through. The voice is
+the member's choice in that server, else their global one, else the server's default, else
+None (the operator's `DEFAULT_VOICE`); a cloned voice that cannot be used falls through too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.storage.database import MemberSettings, VoiceRecord
+from bot.storage.server_settings import ServerSettings
+from bot.synthesis.voice_library import VoiceLibrary
+
+
+@dataclass(frozen=True)
+class Voice:
+    """What speaks: the engine's voice spec (None: the operator's `DEFAULT_VOICE`) and, when it
+    is a member's own cloned voice, that voice's id (its speech always says whose it is)."""
+
+    spec: str | None = None
+    cloned_id: int | None = None
+
+
+class HowSpoken:
+    """How one member is spoken in one server (`guild_id` None: in a DM)."""
+
+    def __init__(
+        self,
+        resolver: HowSpokenResolver,
+        user_id: int,
+        guild_id: int | None,
+        member: MemberSettings,
+        server: ServerSettings | None,
+    ) -> None:
+        self._resolver = resolver
+        self.user_id = user_id
+        self.guild_id = guild_id
+        self.member = member
+        self.server = server
+        self.language = resolver.language_of(member, server)  # wanted: its model may not load
+        self._chosen: str | VoiceRecord | None = None
+        self._chosen_read = False  # the voice choice is read when a voice is first needed
+
+    async def _choice(self) -> str | VoiceRecord | None:
+        if not self._chosen_read:
+            library = self._resolver.library
+            self._chosen = await library.chosen_voice(self.user_id, self.guild_id)
+            self._chosen_read = True
+        return self._chosen
+
+    async def voice(self, language: str) -> Voice:
+        """The voice for the model of `language`, the one that speaks (the default language's
+        when the member's could not load): a cloned voice's state for that model is fetched or
+        made from its recording on first use, so ask once that model is loaded."""
+        chosen = await self._choice()
+        if isinstance(chosen, str):
+            return Voice(chosen)
+        if chosen is not None:
+            model = self._resolver.model_of(language)
+            spec = await self._resolver.library.usable_state(chosen, model)
+            if spec is not None:
+                return Voice(spec, chosen.id)
+        if self.server is not None and self.server.default_voice:
+            return Voice(self.server.default_voice)
+        return Voice()
+
+    async def to_prepare(self, language: str) -> str | None:
+        """The name of the member's cloned voice while its state for `language`'s loaded model
+        (not the default one) is still to be made (None: nothing to prepare)."""
+        model = self._resolver.model_of(language)
+        if model is None:
+            return None
+        chosen = await self._choice()
+        if not isinstance(chosen, VoiceRecord):
+            return None
+        return chosen.name if await self._resolver.library.needs_state(chosen, model) else None
+
+
+class HowSpokenResolver:
+    """Reads how members are spoken: one `resolve()` per message or command."""
+
+    def __init__(self, library: VoiceLibrary, language: str, languages: Sequence[str]) -> None:
+        """`language`: the operator's default; `languages`: those offered (with it)."""
+        self.library = library
+        self.language = language
+        self.languages = tuple(languages)
+
+    async def resolve(
+        self, user_id: int, guild_id: int | None, *, server: ServerSettings | None = None
+    ) -> HowSpoken:
+        """`server`: the server's settings, when the caller has read them already."""
+        if guild_id is None:  # a DM: no server, no member settings
+            return HowSpoken(self, user_id, None, MemberSettings(), None)
+        db = self.library.db
+        member = await db.members.get(user_id, guild_id)
+        if server is None:
+            server = await db.guilds.get(guild_id)
+        return HowSpoken(self, user_id, guild_id, member, server)
+
+    def language_of(self, member: MemberSettings, server: ServerSettings | None) -> str:
+        for choice in (member.language, server.language if server is not None else None):
+            if choice and choice in self.languages:
+                return choice
+        return self.language
+
+    def model_of(self, language: str) -> str | None:
+        """The model a language names: None for the default one."""
+        return None if language == self.language else language
