@@ -2,7 +2,7 @@
 English template (`tr("…")` in the code), with the same `{placeholders}`. A member whose
 Discord is in a language without a table, or a template missing from one, reads English.
 Add a language: a table like FRENCH_REPLIES, and its locale in TABLES.
-`tests/test_reply_translations.py` checks that every template of the code has its French."""
+`tests/i18n/test_reply_translations.py` checks that every template of the code has its French."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ import logging
 from typing import Any
 
 from tests.conftest import RunningBot
+from tests.e2e.test_autoread import speaker
+from tests.e2e.test_voices import clone
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_autoread import speaker
-from tests.test_e2e_voices import clone
 
 VOICE, VOICE2 = FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
 MOVE_MEMBERS = 1 << 24

@@ -21,7 +21,7 @@ from bot.ops.shards import ProcessShards
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SEND_MESSAGES, MANAGE_GUILD = 1 << 11, 1 << 5
 
 

@@ -14,10 +14,10 @@ import yaml
 from bot.synthesis.model_pool import ModelPool
 from bot.text.phrasebook import phrasebook
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel, speaker
+from tests.e2e.test_speech import audio_packets
+from tests.e2e.test_voices import clone, voice_files
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_autoread import ADMIN, outcome, setup_read_channel, speaker
-from tests.test_e2e_speech import audio_packets
-from tests.test_e2e_voices import clone, voice_files
 
 VOICE = FakeDiscord.VOICE_ID
 

@@ -19,9 +19,9 @@ from bot.core import gc_pauses
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.model_pool import ModelPool
 from tests.conftest import TinyModel, bot_on_fake_discord, engine_settings
+from tests.e2e.test_languages import language_configs
+from tests.e2e.test_speech import audio_packets
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_languages import language_configs
-from tests.test_e2e_speech import audio_packets
 
 STALL_LIMIT_S = 0.1
 

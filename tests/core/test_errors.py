@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.core.errors import InternalError, OperatorError, PocketVoiceError, UserError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIGHT = (  # the modules raising our errors (the engine's torch stays out: errors.py names it)
     "bot.core.config", "bot.ops.endpoints", "bot.playback.audio_source", "bot.playback.speakers",
     "bot.storage.copy_to_postgres", "bot.storage.server_settings", "bot.storage.database",

@@ -20,9 +20,9 @@ from bot.playback import connection as connection_module
 from bot.synthesis import batching
 from bot.synthesis import engine as engine_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_speech import audio_packets, speaker_of
+from tests.e2e.test_voices import CLIP, clone, voice_files, voice_rows
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_speech import audio_packets, speaker_of
-from tests.test_e2e_voices import CLIP, clone, voice_files, voice_rows
 
 VOICE = FakeDiscord.VOICE_ID
 MEDIUM = "This keeps the bot talking long enough to break something."
@@ -216,7 +216,7 @@ async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
         subprocess.run,
         [sys.executable, "-c", KILLED_CLONE, str(tiny_model.config), str(tiny_model.clip),
          str(data_dir), str(upload)],
-        capture_output=True, cwd=Path(__file__).parent.parent, timeout=120,
+        capture_output=True, cwd=Path(__file__).parents[2], timeout=120,
     )  # fmt: skip
     assert process.returncode == -signal.SIGKILL, process.stderr.decode()[-2000:]
     left = [p for p in (data_dir / "voices").rglob("*") if p.is_file()]

@@ -11,10 +11,10 @@ import pytest
 
 import bot.text.words
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_autoread import ADMIN, LONG, outcome, setup_read_channel, speaker
+from tests.e2e.test_speech import audio_packets
+from tests.e2e.test_voices import clone
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_autoread import ADMIN, LONG, outcome, setup_read_channel, speaker
-from tests.test_e2e_speech import audio_packets
-from tests.test_e2e_voices import clone
 
 TEXT, VOICE = FakeDiscord.TEXT_ID, FakeDiscord.VOICE_ID
 VIEW_CHANNEL = 1 << 10

@@ -10,8 +10,8 @@ from typing import Any
 from discord import AppCommandOptionType, app_commands
 
 from tests.conftest import RunningBot
+from tests.e2e.test_speech import speaker_of
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_speech import speaker_of
 
 ADMIN = FakeDiscord.EVERYONE_PERMISSIONS | (1 << 5)
 HOSTILE_TEXT = [

@@ -19,7 +19,7 @@ from bot.synthesis.engine import TTSEngine
 from bot.synthesis.voice_library import VoiceLibrary, consent_now
 from tests.audio_samples import encode, speech_like
 from tests.postgres_server import PostgresServer
-from tests.test_voices import voice_for
+from tests.synthesis.test_voices import voice_for
 
 ALICE = 101
 CLIP = encode(speech_like(4.0), "wav")

@@ -16,9 +16,9 @@ import pytest
 from bot.client import PocketVoiceBot
 from bot.storage.stores import SQLiteStore
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel, speaker
+from tests.e2e.test_voices import clone
 from tests.fakediscord import FakeDiscord
-from tests.test_e2e_autoread import ADMIN, outcome, setup_read_channel, speaker
-from tests.test_e2e_voices import clone
 
 VOICE = FakeDiscord.VOICE_ID
 TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+(\w+)", re.IGNORECASE)

@@ -10,8 +10,8 @@ from bot.core.config import load_settings
 from bot.doctor import check_database
 from bot.storage.database import Database
 from tests.postgres_server import PostgresServer
+from tests.storage.test_db import add_voice
 from tests.test_cli import run_cli
-from tests.test_db import add_voice
 
 
 async def populated_sqlite(path: Path) -> dict[str, object]:

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_speech import audio_packets, speaker_of
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.voice_udp import ReceivedPacket
-from tests.test_e2e_speech import audio_packets, speaker_of
 
 VOICE = FakeDiscord.VOICE_ID
 LONG = "This keeps the bot talking long enough to break something."

@@ -15,9 +15,9 @@ from bot.i18n.translate import Phrase, lines, localize, plural, tr
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.model_pool import available_languages
 from tests.conftest import RunningBot
-from tests.test_e2e_autoread import ADMIN
+from tests.e2e.test_autoread import ADMIN
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FRENCH = TABLES[discord.Locale.french.value]
 
 

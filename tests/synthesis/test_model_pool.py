@@ -20,7 +20,7 @@ from bot.synthesis.model_pool import (
     available_languages,
 )
 from tests.conftest import TinyModel, engine_settings
-from tests.test_e2e_languages import language_configs
+from tests.e2e.test_languages import language_configs
 
 
 def test_the_languages_come_from_the_installed_package() -> None:

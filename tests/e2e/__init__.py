@@ -1,0 +1,1 @@
+"""End to end: the real bot against the fake Discord (tests/fakediscord)."""
