@@ -118,20 +118,19 @@ def model_fails_on_boom(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     The fault is injected where the batch calls the model: a batched step holding such a
     row raises, as it would if the model fell over on that row's data."""
-    real_prefill, real_run = batching.prefill, batching.BatchedFlowLM._run
+    real_prefill, real_run = batching.prefill_chunks, batching.BatchedFlowLM._run
 
     def prefill(model: Any, state: Any, text: str) -> Any:
-        chunks = real_prefill(model, state, text)
-        for chunk in chunks:
+        for chunk in real_prefill(model, state, text):
             chunk.boom = "boom" in text.lower()  # type: ignore[attr-defined]
-        return chunks
+            yield chunk
 
     def run(self: batching.BatchedFlowLM, rows: slice, latents: Any) -> Any:
         if any(getattr(r.chunk, "boom", False) and r.step >= 3 for r in self.rows[rows]):
             raise RuntimeError("the model fell over")
         return real_run(self, rows, latents)
 
-    monkeypatch.setattr(engine_module, "prefill", prefill)
+    monkeypatch.setattr(engine_module, "prefill_chunks", prefill)
     monkeypatch.setattr(batching.BatchedFlowLM, "_run", run)
     yield
 

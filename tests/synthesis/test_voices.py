@@ -241,7 +241,7 @@ async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
     before = state.read_bytes()
     ten_minutes = np.zeros(24_000 * 600, np.float32)
     soundfile.write(library.data_dir / record.clip_path, ten_minutes, 24_000, format="FLAC")
-    assert await library.voice_for(ALICE, guild_id=7) is None
+    assert await voice_for(library, ALICE, guild_id=7) is None
     assert state.read_bytes() == before  # not rebuilt
     assert any("is missing or damaged" in r.getMessage() for r in caplog.records)
 
