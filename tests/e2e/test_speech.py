@@ -337,6 +337,40 @@ def longest_voiced_gap(packets: list[ReceivedPacket]) -> float:
     return max(longest, *(b - a for a, b in pairwise(arrivals)))
 
 
+async def four_servers_say(
+    running: RunningBot, text: str
+) -> tuple[
+    list[tuple[str, str, str]], list[str], list[GuildSpeaker], dict[str, list[ReceivedPacket]]
+]:
+    """Four members in four servers `/say` `text` at once; waits until every message has
+    played. Returns the (member, server, voice channel)s, the replies, the servers' speakers
+    and the packets each server sent."""
+    fake, bot = running.fake, running.bot
+    members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
+    members += [(f"member{n}", guild, fake.channels[guild][1])
+                for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
+    for user, guild, voice in members:
+        await fake.set_voice_state(user, voice, guild)
+    interactions = [
+        await fake.interaction("say", {"text": text}, user=user, guild=guild)
+        for user, guild, _ in members
+    ]
+    replies = [(await inter.wait_final())["content"] for inter in interactions]
+    scheduler = bot.scheduler
+    assert scheduler is not None
+    found = [scheduler.get(int(guild)) for _, guild, _ in members]
+    await fake.wait_for(
+        lambda: all(s is not None and len(s.history) == 1 for s in found), 150, "all four"
+    )
+    speakers = [s for s in found if s is not None]
+    await packets_settled(fake)
+    assert not fake.udp.errors
+    by_guild: dict[str, list[ReceivedPacket]] = {}
+    for packet in fake.udp.packets:
+        by_guild.setdefault(fake.ssrc_guild[packet.ssrc], []).append(packet)
+    return members, replies, speakers, by_guild
+
+
 async def test_four_servers_speak_at_once_without_gaps(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -344,30 +378,9 @@ async def test_four_servers_speak_at_once_without_gaps(
     gap over 100 ms (the tiny model: what is measured is the batching, not the model's size)."""
     env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
-        fake, bot = running.fake, running.bot
-        assert bot.engine.batched and bot.engine.workers >= 4
-        members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
-        members += [(f"member{n}", guild, fake.channels[guild][1])
-                    for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
-        for user, guild, voice in members:
-            await fake.set_voice_state(user, voice, guild)
-        interactions = [
-            await fake.interaction("say", {"text": LONG_TEXT}, user=user, guild=guild)
-            for user, guild, _ in members
-        ]
-        for inter in interactions:
-            assert (await inter.wait_final())["content"].startswith("Speaking in")
-        scheduler = bot.scheduler
-        assert scheduler is not None
-        speakers = [scheduler.get(int(guild)) for _, guild, _ in members]
-        await fake.wait_for(
-            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 150, "all four"
-        )
-        await packets_settled(fake)
-        assert not fake.udp.errors
-        by_guild: dict[str, list[ReceivedPacket]] = {}
-        for packet in fake.udp.packets:
-            by_guild.setdefault(fake.ssrc_guild[packet.ssrc], []).append(packet)
+        assert running.bot.engine.batched and running.bot.engine.workers >= 4
+        members, replies, speakers, by_guild = await four_servers_say(running, LONG_TEXT)
+        assert all(reply.startswith("Speaking in") for reply in replies)
         spans = []
         for speaker, (_, guild, _) in zip(speakers, members, strict=True):
             result = speaker.history[0]  # type: ignore[union-attr]
@@ -396,30 +409,12 @@ async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
     and every message is heard to its end."""
     env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_BATCH": "2"}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
-        fake, bot = running.fake, running.bot
-        assert bot.engine.batched and 1 <= bot.engine.capacity() <= 2
-        members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
-        members += [(f"member{n}", guild, fake.channels[guild][1])
-                    for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
-        for user, guild, voice in members:
-            await fake.set_voice_state(user, voice, guild)
-        interactions = [
-            await fake.interaction("say", {"text": TWO_SERVERS_TEXT}, user=user, guild=guild)
-            for user, guild, _ in members
-        ]
-        for inter in interactions:
-            assert (await inter.wait_final())["content"].startswith("Speaking in")
-        scheduler = bot.scheduler
-        assert scheduler is not None
-        speakers = [scheduler.get(int(guild)) for _, guild, _ in members]
-        await fake.wait_for(
-            lambda: all(s is not None and len(s.history) == 1 for s in speakers), 150, "all four"
-        )
-        await packets_settled(fake)
-        assert not fake.udp.errors
-        by_guild: dict[str, list[ReceivedPacket]] = {}
-        for packet in fake.udp.packets:
-            by_guild.setdefault(fake.ssrc_guild[packet.ssrc], []).append(packet)
+        assert running.bot.engine.batched and 1 <= running.bot.engine.capacity() <= 2
+        members, replies, speakers, by_guild = await four_servers_say(running, TWO_SERVERS_TEXT)
+        # a member asking once the two rows are taken is told their speech starts later
+        waiting = "I am speaking in as many servers as I can carry"
+        assert all(r.startswith(("Speaking in", waiting)) for r in replies), replies
+        assert all(r.startswith("Speaking in") for r in replies[:2])
         starts, ends = [], []
         for speaker, (_, guild, _) in zip(speakers, members, strict=True):
             result = speaker.history[0]  # type: ignore[union-attr]
