@@ -4,8 +4,9 @@ On a CPU, one flow-LM step for 8 streams costs about twice a step for one, so ru
 active stream in one batched step lets the same cores serve several times as many servers.
 Built on pocket-tts's own modules, not a fork of them:
 
-- A unit's prompt (its voice state, then its text tokens) is prefilled at batch 1 on an
-  engine thread, the way pocket-tts starts one stream (`prefill`).
+- A chunk's prompt (its voice state, then its text tokens) is prefilled at batch 1 on the
+  batch's own thread between two steps, the way pocket-tts starts one stream
+  (`prefill_chunks`).
 - At a frame boundary the prefilled row joins the running batch. The batch's attention caches
   share one write offset, so the row's prompt is right-aligned to end at that offset, and the
   slots before it are masked through the cache's per-row `pad` (pocket_tts's attention

@@ -90,7 +90,15 @@ class Live:
             }
 
     def get(self, rows: int) -> float | None:
-        return self.seen().get(rows)
+        """The figure for one size (None: too few samples, or stale). Only that size's median
+        is taken: the scheduler asks on the event loop for each size it tries."""
+        with self._lock:
+            samples = self._samples.get(rows)
+            if samples is None or len(samples) < LIVE_SAMPLES:
+                return None
+            if self._clock() - self._when[rows] > STALE_S:
+                return None
+            return statistics.median(samples)
 
 
 class StepCosts:
@@ -183,7 +191,7 @@ class StepCosts:
         the first that does not fit ends the search (more rows never cost less); at most one
         row past the largest size seen live."""
         seen = self.steps.seen()
-        largest = max(seen, default=0) + 1 if seen else self.max_rows
+        largest = max(seen) + 1 if seen else self.max_rows
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
             if self.estimate(rows) > MARGIN * self.frame_s:

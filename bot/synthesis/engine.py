@@ -327,7 +327,8 @@ class TTSEngine:
             max_workers=BACKGROUND_THREADS, thread_name_prefix="tts-background"
         )
         # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
-        # its own replica); the pool's threads only prefill prompts and do voices and clones.
+        # its own replica), which also prefills the prompts; the pool's threads make voice states
+        # and clones.
         self._batcher: Batcher | None = None
         if batch > 1:
             self._batcher = Batcher(replicate(model), max_rows=batch, costs=costs)

@@ -291,8 +291,12 @@ class DeadlineScheduler:
     def load(self) -> float:
         return sum(self.demand(j) for j in self.live() if j.active)
 
+    def _active(self) -> int:
+        """Live jobs admitted and still synthesizing: with a batch, the rows in use."""
+        return sum(1 for j in self.live() if j.active)
+
     def has_room(self, job: SpeechJob) -> bool:
-        active = sum(1 for j in self.live() if j.active)
+        active = self._active()
         if not active:
             return True  # an idle model always takes the job, however slow it is
         if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
@@ -303,7 +307,7 @@ class DeadlineScheduler:
         """A message asked for now would wait for room: the bot already speaks in as many
         servers as the model carries."""
         if self.capacity is not None:
-            return sum(1 for j in self.live() if j.active) >= self.capacity()
+            return self._active() >= self.capacity()
         return self.held_back() > 0
 
     def held_back(self) -> int:
