@@ -19,12 +19,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 # torch first, as a CPU build from the PyTorch CPU index: PyPI's is a CUDA build of several GB.
-RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-COPY constraints.txt pyproject.toml README.md ./
-COPY bot ./bot
-COPY cogs ./cogs
-COPY migrations ./migrations
-RUN pip install -c constraints.txt .
+# A mirror of that index: docker compose build --build-arg TORCH_INDEX_URL=https://...
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+RUN pip install torch==2.13.0 --index-url "$TORCH_INDEX_URL"
+# The project is installed into site-packages and its source removed: run from a folder that
+# holds the source, `python -m bot` would import that copy, which lacks the packaged migrations.
+COPY constraints.txt pyproject.toml README.md ./src/
+COPY bot ./src/bot
+COPY cogs ./src/cogs
+COPY migrations ./src/migrations
+RUN pip install -c src/constraints.txt ./src && rm -rf src
 
 RUN groupadd --system --gid 10001 pocketvoice \
     && useradd --system --uid 10001 --gid 10001 --home-dir /data pocketvoice \

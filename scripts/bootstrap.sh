@@ -85,6 +85,13 @@ if [[ "${1:-}" == "--test" ]] && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl'
   ! command -v pg_ctl >/dev/null; then
   missing+=(postgresql)
 fi
+# The image tests build and run the Dockerfile with podman (runc: crun refuses some cgroup
+# setups) on a base made with debootstrap when the official one cannot be pulled.
+if [[ "${1:-}" == "--test" && $(uname -s) == Linux ]]; then
+  for tool in podman runc debootstrap; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+fi
 if ((${#missing[@]})); then
   if command -v apt-get >/dev/null; then
     say "installing system packages: ${missing[*]}"

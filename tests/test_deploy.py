@@ -73,7 +73,8 @@ def test_the_image_runs_the_bot_as_a_non_root_user_with_cpu_torch() -> None:
     assert result.returncode == 0, result.stderr
     (user,) = instructions("USER")
     assert not user.startswith(("root", "0"))
-    assert any("download.pytorch.org/whl/cpu" in run for run in instructions("RUN"))
+    assert "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in instructions("ARG")
+    assert any('--index-url "$TORCH_INDEX_URL"' in run for run in instructions("RUN"))
     assert any("libopus0" in run and "libsndfile1" in run for run in instructions("RUN"))
     assert DOCKERFILE.startswith("#") and "FROM python:3.11-slim" in DOCKERFILE
 

@@ -172,6 +172,8 @@ class FakeDiscord:
         self.gateway_log: list[JSON] = []  # what the bot sent on the gateway
         self.voice_log: list[JSON] = []  # what the bot sent on the voice websocket
         self.identified = asyncio.Event()
+        self.ready_allowed = asyncio.Event()  # clear it to hold READY back after IDENTIFY
+        self.ready_allowed.set()
         self.udp = VoiceUDPServer()
         self._gateways: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
         self.shard_count = shards  # as the bots identified (they must agree)
@@ -514,6 +516,7 @@ class FakeDiscord:
                 self.identified_shards.add(shard)
                 self.identifies.append(shard)
                 self.identified.set()
+                await self.ready_allowed.wait()
                 await self.dispatch("READY", self._ready_json(shard), shard)
                 for guild in self.guilds_of_shard(shard):
                     await self.dispatch("GUILD_CREATE", self._guild_json(guild), shard)

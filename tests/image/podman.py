@@ -1,0 +1,192 @@
+"""Podman as the image tests use it: rootful, with the runc runtime and the limits this machine
+allows, building our `Dockerfile` unchanged and running what it makes.
+
+Docker Hub cannot be reached here, so the base the Dockerfile names (`python:3.11-slim-bookworm`)
+is a local stand-in under the same name when no real one is present: Debian bookworm from
+`debootstrap`, with Python 3.11 as a virtual environment over `/usr/local`, so that `python`,
+`pip` and `site-packages` lie where the official image has them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM
+STAND_IN_LABEL = "pocketvoice.test.stand-in"
+DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
+TORCH_WHEEL = re.compile(r"torch-2\.13\.0\+cpu-cp311-.*\.whl")
+# podman's defaults ask for more open files and processes than this machine allows
+CONTAINERS_CONF = """[containers]
+default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+"""
+
+
+class PodmanError(RuntimeError):
+    pass
+
+
+def why_podman_cannot_run() -> str | None:
+    """None when these tests can run here, else why not (their skip reason)."""
+    if sys.platform != "linux":
+        return "the image tests need Linux (podman, debootstrap)"
+    if os.geteuid() != 0:
+        return (
+            "the image tests run podman rootful and debootstrap a base image, which need root; "
+            "run ./test.sh as root (CI does)"
+        )
+    missing = [tool for tool in ("podman", "runc", "debootstrap") if shutil.which(tool) is None]
+    if missing:
+        return f"not installed: {', '.join(missing)} (scripts/bootstrap.sh --test installs them)"
+    return None
+
+
+@dataclass
+class Done:
+    code: int
+    out: str
+    err: str
+
+    def check(self, what: str) -> Done:
+        if self.code != 0:
+            raise PodmanError(
+                f"{what} failed ({self.code}):\n{self.out[-3000:]}\n{self.err[-3000:]}"
+            )
+        return self
+
+
+class Podman:
+    """Runs podman (and podman-compose) with this machine's settings."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        conf = folder / "containers.conf"
+        conf.write_text(CONTAINERS_CONF)
+        self.env = {**os.environ, "CONTAINERS_CONF": str(conf)}
+        self.folder = folder
+
+    async def run(self, *args: str, timeout: float = 120, tool: str = "podman") -> Done:
+        """`podman ARGS` (or another tool with this environment), killed past `timeout`."""
+        process = await asyncio.create_subprocess_exec(
+            tool, *args, env=self.env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), timeout)
+        except TimeoutError:
+            process.kill()
+            out, err = await process.communicate()
+            err += f"\n(killed after {timeout} s)".encode()
+        code = -9 if process.returncode is None else process.returncode
+        return Done(code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def compose(self, *args: str, timeout: float = 300) -> Done:
+        tool = str(Path(sys.executable).parent / "podman-compose")
+        return await self.run(*args, timeout=timeout, tool=tool)
+
+    # ---- the base ------------------------------------------------------------------------
+    async def ensure_base(self) -> str:
+        """The Dockerfile's base: the real one if present, else our stand-in (made once)."""
+        if (await self.run("image", "exists", BASE)).code == 0:
+            return "present"
+        with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
+            root = Path(tmp) / "rootfs"
+            await self.run_checked_local(
+                ["debootstrap", "--variant=minbase",
+                 "--include=python3,python3-venv,ca-certificates,netbase,tzdata",
+                 "bookworm", str(root), DEBIAN_MIRROR],
+                "debootstrap", timeout=600,
+            )  # fmt: skip
+            # Python where the official image has it: /usr/local/bin/python, pip beside it
+            await self.run_checked_local(
+                ["chroot", str(root), "python3", "-m", "venv", "/usr/local"], "venv"
+            )
+            for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
+                for item in (root / cache).glob("*"):
+                    if item.is_file():
+                        item.unlink()
+            tar = await asyncio.create_subprocess_exec(
+                "tar", "-C", str(root), "-c", ".", stdout=asyncio.subprocess.PIPE
+            )
+            assert tar.stdout is not None
+            importer = await asyncio.create_subprocess_exec(
+                "podman", "import",
+                "--change", "ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "--change", "ENV LANG=C.UTF-8",
+                "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
+                "--change", 'CMD ["python3"]',
+                "-", BASE,
+                stdin=tar.stdout, env=self.env,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+            out, _ = await asyncio.wait_for(importer.communicate(), 300)
+            await tar.wait()
+            if importer.returncode != 0:
+                raise PodmanError(f"podman import failed:\n{out.decode(errors='replace')}")
+        return "made from debootstrap"
+
+    async def run_checked_local(self, argv: list[str], what: str, timeout: float = 120) -> None:
+        done = await self.run(*argv[1:], timeout=timeout, tool=argv[0])
+        done.check(what)
+
+    # ---- the build ------------------------------------------------------------------------
+    def build_args(self) -> list[str]:
+        """How this machine reaches torch and PyPI inside a build: its network, its CA bundle
+        (the egress proxy's CA is in it) and the folder where pip finds the CPU torch wheel."""
+        args = ["--network", "host", "--format", "docker", "--pull=never"]
+        config = ["[global]"]
+        cert = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
+        if cert and Path(cert).is_file():
+            args += ["-v", f"{cert}:/run/host-ca.pem:ro"]
+            config.append("cert = /run/host-ca.pem")
+        wheels = [folder for folder in find_links() if any(
+            TORCH_WHEEL.fullmatch(p.name) for p in folder.glob("torch-*.whl"))]  # fmt: skip
+        if "TORCH_INDEX_URL" in os.environ:
+            args += ["--build-arg", f"TORCH_INDEX_URL={os.environ['TORCH_INDEX_URL']}"]
+        elif wheels:
+            # The CPU wheel comes from the folder, torch's own dependencies from PyPI.
+            args += ["-v", f"{wheels[0]}:/wheels:ro"]
+            config.append("find-links = /wheels")
+            args += ["--build-arg", "TORCH_INDEX_URL=https://pypi.org/simple"]
+        pip_conf = self.folder / "pip.conf"
+        pip_conf.write_text("\n".join(config) + "\n")
+        return [*args, "-v", f"{pip_conf}:/etc/pip.conf:ro"]
+
+    async def build(self, tag: str, context: Path = REPO) -> float:
+        """Build `context`'s Dockerfile as `tag`; the seconds it took."""
+        started = time.monotonic()
+        done = await self.run("build", *self.build_args(), "-t", tag, str(context), timeout=1800)
+        done.check(f"building {tag}")
+        return time.monotonic() - started
+
+    async def inspect(self, what: str) -> dict:  # type: ignore[type-arg]
+        done = (await self.run("inspect", what)).check(f"inspecting {what}")
+        return json.loads(done.out)[0]
+
+    async def remove(self, *names: str) -> None:
+        for name in names:
+            with contextlib.suppress(PodmanError):
+                await self.run("rm", "-f", "-t", "0", name, timeout=60)
+
+
+def find_links() -> list[Path]:
+    """The local folders pip here takes wheels from (PIP_FIND_LINKS, pip's config)."""
+    found = os.environ.get("PIP_FIND_LINKS", "").split()
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
+    ).stdout
+    found += re.findall(r"find-links='([^']+)'", listed)
+    return [Path(f) for f in dict.fromkeys(found) if Path(f).is_dir()]
