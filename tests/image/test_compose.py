@@ -1,0 +1,138 @@
+"""Our compose files, read and run by a real compose implementation (podman-compose): both parse,
+and the single-bot one builds, starts, passes its health check and runs the README's
+`docker compose run --rm pocketvoice doctor`, against our fake Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import TinyModel
+from tests.fakediscord import FakeDiscord
+from tests.image.podman import REPO, Podman, why_podman_cannot_run
+from tests.image.test_image import free_port, shared_folder
+
+pytestmark = pytest.mark.skipif(
+    why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
+)
+
+
+def project(folder: Path, env: dict[str, str]) -> Path:
+    """A project folder as a user has it: our compose files, unchanged, and their `.env`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("compose.yaml", "compose.shards.yaml"):
+        shutil.copy(REPO / name, folder / name)
+    dotenv = folder / ".env"
+    dotenv.write_text("".join(f"{key}={value}\n" for key, value in env.items()))
+    dotenv.chmod(0o600)
+    return folder
+
+
+async def test_both_compose_files_parse(tmp_path: Path) -> None:
+    podman = Podman(tmp_path / "podman")
+    folder = project(tmp_path / "p", {"DISCORD_TOKEN": "x", "POSTGRES_PASSWORD": "secret"})
+    for name, services in (
+        ("compose.yaml", {"pocketvoice"}),
+        ("compose.shards.yaml", {"postgres", "shard0", "shard1"}),
+    ):
+        done = await podman.compose("-f", str(folder / name), "config", timeout=60)
+        done.check(f"podman-compose config of {name}")
+        parsed = yaml.safe_load(done.out)
+        assert set(parsed["services"]) == services, done.out
+        for service in services - {"postgres"}:
+            assert parsed["services"][service]["stop_grace_period"] == "30s"
+    shards = yaml.safe_load(
+        (await podman.compose("-f", str(folder / "compose.shards.yaml"), "config")).out
+    )["services"]
+    url = shards["shard1"]["environment"]["DATABASE_URL"]
+    assert url == "postgresql://pocketvoice:secret@postgres:5432/pocketvoice"
+    assert shards["shard1"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+async def test_the_shards_compose_file_starts_its_postgresql(tmp_path: Path) -> None:
+    """As far as this machine allows: its PostgreSQL service needs the postgres:15 image."""
+    podman = Podman(tmp_path / "podman")
+    pulled = await podman.run("pull", "docker.io/library/postgres:15", timeout=120)
+    if pulled.code != 0:
+        pytest.skip(
+            "compose.shards.yaml's `up` needs the postgres:15 image, which cannot be pulled "
+            f"here (Docker Hub is not reachable: {pulled.err.strip().splitlines()[-1:]}); the "
+            "file is parsed above, and two shard processes sharing one PostgreSQL run for "
+            "real in tests/e2e/test_shards.py"
+        )
+    folder = project(tmp_path / "p", {"DISCORD_TOKEN": "x", "POSTGRES_PASSWORD": "secret"})
+    name = f"pvtest{uuid.uuid4().hex[:6]}"
+    files = ["-p", name, "-f", str(folder / "compose.shards.yaml")]
+    try:
+        (await podman.compose(*files, "up", "-d", "postgres")).check("up postgres")
+        deadline = time.monotonic() + 120
+        while (await podman.run("healthcheck", "run", f"{name}_postgres_1")).code != 0:
+            assert time.monotonic() < deadline, "PostgreSQL never turned healthy"
+            await asyncio.sleep(1)
+    finally:
+        await podman.compose(*files, "down", "-v", "-t", "5")
+
+
+async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    podman = Podman(tmp_path / "podman")
+    await podman.ensure_base()
+    share = shared_folder(tmp_path / "share")
+    model = shared_folder(tiny_model.config.parent)
+    fake = FakeDiscord(share)
+    await fake.start()
+    port = free_port()
+    folder = project(
+        tmp_path / "p",
+        {**fake.env, "TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
+         "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    # What differs here from a user's machine, and only that: the image's name (not to replace
+    # a user's pocketvoice:latest), the build context (the checkout), the host's network (to
+    # reach the fake Discord on 127.0.0.1, so the metrics port moves off 9108) and the model.
+    override = {
+        "services": {
+            "pocketvoice": {
+                "image": "localhost/pocketvoice:compose-test",
+                "build": {"context": str(REPO)},
+                "network_mode": "host",
+                "environment": {"METRICS_PORT": str(port)},
+                "volumes": [f"{share}:{share}:ro", f"{model}:{model}:ro"],
+            }
+        }
+    }
+    (folder / "compose.test.yaml").write_text(yaml.safe_dump(override))
+    name = f"pvtest{uuid.uuid4().hex[:6]}"
+    files = [
+        "-p",
+        name,
+        "-f",
+        str(folder / "compose.yaml"),
+        "-f",
+        str(folder / "compose.test.yaml"),
+    ]
+    build_args = " ".join(podman.build_args())
+    try:
+        up = await podman.compose(
+            f"--podman-build-args={build_args}", *files, "up", "-d", "--build", timeout=1800
+        )
+        up.check("podman-compose up -d --build")
+        container = f"{name}_pocketvoice_1"
+        deadline = time.monotonic() + 120
+        while (await podman.run("healthcheck", "run", container, timeout=30)).code != 0:
+            logs = await podman.run("logs", container)
+            assert time.monotonic() < deadline, f"never healthy:\n{logs.out}{logs.err}"
+            await asyncio.sleep(1)
+        doctor = await podman.compose(*files, "run", "--rm", "pocketvoice", "doctor", timeout=300)
+        for line in ("✔ libopus", "✔ torch: torch 2.13.0+cpu, CPU build", "✔ model", "✔ token"):
+            assert line in doctor.out, doctor.out + doctor.err
+    finally:
+        await podman.compose(*files, "down", "-v", "-t", "5", timeout=300)
+        await fake.close()
