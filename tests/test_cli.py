@@ -145,6 +145,16 @@ async def test_a_metrics_port_in_use_stops_start_with_a_clear_line(
     assert "Traceback" not in done.stderr
 
 
+def test_an_unusable_data_dir_stops_start_with_a_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    env = {"DISCORD_TOKEN": "x", "DATA_DIR": str(tmp_path / "a-file" / "data")}
+    done = run_cli(["migrate"], tmp_path, env)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"DATA_DIR: cannot use {tmp_path / 'a-file' / 'data'}")
+    assert "set DATA_DIR to another folder" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyModel) -> None:
     from tests.audio_samples import encode, speech_like
 

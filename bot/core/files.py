@@ -7,11 +7,26 @@ import os
 import uuid
 from pathlib import Path
 
+from bot.core.errors import OperatorError
+
+
+class PrivateFolderError(OperatorError):
+    """A data folder the bot's user cannot create, write or make private."""
+
+    label = "DATA_DIR"
+
 
 def make_private_dir(folder: Path) -> None:
     """Create `folder` (and parents) readable by the bot's user only (0700)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(folder, 0o700)
+    except OSError as error:
+        raise PrivateFolderError(
+            f"cannot use {folder} ({error.strerror}): it must be a folder that this user "
+            f"(uid {os.getuid()}) owns and can write; give it to this user "
+            f"(chown {os.getuid()} {folder}), or set DATA_DIR to another folder"
+        ) from None
 
 
 def write_atomically(path: Path, data: bytes) -> None:

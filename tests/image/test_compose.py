@@ -5,7 +5,9 @@ and the single-bot one builds, starts, passes its health check and runs the READ
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -32,6 +34,16 @@ def project(folder: Path, env: dict[str, str]) -> Path:
     dotenv.write_text("".join(f"{key}={value}\n" for key, value in env.items()))
     dotenv.chmod(0o600)
     return folder
+
+
+async def wait_healthy(podman: Podman, container: str, timeout: float = 120) -> None:
+    """Until the image's own HEALTHCHECK passes (run by hand: podman schedules it with systemd
+    timers, and these machines have no systemd)."""
+    deadline = time.monotonic() + timeout
+    while (await podman.run("healthcheck", "run", container, timeout=30)).code != 0:
+        logs = await podman.run("logs", container)
+        assert time.monotonic() < deadline, f"never healthy:\n{logs.out}{logs.err}"
+        await asyncio.sleep(1)
 
 
 async def test_both_compose_files_parse(tmp_path: Path) -> None:
@@ -125,14 +137,23 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
         )
         up.check("podman-compose up -d --build")
         container = f"{name}_pocketvoice_1"
-        deadline = time.monotonic() + 120
-        while (await podman.run("healthcheck", "run", container, timeout=30)).code != 0:
-            logs = await podman.run("logs", container)
-            assert time.monotonic() < deadline, f"never healthy:\n{logs.out}{logs.err}"
-            await asyncio.sleep(1)
+        await wait_healthy(podman, container)
+
+        # restart: unless-stopped brings it back after a crash
+        crashed = await podman.inspect(container)
+        os.kill(crashed["State"]["Pid"], signal.SIGKILL)
+        await fake.wait_for(lambda: len(fake.identifies) == 2, 120, "a second IDENTIFY")
+        await wait_healthy(podman, container)
+        again = await podman.inspect(container)
+        assert again["RestartCount"] == crashed["RestartCount"] + 1
+
         doctor = await podman.compose(*files, "run", "--rm", "pocketvoice", "doctor", timeout=300)
         for line in ("✔ libopus", "✔ torch: torch 2.13.0+cpu, CPU build", "✔ model", "✔ token"):
             assert line in doctor.out, doctor.out + doctor.err
+        fake.registered_commands.clear()
+        synced = await podman.compose(*files, "run", "--rm", "pocketvoice", "sync", timeout=300)
+        assert synced.code == 0, synced.out + synced.err
+        assert {c["name"] for c in fake.registered_commands} >= {"say", "clone", "voice", "set"}
     finally:
         await podman.compose(*files, "down", "-v", "-t", "5", timeout=300)
         await fake.close()

@@ -101,6 +101,15 @@ class Container:
                     raise AssertionError(f"never answered:\n{await self.logs()}") from None
                 await asyncio.sleep(0.5)
 
+    async def wait_identified(self, timeout: float = 60) -> None:
+        """Until the bot IDENTIFYs to the fake Discord; if the container ends first, why."""
+        deadline = time.monotonic() + timeout
+        while not self.fake.identified.is_set():
+            state = await self.state()
+            if not state["Running"] or time.monotonic() > deadline:
+                raise AssertionError(f"no IDENTIFY ({state['Status']}):\n{await self.logs()}")
+            await asyncio.sleep(0.5)
+
     async def logs(self) -> str:
         done = await self.image.podman.run("logs", self.name, timeout=30)
         return done.out + done.err
@@ -151,7 +160,7 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
             await bot.wait_answering()
             assert (await bot.podman("exec", bot.name, "id", "-u")).strip() == "10001"
             # 3. not healthy while Discord has not said READY; healthy once it has
-            await asyncio.wait_for(fake.identified.wait(), 60)
+            await bot.wait_identified()
             assert not await bot.healthy()
             fake.ready_allowed.set()
             await bot.wait_healthy()
