@@ -88,6 +88,9 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         reply = result if isinstance(result, Reply) else Reply(result)
     except Exception as error:
         reply = reply_for(error, getattr(interaction.command, "name", "a command"))
+    if reply.withdrawn:
+        await interaction.delete_original_response()
+        return
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
     locale = interaction.locale
