@@ -399,6 +399,8 @@ class FakeDiscord:
     def _guild_of(self, channel_id: str | None, guild: str | None) -> str:
         if guild is not None:
             return guild
+        if channel_id is None:
+            return self.GUILD_ID
         for g, ids in self.channels.items():
             if channel_id in ids or channel_id == self.stages.get(g):
                 return g
