@@ -23,7 +23,7 @@ MAX_REASON = 200  # characters of a block's reason
 PAGE_SIZE = 10  # blocks shown per page of /blocked
 MAX_PAGE = 1_000  # past it a page number is refused, not looked up
 
-BLOCKED_NOTICE = "A moderator has stopped me speaking for you in this server."
+BLOCKED_NOTICE = tr("A moderator has stopped me speaking for you in this server.")
 
 
 def require_moderator(permissions: discord.Permissions) -> None:
@@ -59,8 +59,8 @@ class BlockService:
         if guild_id is None or not await self.db.blocks.is_blocked(guild_id, user_id):
             return
         if await self.db.blocks.mark_told(guild_id, user_id):
-            raise UserError(tr(BLOCKED_NOTICE))
-        raise QuietRefusal(tr(BLOCKED_NOTICE))
+            raise UserError(BLOCKED_NOTICE)
+        raise QuietRefusal(BLOCKED_NOTICE)
 
     # ---- moderators ------------------------------------------------------------------------
     async def block(
