@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
-from tests.e2e.test_autoread import ADMIN, VOICE, outcome, setup_read_channel, speaker
+from tests.e2e.test_autoread import ADMIN, LONG, VOICE, outcome, setup_read_channel, speaker
 from tests.fakediscord import FakeDiscord, FakeInteraction, FakeUser
 
 STAGE = FakeDiscord.STAGE_ID
@@ -125,6 +125,28 @@ async def test_a_blocked_member_is_not_read_and_told_once(
         assert await outcome(running, await fake.post("bob", "free again")) == "read"
         nobody = await fake.interaction("blocked", permissions=MANAGE_MESSAGES)
         assert await final(nobody) == "No one is blocked in this server."
+
+
+async def test_a_block_drops_what_the_member_has_waiting(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}  # messages of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        await setup_read_channel(fake)
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", VOICE)
+        assert await outcome(running, await fake.post("alice", LONG)) == "read"
+        await fake.wait_for(lambda: speaker(running).busy and speaker(running).queued == 0, 10)
+        waiting = [await fake.post("bob", text) for text in ("second", "third")]
+        for message in waiting:
+            assert await outcome(running, message) == "read"
+        await fake.post("alice", "fourth")
+        await block(fake, "bob")
+        await fake.wait_for(lambda: not speaker(running).busy, 60, "the queue to empty")
+        texts = [r.text for r in speaker(running).history]
+        assert texts[0].startswith("Alice said This is a long message")
+        assert texts[1:] == ["fourth"]  # (alice was heard last: no "said" again)
 
 
 async def test_the_blocked_list_pages(running_bot: RunningBot) -> None:
