@@ -89,7 +89,7 @@ async def test_doctor_checks_the_postgresql_database(
     fresh = await check_database(settings)
     assert fresh.ok and "schema 0: migrated to 7 at start" in fresh.detail
     await (await Database.open(url)).close()
-    assert (await check_database(settings)).detail == "schema 5, up to date"
+    assert (await check_database(settings)).detail == "schema 7, up to date"
     closed = postgres.url("nowhere").replace(str(postgres.port), str(postgres.port + 1))
     unreachable = dataclasses.replace(settings, database_url=closed)
     broken = await check_database(unreachable)
