@@ -24,6 +24,7 @@ from bot.playback.audio_source import ensure_opus
 from bot.playback.connection import VoiceConnections, leave_voice
 from bot.playback.speakers import SpeechScheduler
 from bot.services.autoread import AutoReader
+from bot.services.blocks import BlockService
 from bot.services.command_translator import CommandTranslator
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import reply_for
@@ -38,7 +39,14 @@ from bot.synthesis.voice_library import VoiceLibrary
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS = ("cogs.speech", "cogs.voices", "cogs.settings", "cogs.autoread", "cogs.help")
+EXTENSIONS = (
+    "cogs.speech",
+    "cogs.voices",
+    "cogs.settings",
+    "cogs.autoread",
+    "cogs.moderation",
+    "cogs.help",
+)
 IDLE_CHECK_S = 15.0
 SPEAKER_IDLE_S = 3600.0  # a server's speaker is dropped after this long unused, out of voice
 
@@ -94,6 +102,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
 
     engine: TTSEngine
     speech: SpeechService
+    blocks: BlockService
     voices: VoiceService
     reader: AutoReader
     settings_service: SettingsService
@@ -204,14 +213,17 @@ class PocketVoiceBot(commands.AutoShardedBot):
             self._tasks.append(supervise(library.follow_deletions, "voice-deletions"))
         self.connections = VoiceConnections(self.scheduler, self.get_guild)
         self._tasks.append(supervise(self.connections.watch, "voice-watchdog"))
+        self.blocks = BlockService(self.db)
         self.speech = SpeechService(
             self.scheduler,
             self.connections,
             self.settings.max_text_length,
             HowSpokenResolver(library, self.models.default_language, self.models.languages),
+            self.blocks,
         )
         self.voices = VoiceService(library, self.speech, self.engine)
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
+        self.blocks.on_block = self.reader.drop_author
         self.settings_service = SettingsService(
             self.db, self.models.languages, can_load=self.models.check_loadable
         )
@@ -261,7 +273,10 @@ class PocketVoiceBot(commands.AutoShardedBot):
         """Errors outside `respond` (option conversion, checks): never leave a member on
         'thinking…'."""
         what = f"/{getattr(interaction.command, 'name', '?')}"
-        content = localize(reply_for(error, what).content, interaction.locale)
+        reply = reply_for(error, what)
+        if reply.withdrawn:
+            return
+        content = localize(reply.content, interaction.locale)
         try:
             if interaction.response.is_done():
                 await interaction.followup.send(content, ephemeral=True)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Awaitable, Callable
 
 import discord
 
 from bot.i18n.translate import localize
 from bot.services.replies import Reply, reply_for
+
+log = logging.getLogger(__name__)
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
 
@@ -88,6 +91,13 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         reply = result if isinstance(result, Reply) else Reply(result)
     except Exception as error:
         reply = reply_for(error, getattr(interaction.command, "name", "a command"))
+    if reply.withdrawn:  # refused in words before: the "thinking…" just goes away
+        try:
+            await interaction.delete_original_response()
+        except discord.HTTPException as error:
+            log.info("could not withdraw the reply to /%s: %s",
+                     getattr(interaction.command, "name", "?"), error)  # fmt: skip
+        return
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply)
     locale = interaction.locale

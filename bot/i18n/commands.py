@@ -89,6 +89,15 @@ FRENCH: dict[str, str] = {
     "Only read members with this role ('none': everyone)": (
         "Ne lire que les membres ayant ce rôle ('none' : tout le monde)"
     ),
+    "Never read members with this role ('none': no one)": (
+        "Ne jamais lire les membres ayant ce rôle ('none' : personne)"
+    ),
+    "Do not read @silent messages (sent without notifications)": (
+        "Ne pas lire les messages @silent (envoyés sans notification)"
+    ),
+    "In a stage, do not read members of the audience": (
+        "Dans une conférence, ne pas lire les membres de l'auditoire"
+    ),
     "Only read members who are in the bot's voice channel": (
         "Ne lire que les membres présents dans le salon vocal du bot"
     ),
@@ -106,6 +115,17 @@ FRENCH: dict[str, str] = {
     "Choose the text channel that is read aloud": "Choisir le salon textuel lu à voix haute",
     "The channel to read": "Le salon à lire",
     "Show this server's settings": "Afficher les réglages de ce serveur",
+    # moderators
+    "Stop the bot reading or speaking for a member": (
+        "Empêcher le bot de lire ou de parler pour un membre"
+    ),
+    "The member": "Le membre",
+    "Why (only moderators see it)": "Pourquoi (seuls les modérateurs le voient)",
+    "Let the bot read and speak for a member again": (
+        "Laisser le bot lire et parler de nouveau pour un membre"
+    ),
+    "The members the bot does not speak for": "Les membres pour qui le bot ne parle pas",
+    "Which page (10 a page)": "Quelle page (10 par page)",
     # dictionary
     "This server's pronunciation dictionary": "Le dictionnaire de prononciation du serveur",
     "Say a word differently (whole word, any case)": (

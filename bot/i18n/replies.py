@@ -347,6 +347,53 @@ FRENCH_REPLIES: dict[str, str] = {
         "Cet extrait contient {seconds:.0f} s de parole ; envoyez-en au plus {most:.0f} "
         "secondes (10 à 30 secondes, c'est le mieux)."
     ),
+    # blocks (moderators)
+    "You need the Manage Messages or Moderate Members permission to block members.": (
+        "Il faut la permission Gérer les messages ou Exclure temporairement des membres pour "
+        "bloquer des membres."
+    ),
+    "Please keep the reason to {most} characters.": (
+        "Veuillez limiter la raison à {most} caractères."
+    ),
+    "A moderator has stopped me speaking for you in this server.": (
+        "Un modérateur m'a demandé de ne plus parler pour vous sur ce serveur."
+    ),
+    "You cannot block yourself. To have your own messages left unread, use /set autoread off.": (
+        "Vous ne pouvez pas vous bloquer vous-même. Pour que vos messages ne soient pas lus, "
+        "utilisez /set autoread off."
+    ),
+    "I cannot block myself.": "Je ne peux pas me bloquer moi-même.",
+    "The server's owner cannot be blocked.": "Le propriétaire du serveur ne peut pas être bloqué.",
+    "{member} was blocked already; the reason is updated.": (
+        "{member} était déjà bloqué ; la raison est mise à jour."
+    ),
+    "{member} is blocked: I will not read their messages or speak for them in this server. "
+    "/unblock undoes it.": (
+        "{member} est bloqué : je ne lirai plus ses messages et ne parlerai plus pour lui sur "
+        "ce serveur. /unblock l'annule."
+    ),
+    "{member} is not blocked.": "{member} n'est pas bloqué.",
+    "{member} is no longer blocked.": "{member} n'est plus bloqué.",
+    "No one is blocked in this server.": "Personne n'est bloqué sur ce serveur.",
+    "There are {pages} pages: choose one from 1 to {pages}.": (
+        "Il y a {pages} pages : choisissez-en une de 1 à {pages}."
+    ),
+    "{number}.": "{number}.",
+    "<@{member}> · by <@{moderator}> · {reason}": "<@{member}> · par <@{moderator}> · {reason}",
+    "no reason given": "sans raison donnée",
+    "Page {page} of {pages}.": "Page {page} sur {pages}.",
+    "Blocked members ({count})": "Membres bloqués ({count})",
+    "Messages of members with the server's ignored role are not read.": (
+        "Les messages des membres ayant le rôle ignoré du serveur ne sont pas lus."
+    ),
+    "A moderator has stopped me reading this member's messages in this server.": (
+        "Un modérateur m'a demandé de ne plus lire les messages de ce membre sur ce serveur."
+    ),
+    "Moderators": "Modérateurs",
+    "`/block` a member I should not read or speak for · `/unblock` · `/blocked` lists them": (
+        "`/block` un membre que je ne dois ni lire ni faire parler · `/unblock` · `/blocked` "
+        "les liste"
+    ),
     # settings and dictionary
     "You need the Manage Server permission to change this server's settings.": (
         "Il faut la permission Gérer le serveur pour changer les réglages de ce serveur."

@@ -64,6 +64,12 @@ class _Reading:
         utterance.text, utterance.lead = self.words()
 
 
+def in_stage_audience(member: discord.Member | discord.User) -> bool:
+    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
+    voice = getattr(member, "voice", None)
+    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
+
+
 class AutoReader:
     def __init__(
         self,
@@ -100,9 +106,13 @@ class AutoReader:
         """Read the message if the rules say so; returns 'read' or why it was not."""
         arrived = self.clock()
         guild = message.guild
-        if guild is None or not isinstance(message.author, discord.Member):
+        if guild is None:
             return "not in a server"
-        if message.author == guild.me:
+        author = message.author
+        webhook = message.webhook_id is not None  # its author is the webhook: no member
+        if not (webhook or isinstance(author, discord.Member)):
+            return "not a member"
+        if guild.me is not None and author.id == guild.me.id:
             return "own message"
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
@@ -115,13 +125,16 @@ class AutoReader:
         )
         if not (in_read_channel or in_voice_chat):
             return "not a read channel"
-        skip = self._skip_reason(message, message.author, settings)
+        skip = self._skip_reason(message, settings)
         if skip:
             return skip
-        spoken = await self.speech.spoken(message.author.id, guild.id, server=settings)
+        if not webhook and await self.speech.blocks.is_blocked(guild.id, author.id):
+            return "blocked by a moderator"  # silently: they are told when they use a command
+        spoken = await self.speech.spoken(author.id, guild.id, server=settings)
         if not spoken.member.autoread:
             return "member opted out"
-        author_channel = message.author.voice.channel if message.author.voice else None
+        voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)
+        author_channel = voice_state.channel if voice_state is not None else None
         if bot_channel is None:
             if not settings.autojoin or author_channel is None:
                 return "not in voice"
@@ -129,7 +142,8 @@ class AutoReader:
                 await self.speech.ensure_connected(author_channel)
             except UserError as error:
                 return f"cannot join: {error}"
-        elif settings.require_voice and (author_channel is None or author_channel != bot_channel):
+        elif settings.require_voice and not webhook and author_channel != bot_channel:
+            # a webhook is never in voice: with bot_ignore off it is read where the bot is
             return "author not in the bot's voice channel"
         if self._nothing_written(message):
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
@@ -195,18 +209,26 @@ class AutoReader:
         return False
 
     @staticmethod
-    def _skip_reason(
-        message: discord.Message, author: discord.Member, settings: ServerSettings
-    ) -> str | None:
-        """Why the server's rules skip a message (the member's own opt-out is theirs)."""
+    def _skip_reason(message: discord.Message, settings: ServerSettings) -> str | None:
+        """Why the server's rules skip a message (the member's own opt-out is theirs). A
+        webhook's message has no member, hence no roles: `required_role` skips it, and
+        `ignored_role` and the stage audience cannot."""
+        author = message.author
         if settings.bot_ignore and (author.bot or message.webhook_id is not None):
             return "from a bot"
         if message.type not in READ_TYPES:
             return "system message"
+        if settings.skip_silent and message.flags.suppress_notifications:
+            return "a @silent message"
         if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
             return "skip prefix"
-        if settings.required_role and not any(r.id == settings.required_role for r in author.roles):
+        roles = author.roles if isinstance(author, discord.Member) else []
+        if settings.required_role and not any(r.id == settings.required_role for r in roles):
             return "missing the required role"
+        if settings.ignored_role and any(r.id == settings.ignored_role for r in roles):
+            return "has the ignored role"
+        if settings.audience_ignore and in_stage_audience(author):
+            return "in the stage audience"
         return None
 
     def _rate_limited(
@@ -221,6 +243,15 @@ class AutoReader:
         recent.append(now)
         table[(guild_id, user_id)] = recent  # (re)starts its time to live
         return False
+
+    def drop_author(self, guild_id: int, user_id: int) -> int:
+        """A member was blocked: their readings still waiting here are dropped; how many."""
+        speaker = self.scheduler.get(guild_id)
+        if speaker is None:
+            return 0
+        waiting = [message_id for message_id, reading in list(self._readings.items())
+                   if reading.guild_id == guild_id and reading.author_id == user_id]  # fmt: skip
+        return sum(speaker.drop(message_id) for message_id in waiting)
 
     def forget_guild(self, guild_id: int) -> None:
         """The bot left a server: drop what it remembered there."""
@@ -356,26 +387,37 @@ class AutoReader:
         self, invoker: discord.Member | discord.User, message: discord.Message
     ) -> str:
         """'Speak this message': read it in its author's voice where the invoker is, under the
-        same rules as auto-reading: the author's opt-out, `bot_ignore`, `required_role`,
-        `skip_prefix` and the invoker's rate limit; and only to people who can see it."""
+        same rules as auto-reading: the author's opt-out, a block (of the invoker or the
+        author), `bot_ignore`, `required_role`, `ignored_role`, `skip_prefix` and the invoker's
+        rate limit; and only to people who can see it. `skip_silent` and `audience_ignore`
+        do not apply: a member asked for this message to be read now."""
         guild = message.guild
         if guild is None:
             raise UserError(tr("I can only speak messages from a server."))
+        await self.speech.blocks.check(invoker.id, guild.id)
         settings = await self.db.guilds.get(guild.id)
         author = message.author
-        if settings.bot_ignore and (author.bot or message.webhook_id is not None):
+        webhook = message.webhook_id is not None
+        if settings.bot_ignore and (author.bot or webhook):
             raise UserError(tr("This server does not have messages from bots read aloud."))
         if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
             raise UserError(tr(
                 "Messages starting with “{prefix}” are not read aloud in this server.",
                 prefix=settings.skip_prefix,
             ))  # fmt: skip
+        roles = author.roles if isinstance(author, discord.Member) else []
         if (
-            isinstance(author, discord.Member)
+            (isinstance(author, discord.Member) or webhook)
             and settings.required_role
-            and not any(r.id == settings.required_role for r in author.roles)
+            and not any(r.id == settings.required_role for r in roles)
         ):
             raise UserError(tr("Only messages of members with the server's reading role are read."))
+        if settings.ignored_role and any(r.id == settings.ignored_role for r in roles):
+            raise UserError(tr("Messages of members with the server's ignored role are not read."))
+        if not webhook and await self.speech.blocks.is_blocked(guild.id, author.id):
+            raise UserError(tr(
+                "A moderator has stopped me reading this member's messages in this server."
+            ))  # fmt: skip
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
         if isinstance(author, discord.Member) and not spoken.member.autoread:
             raise UserError(tr("Its author has asked not to have their messages read aloud."))

@@ -23,6 +23,8 @@ COMMANDS = [
                    "messages · `/set my_language` the language I read them in")),
     (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/set …` reading rules · "
                                       "`/settings` shows them all · `/dict` pronunciations")),
+    (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
+                          "`/blocked` lists them")),
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
 ]  # fmt: skip
 

@@ -25,6 +25,12 @@ class Reply:
     confirm_forget: int | None = None  # show a confirmation button for this user's deletion
     title: str | None = None  # with `fields`: shown as an embed
     fields: list[tuple[str, str]] = field(default_factory=list)
+    withdrawn: bool = False  # no words: the "thinking…" reply is deleted
+
+
+class QuietRefusal(UserError):
+    """A refusal the member was given in words before (a blocked member's later tries): the
+    command's reply is withdrawn without words."""
 
 
 def require_manage_guild(permissions: discord.Permissions) -> None:
@@ -55,6 +61,8 @@ def reply_for(error: BaseException, what: str) -> Reply:
     original = error
     if isinstance(error, app_commands.AppCommandError):  # discord.py wraps what a command raised
         original = getattr(error, "original", error)
+    if isinstance(original, QuietRefusal):
+        return Reply("", withdrawn=True)
     if isinstance(original, UserError):
         return Reply(original.message)
     if isinstance(error, app_commands.CheckFailure):

@@ -18,6 +18,7 @@ from bot.i18n.translate import language_name, lines, plural, tr
 from bot.ops.shards import ProcessShards
 from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
 from bot.playback.speakers import QueueFullError, SpeechScheduler, Utterance
+from bot.services.blocks import BlockService
 from bot.services.fallback import ModelFallback
 from bot.services.how_spoken import HowSpoken, HowSpokenResolver, Voice
 from bot.services.replies import Reply
@@ -40,8 +41,10 @@ class SpeechService:
         connections: VoiceConnections,
         max_text_length: int,
         how_spoken: HowSpokenResolver,
+        blocks: BlockService,
     ) -> None:
         self.scheduler = scheduler
+        self.blocks = blocks  # members a server's moderators stopped the bot speaking for
         self.connections = connections
         self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
         self.how_spoken = how_spoken  # the language and the voice of a member
@@ -117,6 +120,8 @@ class SpeechService:
 
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
+        guild = getattr(member, "guild", None)
+        await self.blocks.check(member.id, guild.id if guild is not None else None)
         text = self.check_text(text)
         channel = self.caller_channel(member)
         spoken = await self.spoken(member.id, channel.guild.id)
@@ -292,6 +297,7 @@ class SpeechService:
 
         Background work: it waits behind live speech, within the per-member and per-server
         limits; in DMs (`guild_id` None) the same per-member limit applies."""
+        await self.blocks.check(member.id, guild_id)
         text = self.check_text(text)
         spoken = await self.spoken(member.id, guild_id)
         wanted = spoken.language

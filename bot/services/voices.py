@@ -54,6 +54,7 @@ class VoiceService:
         consent: bool,
         progress: Progress,
     ) -> Reply:
+        await self.speech.blocks.check(member.id, guild.id)
         if not consent:
             raise UserError(tr(
                 "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
@@ -176,6 +177,7 @@ class VoiceService:
         self, member: discord.Member | discord.User, name: str, text: str | None,
         guild_id: int | None = None,
     ) -> Reply:  # fmt: skip
+        await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
         line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
         channel = await self._speak_if_in_voice(member, line, voice)

@@ -63,6 +63,7 @@ class Database:
         self.guilds = GuildSettingsRepository(self)
         self.members = MemberSettingsRepository(self)
         self.dictionary = DictionaryRepository(self)
+        self.blocks = BlockRepository(self)
 
     @classmethod
     async def open(
@@ -466,3 +467,73 @@ class DictionaryRepository:
             guild_id, word.casefold(),
         )  # fmt: skip
         return removed > 0
+
+
+# ---- members blocked by moderators ------------------------------------------------------------
+@dataclass(frozen=True)
+class Block:
+    user_id: int
+    moderator_id: int
+    reason: str | None
+    blocked_at: str
+
+
+class BlockRepository:
+    """Members a server's moderators stopped the bot speaking for (`/block`)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, guild_id: int, user_id: int, moderator_id: int,
+                  reason: str | None) -> bool:  # fmt: skip
+        """Block a member here; False when they were blocked already (the reason and the
+        moderator are then updated, and whether they were told is kept)."""
+        added = await self._db.execute(
+            "INSERT INTO member_blocks (guild_id, user_id, moderator_id, reason, blocked_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO NOTHING",
+            guild_id, user_id, moderator_id, reason, utc_now(),
+        )  # fmt: skip
+        if not added:
+            await self._db.execute(
+                "UPDATE member_blocks SET moderator_id = ?, reason = ?"
+                " WHERE guild_id = ? AND user_id = ?",
+                moderator_id, reason, guild_id, user_id,
+            )  # fmt: skip
+        return added > 0
+
+    async def remove(self, guild_id: int, user_id: int) -> bool:
+        removed = await self._db.execute(
+            "DELETE FROM member_blocks WHERE guild_id = ? AND user_id = ?", guild_id, user_id
+        )
+        return removed > 0
+
+    async def is_blocked(self, guild_id: int, user_id: int) -> bool:
+        row = await self._db.fetch_one(
+            "SELECT 1 FROM member_blocks WHERE guild_id = ? AND user_id = ?", guild_id, user_id
+        )
+        return row is not None
+
+    async def mark_told(self, guild_id: int, user_id: int) -> bool:
+        """Record that a blocked member was told; True only the first time for this block
+        (one statement: of two processes or tries at once, one tells)."""
+        changed = await self._db.execute(
+            "UPDATE member_blocks SET told_at = ? WHERE guild_id = ? AND user_id = ?"
+            " AND told_at IS NULL",
+            utc_now(), guild_id, user_id,
+        )  # fmt: skip
+        return changed > 0
+
+    async def page(self, guild_id: int, offset: int, limit: int) -> list[Block]:
+        """A page of the server's blocks, oldest first."""
+        rows = await self._db.fetch(
+            "SELECT user_id, moderator_id, reason, blocked_at FROM member_blocks"
+            " WHERE guild_id = ? ORDER BY blocked_at, user_id LIMIT ? OFFSET ?",
+            guild_id, limit, offset,
+        )  # fmt: skip
+        return [Block(row[0], row[1], row[2], row[3]) for row in rows]
+
+    async def count(self, guild_id: int) -> int:
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM member_blocks WHERE guild_id = ?", guild_id
+        )
+        return int(row[0]) if row else 0

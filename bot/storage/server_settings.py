@@ -47,7 +47,12 @@ class ServerSettings:
     required_role: int | None = _setting(
         None, "Only read members with this role ('none': everyone)", kind="role"
     )
+    ignored_role: int | None = _setting(
+        None, "Never read members with this role ('none': no one)", kind="role"
+    )
     require_voice: bool = _setting(True, "Only read members who are in the bot's voice channel")
+    skip_silent: bool = _setting(True, "Do not read @silent messages (sent without notifications)")
+    audience_ignore: bool = _setting(True, "In a stage, do not read members of the audience")
     queue_limit: int = _setting(
         20, "Most messages waiting; beyond, the oldest is dropped", lo=1, hi=100
     )

@@ -80,7 +80,7 @@ async def test_messages_that_are_not_read(running_bot: RunningBot) -> None:
     await fake.set_voice_state("bob", VOICE2)
     cases = [
         (await fake.post("otherbot", "beep boop"), "from a bot"),
-        (await fake.post("alice", "hook", webhook=True), "from a bot"),
+        (await fake.post_webhook("Captain Hook", "hook"), "from a bot"),
         (await fake.post("alice", "-not this one"), "skip prefix"),
     ]
     for message, reason in cases:

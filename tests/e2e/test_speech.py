@@ -203,16 +203,18 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         assert names == {
             "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
             "botstats", "clone", "voice", "setup", "settings", "set", "dict", "help",
+            "block", "unblock", "blocked",
         }  # fmt: skip
-        admin_only = {
-            c["name"] for c in fake.registered_commands if c.get("default_member_permissions")
-        }
-        assert admin_only == {"setup", "dict"}
-        assert all(
-            int(c["default_member_permissions"]) == 1 << 5  # Manage Server
+        shown_to = {
+            c["name"]: int(c["default_member_permissions"])
             for c in fake.registered_commands
-            if c["name"] in admin_only
-        )
+            if c.get("default_member_permissions")
+        }
+        manage_server, manage_messages = 1 << 5, 1 << 13
+        assert shown_to == {
+            "setup": manage_server, "dict": manage_server, "block": manage_messages,
+            "unblock": manage_messages, "blocked": manage_messages,
+        }  # fmt: skip
         assert not fake.identified.is_set()  # no gateway session was needed
         # every description has its French, the message menu its French name
         untranslated = []
@@ -253,7 +255,7 @@ async def test_the_bot_with_sync_commands_registers_the_tree_sync_registers(
         running.fake.registered_commands = []
         await sync_commands(load_settings(running.fake.env, dotenv_path=None))
         by_sync = registered(running.fake)
-    assert len(by_the_bot) == 16
+    assert len(by_the_bot) == 19
     assert by_sync == by_the_bot
 
 

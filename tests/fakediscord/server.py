@@ -64,6 +64,19 @@ class FakeUser:
 
 
 @dataclass
+class FakeRole:
+    id: str
+    name: str
+    guild: str
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id, "name": self.name, "permissions": "0", "position": 1, "color": 0,
+            "hoist": False, "managed": False, "mentionable": False, "flags": 0,
+        }  # fmt: skip
+
+
+@dataclass
 class FakeFile:
     id: str
     filename: str
@@ -136,6 +149,7 @@ class FakeDiscord:
     TEXT_ID = "1100000000000000002"
     VOICE_ID = "1100000000000000003"
     VOICE2_ID = "1100000000000000004"
+    STAGE_ID = "1100000000000000005"  # the first server's stage channel
     GUILD2_ID = "2100000000000000001"  # a second server, for tests of several at once
     GUILD2_TEXT_ID = "2100000000000000002"
     GUILD2_VOICE_ID = "2100000000000000003"
@@ -158,8 +172,13 @@ class FakeDiscord:
             self.GUILD_ID: (self.TEXT_ID, self.VOICE_ID, self.VOICE2_ID),
             self.GUILD2_ID: (self.GUILD2_TEXT_ID, self.GUILD2_VOICE_ID, self.GUILD2_VOICE2_ID),
         }
+        self.stages = {self.GUILD_ID: self.STAGE_ID}  # guild -> its stage channel
         # guild -> user id -> voice channel id
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
+        self.suppressed: set[tuple[str, str]] = set()  # (guild, user id): a stage's audience
+        self.roles: dict[str, list[FakeRole]] = {g: [] for g in self.channels}  # beyond @everyone
+        self.member_roles: dict[tuple[str, str], list[str]] = {}  # (guild, user id) -> role ids
+        self.webhooks: dict[str, str] = {}  # a webhook's name -> its id
         self.ssrc_guild: dict[int, str] = {}
         self._ssrcs = itertools.count(4242)
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}  # any channel's, in fact
@@ -242,6 +261,7 @@ class FakeDiscord:
         self.channels[guild] = (f"{3000 + number}00000000000002", f"{3000 + number}00000000000003",
                                 f"{3000 + number}00000000000004")  # fmt: skip
         self.voice_by_guild[guild] = {}
+        self.roles[guild] = []
         name = f"member{number}"
         self.humans[name] = FakeUser(f"{1300 + number}000000000000001", name)
         return guild
@@ -286,7 +306,7 @@ class FakeDiscord:
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
         self.interactions[inter.id] = inter
-        typed = {str: 3, int: 4, bool: 5, float: 10, FakeFile: 11}
+        typed = {str: 3, int: 4, bool: 5, FakeUser: 6, FakeRole: 8, float: 10, FakeFile: 11}
         resolved: JSON = {}
         option_list = []
         for key, value in (options or {}).items():
@@ -300,6 +320,16 @@ class FakeDiscord:
             if isinstance(value, FakeFile):
                 option["value"] = value.id
                 resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
+            if isinstance(value, FakeUser):  # as Discord resolves a user option in a server
+                option["value"] = value.id
+                resolved.setdefault("users", {})[value.id] = value.to_json()
+                member_of = self._member_json(value, guild=guild or self.GUILD_ID)
+                resolved.setdefault("members", {})[value.id] = {
+                    k: v for k, v in member_of.items() if k != "user"
+                }
+            if isinstance(value, FakeRole):
+                option["value"] = value.id
+                resolved.setdefault("roles", {})[value.id] = value.to_json()
             if key == focused:
                 option["focused"] = True
             option_list.append(option)
@@ -348,7 +378,7 @@ class FakeDiscord:
             "guild_id": guild,
             "channel_id": text_id,
             "channel": {"id": text_id, "type": 0, "guild_id": guild},
-            "member": self._member_json(member, permissions=permissions),
+            "member": self._member_json(member, permissions=permissions, guild=guild),
             "token": inter.token,
             "version": 1,
             "locale": locale,
@@ -371,12 +401,19 @@ class FakeDiscord:
     def _guild_of(self, channel_id: str | None, guild: str | None) -> str:
         if guild is not None:
             return guild
-        return next((g for g, ids in self.channels.items() if channel_id in ids), self.GUILD_ID)
+        if channel_id is None:
+            return self.GUILD_ID
+        for g, ids in self.channels.items():
+            if channel_id in ids or channel_id == self.stages.get(g):
+                return g
+        return self.GUILD_ID
 
     async def set_voice_state(
-        self, user: str, channel_id: str | None, guild: str | None = None
-    ) -> None:
-        """A human joins (or with None leaves) a voice channel."""
+        self, user: str, channel_id: str | None, guild: str | None = None, *,
+        suppress: bool = False,
+    ) -> None:  # fmt: skip
+        """A human joins (or with None leaves) a voice channel; in a stage, `suppress` puts
+        them in the audience (Discord's voice state `suppress`), else they are a speaker."""
         member = self.humans[user]
         guild = self._guild_of(channel_id, guild)
         states = self.voice_by_guild[guild]
@@ -384,7 +421,24 @@ class FakeDiscord:
             states.pop(member.id, None)
         else:
             states[member.id] = channel_id
+        if suppress and channel_id is not None:
+            self.suppressed.add((guild, member.id))
+        else:
+            self.suppressed.discard((guild, member.id))
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id, guild))
+
+    async def add_role(self, name: str, guild: str | None = None) -> FakeRole:
+        """An admin creates a role (GUILD_ROLE_CREATE, as Discord sends it)."""
+        guild = guild or self.GUILD_ID
+        role = FakeRole(snowflake(), name, guild)
+        self.roles[guild].append(role)
+        await self.dispatch("GUILD_ROLE_CREATE", {"guild_id": guild, "role": role.to_json()})
+        return role
+
+    def give_role(self, user: str, role: FakeRole) -> None:
+        """A member gets a role. Without the members intent the bot hears of it in the
+        `member` of their next message (or voice state), as with Discord."""
+        self.member_roles.setdefault((role.guild, self.humans[user].id), []).append(role.id)
 
     async def post(
         self,
@@ -394,22 +448,23 @@ class FakeDiscord:
         *,
         mentions: tuple[str, ...] = (),
         attachments: tuple[FakeFile, ...] = (),
-        webhook: bool = False,
         reply_to: JSON | None = None,
+        flags: int = 0,
     ) -> JSON:
-        """`user` (a human's name, or 'otherbot') writes in a channel (default: #general)."""
+        """`user` (a human's name, or 'otherbot') writes in a channel (default: #general);
+        `flags`: the message's flags (1 << 12: sent with @silent)."""
         author = self.other_bot if user == "otherbot" else self.humans[user]
-        message = self._message_json(content, author=author, channel_id=channel_id)
-        message["member"] = {k: v for k, v in self._member_json(author).items() if k != "user"}
+        guild = self._guild_of(channel_id, None)
+        message = self._message_json(content, flags, author=author, channel_id=channel_id)
+        member = self._member_json(author, guild=guild)
+        message["member"] = {k: v for k, v in member.items() if k != "user"}
         message["mentions"] = [
             dict(self.humans[m].to_json(), member=self._member_json(self.humans[m]))
             for m in mentions
         ]
         message["attachments"] = [self._attachment_json(f) for f in attachments]
-        message["guild_id"] = self._guild_of(channel_id, None)
+        message["guild_id"] = guild
         message["type"] = 0
-        if webhook:
-            message["webhook_id"] = snowflake()
         if reply_to is not None:
             message["type"] = 19
             message["message_reference"] = {
@@ -417,6 +472,22 @@ class FakeDiscord:
                 "guild_id": self.GUILD_ID,
             }  # fmt: skip
             message["referenced_message"] = reply_to
+        await self.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    async def post_webhook(self, name: str, content: str, channel_id: str | None = None) -> JSON:
+        """A webhook named `name` (a bridge, Tupperbox, StreamerBot) posts in a channel, as
+        Discord sends it: the author is the webhook (its id, its name, discriminator "0000",
+        `bot` true), `webhook_id` is set, and there is no `member`."""
+        webhook_id = self.webhooks.setdefault(name, snowflake())
+        message = self._message_json(content, channel_id=channel_id)
+        message["author"] = {
+            "id": webhook_id, "username": name, "avatar": None, "discriminator": "0000",
+            "bot": True,
+        }  # fmt: skip
+        message["webhook_id"] = webhook_id
+        message["guild_id"] = self._guild_of(channel_id, None)
+        message["type"] = 0
         await self.dispatch("MESSAGE_CREATE", message)
         return message
 
@@ -779,6 +850,10 @@ class FakeDiscord:
         if method in ("PATCH", "POST"):
             inter.responses.append(dict(body or {}, _method=method, _files=files))
             inter.changed.set()
+        if method == "DELETE":  # the bot withdrew its response
+            inter.responses.append({"_method": method, "_deleted": True})
+            inter.changed.set()
+            return web.Response(status=204)
         content = (body or {}).get("content") or ""
         return json_response(self._message_json(content, (body or {}).get("flags", 0)))
 
@@ -850,11 +925,13 @@ class FakeDiscord:
             "relationships": [],
         }
 
-    def _member_json(self, user: FakeUser, permissions: int | None = None) -> JSON:
+    def _member_json(
+        self, user: FakeUser, permissions: int | None = None, guild: str | None = None
+    ) -> JSON:
         member = {
             "user": user.to_json(),
             "nick": None,
-            "roles": [],
+            "roles": list(self.member_roles.get((guild or self.GUILD_ID, user.id), [])),
             "joined_at": now_iso(),
             "deaf": False,
             "mute": False,
@@ -874,14 +951,15 @@ class FakeDiscord:
             "guild_id": guild or self.GUILD_ID,
             "channel_id": channel_id,
             "user_id": user.id,
-            "member": self._member_json(user),
+            "member": self._member_json(user, guild=guild),
             "session_id": f"session-{user.id}",
             "deaf": False,
             "mute": False,
             "self_deaf": user.bot,
             "self_mute": False,
             "self_video": False,
-            "suppress": False,
+            # the bot is a stage's speaker here, as if its moderators had invited it
+            "suppress": (guild or self.GUILD_ID, user.id) in self.suppressed,
             "request_to_speak_timestamp": None,
         }
 
@@ -899,7 +977,7 @@ class FakeDiscord:
                 "parent_id": None,
                 "nsfw": False,
             }
-            if kind == 2:
+            if kind in (2, 13):  # a voice or a stage channel
                 data.update(bitrate=64000, user_limit=0, rtc_region=None)
             return data
 
@@ -914,6 +992,7 @@ class FakeDiscord:
             "large": False,
             "features": [],
             "roles": [
+                *(role.to_json() for role in self.roles[guild]),
                 {
                     "id": guild,
                     "name": "@everyone",
@@ -924,14 +1003,19 @@ class FakeDiscord:
                     "managed": False,
                     "mentionable": False,
                     "flags": 0,
-                }
+                },
             ],
             "channels": [
                 channel(text_id, "general", 0, 0),
                 channel(voice_id, "Lounge", 2, 1),
                 channel(voice2_id, "Gaming", 2, 2),
+                *(
+                    [channel(self.stages[guild], "Town Hall", 13, 3)]
+                    if guild in self.stages
+                    else []
+                ),
             ],
-            "members": [self._member_json(m) for m in members],
+            "members": [self._member_json(m, guild=guild) for m in members],
             "voice_states": [
                 self._voice_state_json(self._user(uid), cid, guild)
                 for uid, cid in self.voice_by_guild[guild].items()

@@ -52,7 +52,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -60,7 +60,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 7]
     await again.close()
 
 
@@ -71,7 +71,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 7]]
     finally:
         for db in opened:
             await db.close()
@@ -92,7 +92,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7]
     await db.close()
 
 
@@ -235,3 +235,28 @@ async def test_the_voice_quota_holds_across_processes(database_at: Location) -> 
     finally:
         await first.close()
         await second.close()
+
+
+async def test_blocks_are_kept_told_once_and_paged(database_at: Location) -> None:
+    db = await Database.open(database_at)
+    try:
+        blocks = db.blocks
+        assert await blocks.add(1, 10, 99, "spam")
+        assert not await blocks.add(1, 10, 98, "still spam")  # a second block updates it
+        assert await blocks.is_blocked(1, 10) and not await blocks.is_blocked(2, 10)
+        assert await blocks.mark_told(1, 10)
+        assert not await blocks.mark_told(1, 10)  # once per block
+        assert not await blocks.mark_told(1, 11)  # not blocked: nothing to tell
+        for user in range(11, 23):
+            await blocks.add(1, user, 99, None)
+        assert await blocks.count(1) == 13 and await blocks.count(2) == 0
+        first = await blocks.page(1, 0, 10)
+        assert (first[0].user_id, first[0].moderator_id, first[0].reason) == (10, 98, "still spam")
+        rest = await blocks.page(1, 10, 10)
+        assert len(first) == 10 and len(rest) == 3
+        assert {b.user_id for b in first + rest} == set(range(10, 23))
+        assert await blocks.remove(1, 10) and not await blocks.remove(1, 10)
+        assert await blocks.add(1, 10, 99, None)  # a new block: told again
+        assert await blocks.mark_told(1, 10)
+    finally:
+        await db.close()

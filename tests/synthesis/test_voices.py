@@ -15,6 +15,7 @@ import soundfile
 import torch
 
 from bot.core.errors import UserError
+from bot.services.blocks import BlockService
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import Reply
 from bot.services.voices import VoiceService
@@ -343,6 +344,9 @@ class HeldUpload:
 class NotInVoice:
     """Where the service would speak a sample: the member is in no voice channel."""
 
+    def __init__(self, db: Database) -> None:
+        self.blocks = BlockService(db)  # no one is blocked
+
     async def speak_in_callers_channel(self, *_: object, **__: object) -> None:
         raise UserError("not in a voice channel")
 
@@ -352,7 +356,7 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
 ) -> None:
     """Downloads and decodes used to start before any limit, and wait without bound behind
     the member's lock. Now a clone is admitted first, or refused at once, unread."""
-    service = VoiceService(library, NotInVoice(), library.engine)  # type: ignore[arg-type]
+    service = VoiceService(library, NotInVoice(library.db), library.engine)  # type: ignore[arg-type]
 
     async def progress(_: str) -> None:
         return None

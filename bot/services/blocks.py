@@ -1,0 +1,125 @@
+"""What `/block`, `/unblock` and `/blocked` do, and the check every way of making the bot speak
+for a member makes (`/say`, `/tts`, `/clone`, "Speak this message"; auto-reading asks
+`is_blocked` and skips silently).
+
+A blocked member is told once per block, privately, on their first try: whether they were
+told is kept with the block in the store (`told_at`), so a restart or another process
+sharing the store does not tell them again, and a new block after `/unblock` tells again.
+Later tries get no words: the command's "thinking…" reply is withdrawn (`QuietRefusal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import discord
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+from bot.services.replies import QuietRefusal, Reply
+from bot.storage.database import Database
+
+MAX_REASON = 200  # characters of a block's reason
+PAGE_SIZE = 10  # blocks shown per page of /blocked
+MAX_PAGE = 1_000  # past it a page number is refused, not looked up
+
+BLOCKED_NOTICE = tr("A moderator has stopped me speaking for you in this server.")
+
+
+def require_moderator(permissions: discord.Permissions) -> None:
+    """Manage Messages or Moderate Members, checked here too: Discord's default permissions
+    can be changed by server admins."""
+    if not (permissions.manage_messages or permissions.moderate_members
+            or permissions.administrator):  # fmt: skip
+        raise UserError(tr(
+            "You need the Manage Messages or Moderate Members permission to block members."
+        ))  # fmt: skip
+
+
+def _reason(raw: str | None) -> str | None:
+    reason = " ".join((raw or "").split())
+    if len(reason) > MAX_REASON:
+        raise UserError(tr("Please keep the reason to {most} characters.", most=MAX_REASON))
+    return reason or None
+
+
+class BlockService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        # called with (server, member) when a member is blocked: the bot drops the readings
+        # of theirs still waiting (`AutoReader.drop_author`)
+        self.on_block: Callable[[int, int], object] | None = None
+
+    async def is_blocked(self, guild_id: int, user_id: int) -> bool:
+        return await self.db.blocks.is_blocked(guild_id, user_id)
+
+    async def check(self, user_id: int, guild_id: int | None) -> None:
+        """Refuse a member blocked in this server (none in direct messages): in words the
+        first time for this block, without words after."""
+        if guild_id is None or not await self.db.blocks.is_blocked(guild_id, user_id):
+            return
+        if await self.db.blocks.mark_told(guild_id, user_id):
+            raise UserError(BLOCKED_NOTICE)
+        raise QuietRefusal(BLOCKED_NOTICE)
+
+    # ---- moderators ------------------------------------------------------------------------
+    async def block(
+        self, permissions: discord.Permissions, guild: discord.Guild,
+        moderator: discord.Member | discord.User, member: discord.Member | discord.User,
+        reason: str | None,
+    ) -> Reply:  # fmt: skip
+        require_moderator(permissions)
+        reason = _reason(reason)
+        if member.id == moderator.id:
+            raise UserError(tr(
+                "You cannot block yourself. To have your own messages left unread, use "
+                "/set autoread off."
+            ))  # fmt: skip
+        if guild.me is not None and member.id == guild.me.id:
+            raise UserError(tr("I cannot block myself."))
+        if member.id == guild.owner_id:
+            raise UserError(tr("The server's owner cannot be blocked."))
+        added = await self.db.blocks.add(guild.id, member.id, moderator.id, reason)
+        if not added:
+            return Reply(tr("{member} was blocked already; the reason is updated.",
+                            member=member.mention))  # fmt: skip
+        if self.on_block is not None:
+            self.on_block(guild.id, member.id)  # what they have waiting is not read either
+        return Reply(tr(
+            "{member} is blocked: I will not read their messages or speak for them in this "
+            "server. /unblock undoes it.",
+            member=member.mention,
+        ))  # fmt: skip
+
+    async def unblock(
+        self, permissions: discord.Permissions, guild: discord.Guild,
+        member: discord.Member | discord.User,
+    ) -> Reply:  # fmt: skip
+        require_moderator(permissions)
+        if not await self.db.blocks.remove(guild.id, member.id):
+            raise UserError(tr("{member} is not blocked.", member=member.mention))
+        return Reply(tr("{member} is no longer blocked.", member=member.mention))
+
+    async def listing(
+        self, permissions: discord.Permissions, guild: discord.Guild, page: int = 1
+    ) -> Reply:
+        require_moderator(permissions)
+        total = await self.db.blocks.count(guild.id)
+        if total == 0:
+            return Reply(tr("No one is blocked in this server."))
+        pages = -(-total // PAGE_SIZE)
+        if not 1 <= page <= min(pages, MAX_PAGE):
+            raise UserError(tr("There are {pages} pages: choose one from 1 to {pages}.",
+                               pages=pages))  # fmt: skip
+        blocks = await self.db.blocks.page(guild.id, (page - 1) * PAGE_SIZE, PAGE_SIZE)
+        fields = [
+            (tr("{number}.", number=(page - 1) * PAGE_SIZE + i),
+             tr("<@{member}> · by <@{moderator}> · {reason}", member=b.user_id,
+                moderator=b.moderator_id, reason=b.reason or tr("no reason given")))
+            for i, b in enumerate(blocks, 1)
+        ]  # fmt: skip
+        return Reply(
+            tr("Page {page} of {pages}.", page=page, pages=pages),
+            title=tr("Blocked members ({count})", count=total),
+            fields=fields,
+        )

@@ -1,0 +1,250 @@
+"""Who is read and who may make the bot speak, end to end through the fake Discord: members
+blocked by moderators, the ignored role, webhooks and bridges, @silent messages and stage
+audiences (issue 23, parts 2, 4 and 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_autoread import ADMIN, LONG, VOICE, outcome, setup_read_channel, speaker
+from tests.fakediscord import FakeDiscord, FakeInteraction, FakeUser
+
+STAGE = FakeDiscord.STAGE_ID
+EVERYONE = FakeDiscord.EVERYONE_PERMISSIONS
+MANAGE_MESSAGES = EVERYONE | (1 << 13)
+MODERATE_MEMBERS = EVERYONE | (1 << 40)
+EPHEMERAL = 1 << 6
+SILENT = 1 << 12  # SUPPRESS_NOTIFICATIONS
+NOTICE = "A moderator has stopped me speaking for you in this server."
+
+
+async def final(inter: FakeInteraction) -> str:
+    return (await inter.wait_final())["content"]
+
+
+async def withdrawn(inter: FakeInteraction, fake: FakeDiscord) -> bool:
+    """The bot deleted its (deferred, ephemeral) response without a word."""
+    await fake.wait_for(
+        lambda: any(r.get("_deleted") for r in inter.responses), 20, "the withdrawal"
+    )
+    return not any(r.get("content") for r in inter.responses)
+
+
+async def spoken_texts(running: RunningBot, count: int) -> list[str]:
+    await running.fake.wait_for(
+        lambda: len(speaker(running).history) >= count, 20, f"{count} readings"
+    )
+    return [r.text for r in speaker(running).history]
+
+
+async def block(fake: FakeDiscord, who: str, reason: str | None = None,
+                permissions: int = MANAGE_MESSAGES) -> str:  # fmt: skip
+    options: dict[str, object] = {"member": fake.humans[who]}
+    if reason is not None:
+        options["reason"] = reason
+    return await final(await fake.interaction("block", options, permissions=permissions))
+
+
+async def unblock(fake: FakeDiscord, who: str) -> str:
+    inter = await fake.interaction(
+        "unblock", {"member": fake.humans[who]}, permissions=MANAGE_MESSAGES
+    )
+    return await final(inter)
+
+
+async def test_a_blocked_member_is_not_read_and_told_once(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        await setup_read_channel(fake)
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", VOICE)
+        before = await fake.post("bob", "before the block")
+        assert await outcome(running, before) == "read"
+        # only moderators, checked by the bot too (Discord's defaults can be changed)
+        refused = await block(fake, "alice", permissions=EVERYONE)
+        assert "Manage Messages or Moderate Members" in refused
+        too_long = await block(fake, "bob", reason="x" * 201)
+        assert too_long == "Please keep the reason to 200 characters."
+        assert "cannot block yourself" in await final(
+            await fake.interaction("block", {"member": fake.humans["alice"]}, user="alice",
+                                   permissions=MANAGE_MESSAGES)
+        )  # fmt: skip
+        blocked = await block(fake, "bob", "spamming the channel", MODERATE_MEMBERS)
+        assert blocked.startswith("<@1200000000000000002> is blocked")
+        # never read: silently skipped (the decision log says why)
+        after = await fake.post("bob", "after the block")
+        assert await outcome(running, after) == "blocked by a moderator"
+        assert await outcome(running, await fake.post("alice", "alice still is")) == "read"
+        # told once, privately, on the first try; later tries get no words
+        say = await fake.interaction("say", {"text": "hello"}, user="bob")
+        assert await final(say) == NOTICE
+        assert say.responses[0]["flags"] & EPHEMERAL
+        again = await fake.interaction("say", {"text": "hello?"}, user="bob")
+        assert await withdrawn(again, fake)
+        tts = await fake.interaction("tts", {"text": "a file"}, user="bob")
+        assert await withdrawn(tts, fake)
+        # each way of speaking is refused: a new block tells again, once
+        for name, options in (
+            ("tts", {"text": "a file"}),
+            ("clone", {"name": "Mine", "clip": fake.attachment("me.wav", b"RIFF"),
+                       "consent": True}),
+            ("voice preview", {"name": "alba", "text": "my words"}),
+        ):  # fmt: skip
+            assert await unblock(fake, "bob") == "<@1200000000000000002> is no longer blocked."
+            await block(fake, "bob")
+            first = await fake.interaction(name, options, user="bob")
+            assert await final(first) == NOTICE, name
+            later = await fake.interaction(name, options, user="bob")
+            assert await withdrawn(later, fake), name
+        await unblock(fake, "bob")
+        await block(fake, "bob")
+        menu = await fake.interaction("Speak this message", user="bob", target=before)
+        assert await final(menu) == NOTICE
+        # nor are their messages read on request
+        theirs = await fake.interaction("Speak this message", user="alice", target=before)
+        assert "stopped me reading this member's messages" in await final(theirs)
+        texts = await spoken_texts(running, 2)
+        assert texts == ["Bob said before the block", "Alice said alice still is"]
+        listing = (await fake.interaction("blocked", permissions=MANAGE_MESSAGES)).wait_final()
+        shown = await listing
+        assert shown["embeds"][0]["title"] == "Blocked members (1)"
+        assert "<@1200000000000000002>" in shown["embeds"][0]["fields"][0]["value"]
+    # the block and that bob was told survive a restart
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        await fake.set_voice_state("bob", VOICE)
+        assert await outcome(running, await fake.post("bob", "still me")) == (
+            "blocked by a moderator"
+        )
+        after_restart = await fake.interaction("say", {"text": "hello"}, user="bob")
+        assert await withdrawn(after_restart, fake)
+        assert await unblock(fake, "bob") == "<@1200000000000000002> is no longer blocked."
+        assert await outcome(running, await fake.post("bob", "free again")) == "read"
+        nobody = await fake.interaction("blocked", permissions=MANAGE_MESSAGES)
+        assert await final(nobody) == "No one is blocked in this server."
+
+
+async def test_a_block_drops_what_the_member_has_waiting(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}  # messages of natural length
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = running.fake
+        await setup_read_channel(fake)
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", VOICE)
+        assert await outcome(running, await fake.post("alice", LONG)) == "read"
+        await fake.wait_for(lambda: speaker(running).busy and speaker(running).queued == 0, 10)
+        waiting = [await fake.post("bob", text) for text in ("second", "third")]
+        for message in waiting:
+            assert await outcome(running, message) == "read"
+        await fake.post("alice", "fourth")
+        await block(fake, "bob")
+        await fake.wait_for(lambda: not speaker(running).busy, 60, "the queue to empty")
+        texts = [r.text for r in speaker(running).history]
+        assert texts[0].startswith("Alice said This is a long message")
+        assert texts[1:] == ["fourth"]  # (alice was heard last: no "said" again)
+
+
+async def test_the_blocked_list_pages(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    for number in range(12):  # members the bot has never seen: resolved by the command
+        member = FakeUser(f"15000000000000000{number:02d}", f"member{number}")
+        reply = await final(await fake.interaction(
+            "block", {"member": member, "reason": f"reason {number}"},
+            permissions=MANAGE_MESSAGES,
+        ))  # fmt: skip
+        assert "is blocked" in reply
+    first = await (await fake.interaction("blocked", permissions=MANAGE_MESSAGES)).wait_final()
+    assert first["content"] == "Page 1 of 2."
+    assert first["embeds"][0]["title"] == "Blocked members (12)"
+    assert len(first["embeds"][0]["fields"]) == 10
+    second = await (
+        await fake.interaction("blocked", {"page": 2}, permissions=MANAGE_MESSAGES)
+    ).wait_final()
+    assert [f["name"] for f in second["embeds"][0]["fields"]] == ["11.", "12."]
+    assert "reason 11" in second["embeds"][0]["fields"][1]["value"]
+    past = await fake.interaction("blocked", {"page": 3}, permissions=MANAGE_MESSAGES)
+    assert await final(past) == "There are 2 pages: choose one from 1 to 2."
+    mine = await fake.interaction("blocked", permissions=EVERYONE)
+    assert "Manage Messages or Moderate Members" in await final(mine)
+
+
+async def test_members_with_the_ignored_role_are_not_read(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    role = await fake.add_role("No TTS")
+    fake.give_role("bob", role)
+    await fake.set_voice_state("alice", VOICE)
+    await fake.set_voice_state("bob", VOICE)
+    before = await fake.post("bob", "before the setting")
+    assert await outcome(running_bot, before) == "read"
+    reply = await fake.interaction("set ignored_role", {"value": role}, permissions=ADMIN)
+    assert await final(reply) == f"ignored_role is now <@&{role.id}>."
+    assert await outcome(running_bot, await fake.post("bob", "ignored")) == "has the ignored role"
+    assert await outcome(running_bot, await fake.post("alice", "not me")) == "read"
+    menu = await fake.interaction("Speak this message", user="alice", target=before)
+    assert "ignored role" in await final(menu)
+
+
+async def test_webhook_messages_are_read_under_the_webhooks_name(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    # bot_ignore is on by default: webhooks and bots are not read
+    hook = await fake.post_webhook("Bridge Bob", "from the other side")
+    assert await outcome(running_bot, hook) == "from a bot"
+    off = await fake.interaction("set bot_ignore", {"value": False}, permissions=ADMIN)
+    assert await final(off) == "bot_ignore is now off."
+    # a webhook is never in voice: it cannot bring the bot there
+    assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "hi")) == (
+        "not in voice"
+    )
+    assert await outcome(running_bot, await fake.post("alice", "hello")) == "read"
+    # ... but once the bot is in voice, require_voice (on) does not keep it out
+    bridged = await fake.post_webhook("Bridge Bob", "from the other side")
+    assert await outcome(running_bot, bridged) == "read"
+    texts = await spoken_texts(running_bot, 2)
+    assert texts == ["Alice said hello", "Bridge Bob said from the other side"]
+    # a webhook has no roles: with a required role it is not read
+    role = await fake.add_role("Readers")
+    await (
+        await fake.interaction("set required_role", {"value": role}, permissions=ADMIN)
+    ).wait_final()
+    assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "again")) == (
+        "missing the required role"
+    )
+
+
+async def test_silent_messages_are_not_read_unless_asked(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    quiet = await fake.post("alice", "shh", flags=SILENT)
+    assert await outcome(running_bot, quiet) == "a @silent message"
+    loud = await fake.post("alice", "loud")
+    assert await outcome(running_bot, loud) == "read"
+    off = await fake.interaction("set skip_silent", {"value": False}, permissions=ADMIN)
+    assert await final(off) == "skip_silent is now off."
+    assert await outcome(running_bot, await fake.post("alice", "shh", flags=SILENT)) == "read"
+
+
+async def test_the_stage_audience_is_not_read(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", STAGE)  # a speaker
+    assert await outcome(running_bot, await fake.post("alice", "on stage")) == "read"
+    await fake.wait_for(lambda: fake.bot_voice_channel == STAGE, 10, "the bot on the stage")
+    await fake.set_voice_state("bob", STAGE, suppress=True)  # in the audience
+    listening = await fake.post("bob", "from the audience")
+    assert await outcome(running_bot, listening) == "in the stage audience"
+    in_chat = await fake.post("bob", "in the stage's chat", channel_id=STAGE)
+    assert await outcome(running_bot, in_chat) == "in the stage audience"
+    off = await fake.interaction("set audience_ignore", {"value": False}, permissions=ADMIN)
+    assert await final(off) == "audience_ignore is now off."
+    assert await outcome(running_bot, await fake.post("bob", "let me in")) == "read"
+    texts = await spoken_texts(running_bot, 2)
+    assert texts == ["Alice said on stage", "Bob said let me in"]
