@@ -225,8 +225,9 @@ class PocketVoiceBot(commands.AutoShardedBot):
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
         self.blocks.on_block = self.reader.drop_author
         self.settings_service = SettingsService(
-            self.db, self.models.languages, can_load=self.models.check_loadable
-        )
+            self.db, self.models.languages, can_load=self.models.check_loadable,
+            ssl_context=ssl_context(self.settings),
+        )  # fmt: skip
         self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
         await add_commands(self)

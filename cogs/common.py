@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.i18n.translate import localize
-from bot.services.replies import Reply, reply_for
+from bot.i18n.translate import localize, tr
+from bot.services.replies import Confirmation, Reply, reply_for
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,54 @@ class ForgetButton(
         await respond(interaction, lambda: service.forget(interaction.user.id, self.user_id))
 
 
-def _view_for(reply: Reply) -> discord.ui.View | None:
+class ConfirmView(discord.ui.View):
+    """A change shown before it is made: its button makes it, Cancel drops it, and so does
+    the timeout (the message then says so). Only the member who asked can press."""
+
+    def __init__(self, confirmation: Confirmation, asked: discord.Interaction) -> None:
+        super().__init__(timeout=confirmation.timeout_s)
+        self.confirmation = confirmation
+        self.asked = asked
+        locale = asked.locale
+        confirm: discord.ui.Button[ConfirmView] = discord.ui.Button(
+            label=localize(confirmation.label, locale), style=discord.ButtonStyle.success
+        )
+        cancel: discord.ui.Button[ConfirmView] = discord.ui.Button(
+            label=localize(tr("Cancel"), locale), style=discord.ButtonStyle.secondary
+        )
+        confirm.callback = self._confirm  # type: ignore[method-assign]
+        cancel.callback = self._cancel  # type: ignore[method-assign]
+        self.add_item(confirm)
+        self.add_item(cancel)
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return interaction.user.id == self.confirmation.owner_id
+
+    async def _confirm(self, interaction: discord.Interaction) -> None:
+        self.stop()  # pressed once: a second press is not dispatched
+        await interaction.response.defer()
+        try:
+            reply = await self.confirmation.apply(interaction.permissions)
+        except Exception as error:
+            reply = reply_for(error, getattr(self.asked.command, "name", "a confirmation"))
+        await interaction.edit_original_response(
+            content=localize(reply.content, interaction.locale), view=None
+        )
+
+    async def _cancel(self, interaction: discord.Interaction) -> None:
+        self.stop()
+        content = localize(self.confirmation.cancelled, interaction.locale)
+        await interaction.response.edit_message(content=content, view=None)
+
+    async def on_timeout(self) -> None:
+        content = localize(self.confirmation.expired, self.asked.locale)
+        with contextlib.suppress(discord.HTTPException):  # the message may be gone
+            await self.asked.edit_original_response(content=content, view=None)
+
+
+def _view_for(reply: Reply, interaction: discord.Interaction) -> discord.ui.View | None:
+    if reply.confirm is not None:
+        return ConfirmView(reply.confirm, interaction)
     if reply.preview_voice_id is None and reply.confirm_forget is None:
         return None
     view = discord.ui.View(timeout=None)
@@ -99,7 +147,7 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
                      getattr(interaction.command, "name", "?"), error)  # fmt: skip
         return
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
-    view = _view_for(reply)
+    view = _view_for(reply, interaction)
     locale = interaction.locale
     kwargs: dict[str, object] = {"content": localize(reply.content, locale), "attachments": files}
     if reply.title is not None:

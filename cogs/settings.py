@@ -75,6 +75,16 @@ async def _languages(
     return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
 
+async def _dictionary_languages(
+    interaction: discord.Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    """An entry's language: all, or one the bot speaks (the service checks it again)."""
+    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
+    offered = bot.models.languages if bot.models is not None else ()
+    names = ["all", *offered]
+    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+
+
 async def _builtin_voices(
     interaction: discord.Interaction, current: str
 ) -> list[app_commands.Choice[str]]:
@@ -167,32 +177,79 @@ class SettingsCog(commands.Cog):
     )
 
     @dict_group.command(name="add", description="Say a word differently (whole word, any case)")
-    @app_commands.describe(word="The word as written", spoken="How to say it")
-    async def dict_add(self, interaction: discord.Interaction, word: str, spoken: str) -> None:
+    @app_commands.describe(
+        word="The word as written", spoken="How to say it",
+        language="Only when speaking this language (default: all languages)",
+    )  # fmt: skip
+    @app_commands.autocomplete(language=_dictionary_languages)
+    async def dict_add(
+        self, interaction: discord.Interaction, word: str, spoken: str, language: str | None = None
+    ) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.settings_service.dict_add(
-                interaction.permissions, guild, word, spoken
+                interaction.permissions, guild, word, spoken, language
             ),
         )
 
     @dict_group.command(name="remove", description="Remove a word from the dictionary")
-    @app_commands.describe(word="The word as written")
-    async def dict_remove(self, interaction: discord.Interaction, word: str) -> None:
+    @app_commands.describe(
+        word="The word as written",
+        language="The language of the entry (default: the one for all languages)",
+    )
+    @app_commands.autocomplete(language=_dictionary_languages)
+    async def dict_remove(
+        self, interaction: discord.Interaction, word: str, language: str | None = None
+    ) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_remove(interaction.permissions, guild, word),
+            lambda: self.bot.settings_service.dict_remove(
+                interaction.permissions, guild, word, language
+            ),
         )
 
     @dict_group.command(name="list", description="Show the dictionary")
-    async def dict_list(self, interaction: discord.Interaction) -> None:
+    @app_commands.describe(contains="Only the words that contain this", page="Which page")
+    async def dict_list(
+        self, interaction: discord.Interaction, contains: str | None = None,
+        page: app_commands.Range[int, 1, 100] = 1,
+    ) -> None:  # fmt: skip
         assert interaction.guild is not None
         guild = interaction.guild
-        await respond(interaction, lambda: self.bot.settings_service.dict_list(guild))
+        await respond(
+            interaction, lambda: self.bot.settings_service.dict_list(guild, contains, page)
+        )
+
+    @dict_group.command(name="export", description="Get the dictionary as a file")
+    @app_commands.describe(format="JSON (default) or CSV, for spreadsheets")
+    @app_commands.choices(
+        format=[
+            app_commands.Choice(name="JSON", value="json"),
+            app_commands.Choice(name="CSV", value="csv"),
+        ]
+    )
+    async def dict_export(self, interaction: discord.Interaction, format: str = "json") -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(interaction, lambda: self.bot.settings_service.dict_export(guild, format))
+
+    @dict_group.command(
+        name="import", description="Add words from a file (JSON or CSV), after a preview"
+    )
+    @app_commands.describe(file="A file from /dict export, or CSV lines: word,spoken,language")
+    async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.dict_import(
+                interaction.permissions, interaction.user, guild, file
+            ),
+        )
 
 
 async def setup(bot: PocketVoiceBot) -> None:

@@ -163,10 +163,10 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     assert first.returncode == 0, first.stderr
     assert (
         first.stdout.strip()
-        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0007. Schema version 7."
+        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0007, 0008. Schema version 8."
     )
     again = run_cli(["migrate"], tmp_path, env)
-    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 7."
+    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 8."
 
     clip = tmp_path / "owner.flac"
     clip.write_bytes(encode(speech_like(4.0), "flac"))

@@ -73,7 +73,7 @@ async def test_a_good_setup_passes_every_check(
                  "DATA_DIR", "private files", "free space", "database", "token",
                  "Message Content intent", "slash commands"):  # fmt: skip
         assert name in checks
-    assert "schema 5, up to date" in checks["database"].detail
+    assert "schema 8, up to date" in checks["database"].detail
     assert checks["server 'Fake Guild'"].detail == (
         "can read its read channel; can speak in 2 of 2 voice channels"
     )

@@ -135,6 +135,22 @@ FRENCH: dict[str, str] = {
     "How to say it": "Comment le dire",
     "Remove a word from the dictionary": "Retirer un mot du dictionnaire",
     "Show the dictionary": "Afficher le dictionnaire",
+    "Only when speaking this language (default: all languages)": (
+        "Seulement en parlant cette langue (par défaut : toutes les langues)"
+    ),
+    "The language of the entry (default: the one for all languages)": (
+        "La langue de l'entrée (par défaut : celle pour toutes les langues)"
+    ),
+    "Only the words that contain this": "Seulement les mots qui contiennent ceci",
+    "Which page": "Quelle page",
+    "Get the dictionary as a file": "Recevoir le dictionnaire en fichier",
+    "JSON (default) or CSV, for spreadsheets": "JSON (par défaut) ou CSV, pour les tableurs",
+    "Add words from a file (JSON or CSV), after a preview": (
+        "Ajouter des mots depuis un fichier (JSON ou CSV), après un aperçu"
+    ),
+    "A file from /dict export, or CSV lines: word,spoken,language": (
+        "Un fichier de /dict export, ou des lignes CSV : mot,prononciation,langue"
+    ),
 }
 _FRENCH_VALUES = {"on": "activé", "off": "désactivé", "none": "aucun"}
 _DEFAULT = re.compile(r"^default: (?P<value>.*?)(?P<empty> \(leave empty for none\))?$")

@@ -436,6 +436,100 @@ FRENCH_REPLIES: dict[str, str] = {
         "Le dictionnaire est vide. Les admins ajoutent des mots avec /dict add."
     ),
     "**Pronunciations** ({count})\n{text}": "**Prononciations** ({count})\n{text}",
+    "In {language}, “{word}” will be said as “{spoken}”.": (
+        "En {language}, « {word} » sera prononcé « {spoken} »."
+    ),
+    "Removed “{word}” in {language} from the dictionary.": (
+        "« {word} » en {language} est retiré du dictionnaire."
+    ),
+    "“{word}” is in the dictionary only for {languages}: give the language.": (
+        "« {word} » n'est dans le dictionnaire que pour {languages} : précisez la langue."
+    ),
+    "No word in the dictionary contains “{text}”.": (
+        "Aucun mot du dictionnaire ne contient « {text} »."
+    ),
+    "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n"
+    "More with `/dict list page:{next}`.": (
+        "**Prononciations** ({count}), page {page} sur {pages}\n{text}\n"
+        "La suite avec `/dict list page:{next}`."
+    ),
+    "The dictionary ({words}), to keep or to import with /dict import.": (
+        "Le dictionnaire ({words}), à garder ou à importer avec /dict import."
+    ),
+    "The file has no entries.": "Le fichier ne contient aucune entrée.",
+    "The dictionary already says all {count} words of the file: nothing to import.": (
+        "Le dictionnaire prononce déjà les {count} mots du fichier : rien à importer."
+    ),
+    "**Importing {file}**: {added} to add, {changed} to change, {same} already so.": (
+        "**Import de {file}** : {added} à ajouter, {changed} à modifier, {same} déjà ainsi."
+    ),
+    "An import adds and changes words, it removes none. Kept as they are, not in the file: "
+    "{kept}.": (
+        "Un import ajoute et modifie des mots, il n'en retire aucun. Gardés tels quels, absents "
+        "du fichier : {kept}."
+    ),
+    "Press Import within {minutes} min to make these changes.": (
+        "Appuyez sur Importer dans les {minutes} min pour faire ces changements."
+    ),
+    "Import": "Importer",
+    "Cancel": "Annuler",
+    "Import cancelled: the dictionary is unchanged.": (
+        "Import annulé : le dictionnaire est inchangé."
+    ),
+    "The import was not confirmed in time: the dictionary is unchanged.": (
+        "L'import n'a pas été confirmé à temps : le dictionnaire est inchangé."
+    ),
+    "Imported: {added} added, {changed} changed; the dictionary has {words}.": (
+        "Importé : {added} ajoutés, {changed} modifiés ; le dictionnaire a {words}."
+    ),
+    "The dictionary would have {count} words with this file, and it holds at most {most}: "
+    "remove some first.": (
+        "Le dictionnaire aurait {count} mots avec ce fichier, et il en contient au plus {most} : "
+        "retirez-en d'abord."
+    ),
+    # dictionary files
+    "That file is too large: at most {kb} KB.": "Ce fichier est trop gros : {kb} Ko au plus.",
+    "Line {line}": "Ligne {line}",
+    "Entry {number}": "Entrée {number}",
+    "{where}: {problem}": "{where} : {problem}",
+    "Line {line}: the file is not UTF-8 text (save it as UTF-8 and try again).": (
+        "Ligne {line} : le fichier n'est pas du texte UTF-8 (enregistrez-le en UTF-8 et réessayez)."
+    ),
+    "{where}: “{word}” is already in the file ({first}).": (
+        "{where} : « {word} » est déjà dans le fichier ({first})."
+    ),
+    "{where}: the word and how to say it must both be text.": (
+        "{where} : le mot et sa prononciation doivent être du texte."
+    ),
+    "{where}: the language must be text, or empty for all.": (
+        "{where} : la langue doit être du texte, ou vide pour toutes."
+    ),
+    "The file has more than {most} entries.": "Le fichier a plus de {most} entrées.",
+    "{where}: expected word,spoken,language (the language may be left out); found {count} "
+    "fields.": (
+        "{where} : attendu mot,prononciation,langue (la langue peut manquer) ; {count} champs "
+        "trouvés."
+    ),
+    "Line {line}: this is not valid CSV ({problem}).": (
+        "Ligne {line} : ce n'est pas du CSV valide ({problem})."
+    ),
+    "Line {line}, column {column}: this is not valid JSON ({problem}).": (
+        "Ligne {line}, colonne {column} : ce n'est pas du JSON valide ({problem})."
+    ),
+    "This is not a dictionary file.": "Ce n'est pas un fichier de dictionnaire.",
+    "This is not a dictionary file: expected a list of entries, or an object with “entries”, "
+    "as /dict export writes.": (
+        "Ce n'est pas un fichier de dictionnaire : attendu une liste d'entrées, ou un objet avec "
+        "« entries », comme l'écrit /dict export."
+    ),
+    "{where}: expected an object with “word”, “spoken” and, if it applies to one language "
+    "only, “language”.": (
+        "{where} : attendu un objet avec « word », « spoken » et, s'il ne vaut que pour une "
+        "langue, « language »."
+    ),
+    "{where}: unknown field “{name}” (expected word, spoken, language).": (
+        "{where} : champ inconnu « {name} » (attendus : word, spoken, language)."
+    ),
     "I don't speak “{name}” on this bot. Choose one of: {languages}.": (
         "Je ne parle pas « {name} » sur ce bot. Choisissez parmi : {languages}."
     ),

@@ -304,12 +304,13 @@ class AutoReader:
         guild = message.guild
         assert guild is not None
         names = await self._names(message, guild, author)
+        language = language or self.language
         options = ReadOptions(
             skip_emoji=settings.skip_emoji,
             repeated_characters=settings.repeated_characters,
             max_length=settings.max_length,
-            dictionary=await self.db.dictionary.entries(guild.id),
-            language=language or self.language,
+            dictionary=await self.db.dictionary.entries(guild.id, language),
+            language=language,
         )
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import discord
@@ -18,6 +19,20 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class Confirmation:
+    """A change shown before it is made: the member who asked presses `label` to make it
+    (`apply`, given the presser's permissions, checked again), or Cancel; nothing pressed
+    within `timeout_s`, nothing is made."""
+
+    owner_id: int
+    label: str
+    apply: Callable[[discord.Permissions], Awaitable[Reply]]
+    timeout_s: float
+    cancelled: str
+    expired: str
+
+
+@dataclass
 class Reply:
     content: str
     file: tuple[str, bytes] | None = None  # (filename, data)
@@ -26,6 +41,7 @@ class Reply:
     title: str | None = None  # with `fields`: shown as an embed
     fields: list[tuple[str, str]] = field(default_factory=list)
     withdrawn: bool = False  # no words: the "thinking…" reply is deleted
+    confirm: Confirmation | None = None  # show its button and Cancel
 
 
 class QuietRefusal(UserError):

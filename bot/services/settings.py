@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import collections
+import ssl
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import discord
 
 from bot.core.errors import UserError
-from bot.i18n.translate import language_name, plural, tr
-from bot.services.replies import Reply, require_manage_guild
-from bot.storage.database import Database
+from bot.i18n.translate import language_name, lines, plural, tr
+from bot.services import dictionary_files
+from bot.services.downloads import read_capped
+from bot.services.replies import Confirmation, Reply, require_manage_guild
+from bot.storage.database import Database, DictionaryFullError, Pronunciation
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
@@ -19,7 +23,14 @@ from bot.text.words import Names, ReadOptions, plain_name, speakable
 
 MAX_NICK = 32
 MAX_WORD = 50
-MAX_DICTIONARY = 200
+MAX_DICTIONARY = 200  # entries, all languages together
+ALL_LANGUAGES = ("", "all", "*")  # what /dict add's language takes for an entry for every one
+# A file to import is checked before it is read (its size as Discord declares it), then read
+# with this cap: 200 entries of the longest fields, escaped, fit.
+IMPORT_MAX_BYTES = 256 * 1024
+IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is imported
+LIST_PAGE_CHARS = 1800  # a /dict list page, within Discord's 2,000 characters
+PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
 # Each language a member or server switches to may load a model (seconds of CPU, hundreds of
 # MB): at most this many changes per member (/set my_language) or server (/set language).
 LANGUAGE_CHANGES = 3
@@ -35,10 +46,13 @@ class SettingsService:
     def __init__(
         self, db: Database, languages: tuple[str, ...] = (),
         can_load: Callable[[str], Awaitable[None]] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:  # fmt: skip
         """`can_load`: raises a UserError with the reason when a language's model cannot be
-        loaded (ModelPool.check_loadable)."""
+        loaded (ModelPool.check_loadable); `ssl_context`: the one Discord's files are fetched
+        with (members' attachments)."""
         self.db = db
+        self.ssl_context = ssl_context
         self.languages = languages  # what servers and members may choose
         self.can_load = can_load
         self._language_changes: dict[tuple[str, int], collections.deque[float]] = {}
@@ -99,10 +113,14 @@ class SettingsService:
         )
 
     # ---- dictionary ------------------------------------------------------------------------
-    async def dict_add(
-        self, permissions: discord.Permissions, guild: discord.Guild, word: str, spoken: str
-    ) -> Reply:
-        require_manage_guild(permissions)
+    def dictionary_language(self, raw: str | None) -> str | None:
+        """The language an entry is for: one the bot speaks, or None for all ('all', empty)."""
+        if raw is None or raw.strip().casefold() in ALL_LANGUAGES:
+            return None
+        return check_language(raw, self.languages)  # a UserError when not offered
+
+    def check_entry(self, word: str, spoken: str, language: str | None) -> Pronunciation:
+        """An entry as it is kept (spaces collapsed), or a UserError saying what is wrong."""
         word, spoken = " ".join(word.split()), " ".join(spoken.split())
         if not word or not spoken:
             raise UserError(tr("Give both the word and how to say it."))
@@ -115,32 +133,156 @@ class SettingsService:
             raise UserError(
                 tr("Write how to say it as plain words (no links, mentions or markup).")
             )
-        entries = await self.db.dictionary.entries(guild.id)
-        new_word = word.casefold() not in {w.casefold() for w in entries}
+        return Pronunciation(word, spoken, self.dictionary_language(language))
+
+    async def dict_add(
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str, spoken: str,
+        language: str | None = None,
+    ) -> Reply:  # fmt: skip
+        require_manage_guild(permissions)
+        entry = self.check_entry(word, spoken, language)
+        entries = await self.db.dictionary.all(guild.id)
+        new_word = entry.key not in {e.key for e in entries}
         if new_word and len(entries) >= MAX_DICTIONARY:
             raise UserError(
                 tr("The dictionary is full ({most} words): remove some first.", most=MAX_DICTIONARY)
             )
-        await self.db.dictionary.add(guild.id, word, spoken)
-        return Reply(tr("“{word}” will be said as “{spoken}”.", word=word, spoken=spoken))
+        await self.db.dictionary.add(guild.id, entry.word, entry.spoken, entry.language)
+        if entry.language is not None:
+            return Reply(tr(
+                "In {language}, “{word}” will be said as “{spoken}”.",
+                language=language_name(entry.language), word=entry.word, spoken=entry.spoken,
+            ))  # fmt: skip
+        return Reply(tr("“{word}” will be said as “{spoken}”.", word=entry.word,
+                        spoken=entry.spoken))  # fmt: skip
 
     async def dict_remove(
-        self, permissions: discord.Permissions, guild: discord.Guild, word: str
-    ) -> Reply:
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str,
+        language: str | None = None,
+    ) -> Reply:  # fmt: skip
+        """Without a language, the entry for every language; if the word has none but has
+        entries for some languages, the member is told which."""
         require_manage_guild(permissions)
-        if not await self.db.dictionary.remove(guild.id, " ".join(word.split())):
-            raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
-        return Reply(tr("Removed “{word}” from the dictionary.", word=word))
+        word = " ".join(word.split())
+        chosen = self.dictionary_language(language)
+        if await self.db.dictionary.remove(guild.id, word, chosen):
+            if chosen is not None:
+                return Reply(tr("Removed “{word}” in {language} from the dictionary.",
+                                word=word, language=language_name(chosen)))  # fmt: skip
+            return Reply(tr("Removed “{word}” from the dictionary.", word=word))
+        others = [
+            e.language for e in await self.db.dictionary.all(guild.id)
+            if e.word.casefold() == word.casefold() and e.language is not None
+        ]  # fmt: skip
+        if chosen is None and others:
+            raise UserError(tr(
+                "“{word}” is in the dictionary only for {languages}: give the language.",
+                word=word[:MAX_WORD], languages=", ".join(others),
+            ))  # fmt: skip
+        raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
 
-    async def dict_list(self, guild: discord.Guild) -> Reply:
-        entries = await self.db.dictionary.entries(guild.id)
+    async def dict_list(
+        self, guild: discord.Guild, contains: str | None = None, page: int = 1
+    ) -> Reply:
+        """The entries whose word holds `contains` (any case), a page at a time: each page
+        fits one message."""
+        entries = await self.db.dictionary.all(guild.id)
         if not entries:
             return Reply(tr("The dictionary is empty. Admins add words with /dict add."))
-        lines = [f"• {word} → {spoken}" for word, spoken in entries.items()]
-        text = "\n".join(lines)
-        if len(text) > 1900:
-            text = text[:1900].rsplit("\n", 1)[0] + "\n…"
-        return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(entries), text=text))
+        needle = " ".join((contains or "").split()).casefold()
+        found = [e for e in entries if needle in e.word.casefold()]
+        if not found:
+            return Reply(tr("No word in the dictionary contains “{text}”.", text=needle[:MAX_WORD]))
+        pages = _pages([_entry_line(e) for e in found], LIST_PAGE_CHARS)
+        page = min(max(page, 1), len(pages))
+        text = "\n".join(pages[page - 1])
+        if len(pages) == 1:
+            return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(found), text=text))
+        return Reply(tr(
+            "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n"
+            "More with `/dict list page:{next}`.",
+            count=len(found), page=page, pages=len(pages), text=text,
+            next=page % len(pages) + 1,
+        ))  # fmt: skip
+
+    async def dict_export(self, guild: discord.Guild, kind: str = "json") -> Reply:
+        entries = await self.db.dictionary.all(guild.id)
+        data = (
+            dictionary_files.to_csv(entries) if kind == "csv" else dictionary_files.to_json(entries)
+        )
+        name = f"dictionary-{guild.id}.{'csv' if kind == 'csv' else 'json'}"
+        return Reply(
+            tr("The dictionary ({words}), to keep or to import with /dict import.",
+               words=plural(len(entries), "word")),
+            file=(name, data),
+        )  # fmt: skip
+
+    async def dict_import(
+        self, permissions: discord.Permissions, member: discord.abc.User, guild: discord.Guild,
+        attachment: discord.Attachment,
+    ) -> Reply:  # fmt: skip
+        """What importing the file would change, with a button to do it: an import adds and
+        replaces entries, and never removes any (the file may hold a part of a dictionary)."""
+        require_manage_guild(permissions)
+        data = await read_capped(attachment, IMPORT_MAX_BYTES, self.ssl_context)
+        text = dictionary_files.decode(data)
+        incoming = dictionary_files.parse(
+            attachment.filename, text, self.check_entry, MAX_DICTIONARY
+        )
+        if not incoming:
+            raise UserError(tr("The file has no entries."))
+        plan = _plan(await self.db.dictionary.all(guild.id), incoming)
+        self._check_room(plan)
+        if not plan.added and not plan.changed:
+            return Reply(tr("The dictionary already says all {count} words of the file: nothing "
+                            "to import.", count=len(incoming)))  # fmt: skip
+
+        async def apply(presser: discord.Permissions) -> Reply:
+            return await self._import(presser, guild, incoming)
+
+        return Reply(
+            lines(
+                tr("**Importing {file}**: {added} to add, {changed} to change, {same} already so.",
+                   file=attachment.filename[:60], added=len(plan.added),
+                   changed=len(plan.changed), same=plan.unchanged),
+                tr("An import adds and changes words, it removes none. Kept as they are, not "
+                   "in the file: {kept}.", kept=plural(plan.kept, "word")),
+                _preview(plan),
+                tr("Press Import within {minutes} min to make these changes.",
+                   minutes=max(1, round(IMPORT_CONFIRM_S / 60))),
+            ),
+            confirm=Confirmation(
+                member.id, tr("Import"), apply, IMPORT_CONFIRM_S,
+                cancelled=tr("Import cancelled: the dictionary is unchanged."),
+                expired=tr("The import was not confirmed in time: the dictionary is unchanged."),
+            ),
+        )  # fmt: skip
+
+    async def _import(
+        self, permissions: discord.Permissions, guild: discord.Guild,
+        incoming: list[Pronunciation],
+    ) -> Reply:  # fmt: skip
+        """The confirmed import, against the dictionary as it is now (it may have changed)."""
+        require_manage_guild(permissions)
+        plan = _plan(await self.db.dictionary.all(guild.id), incoming)
+        self._check_room(plan)
+        try:
+            await self.db.dictionary.merge(guild.id, plan.added + plan.changed, MAX_DICTIONARY)
+        except DictionaryFullError:
+            self._check_room(plan, full=True)
+        return Reply(tr(
+            "Imported: {added} added, {changed} changed; the dictionary has {words}.",
+            added=len(plan.added), changed=len(plan.changed),
+            words=plural(plan.total, "word"),
+        ))  # fmt: skip
+
+    @staticmethod
+    def _check_room(plan: _Plan, *, full: bool = False) -> None:
+        if full or plan.total > MAX_DICTIONARY:
+            raise UserError(tr(
+                "The dictionary would have {count} words with this file, and it holds at most "
+                "{most}: remove some first.", count=plan.total, most=MAX_DICTIONARY,
+            ))  # fmt: skip
 
     async def choose_language(self, raw: str, changer: tuple[str, int]) -> str:
         """A language a server or member switches to: offered, within the rate of changes,
@@ -223,3 +365,64 @@ def _names_of_others(guild: discord.Guild, member_id: int) -> set[str]:
         for name in (other.display_name, other.global_name, other.name)
         if name
     }
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What an import changes in the dictionary as it is."""
+
+    added: list[Pronunciation]
+    changed: list[Pronunciation]
+    was: dict[tuple[str, str | None], Pronunciation]  # the entries the changed ones replace
+    unchanged: int
+    kept: int  # entries the file does not name
+
+    @property
+    def total(self) -> int:
+        return len(self.was) + self.kept + self.unchanged + len(self.added)
+
+
+def _plan(current: list[Pronunciation], incoming: list[Pronunciation]) -> _Plan:
+    now = {entry.key: entry for entry in current}
+    added = [e for e in incoming if e.key not in now]
+    changed = [e for e in incoming if e.key in now and now[e.key] != e]
+    named = {e.key for e in incoming}
+    return _Plan(
+        added, changed, {e.key: now[e.key] for e in changed},
+        unchanged=len(incoming) - len(added) - len(changed),
+        kept=sum(1 for key in now if key not in named),
+    )  # fmt: skip
+
+
+def _entry_line(entry: Pronunciation) -> str:
+    where = f" [{entry.language}]" if entry.language else ""
+    return f"• {entry.word} → {entry.spoken}{where}"
+
+
+def _preview(plan: _Plan) -> str:
+    """The changes, as many as fit a message (`+` added, `~` changed: was → now)."""
+    shown = [f"+ {_entry_line(e)[2:]}" for e in plan.added] + [
+        f"~ {_entry_line(e)[2:]} (was “{plan.was[e.key].spoken}”)" for e in plan.changed
+    ]
+    kept: list[str] = []
+    used = 0
+    for line in shown:
+        if used + len(line) > PREVIEW_CHARS:
+            kept.append(f"… +{len(shown) - len(kept)}")
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join(kept)
+
+
+def _pages(lines_: list[str], budget: int) -> list[list[str]]:
+    """Lines in pages of at most `budget` characters each (a line is never split)."""
+    pages: list[list[str]] = [[]]
+    used = 0
+    for line in lines_:
+        if pages[-1] and used + len(line) + 1 > budget:
+            pages.append([])
+            used = 0
+        pages[-1].append(line)
+        used += len(line) + 1
+    return pages

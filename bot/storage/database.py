@@ -436,16 +436,46 @@ class MemberSettingsRepository:
 
 
 # ---- pronunciation dictionary ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Pronunciation:
+    word: str
+    spoken: str
+    language: str | None = None  # a pocket-tts language; None: every language
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """What makes an entry: the word in any case, and its language."""
+        return self.word.casefold(), self.language
+
+
+class DictionaryFullError(InternalError, ValueError):
+    """The server's dictionary already has the most entries allowed."""
+
+
 class DictionaryRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def entries(self, guild_id: int) -> dict[str, str]:
+    async def entries(self, guild_id: int, language: str | None = None) -> dict[str, str]:
+        """What applies when speaking `language` (one query): the entries for every language,
+        and that language's own, which win over them for the same word."""
         rows = await self._db.fetch(
-            "SELECT word, spoken FROM pronunciations WHERE guild_id = ? ORDER BY word_key",
+            "SELECT word_key, word, spoken FROM pronunciations"
+            " WHERE guild_id = ? AND (language IS NULL OR language = ?)"
+            " ORDER BY word_key, language IS NOT NULL",
+            guild_id, language,
+        )  # fmt: skip
+        chosen = {row[0]: (row[1], row[2]) for row in rows}  # the language's own come last
+        return dict(chosen.values())
+
+    async def all(self, guild_id: int) -> list[Pronunciation]:
+        """Every entry, by word, those for every language first."""
+        rows = await self._db.fetch(
+            "SELECT word, spoken, language FROM pronunciations WHERE guild_id = ?"
+            " ORDER BY word_key, language IS NOT NULL, language",
             guild_id,
-        )
-        return {row[0]: row[1] for row in rows}
+        )  # fmt: skip
+        return [Pronunciation(row[0], row[1], row[2]) for row in rows]
 
     async def count(self, guild_id: int) -> int:
         row = await self._db.fetch_one(
@@ -453,19 +483,40 @@ class DictionaryRepository:
         )
         return int(row[0]) if row else 0
 
-    async def add(self, guild_id: int, word: str, spoken: str) -> None:
+    async def add(self, guild_id: int, word: str, spoken: str, language: str | None = None) -> None:
+        await self._put(guild_id, Pronunciation(word, spoken, language))
+
+    async def _put(self, guild_id: int, entry: Pronunciation) -> None:
+        # each kind of entry has its own unique index (see migration 0008)
+        target = (
+            "(guild_id, word_key) WHERE language IS NULL" if entry.language is None
+            else "(guild_id, word_key, language) WHERE language IS NOT NULL"
+        )  # fmt: skip
         await self._db.execute(
-            "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (guild_id, word_key) DO UPDATE SET word = excluded.word,"
+            "INSERT INTO pronunciations (guild_id, word_key, word, spoken, language)"
+            f" VALUES (?, ?, ?, ?, ?) ON CONFLICT {target} DO UPDATE SET word = excluded.word,"
             " spoken = excluded.spoken",
-            guild_id, word.casefold(), word, spoken,
+            guild_id, entry.word.casefold(), entry.word, entry.spoken, entry.language,
         )  # fmt: skip
 
-    async def remove(self, guild_id: int, word: str) -> bool:
-        removed = await self._db.execute(
-            "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ?",
-            guild_id, word.casefold(),
-        )  # fmt: skip
+    async def merge(self, guild_id: int, entries: list[Pronunciation], most: int) -> None:
+        """Add or replace `entries` all together (none removed), unless the dictionary would
+        then hold more than `most` (DictionaryFullError: nothing changed). Counted under the
+        server's lock: processes sharing PostgreSQL cannot both take the last places."""
+        async with self._db.transaction():
+            await self._db.lock(guild_id)
+            for entry in entries:
+                await self._put(guild_id, entry)
+            if await self.count(guild_id) > most:
+                raise DictionaryFullError(most)
+
+    async def remove(self, guild_id: int, word: str, language: str | None = None) -> bool:
+        """The entry for `word` in `language` (None: the one for every language)."""
+        sql = "DELETE FROM pronunciations WHERE guild_id = ? AND word_key = ? AND language"
+        if language is None:
+            removed = await self._db.execute(f"{sql} IS NULL", guild_id, word.casefold())
+        else:
+            removed = await self._db.execute(f"{sql} = ?", guild_id, word.casefold(), language)
         return removed > 0
 
 

@@ -83,6 +83,7 @@ class FakeFile:
     data: bytes
     content_type: str
     downloads: int = 0
+    declared_size: int | None = None  # what Discord says of its size (default: its length)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class FakeInteraction:
     name: str
     user: FakeUser
     responses: list[JSON] = field(default_factory=list)  # callback bodies, then webhook edits
+    message_id: str = field(default_factory=snowflake)  # of the original response
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def wait_response(self, count: int = 1, timeout: float = 20.0) -> JSON:
@@ -346,15 +348,20 @@ class FakeDiscord:
         await self._send_interaction(inter, kind, data, permissions, guild=guild, locale=locale)
         return inter
 
-    async def click(self, message: JSON, custom_id: str, user: str = "alice") -> FakeInteraction:
-        """Press the button `custom_id` on a message the bot sent."""
+    async def click(
+        self, message: JSON, custom_id: str, user: str = "alice", permissions: int | None = None
+    ) -> FakeInteraction:
+        """Press the button `custom_id` on a message the bot sent, as `user` with
+        `permissions` in the channel (default: everyone's)."""
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", custom_id, member)
         self.interactions[inter.id] = inter
         shown = self._message_json(message.get("content", ""), message.get("flags", 0))
+        shown["id"] = message.get("id", shown["id"])  # the message the bot sent, by its id
         shown["components"] = message.get("components", [])
+        inter.message_id = shown["id"]  # its original response is that message
         data = {"custom_id": custom_id, "component_type": 2}
-        await self._send_interaction(inter, 3, data, None, message=shown)
+        await self._send_interaction(inter, 3, data, permissions, message=shown)
         return inter
 
     async def _send_interaction(
@@ -828,6 +835,7 @@ class FakeDiscord:
         if request.query.get("with_response") not in ("1", "true", "True"):
             return web.Response(status=204)
         message = self._message_json(data.get("content", ""), data.get("flags", 0))
+        message["id"] = inter.message_id
         return json_response(
             {
                 "interaction": {
@@ -847,15 +855,19 @@ class FakeDiscord:
         inter = next((i for i in self.interactions.values() if i.token == token), None)
         if inter is None:
             return json_response({"message": "Unknown Webhook", "code": 10015}, 404)
+        message = self._message_json(
+            (body or {}).get("content") or "", (body or {}).get("flags", 0)
+        )
+        if rest[-1:] == ["@original"]:  # one message, edited: it keeps its id, as on Discord
+            message["id"] = inter.message_id
         if method in ("PATCH", "POST"):
-            inter.responses.append(dict(body or {}, _method=method, _files=files))
+            inter.responses.append(dict(body or {}, _method=method, _files=files, id=message["id"]))
             inter.changed.set()
         if method == "DELETE":  # the bot withdrew its response
             inter.responses.append({"_method": method, "_deleted": True})
             inter.changed.set()
             return web.Response(status=204)
-        content = (body or {}).get("content") or ""
-        return json_response(self._message_json(content, (body or {}).get("flags", 0)))
+        return json_response(message)
 
     async def _cdn(self, request: web.Request) -> web.Response:
         file = self.files.get(request.match_info["id"])
@@ -869,7 +881,7 @@ class FakeDiscord:
         return {
             "id": file.id,
             "filename": file.filename,
-            "size": len(file.data),
+            "size": len(file.data) if file.declared_size is None else file.declared_size,
             "url": url,
             "proxy_url": url,
             "content_type": file.content_type,

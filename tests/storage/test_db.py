@@ -9,8 +9,10 @@ import pytest
 from bot.storage.database import (
     ConstraintError,
     Database,
+    DictionaryFullError,
     MemberSettings,
     NameTakenError,
+    Pronunciation,
     QuotaError,
 )
 from bot.storage.migrations import MIGRATIONS_DIR, DatabaseTooNewError
@@ -52,7 +54,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7, 8]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -60,7 +62,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 7]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 7, 8]
     await again.close()
 
 
@@ -71,7 +73,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 7]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 7, 8]]
     finally:
         for db in opened:
             await db.close()
@@ -92,7 +94,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 7, 8]
     await db.close()
 
 
@@ -207,6 +209,43 @@ async def test_member_settings_and_dictionary(database_at: Location) -> None:
         assert await db.dictionary.remove(5, "NYC") is True
         assert await db.dictionary.remove(5, "NYC") is False
         assert await db.dictionary.count(5) == 0
+    finally:
+        await db.close()
+
+
+async def test_dictionary_entries_per_language_after_migration_0008(
+    database_at: Location, tmp_path: Path
+) -> None:
+    """Entries made before 0008 apply to every language; a language's own entry wins there
+    over the one for all; each is replaced and removed on its own; a merge is all or nothing."""
+    old = await Database.open(database_at, migrations=first_migrations(tmp_path, 5))
+    await old.execute(
+        "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)",
+        5, "gif", "GIF", "graphics",
+    )  # fmt: skip
+    await old.close()
+    db = await Database.open(database_at)
+    try:
+        assert await db.dictionary.all(5) == [Pronunciation("GIF", "graphics", None)]
+        await db.dictionary.add(5, "gif", "jif", "french")
+        await db.dictionary.add(5, "Gif", "djif", "french")  # the same entry: replaced
+        await db.dictionary.add(5, "brb", "be right back", "german")
+        assert await db.dictionary.entries(5, "english") == {"GIF": "graphics"}
+        assert await db.dictionary.entries(5, "french") == {"Gif": "djif"}
+        assert await db.dictionary.entries(5, "german") == {
+            "GIF": "graphics",
+            "brb": "be right back",
+        }
+        assert await db.dictionary.count(5) == 3
+        with pytest.raises(DictionaryFullError):
+            await db.dictionary.merge(5, [Pronunciation("a", "b"), Pronunciation("c", "d")], 4)
+        assert await db.dictionary.count(5) == 3  # nothing of it was kept
+        await db.dictionary.merge(5, [Pronunciation("gif", "giff"), Pronunciation("a", "b")], 4)
+        assert await db.dictionary.entries(5, "english") == {"gif": "giff", "a": "b"}
+        assert await db.dictionary.remove(5, "GIF", "german") is False
+        assert await db.dictionary.remove(5, "GIF", "french") is True
+        assert await db.dictionary.remove(5, "GIF") is True
+        assert [e.word for e in await db.dictionary.all(5)] == ["a", "brb"]
     finally:
         await db.close()
 

@@ -87,9 +87,9 @@ async def test_doctor_checks_the_postgresql_database(
     env = {"DATABASE_URL": url, "DATA_DIR": str(tmp_path)}
     settings = load_settings(env, dotenv_path=None, require_token=False)
     fresh = await check_database(settings)
-    assert fresh.ok and "schema 0: migrated to 7 at start" in fresh.detail
+    assert fresh.ok and "schema 0: migrated to 8 at start" in fresh.detail
     await (await Database.open(url)).close()
-    assert (await check_database(settings)).detail == "schema 7, up to date"
+    assert (await check_database(settings)).detail == "schema 8, up to date"
     closed = postgres.url("nowhere").replace(str(postgres.port), str(postgres.port + 1))
     unreachable = dataclasses.replace(settings, database_url=closed)
     broken = await check_database(unreachable)
@@ -105,12 +105,12 @@ async def test_migrate_and_voice_commands_against_postgresql(
     migrated = run_cli(["migrate"], tmp_path, env)
     assert migrated.returncode == 0, migrated.stderr
     assert (
-        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0007. Schema version 7."
+        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0007, 0008. Schema version 8."
         in migrated.stdout
     )
     assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
     again = run_cli(["migrate"], tmp_path, env)
-    assert "nothing to do. Schema version 7." in again.stdout
+    assert "nothing to do. Schema version 8." in again.stdout
     listed = run_cli(["voices", "list"], tmp_path, env)
     assert listed.returncode == 0, listed.stderr
     # a wrong URL is one clear line, not a traceback

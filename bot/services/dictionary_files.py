@@ -1,0 +1,163 @@
+"""A server's pronunciation dictionary as a file, and back: JSON (what `/dict export` gives by
+default) or CSV (`word,spoken,language`, for spreadsheets). Reading is bounded before the text
+is parsed (bytes, lines) and each bad entry is a `UserError` naming its line (CSV) or its
+place in the list (JSON) and what is wrong with it. The entries' own rules (lengths, plain
+words, an offered language) are the caller's `check`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+from bot.storage.database import Pronunciation
+
+FORMAT = "pocketvoice_dictionary"  # the JSON file's marker, with its version
+VERSION = 1
+CSV_HEADER = ("word", "spoken", "language")
+ENTRY_KEYS = frozenset(CSV_HEADER)
+Check = Callable[[str, str, str | None], Pronunciation]  # word, spoken, language as written
+
+
+def to_json(entries: list[Pronunciation]) -> bytes:
+    """One entry a line, so that a person can read and edit the file."""
+    lines = [
+        json.dumps({"word": e.word, "spoken": e.spoken, "language": e.language},
+                   ensure_ascii=False)
+        for e in entries
+    ]  # fmt: skip
+    body = ",\n".join(f"  {line}" for line in lines)
+    return f'{{"{FORMAT}": {VERSION}, "entries": [\n{body}\n]}}\n'.encode()
+
+
+def to_csv(entries: list[Pronunciation]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for entry in entries:
+        writer.writerow((entry.word, entry.spoken, entry.language or ""))
+    return out.getvalue().encode()
+
+
+def is_json(filename: str, text: str) -> bool:
+    """JSON by its name, else by its first character; anything else is read as CSV."""
+    name = filename.lower()
+    if name.endswith(".json"):
+        return True
+    if name.endswith(".csv"):
+        return False
+    return text.lstrip()[:1] in ("{", "[")
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 (a byte order mark, as spreadsheets write it, is dropped)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise UserError(
+            tr("Line {line}: the file is not UTF-8 text (save it as UTF-8 and try again).",
+               line=line)
+        ) from None  # fmt: skip
+
+
+def parse(filename: str, text: str, check: Check, most: int) -> list[Pronunciation]:
+    """The entries of a file, each checked; at most `most` of them, and no entry twice."""
+    if is_json(filename, text):
+        entries = _parse_json(text, check, most)
+    else:
+        entries = _parse_csv(text, check, most)
+    if len(entries) > most:
+        raise UserError(tr("The file has more than {most} entries.", most=most))
+    seen: dict[tuple[str, str | None], str] = {}
+    for where, entry in entries:
+        if entry.key in seen:
+            raise UserError(tr(
+                "{where}: “{word}” is already in the file ({first}).",
+                where=where, word=entry.word, first=seen[entry.key],
+            ))  # fmt: skip
+        seen[entry.key] = where
+    return [entry for _, entry in entries]
+
+
+def _checked(
+    where: str, check: Check, word: object, spoken: object, language: object
+) -> Pronunciation:
+    if not isinstance(word, str) or not isinstance(spoken, str):
+        raise UserError(tr("{where}: the word and how to say it must both be text.", where=where))
+    if language is not None and not isinstance(language, str):
+        raise UserError(tr("{where}: the language must be text, or empty for all.", where=where))
+    try:
+        return check(word, spoken, language)
+    except UserError as error:
+        raise UserError(tr("{where}: {problem}", where=where, problem=error.message)) from None
+
+
+def _parse_csv(text: str, check: Check, most: int) -> list[tuple[str, Pronunciation]]:
+    if sum(1 for line in text.splitlines() if line.strip()) > most + 1:  # with a header
+        raise UserError(tr("The file has more than {most} entries.", most=most))
+    reader = csv.reader(io.StringIO(text), strict=True)
+    entries = []
+    try:
+        for row in reader:
+            where = tr("Line {line}", line=reader.line_num)
+            if not any(cell.strip() for cell in row):
+                continue
+            if reader.line_num == 1 and [c.strip().casefold() for c in row] in (
+                list(CSV_HEADER),
+                list(CSV_HEADER[:2]),
+            ):
+                continue
+            if len(row) not in (2, 3):
+                raise UserError(tr(
+                    "{where}: expected word,spoken,language (the language may be left out); "
+                    "found {count} fields.", where=where, count=len(row),
+                ))  # fmt: skip
+            language = row[2] if len(row) == 3 else None
+            entries.append((where, _checked(where, check, row[0], row[1], language)))
+    except csv.Error as error:
+        raise UserError(tr(
+            "Line {line}: this is not valid CSV ({problem}).",
+            line=reader.line_num, problem=str(error)[:100],
+        )) from None  # fmt: skip
+    return entries
+
+
+def _parse_json(text: str, check: Check, most: int) -> list[tuple[str, Pronunciation]]:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(tr(
+            "Line {line}, column {column}: this is not valid JSON ({problem}).",
+            line=error.lineno, column=error.colno, problem=error.msg[:100],
+        )) from None  # fmt: skip
+    except RecursionError:  # nested too deep: no dictionary looks like that
+        raise UserError(tr("This is not a dictionary file.")) from None
+    listed = document.get("entries") if isinstance(document, dict) else document
+    if not isinstance(listed, list):
+        raise UserError(tr(
+            "This is not a dictionary file: expected a list of entries, or an object with "
+            "“entries”, as /dict export writes."
+        ))  # fmt: skip
+    if len(listed) > most:
+        raise UserError(tr("The file has more than {most} entries.", most=most))
+    entries = []
+    for number, item in enumerate(listed, start=1):
+        where = tr("Entry {number}", number=number)
+        if not isinstance(item, dict) or not {"word", "spoken"} <= item.keys():
+            raise UserError(tr(
+                "{where}: expected an object with “word”, “spoken” and, if it applies to one "
+                "language only, “language”.", where=where,
+            ))  # fmt: skip
+        unknown = sorted(str(key) for key in item.keys() - ENTRY_KEYS)
+        if unknown:
+            raise UserError(tr(
+                "{where}: unknown field “{name}” (expected word, spoken, language).",
+                where=where, name=unknown[0][:30],
+            ))  # fmt: skip
+        entry = _checked(where, check, item["word"], item["spoken"], item.get("language"))
+        entries.append((where, entry))
+    return entries
