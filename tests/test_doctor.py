@@ -75,7 +75,7 @@ async def test_a_good_setup_passes_every_check(
         assert name in checks
     assert "schema 8, up to date" in checks["database"].detail
     assert checks["server 'Fake Guild'"].detail == (
-        "can read its read channel; can speak in 2 of 2 voice channels"
+        "can read its read channel; can speak in 3 of 3 voice channels"
     )
     assert "no read channel set" in checks["server 'Second Guild'"].detail
     assert "HF_TOKEN" not in checks  # not set: nothing to check
@@ -87,7 +87,8 @@ async def test_each_failure_is_named_with_its_fix(
     data = tmp_path / "data"
     env = env_for(fake, tiny_model, data, DEFAULT_VOICE="nobody-by-this-name", HF_TOKEN="hf_x")
     fake.application_flags = 0  # the Message Content intent switched off
-    for channel in fake.channels[fake.GUILD_ID][1:]:  # no Connect/Speak in any voice channel
+    # no Connect/Speak in any voice channel, the stage included
+    for channel in (*fake.channels[fake.GUILD_ID][1:], fake.STAGE_ID):
         fake.deny_voice_permissions(channel, CONNECT | SPEAK)
     fake.deny_voice_permissions(fake.GUILD2_TEXT_ID, READ_HISTORY)
     db = await Database.open(data / "pocketvoice.db")
