@@ -163,6 +163,7 @@ class FakeDiscord:
         self.ssrc_guild: dict[int, str] = {}
         self._ssrcs = itertools.count(4242)
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}  # any channel's, in fact
+        self.nicks: dict[str, str] = {}  # user id -> their server nickname (every server's)
         self.application_flags = MESSAGE_CONTENT_LIMITED
         self.channel_messages: list[JSON] = []  # what the bot posted in channels (not replies)
         self.interactions: dict[str, FakeInteraction] = {}
@@ -374,8 +375,9 @@ class FakeDiscord:
     async def set_voice_state(
         self, user: str, channel_id: str | None, guild: str | None = None
     ) -> None:
-        """A human joins (or with None leaves) a voice channel."""
-        member = self.humans[user]
+        """A human (or 'otherbot') joins (or with None leaves) a voice channel: Discord
+        sends VOICE_STATE_UPDATE with the new channel (null when they left) and the member."""
+        member = self.other_bot if user == "otherbot" else self.humans[user]
         guild = self._guild_of(channel_id, guild)
         states = self.voice_by_guild[guild]
         if channel_id is None:
@@ -850,7 +852,7 @@ class FakeDiscord:
     def _member_json(self, user: FakeUser, permissions: int | None = None) -> JSON:
         member = {
             "user": user.to_json(),
-            "nick": None,
+            "nick": self.nicks.get(user.id),
             "roles": [],
             "joined_at": now_iso(),
             "deaf": False,
