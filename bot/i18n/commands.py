@@ -77,6 +77,9 @@ FRENCH: dict[str, str] = {
         "Secondes de silence avant de quitter le vocal (0 : rester)"
     ),
     "Say who is speaking (“NAME said”)": "Dire qui parle (« NOM a dit »)",
+    "Say when members join or leave the bot's voice channel (“NAME joined”)": (
+        "Annoncer qui rejoint ou quitte le salon vocal du bot (« NOM a rejoint le salon »)"
+    ),
     "Leave emoji out instead of reading their names": "Ignorer les émojis au lieu de lire leur nom",
     "Cut runs of one character to this many (0: keep)": (
         "Réduire les répétitions d'un caractère à ce nombre (0 : garder)"
