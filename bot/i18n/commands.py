@@ -58,6 +58,9 @@ FRENCH: dict[str, str] = {
         "Le nom que je vous donne ('reset' pour le vôtre)"
     ),
     "How I should call you": "Comment je dois vous appeler",
+    "Another member's name instead (needs Manage Nicknames)": (
+        "Le nom d'un autre membre à la place (il faut Gérer les pseudos)"
+    ),
     "on: read them; off: never": "on : les lire ; off : jamais",
     "Whether your messages are read aloud here": "Si vos messages sont lus à voix haute ici",
     "The language your messages are read in": "La langue dans laquelle vos messages sont lus",

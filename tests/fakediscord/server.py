@@ -280,7 +280,7 @@ class FakeDiscord:
         `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
         request for that option instead of an invocation; with `target`, a message command
         (context menu) on that message. A channel option is given as its id string when the
-        option is named "channel".
+        option is named "channel", a member as their name ("bob") when it is named "member".
         """
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
@@ -296,6 +296,13 @@ class FakeDiscord:
                     "id": value, "type": 0, "name": "general", "guild_id": guild or self.GUILD_ID,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
+            if key == "member":  # a user option: Discord resolves the user and the member
+                picked = self.humans[value]
+                option.update(type=6, value=picked.id)
+                resolved.setdefault("users", {})[picked.id] = picked.to_json()
+                resolved.setdefault("members", {})[picked.id] = {
+                    k: v for k, v in self._member_json(picked).items() if k != "user"
+                }
             if isinstance(value, FakeFile):
                 option["value"] = value.id
                 resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
