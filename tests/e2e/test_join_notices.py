@@ -162,3 +162,27 @@ async def test_a_notice_never_pushes_a_message_out_of_a_full_queue(
     assert time.monotonic() - started < 5
     spoken = await spoken_after(running_bot, 2)
     assert spoken == ["first line", "second line"]
+
+
+async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
+    tmp_path: Path, tiny_model: TinyModel, notices: Notices
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model) as run:
+        fake, phrases = run.fake, run.bot.engine.phrases
+        assert phrases is not None
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("join")).wait_final()
+        on = await fake.interaction("set join_leave", {"value": True}, permissions=ADMIN)
+        await on.wait_final()
+        assert await moved(run, notices, "bob", VOICE) == "joined"
+        assert await spoken_after(run, 1) == ["Bob joined"]
+        await fake.wait_for(lambda: phrases.disk_bytes > 0, 10, "the phrase on disk")
+        phrases.put(run.bot.engine.default_voice, "Bob joined", np.zeros(MODEL_RATE, np.float32))
+    async with bot_on_fake_discord(tmp_path, tiny_model) as run:
+        fake = run.fake
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("join")).wait_final()
+        assert await moved(run, notices, "bob", VOICE) == "joined"  # the setting was kept
+        await spoken_after(run, 1)
+        notice = speaker(run).history[0]
+        assert (notice.text, notice.model_samples) == ("Bob joined", MODEL_RATE)
