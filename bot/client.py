@@ -27,6 +27,7 @@ from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
 from bot.services.command_translator import CommandTranslator
 from bot.services.how_spoken import HowSpokenResolver
+from bot.services.join_notices import JoinNotices
 from bot.services.replies import reply_for
 from bot.services.settings import SettingsService
 from bot.services.speech import SpeechService
@@ -105,6 +106,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
     blocks: BlockService
     voices: VoiceService
     reader: AutoReader
+    notices: JoinNotices
     settings_service: SettingsService
     idle_check_s: float = IDLE_CHECK_S
 
@@ -224,6 +226,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
         self.voices = VoiceService(library, self.speech, self.engine)
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
         self.blocks.on_block = self.reader.drop_author
+        self.notices = JoinNotices(self.db, self.speech)
         self.settings_service = SettingsService(
             self.db, self.models.languages, can_load=self.models.check_loadable,
             ssl_context=ssl_context(self.settings),

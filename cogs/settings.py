@@ -120,12 +120,21 @@ class SettingsCog(commands.Cog):
         await respond(interaction, lambda: self.bot.settings_service.show(guild))
 
     @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
-    @app_commands.describe(name="How I should call you")
-    async def nick(self, interaction: discord.Interaction, name: str) -> None:
+    @app_commands.describe(
+        name="How I should call you",
+        member="Another member's name instead (needs Manage Nicknames)",
+    )
+    async def nick(
+        self, interaction: discord.Interaction, name: str, member: discord.Member | None = None
+    ) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
+        service = self.bot.settings_service
         await respond(
-            interaction, lambda: self.bot.settings_service.set_nick(interaction.user, guild, name)
+            interaction,
+            lambda: service.set_nick(
+                interaction.user, interaction.permissions, guild, name, member
+            ),
         )
 
     @set_group.command(name="autoread", description="Whether your messages are read aloud here")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
 from cogs.common import respond
+
+log = logging.getLogger(__name__)
 
 
 def _who(
@@ -62,6 +66,8 @@ class SpeechCog(commands.Cog):
     ) -> None:
         if before.channel != after.channel and hasattr(self.bot, "speech"):
             await self.bot.speech.on_voice_state_change(member.guild, member, after.channel)
+            outcome = await self.bot.notices.on_voice_state(member, before.channel, after.channel)
+            log.debug("voice notice for member %s: %s", member.id, outcome)
 
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
@@ -69,6 +75,7 @@ class SpeechCog(commands.Cog):
         if hasattr(self.bot, "speech"):
             await self.bot.speech.forget_guild(guild)
             self.bot.reader.forget_guild(guild.id)
+            self.bot.notices.forget_guild(guild.id)
 
 
 async def setup(bot: PocketVoiceBot) -> None:

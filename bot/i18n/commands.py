@@ -58,6 +58,9 @@ FRENCH: dict[str, str] = {
         "Le nom que je vous donne ('reset' pour le vôtre)"
     ),
     "How I should call you": "Comment je dois vous appeler",
+    "Another member's name instead (needs Manage Nicknames)": (
+        "Le nom d'un autre membre à la place (il faut Gérer les pseudos)"
+    ),
     "on: read them; off: never": "on : les lire ; off : jamais",
     "Whether your messages are read aloud here": "Si vos messages sont lus à voix haute ici",
     "The language your messages are read in": "La langue dans laquelle vos messages sont lus",
@@ -77,6 +80,9 @@ FRENCH: dict[str, str] = {
         "Secondes de silence avant de quitter le vocal (0 : rester)"
     ),
     "Say who is speaking (“NAME said”)": "Dire qui parle (« NOM a dit »)",
+    "Say when members join or leave the bot's voice channel (“NAME joined”)": (
+        "Annoncer qui rejoint ou quitte le salon vocal du bot (« NOM a rejoint le salon »)"
+    ),
     "Leave emoji out instead of reading their names": "Ignorer les émojis au lieu de lire leur nom",
     "Cut runs of one character to this many (0: keep)": (
         "Réduire les répétitions d'un caractère à ce nombre (0 : garder)"

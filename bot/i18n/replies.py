@@ -566,6 +566,15 @@ FRENCH_REPLIES: dict[str, str] = {
     "I will call you “{nick}” when reading your messages.": (
         "Je vous appellerai « {nick} » en lisant vos messages."
     ),
+    "I will call {member} by their server name again.": (
+        "J'appellerai de nouveau {member} par son nom sur le serveur."
+    ),
+    "I will call {member} “{nick}” when reading their messages.": (
+        "J'appellerai {member} « {nick} » en lisant ses messages."
+    ),
+    "You need the Manage Nicknames permission to choose another member's name.": (
+        "Il vous faut la permission Gérer les pseudos pour choisir le nom d'un autre membre."
+    ),
     "Your messages are read aloud again in this server.": (
         "Vos messages sont de nouveau lus à voix haute sur ce serveur."
     ),

@@ -25,7 +25,7 @@ from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
-from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,9 @@ class Utterance:
     # called as its synthesis begins, in playing order: its last chance to settle its words
     # (auto-reading decides there whether to say "NAME said", from who was heard last)
     on_start: Callable[[Utterance], None] | None = None
+    # the whole text is a short phrase said again and again ("Alice joined"): played from the
+    # phrase cache when it is there, and kept there once synthesized
+    phrase: bool = False
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -223,14 +226,22 @@ class GuildSpeaker:
         sink = PlaybackSink(
             source, lambda: self._attach(playback), follows=follows, on_failed=failed
         )
-        text, lead_audio = utterance.text, self._cached_lead(utterance)
+        phrase_audio = self._cached_phrase(utterance)
+        text, lead_audio = utterance.text, None
+        if phrase_audio is None:
+            lead_audio = self._cached_lead(utterance)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
+        if utterance.phrase and phrase_audio is None and self._phrase_key(utterance):
+            sink.keep = []  # synthesized now: kept for the next time
         job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
         job.language = utterance.language
         playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
+            job.finish()
+        elif phrase_audio is not None:  # all of it from the cache: nothing for the model
+            sink.feed(phrase_audio)
             job.finish()
         else:  # a link being healed is awaited: the audio waits in the source meanwhile
             if lead_audio is not None:
@@ -317,6 +328,38 @@ class GuildSpeaker:
             self._attach(playback)
         self._silence = self._carried = None
 
+    def _phrase_key(self, utterance: Utterance) -> str | None:
+        """The cache's voice key for a whole phrase (None: it is not cached). The cache holds
+        the default model's phrases only, as for leads."""
+        if self._phrases is None or not utterance.phrase or utterance.language is not None:
+            return None
+        return utterance.voice or self._default_voice
+
+    def _cached_phrase(self, utterance: Utterance) -> np.ndarray | None:
+        """A whole phrase's audio if the cache has it in memory (no I/O)."""
+        key = self._phrase_key(utterance)
+        if key is None or self._phrases is None:
+            return None
+        return self._phrases.in_memory(key, utterance.text)
+
+    async def load_phrase(self, utterance: Utterance) -> None:
+        """Bring a whole phrase's audio from disk into memory if it is there (I/O in a thread),
+        so that it plays from the cache; call it before `enqueue`."""
+        key = self._phrase_key(utterance)
+        if key is not None and self._phrases is not None:
+            await asyncio.to_thread(self._phrases.get, key, utterance.text)
+
+    def _keep_phrase(self, playback: _Playback) -> None:
+        """A whole phrase synthesized in full: keep its audio for the next time."""
+        kept, key = playback.sink.keep, self._phrase_key(playback.utterance)
+        playback.sink.keep = None
+        if not kept or key is None or self._phrases is None:
+            return
+        audio, text = np.concatenate(kept), playback.utterance.text
+        task = asyncio.create_task(asyncio.to_thread(self._phrases.put, key, text, audio))
+        self._renders.add(task)
+        task.add_done_callback(self._renders.discard)
+
     def _cached_lead(self, utterance: Utterance) -> np.ndarray | None:
         """The lead's audio if the cache has it (else it is rendered for next time)."""
         lead = utterance.lead
@@ -390,6 +433,8 @@ class GuildSpeaker:
             return await self._speak(self._current)
         if error is not None:
             log.warning("synthesis failed: %s", error)
+        elif sink.keep is not None and not job.cancelled:
+            self._keep_phrase(playback)
         sink.flush()
         source.finish()
         if not sink.playing and source.buffered_frames and not job.cancelled:
@@ -501,6 +546,7 @@ class PlaybackSink:
         self._chained = follows is not None
         self.playing = False
         self.samples = 0  # 24 kHz samples received from the model
+        self.keep: list[np.ndarray] | None = None  # the model's audio, when it is to be kept
 
     @property
     def started(self) -> bool:
@@ -513,6 +559,10 @@ class PlaybackSink:
 
     def feed(self, chunk: np.ndarray) -> None:
         self.samples += len(chunk)
+        if self.keep is not None:
+            self.keep.append(np.array(chunk, dtype=np.float32))  # a copy: buffers are reused
+            if self.samples > MAX_PHRASE_SAMPLES:  # too long to be a phrase: not kept
+                self.keep = None
         self.source.feed(self._converter.push(chunk))
         if not self.playing and self._follows is None and self.source.ready:
             self.start()

@@ -57,6 +57,14 @@ def require_manage_guild(permissions: discord.Permissions) -> None:
         )
 
 
+def require_manage_nicknames(permissions: discord.Permissions) -> None:
+    """Setting another member's reading name: Manage Nicknames, checked here."""
+    if not permissions.manage_nicknames:
+        raise UserError(
+            tr("You need the Manage Nicknames permission to choose another member's name.")
+        )
+
+
 def unexpected_error_reply(what: str, error: BaseException | None = None) -> Reply:
     """Log an unexpected error (default: the one being handled) with its traceback under a
     short id, and the reply that names it. The member can quote the id; the operator finds it

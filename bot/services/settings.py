@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -14,12 +15,19 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
 from bot.services import dictionary_files
 from bot.services.downloads import read_capped
-from bot.services.replies import Confirmation, Reply, require_manage_guild
+from bot.services.replies import (
+    Confirmation,
+    Reply,
+    require_manage_guild,
+    require_manage_nicknames,
+)
 from bot.storage.database import Database, DictionaryFullError, Pronunciation
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, plain_name, speakable
+
+log = logging.getLogger(__name__)
 
 MAX_NICK = 32
 MAX_WORD = 50
@@ -325,21 +333,42 @@ class SettingsService:
         return Reply(tr("I will speak your messages in {language} in this server.",
                         language=language_name(language)))  # fmt: skip
 
-    async def set_nick(self, member: discord.Member | discord.User, guild: discord.Guild,
-                       nick: str) -> Reply:  # fmt: skip
+    async def set_nick(
+        self, invoker: discord.Member | discord.User, permissions: discord.Permissions,
+        guild: discord.Guild, nick: str, member: discord.Member | None = None,
+    ) -> Reply:  # fmt: skip
+        """The name a member is read by here: their own, or with `member` another member's,
+        for members with Manage Nicknames (checked here too, as server settings are). Never a
+        name another member goes by; and whoever sets it, a cloned voice's speech is still
+        named by its owner's username (bot/services/autoread.py, speech.py)."""
+        target = member if member is not None else invoker
+        own = target.id == invoker.id
+        if not own:
+            require_manage_nicknames(permissions)
         nick = " ".join(nick.split())
         if nick.lower() in ("", "none", "reset"):
-            await self.db.members.set_nick(member.id, guild.id, None)
-            return Reply(tr("I will call you by your server name again."))
+            await self.db.members.set_nick(target.id, guild.id, None)
+            if own:
+                return Reply(tr("I will call you by your server name again."))
+            return Reply(tr("I will call {member} by their server name again.",
+                            member=target.mention))  # fmt: skip
         if len(nick) > MAX_NICK:
             raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
-        if _names_of_others(guild, member.id) & {_said_as(nick)}:
+        taken = _names_of_others(guild, target.id) | {
+            _said_as(other) for other in await self.db.members.nicks_of_others(guild.id, target.id)
+        }
+        if _said_as(nick) in taken:
             raise UserError(
                 tr("“{nick}” is the name of another member here: please choose another.",
                    nick=nick)
             )  # fmt: skip
-        await self.db.members.set_nick(member.id, guild.id, nick)
-        return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
+        await self.db.members.set_nick(target.id, guild.id, nick)
+        if own:
+            return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
+        log.info("user %s set the reading name of user %s in server %s", invoker.id, target.id,
+                 guild.id)  # fmt: skip
+        return Reply(tr("I will call {member} “{nick}” when reading their messages.",
+                        member=target.mention, nick=nick))  # fmt: skip
 
     async def set_autoread(self, member: discord.Member | discord.User, guild: discord.Guild,
                            enabled: bool) -> Reply:  # fmt: skip
@@ -357,7 +386,8 @@ def _said_as(name: str) -> str:
 def _names_of_others(guild: discord.Guild, member_id: int) -> set[str]:
     """The names the server's other members go by that the bot knows of (display, global and
     user names; without the members intent, the members in voice and the bot's own cache):
-    a nickname must not make one member's messages sound like another's."""
+    a nickname must not make one member's messages sound like another's (nor their /set nick
+    here, which the caller adds)."""
     return {
         _said_as(name)
         for other in guild.members

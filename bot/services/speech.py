@@ -158,7 +158,7 @@ class SpeechService:
         spoken: HowSpoken, language: str, requested_at: float,
     ) -> str:  # fmt: skip
         voice = await spoken.voice(language)
-        said = phrasebook(language).said.format(name=member.display_name)
+        said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(
@@ -200,8 +200,10 @@ class SpeechService:
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
         voice: Voice, what: str, *, announced: bool = False, said: str | None = None,
     ) -> str:  # fmt: skip
-        """Speech in a member's cloned voice always says who asked for it ("NAME said"), and
-        each use is logged (who, where, which voice; never the text)."""
+        """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
+        their username (`said`): one they cannot make another member's, unlike a server
+        nickname or a /set nick, so a cloned voice's speech never sounds like someone else's.
+        Each use is logged (who, where, which voice; never the text)."""
         if voice.cloned_id is None:
             return text
         log.info(
@@ -209,7 +211,7 @@ class SpeechService:
             voice.cloned_id, what, member.id, guild_id,
         )  # fmt: skip
         if said is None:
-            said = self.phrases.said.format(name=member.display_name)
+            said = self.phrases.said.format(name=member.name)
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
@@ -226,7 +228,7 @@ class SpeechService:
         wanted, language = language, await self.loaded_or_default(language)
         if language != wanted:  # said in the default language; the channel hears why once
             await self.fallback.tell(channel, channel.guild, wanted, language)
-        said = phrasebook(language).said.format(name=member.display_name)
+        said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(
             member, channel.guild.id, text, voice, "speech on request", announced=announced,
             said=said,
@@ -303,7 +305,7 @@ class SpeechService:
         wanted = spoken.language
         language = await self.loaded_or_default(wanted)
         voice = await spoken.voice(language)
-        said = phrasebook(language).said.format(name=member.display_name)
+        said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(member, guild_id, text, voice, "/tts", said=said)
         samples = await self.synthesize_file(
             text, voice.spec, (member.id, guild_id), fallback=True,

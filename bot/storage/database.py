@@ -422,6 +422,16 @@ class MemberSettingsRepository:
         )  # fmt: skip
         return {row[0]: row[1] for row in rows}
 
+    async def nicks_of_others(self, guild_id: int, user_id: int) -> list[str]:
+        """The /set nicks of the server's members other than `user_id` (one name must not
+        stand for two members)."""
+        rows = await self._db.fetch(
+            "SELECT nick FROM member_settings WHERE guild_id = ? AND user_id <> ?"
+            " AND nick IS NOT NULL",
+            guild_id, user_id,
+        )  # fmt: skip
+        return [row[0] for row in rows]
+
     async def forget_user(self, user_id: int) -> None:
         """Forget a member's nicknames; keep an opt-out from auto-reading (a privacy choice,
         not data about them)."""

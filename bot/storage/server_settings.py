@@ -35,6 +35,9 @@ class ServerSettings:
         300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400
     )
     xsaid: bool = _setting(True, "Say who is speaking (“NAME said”)")
+    join_leave: bool = _setting(
+        False, "Say when members join or leave the bot's voice channel (“NAME joined”)"
+    )
     skip_emoji: bool = _setting(False, "Leave emoji out instead of reading their names")
     repeated_characters: int = _setting(
         4, "Cut runs of one character to this many (0: keep)", lo=0, hi=50

@@ -21,6 +21,8 @@ class Attachment:
 class Phrasebook:
     emoji_code: str  # the `emoji` package's language for emoji names ("en", "fr", ...)
     said: str
+    joined: str  # "{name} joined": a member came into the bot's voice channel
+    left: str  # "{name} left": a member went out of it
     forwarded_message: str  # "{name} forwarded a message:"
     forwarded_message_alone: str  # the same without the name (said recently)
     replying_to: str
@@ -53,6 +55,8 @@ class Phrasebook:
 ENGLISH = Phrasebook(
     emoji_code="en",
     said="{name} said",
+    joined="{name} joined",
+    left="{name} left",
     forwarded_message="{name} forwarded a message:",
     forwarded_message_alone="forwarded a message:",
     replying_to="replying to {name}",
@@ -109,6 +113,8 @@ ENGLISH = Phrasebook(
 FRENCH = Phrasebook(
     emoji_code="fr",
     said="{name} a dit",
+    joined="{name} a rejoint le salon",
+    left="{name} a quitté le salon",
     forwarded_message="{name} a transféré un message :",
     forwarded_message_alone="a transféré un message :",
     replying_to="en réponse à {name}",
@@ -165,6 +171,8 @@ FRENCH = Phrasebook(
 GERMAN = Phrasebook(
     emoji_code="de",
     said="{name} sagt",
+    joined="{name} ist beigetreten",
+    left="{name} ist gegangen",
     forwarded_message="{name} hat eine Nachricht weitergeleitet:",
     forwarded_message_alone="hat eine Nachricht weitergeleitet:",
     replying_to="als Antwort an {name}",
@@ -221,6 +229,8 @@ GERMAN = Phrasebook(
 ITALIAN = Phrasebook(
     emoji_code="it",
     said="{name} ha detto",
+    joined="{name} ha raggiunto il canale",
+    left="{name} ha lasciato il canale",
     forwarded_message="{name} ha inoltrato un messaggio:",
     forwarded_message_alone="ha inoltrato un messaggio:",
     replying_to="in risposta a {name}",
@@ -277,6 +287,8 @@ ITALIAN = Phrasebook(
 SPANISH = Phrasebook(
     emoji_code="es",
     said="{name} dijo",
+    joined="{name} se unió",
+    left="{name} se fue",
     forwarded_message="{name} reenvió un mensaje:",
     forwarded_message_alone="reenvió un mensaje:",
     replying_to="respondiendo a {name}",
@@ -333,6 +345,8 @@ SPANISH = Phrasebook(
 PORTUGUESE = Phrasebook(
     emoji_code="pt",
     said="{name} disse",
+    joined="{name} entrou",
+    left="{name} saiu",
     forwarded_message="{name} encaminhou uma mensagem:",
     forwarded_message_alone="encaminhou uma mensagem:",
     replying_to="respondendo a {name}",
@@ -389,6 +403,8 @@ PORTUGUESE = Phrasebook(
 DUTCH = Phrasebook(
     emoji_code="en",  # the emoji package has no Dutch names: English ones, as Dutch chat does
     said="{name} zei",
+    joined="{name} is binnengekomen",
+    left="{name} is vertrokken",
     forwarded_message="{name} stuurde een bericht door:",
     forwarded_message_alone="stuurde een bericht door:",
     replying_to="als antwoord op {name}",

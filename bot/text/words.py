@@ -392,6 +392,13 @@ def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) ->
     return book.said.format(name=author) if say_name else ""
 
 
+def presence_phrase(name: str, options: ReadOptions, *, joined: bool) -> str:
+    """ "Alice joined" / "Alice left": a member came into or went out of the bot's voice
+    channel, their name made speakable as in "NAME said"."""
+    book = options.phrases
+    return (book.joined if joined else book.left).format(name=plain_name(name, options))
+
+
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
     return _line(_body(facts, names, options), facts, options, say_name=say_name)

@@ -255,7 +255,7 @@ async def test_a_cloned_voice_speaks_another_language_from_its_recording(
         await fake.wait_for(lambda: len(speaker(run).history) == 2, 60, "the french speech")
         result = speaker(run).history[1]
         assert result.language == "french" and result.error is None and result.frames_played
-        assert result.text == "Alice a dit: Bonjour à tous."  # a cloned voice is attributed
+        assert result.text == "alice a dit: Bonjour à tous."  # attributed, by username
         made = [p for p in voice_files(run) if ".model-" in p.name]  # made from the recording
         assert len(made) == 1 and result.voice == str(made[0])
         assert made[0].stat().st_mode & 0o777 == 0o600

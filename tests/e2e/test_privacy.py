@@ -39,7 +39,7 @@ async def test_say_in_a_cloned_voice_is_announced_and_logged(
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("say", {"text": "A secret sentence."})).wait_final()
     await fake.wait_for(lambda: len(speaker(running_bot).history) == 1, 20, "speech")
-    assert speaker(running_bot).history[0].text == "Alice said: A secret sentence."
+    assert speaker(running_bot).history[0].text == "alice said: A secret sentence."  # username
     (record,) = await bot.voices.library.list_for(int(fake.humans["alice"].id))
     assert f"cloned voice {record.id} used for /say by user" in caplog.text
     assert "A secret sentence" not in caplog.text  # never the text

@@ -94,7 +94,7 @@ async def test_clone_while_in_voice_speaks_a_sample(running_bot: RunningBot) -> 
     assert speaker.history[0].voice is not None and speaker.history[0].voice.endswith(
         ".safetensors"
     )
-    assert speaker.history[0].text == "Alice said: Hello! This is how I sound with the voice Mine."
+    assert speaker.history[0].text == "alice said: Hello! This is how I sound with the voice Mine."
 
 
 async def test_bad_clone_requests_get_clear_answers_and_change_nothing(

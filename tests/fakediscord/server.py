@@ -184,6 +184,7 @@ class FakeDiscord:
         self.ssrc_guild: dict[int, str] = {}
         self._ssrcs = itertools.count(4242)
         self.voice_channel_overwrites: dict[str, list[JSON]] = {}  # any channel's, in fact
+        self.nicks: dict[str, str] = {}  # user id -> their server nickname (every server's)
         self.application_flags = MESSAGE_CONTENT_LIMITED
         self.channel_messages: list[JSON] = []  # what the bot posted in channels (not replies)
         self.interactions: dict[str, FakeInteraction] = {}
@@ -303,7 +304,7 @@ class FakeDiscord:
         `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
         request for that option instead of an invocation; with `target`, a message command
         (context menu) on that message. A channel option is given as its id string when the
-        option is named "channel".
+        option is named "channel", a member as their name ("bob") when it is named "member".
         """
         member = self.humans[user]
         inter = FakeInteraction(snowflake(), f"itoken-{snowflake()}", name, member)
@@ -319,6 +320,13 @@ class FakeDiscord:
                     "id": value, "type": 0, "name": "general", "guild_id": guild or self.GUILD_ID,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
+            if key == "member":  # a user option: Discord resolves the user and the member
+                picked = self.humans[value]
+                option.update(type=6, value=picked.id)
+                resolved.setdefault("users", {})[picked.id] = picked.to_json()
+                resolved.setdefault("members", {})[picked.id] = {
+                    k: v for k, v in self._member_json(picked).items() if k != "user"
+                }
             if isinstance(value, FakeFile):
                 option["value"] = value.id
                 resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
@@ -419,9 +427,10 @@ class FakeDiscord:
         self, user: str, channel_id: str | None, guild: str | None = None, *,
         suppress: bool = False,
     ) -> None:  # fmt: skip
-        """A human joins (or with None leaves) a voice channel; in a stage, `suppress` puts
-        them in the audience (Discord's voice state `suppress`), else they are a speaker."""
-        member = self.humans[user]
+        """A human (or 'otherbot') joins (or with None leaves) a voice channel: Discord sends
+        VOICE_STATE_UPDATE with the new channel (null when they left) and the member. In a
+        stage, `suppress` puts them in the audience, else they are a speaker."""
+        member = self.other_bot if user == "otherbot" else self.humans[user]
         guild = self._guild_of(channel_id, guild)
         states = self.voice_by_guild[guild]
         if channel_id is None:
@@ -942,7 +951,7 @@ class FakeDiscord:
     ) -> JSON:
         member = {
             "user": user.to_json(),
-            "nick": None,
+            "nick": self.nicks.get(user.id),
             "roles": list(self.member_roles.get((guild or self.GUILD_ID, user.id), [])),
             "joined_at": now_iso(),
             "deaf": False,

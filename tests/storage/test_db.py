@@ -203,6 +203,11 @@ async def test_member_settings_and_dictionary(database_at: Location) -> None:
         assert await db.members.get(1, 5) == MemberSettings("Ally", False)
         assert await db.members.get(1, 6) == MemberSettings()
         assert await db.members.nicks(5, [1, 2]) == {1: "Ally"}
+        await db.members.set_nick(2, 5, "Bee")
+        await db.members.set_nick(3, 6, "Elsewhere")
+        await db.members.set_autoread(4, 5, False)  # a row without a nick
+        assert sorted(await db.members.nicks_of_others(5, 1)) == ["Bee"]
+        assert sorted(await db.members.nicks_of_others(5, 9)) == ["Ally", "Bee"]
         await db.dictionary.add(5, "NYC", "New York City")
         await db.dictionary.add(5, "nyc", "New York")  # same word: replaced
         assert await db.dictionary.entries(5) == {"nyc": "New York"}

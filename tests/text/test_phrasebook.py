@@ -9,7 +9,15 @@ import string
 import pytest
 
 from bot.text.phrasebook import ENGLISH, PHRASEBOOKS, phrasebook
-from bot.text.words import MessageFacts, Names, ReadOptions, announce, cut_to_length, speakable
+from bot.text.words import (
+    MessageFacts,
+    Names,
+    ReadOptions,
+    announce,
+    cut_to_length,
+    presence_phrase,
+    speakable,
+)
 
 NAMES = Names(users={1: "Alice"})
 TEXT_FIELDS = [f for f, v in vars(ENGLISH).items() if isinstance(v, str)]
@@ -122,3 +130,14 @@ def test_no_english_is_left_in_a_french_line() -> None:
                      options)  # fmt: skip
     assert said == "quelqu'un un rôle un salon commande ping une page du serveur une date"
     assert not re.search(r"\b(someone|a role|a channel|slash|server page|a time)\b", said)
+
+
+def test_join_and_leave_phrases_name_members_as_messages_do() -> None:
+    """Fancy letters folded, decorations dropped (a name of emoji alone is read by them, in
+    the language), the server's dictionary applied."""
+    dutch = ReadOptions(language="dutch", dictionary={"Xav": "Zav"})
+    assert presence_phrase("🔥𝓧𝓪𝓿🔥", dutch, joined=True) == "Zav is binnengekomen"
+    assert presence_phrase("Xav", dutch, joined=False) == "Zav is vertrokken"
+    assert presence_phrase("Bob", ReadOptions(), joined=True) == "Bob joined"
+    german = ReadOptions(language="german")
+    assert presence_phrase("🔥", german, joined=False) == "feuer ist gegangen"

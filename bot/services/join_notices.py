@@ -1,0 +1,114 @@
+"""Spoken join and leave notices: "Alice joined" and "Alice left" in the bot's voice channel.
+
+With the server setting `join_leave` on, a member coming into or going out of the channel the
+bot is in is announced in the bot's voice (the server's default voice), in the server's
+language, under the name they are read by (their /set nick, else their server name). Never
+the bot itself, other bots, or members who opted out of being read; a member who flaps in and
+out is announced at most once a minute. A notice waits its turn in the server's queue like a
+message, and is dropped rather than pushing a message out when the queue is full.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import cachetools
+import discord
+
+from bot.core.errors import UserError
+from bot.playback.connection import VoiceChannel
+from bot.playback.speakers import QueueFullError, Utterance
+from bot.services.speech import SpeechService, humans_in
+from bot.storage.database import Database, MemberSettings
+from bot.text.words import ReadOptions, presence_phrase
+
+log = logging.getLogger(__name__)
+
+NOTICE_QUIET_S = 60.0  # a member is announced at most once in this long, per server
+MAX_TRACKED = 10_000  # (server, member) pairs remembered at once
+NOTICE_STALE_S = 15.0  # a notice that waited this long for its language's model is dropped
+
+
+class JoinNotices:
+    def __init__(
+        self, db: Database, speech: SpeechService, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.db = db
+        self.speech = speech
+        self.clock = clock
+        # (server, member) -> when they were last announced, while it matters
+        self._announced: cachetools.TTLCache[tuple[int, int], float] = cachetools.TTLCache(
+            maxsize=MAX_TRACKED, ttl=NOTICE_QUIET_S, timer=self._now
+        )
+
+    def _now(self) -> float:
+        return self.clock()  # (read at each call: a test may swap the clock)
+
+    async def on_voice_state(
+        self, member: discord.Member, before: VoiceChannel | None, after: VoiceChannel | None
+    ) -> str:
+        """Announce a member moving into or out of the bot's channel if the rules say so;
+        returns 'joined', 'left' or why not (for the log: never a name)."""
+        guild = member.guild
+        if member == guild.me:
+            return "the bot itself"
+        if member.bot:
+            return "a bot"
+        voice_client = guild.voice_client
+        channel = getattr(voice_client, "channel", None)
+        if channel is None:
+            return "not in voice"
+        joined = after == channel and before != channel
+        if not joined and not (before == channel and after != channel):
+            return "not the bot's channel"
+        if not joined and not humans_in(channel):
+            return "nobody left to tell"
+        settings = await self.db.guilds.get(guild.id)
+        if not settings.join_leave:
+            return "notices off"
+        key = (guild.id, member.id)
+        if key in self._announced:
+            return "announced lately"
+        spoken = await self.speech.spoken(member.id, guild.id, server=settings)
+        if not spoken.member.autoread:
+            return "member opted out"
+        self._announced[key] = self.clock()
+        started = self.clock()
+        # the server's language (not the member's own): the bot speaks to the channel
+        wanted = self.speech.how_spoken.language_of(MemberSettings(), settings)
+        try:
+            language = await self.speech.loaded_or_default(wanted)
+        except UserError:  # its model is over the operator's budget: the default speaks
+            language = self.speech.language
+        if self.clock() - started > NOTICE_STALE_S:
+            return "too late"
+        options = ReadOptions(
+            skip_emoji=settings.skip_emoji,
+            repeated_characters=settings.repeated_characters,
+            max_length=settings.max_length,
+            dictionary=await self.db.dictionary.entries(guild.id),
+            language=language,
+        )
+        name = spoken.member.nick or member.display_name
+        text = presence_phrase(name, options, joined=joined)
+        utterance = Utterance(
+            text, settings.default_voice, language=self.speech.model_language(language),
+            phrase=True,
+        )  # fmt: skip
+        speaker = self.speech.scheduler.speaker(guild)
+        speaker.max_queue = settings.queue_limit
+        await speaker.load_phrase(utterance)
+        if guild.voice_client is None:
+            return "not in voice"  # it left meanwhile
+        try:
+            speaker.enqueue(utterance)
+        except QueueFullError:
+            return "queue full"  # a notice never pushes a message out
+        return "joined" if joined else "left"
+
+    def forget_guild(self, guild_id: int) -> None:
+        """The bot left a server: drop what it remembered there."""
+        for key in [k for k in self._announced if k[0] == guild_id]:
+            self._announced.pop(key, None)
