@@ -320,7 +320,8 @@ class FakeDiscord:
                     "id": value, "type": 0, "name": "general", "guild_id": guild or self.GUILD_ID,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
-            if key == "member":  # a user option: Discord resolves the user and the member
+            if key == "member" and isinstance(value, str):  # a member by name ("bob"):
+                # a user option, which Discord resolves to the user and the member
                 picked = self.humans[value]
                 option.update(type=6, value=picked.id)
                 resolved.setdefault("users", {})[picked.id] = picked.to_json()
