@@ -21,6 +21,7 @@ import os
 import queue
 import threading
 import time
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -46,6 +47,10 @@ from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
 __all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
 
 log = logging.getLogger(__name__)
+# pocket-tts's int8 (the default) goes through torch.ao.quantization, which torch marks as
+# deprecated at every load; it works on the torch we pin, and the operator can do nothing.
+warnings.filterwarnings("ignore", r"torch\.ao\.quantization is deprecated", DeprecationWarning)
+warnings.filterwarnings("ignore", r"torch\.quantize_per_tensor, ", UserWarning)
 
 SAMPLE_RATE = MODEL_RATE  # (its name here, for the engine's callers)
 BUILTIN_VOICES: tuple[str, ...] = PREDEFINED_VOICES
