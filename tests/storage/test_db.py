@@ -52,7 +52,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -60,7 +60,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6]
     await again.close()
 
 
@@ -71,7 +71,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6]]
     finally:
         for db in opened:
             await db.close()
@@ -92,7 +92,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6]
     await db.close()
 
 
@@ -201,6 +201,10 @@ async def test_member_settings_and_dictionary(database_at: Location) -> None:
         assert await db.members.get(1, 5) == MemberSettings("Ally", False)
         assert await db.members.get(1, 6) == MemberSettings()
         assert await db.members.nicks(5, [1, 2]) == {1: "Ally"}
+        await db.members.set_rate(1, 5, 1.35)  # a rate keeps its hundredths on both stores
+        assert await db.members.get(1, 5) == MemberSettings("Ally", False, rate=1.35)
+        await db.members.set_rate(1, 5, None)
+        assert (await db.members.get(1, 5)).rate is None
         await db.dictionary.add(5, "NYC", "New York City")
         await db.dictionary.add(5, "nyc", "New York")  # same word: replaced
         assert await db.dictionary.entries(5) == {"nyc": "New York"}
