@@ -1,0 +1,92 @@
+"""Speaking rate end to end: `/set my_rate` and `/set speaking_rate` change how long the Opus
+the bot sends lasts (the tests' model has EOS off: a unit's length is fixed), pitch kept."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.conftest import RunningBot
+from tests.e2e.test_autoread import ADMIN
+from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
+from tests.fakediscord import FakeDiscord
+
+VOICE = FakeDiscord.VOICE_ID
+# several units (sentences), so the joins between them go through the one stretcher too
+TEXT = (
+    "The quick brown fox jumps over the lazy dog, and then it runs far away into the woods. "
+    "Nobody in the village has seen it since that morning, but the dog still waits by the gate."
+)
+
+
+async def said_seconds(running: RunningBot, text: str = TEXT) -> tuple[float, np.ndarray]:
+    """Say `text` with /say; the seconds of voiced Opus the fake Discord heard for it, and
+    its decoded 48 kHz mono PCM."""
+    fake = running.fake
+    scheduler = running.bot.scheduler
+    assert scheduler is not None
+    known = scheduler.get(int(FakeDiscord.GUILD_ID))
+    before, heard = len(known.history) if known else 0, len(fake.udp.packets)
+    reply = await (await fake.interaction("say", {"text": text})).wait_final()
+    assert reply["content"] == f"Speaking in <#{VOICE}>."
+    speaker = speaker_of(running)
+    await fake.wait_for(lambda: len(speaker.history) == before + 1, 60, "the utterance to end")
+    await packets_settled(fake)
+    result = speaker.history[-1]
+    # (an underrun on a loaded machine would go out as Opus silence: not counted as voiced)
+    assert result.error is None and not result.cancelled
+    audio = audio_packets(fake.udp.packets[heard:])
+    pcm = np.frombuffer(b"".join(p.pcm for p in audio), dtype="<i2").reshape(-1, 2)[:, 0]
+    return len(audio) * 0.02, pcm.astype(np.float32) / 32768.0
+
+
+async def set_reply(running: RunningBot, name: str, options: dict, **kw: object) -> dict:
+    inter = await running.fake.interaction(name, options, **kw)  # type: ignore[arg-type]
+    reply = await inter.wait_final()
+    assert inter.responses[0]["flags"] & 64  # ephemeral
+    assert reply["allowed_mentions"] == {"parse": []}
+    return reply
+
+
+async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
+    running_bot: RunningBot,
+) -> None:
+    running = running_bot
+    await running.fake.set_voice_state("alice", VOICE)
+    normal, _ = await said_seconds(running)
+    assert normal > 2.0
+
+    reply = await set_reply(running, "set my_rate", {"rate": "1.5"})
+    assert reply["content"] == "Your messages are read at 1.5× speed in this server."
+    faster, _ = await said_seconds(running)
+    assert abs(normal / faster - 1.5) <= 0.05 * 1.5, (normal, faster)
+
+    # the server's rate applies to members without their own; a member's own wins
+    reply = await set_reply(running, "set speaking_rate", {"value": 0.75}, permissions=ADMIN)
+    assert reply["content"] == "speaking_rate is now 0.75×."
+    faster_still, _ = await said_seconds(running)
+    assert abs(normal / faster_still - 1.5) <= 0.05 * 1.5, (normal, faster_still)
+    reply = await set_reply(running, "set my_rate", {"rate": "none"})
+    assert reply["content"] == "Your messages are read at this server's speaking rate again."
+    slower, _ = await said_seconds(running)
+    assert abs(normal / slower - 0.75) <= 0.05 * 0.75, (normal, slower)
+
+
+async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
+    running_bot: RunningBot,
+) -> None:
+    running = running_bot
+    for raw in ("3", "0.4", "fast"):
+        reply = await set_reply(running, "set my_rate", {"rate": raw})
+        assert reply["content"] in (
+            "my_rate goes from 0.5 to 2.0.",
+            "my_rate is a number such as 1.5.",
+        ), reply["content"]
+    reply = await set_reply(running, "set speaking_rate", {"value": 2.5}, permissions=ADMIN)
+    assert reply["content"] == "speaking_rate goes from 0.5 to 2.0."
+    db, guild = running.bot.db, int(FakeDiscord.GUILD_ID)
+    assert db is not None
+    assert (await db.members.get(int(running.fake.humans["alice"].id), guild)).rate is None
+    assert (await db.guilds.get(guild)).speaking_rate == 1.0
+    # without Manage Server, the server's rate is refused on the bot's side too
+    reply = await set_reply(running, "set speaking_rate", {"value": 1.5})
+    assert "Manage Server" in reply["content"]
