@@ -18,16 +18,31 @@ call is a whole clip), `python-stretch` (Signalsmith Stretch; its `process` seek
 resets on each call: offline too), `pylibrb` (Rubber Band's real-time mode: a stream, the
 R2 "faster" and R3 "finer" engines, standard and short windows).
 
-The choice, from these figures (README "Speaking rate" has them): pylibrb, R3 engine with
-the short window (`bot/synthesis/tempo.py`). It is the only one of the three that streams:
-one stretcher keeps its state across chunks and across the units of a message, so joins are
-seamless. pedalboard and python-stretch, given 80 ms at a time, stretch every chunk as a clip
-of its own: their joins dip or click (and python-stretch, at 1.5x, returns chunks with a
-fade at each end), and there is no way to carry their state over. Among the Rubber Band
-modes, R3 short holds back ~27 ms of output (under the 30 ms first-audio limit; R2 holds back
-~40-55 ms), gives audio from the first chunk, keeps a sine's pitch and costs well under 1% of
-a core per second of audio (R3 is Rubber Band's engine for voice). Rubber Band is GPL; so is
-pedalboard; python-stretch is MIT.
+The choice: pylibrb, R3 engine with the short window, no start pad (`bot/synthesis/tempo.py`).
+It is the only one of the three that streams: one stretcher keeps its state across chunks
+and across the units of a message, so joins are seamless. pedalboard and python-stretch,
+given 80 ms at a time, stretch every chunk as a clip of its own: the steady sine's envelope
+dips to 0.2-0.3 and spikes to 0.77 at the joins, its pitch drifts to 217-221 Hz, and their
+state cannot be carried over (pedalboard also costs ~9% of a core). Among the Rubber Band
+modes, R3 short gives audio from the first chunk, holds back the least (27 ms of output at
+1.5x, 67 ms at 0.75x; R2 and the standard windows 50-100 ms), keeps the sine clean
+(0.50-0.50, 220 Hz) and costs 0.4-0.9% of a core per second of audio; without the start pad
+its first output comes with the first chunk, and the bot trims the end to the exact length.
+R3 is also Rubber Band's engine for voice. Licences: Rubber Band (so pylibrb) and pedalboard
+are GPL; python-stretch is MIT, but its Python API cannot stream.
+
+Measured on the 2-core machine (quiet), 20 s per run, median of 5 (cpu: CPU-s per s in):
+  passthrough 1.0x   cpu 0.0000
+  pedalboard 1.5x    cpu 0.0869  first chunk 8.4 ms  joins 0.32-0.51  pitch 217.4
+  python-stretch 1.5 cpu 0.0034  first chunk 0.3 ms  joins 0.21-0.77  pitch 217.4
+  pylibrb R2 std 1.5 cpu 0.0054  first chunk 0.2 ms  lag 59.7 ms      joins 0.31-0.52
+  pylibrb R3 sh 1.5x cpu 0.0044  first chunk 1.3 ms  lag 26.7 ms      joins 0.50-0.50  220.2 Hz
+  pylibrb R3 sh 0.75 cpu 0.0090  first chunk 1.4 ms  lag 66.7 ms      joins 0.50-0.50  219.9 Hz
+  (the bot's Tempo; lengths exact to the sample)
+The engine's path (int8, batched): 0.62 CPU-s per s of model audio without the stretch,
+0.57 with it at 1.5x and 0.75x (the stretch is within the noise); the first 60 ms were ready
+136 ms after the request at 1x, +31 ms at 1.5x (one more model step: the player's 60 ms are
+90 ms of model audio, for any stretcher), +1 ms at 0.75x.
 
 `--engine` also runs the bot's own path: the engine's stream of a message (the english
 architecture, random weights, int8, batched as the bot runs it) with and without the
