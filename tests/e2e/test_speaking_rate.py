@@ -3,18 +3,28 @@ the bot sends lasts (the tests' model has EOS off: a unit's length is fixed), pi
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
 
-from tests.conftest import RunningBot
+from bot.synthesis.scheduler import FIRST_UNIT_CHARS, split_units
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_autoread import ADMIN
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
 VOICE = FakeDiscord.VOICE_ID
+FRAME = 480  # 20 ms at 24 kHz
 # several units (sentences), so the joins between them go through the one stretcher too
 TEXT = (
     "The quick brown fox jumps over the lazy dog, and then it runs far away into the woods. "
     "Nobody in the village has seen it since that morning, but the dog still waits by the gate."
+)
+# sentences short enough that no lane ever cuts them: the same units, so the same audio, each time
+SHORT_SENTENCES = (
+    "The fox jumps over the dog. It runs far away into the woods. Nobody has seen it since. "
+    "The dog still waits by the gate."
 )
 
 
@@ -32,11 +42,20 @@ async def said_seconds(running: RunningBot, text: str = TEXT) -> tuple[float, np
     await fake.wait_for(lambda: len(speaker.history) == before + 1, 60, "the utterance to end")
     await packets_settled(fake)
     result = speaker.history[-1]
-    # (an underrun on a loaded machine would go out as Opus silence: not counted as voiced)
     assert result.error is None and not result.cancelled
-    audio = audio_packets(fake.udp.packets[heard:])
-    pcm = np.frombuffer(b"".join(p.pcm for p in audio), dtype="<i2").reshape(-1, 2)[:, 0]
-    return len(audio) * 0.02, pcm.astype(np.float32) / 32768.0
+    # an underrun (a loaded machine) goes out as a frame of digital silence: not speech
+    frames = [np.frombuffer(p.pcm, dtype="<i2") for p in audio_packets(fake.udp.packets[heard:])]
+    voiced = [frame for frame in frames if np.abs(frame).max() > 0]
+    assert len(frames) - len(voiced) <= result.underruns
+    pcm = np.concatenate(voiced).reshape(-1, 2)[:, 0]
+    return round(len(voiced) * 0.02, 2), pcm.astype(np.float32) / 32768.0
+
+
+def stretched(seconds: float, rate: float) -> float:
+    """How long `seconds` of speech (whole 20 ms frames: whole 80 ms model chunks) last at
+    `rate`, in the 20 ms frames they go out in: the stretch is exact to the sample."""
+    samples = round(seconds * 24_000)
+    return round(math.ceil(round(samples / rate) / FRAME) * 0.02, 2)
 
 
 async def set_reply(running: RunningBot, name: str, options: dict, **kw: object) -> dict:
@@ -59,6 +78,9 @@ async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
     assert reply["content"] == "Your messages are read at 1.5× speed in this server."
     faster, _ = await said_seconds(running)
     assert abs(normal / faster - 1.5) <= 0.05 * 1.5, (normal, faster)
+    # to the frame (one stream: the same audio each time): the stretcher's tail (~27 ms it
+    # holds back) came out at the end
+    assert faster == stretched(normal, 1.5), (normal, faster)
 
     # the server's rate applies to members without their own; a member's own wins
     reply = await set_reply(running, "set speaking_rate", {"value": 0.75}, permissions=ADMIN)
@@ -69,6 +91,7 @@ async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
     assert reply["content"] == "Your messages are read at this server's speaking rate again."
     slower, _ = await said_seconds(running)
     assert abs(normal / slower - 0.75) <= 0.05 * 0.75, (normal, slower)
+    assert slower == stretched(normal, 0.75), (normal, slower)
 
 
 async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
@@ -90,3 +113,21 @@ async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
     # without Manage Server, the server's rate is refused on the bot's side too
     reply = await set_reply(running, "set speaking_rate", {"value": 1.5})
     assert "Manage Server" in reply["content"]
+
+
+async def test_units_synthesized_one_by_one_share_one_stretcher(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Without batching each sentence is a stream of its own: the one stretcher of the message
+    carries across them, and the message is still 1.5x shorter, the tail not lost."""
+    units = split_units(SHORT_SENTENCES)
+    assert len(units) == 4 and max(map(len, units)) < FIRST_UNIT_CHARS
+    async with bot_on_fake_discord(tmp_path, tiny_model, {"TTS_BATCH": "1"}) as running:
+        await running.fake.set_voice_state("alice", VOICE)
+        normal, _ = await said_seconds(running, SHORT_SENTENCES)
+        await set_reply(running, "set my_rate", {"rate": "1.5"})
+        faster, pcm = await said_seconds(running, SHORT_SENTENCES)
+    assert abs(normal / faster - 1.5) <= 0.05 * 1.5, (normal, faster)
+    # to the frame: the stretcher's tail (~27 ms it holds back) came out after the last unit
+    assert faster == stretched(normal, 1.5), (normal, faster)
+    assert np.abs(pcm).max() > 0
