@@ -10,7 +10,7 @@ import numpy as np
 
 from bot.synthesis.scheduler import FIRST_UNIT_CHARS, split_units
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
-from tests.e2e.test_autoread import ADMIN
+from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
@@ -131,3 +131,25 @@ async def test_units_synthesized_one_by_one_share_one_stretcher(
     # to the frame: the stretcher's tail (~27 ms it holds back) came out after the last unit
     assert faster == stretched(normal, 1.5), (normal, faster)
     assert np.abs(pcm).max() > 0
+
+
+async def test_an_announced_lead_is_cached_at_the_members_rate(running_bot: RunningBot) -> None:
+    """ "Alice said" is rendered once per rate: at 1.5x its cached audio is 1.5x shorter than
+    the model's, and the cache at 1x stays apart."""
+    running = running_bot
+    fake, engine = running.fake, running.bot.scheduler.engine  # type: ignore[union-attr]
+    phrases = engine.phrases
+    assert phrases is not None
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    await set_reply(running, "set my_rate", {"rate": "1.5"})
+    message = await fake.post("alice", "hello there, this is read a little faster")
+    assert await outcome(running, message) == "read"
+    voice = engine.default_voice
+    await fake.wait_for(
+        lambda: phrases.in_memory(voice, "Alice said", rate=1.5) is not None, 30, "the lead"
+    )
+    cached = phrases.in_memory(voice, "Alice said", rate=1.5)
+    assert phrases.in_memory(voice, "Alice said") is None  # not at 1x
+    model = await engine.synthesize("Alice said")
+    assert cached is not None and len(cached) == round(len(model) / 1.5)
