@@ -149,7 +149,12 @@ class _TempoSink(_Sink):
 
     def put(self, item: Any) -> None:
         if isinstance(item, np.ndarray):
-            item = self._tempo.push(item)
+            try:
+                item = self._tempo.push(item)
+            except Exception as error:  # this stream fails, not the thread (the batch's decoder)
+                self.stop.set()
+                super().put(error)
+                return
             if not len(item):
                 return
         super().put(item)
