@@ -7,7 +7,9 @@ and 0.75x, and we measure:
   first     compute time of the first chunk (ms), and the audio it gives (ms) next to what
             an ideal stretcher would give (80 ms / rate);
   lag       how far the output trails an ideal stretcher once streaming (ms of output):
-            what the stretcher holds back, so what it adds to the first audio;
+            what the stretcher holds back (its tail comes at the end of the message);
+  60ms after  chunks in before 60 ms are out (the player's prebuffer, so the first audio),
+            this stretcher / an ideal one: each extra chunk is one more model step to wait;
   length    output length / (input length / rate), after the stream's end;
   pitch     the dominant frequency of a 220 Hz sine after the stretch (Hz);
   joins     the 10 ms peak envelope of that steady sine over the whole stream (min-max; a
@@ -42,7 +44,8 @@ Measured on the 2-core machine (quiet), 20 s per run, median of 5 (cpu: CPU-s pe
 The engine's path (int8, batched): 0.62 CPU-s per s of model audio without the stretch,
 0.57 with it at 1.5x and 0.75x (the stretch is within the noise); the first 60 ms were ready
 136 ms after the request at 1x, +31 ms at 1.5x (one more model step: the player's 60 ms are
-90 ms of model audio, for any stretcher), +1 ms at 0.75x.
+90 ms of model audio, for any stretcher), +1 ms at 0.75x (its second chunk is needed too, but
+came right behind the first).
 
 `--engine` also runs the bot's own path: the engine's stream of a message (the english
 architecture, random weights, int8, batched as the bot runs it) with and without the
