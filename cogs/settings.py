@@ -39,6 +39,9 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     async def number(interaction: discord.Interaction, value: int) -> None:
         await apply(interaction, str(value))
 
+    async def rate(interaction: discord.Interaction, value: float) -> None:
+        await apply(interaction, str(value))
+
     async def role(interaction: discord.Interaction, value: discord.Role | None = None) -> None:
         await apply(interaction, str(value.id) if value else "none")
 
@@ -48,7 +51,7 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     async def text(interaction: discord.Interaction, value: str) -> None:
         await apply(interaction, value)
 
-    callbacks = {"bool": on_off, "int": number, "role": role, "channel": channel}
+    callbacks = {"bool": on_off, "int": number, "rate": rate, "role": role, "channel": channel}
     callback = callbacks.get(spec.kind, text)
     hint = f"default: {spec.show(spec.default)}"
     if spec.kind in ("role", "channel"):
@@ -162,6 +165,16 @@ class SettingsCog(commands.Cog):
         await respond(
             interaction,
             lambda: self.bot.settings_service.set_language(interaction.user, guild, language),
+        )
+
+    @set_group.command(name="my_rate", description="How fast your messages are read here")
+    @app_commands.describe(rate="0.5 to 2 (1: normal), or 'none' for the server's")
+    async def my_rate(self, interaction: discord.Interaction, rate: str) -> None:
+        assert interaction.guild is not None
+        guild = interaction.guild
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.set_rate(interaction.user, guild, rate),
         )
 
     @set_group.command(name="voice", description="The voice you speak with (yours or built-in)")

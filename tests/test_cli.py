@@ -163,7 +163,7 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     assert first.returncode == 0, first.stderr
     assert (
         first.stdout.strip()
-        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0007, 0008. Schema version 8."
+        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008. Schema version 8."
     )
     again = run_cli(["migrate"], tmp_path, env)
     assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 8."

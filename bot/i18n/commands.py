@@ -65,6 +65,10 @@ FRENCH: dict[str, str] = {
     "Whether your messages are read aloud here": "Si vos messages sont lus à voix haute ici",
     "The language your messages are read in": "La langue dans laquelle vos messages sont lus",
     "A language, or 'none' for the server's": "Une langue, ou 'none' pour celle du serveur",
+    "How fast your messages are read here": "La vitesse à laquelle vos messages sont lus ici",
+    "0.5 to 2 (1: normal), or 'none' for the server's": (
+        "De 0.5 à 2 (1 : normale), ou 'none' pour celle du serveur"
+    ),
     "The voice you speak with (yours or built-in)": (
         "La voix avec laquelle vous parlez (la vôtre ou intégrée)"
     ),
@@ -117,6 +121,9 @@ FRENCH: dict[str, str] = {
     "Built-in voice for members without one": "Voix intégrée pour les membres qui n'en ont pas",
     "Language spoken here ('none': the bot's default)": (
         "Langue parlée ici ('none' : celle du bot par défaut)"
+    ),
+    "How fast speech is here, the pitch kept (0.5 to 2)": (
+        "La vitesse de la parole ici, sans changer la hauteur (de 0.5 à 2)"
     ),
     "Choose the text channel that is read aloud": "Choisir le salon textuel lu à voix haute",
     "The channel to read": "Le salon à lire",

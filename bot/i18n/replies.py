@@ -408,6 +408,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "{name} is on or off.": "{name} vaut on ou off.",
     "{name} is a whole number.": "{name} est un nombre entier.",
     "{name} goes from {lo} to {hi}.": "{name} va de {lo} à {hi}.",
+    "{name} is a number such as 1.5.": "{name} est un nombre comme 1.5.",
     "{name} needs a {kind}.": "{name} attend un {kind}.",
     "{name} is at most {most} characters.": "{name} fait au plus {most} caractères.",
     "“{name}” is not a built-in voice. Choose one of: {choices}.": (
@@ -581,6 +582,12 @@ FRENCH_REPLIES: dict[str, str] = {
     "Your messages will not be read aloud in this server.": (
         "Vos messages ne seront plus lus à voix haute sur ce serveur."
     ),
+    "Your messages are read at this server's speaking rate again.": (
+        "Vos messages sont de nouveau lus à la vitesse de ce serveur."
+    ),
+    "Your messages are read at {rate} speed in this server.": (
+        "Vos messages sont lus à la vitesse {rate} sur ce serveur."
+    ),
     # /help and the welcome
     "What I can do": "Ce que je sais faire",
     "`/say` a line in your voice channel · `/tts` sends it to you as a file · `/join` · "
@@ -596,9 +603,9 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "You": "Vous",
     "`/set nick` the name I call you · `/set autoread` whether I read your messages · `/set "
-    "my_language` the language I read them in": (
+    "my_language` the language I read them in · `/set my_rate` how fast": (
         "`/set nick` le nom que je vous donne · `/set autoread` si je lis vos messages · "
-        "`/set my_language` la langue dans laquelle je les lis"
+        "`/set my_language` la langue dans laquelle je les lis · `/set my_rate` à quelle vitesse"
     ),
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
     "`/setup` the channel I read · `/set …` reading rules · `/settings` shows them all · "

@@ -27,6 +27,7 @@ from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
+from bot.synthesis.tempo import Tempo, normal, stretch
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class Utterance:
     message_id: int | None = None  # the chat message it reads, if any (edits, deletions)
     lead: str = ""  # the phrase `text` starts with ("Alice said"): played from the phrase cache
     language: str | None = None  # the model that speaks it (None: the default language)
+    rate: float = 1.0  # speaking rate (2.0: twice as fast), the pitch kept
     # called as its synthesis begins, in playing order: its last chance to settle its words
     # (auto-reading decides there whether to say "NAME said", from who was heard last)
     on_start: Callable[[Utterance], None] | None = None
@@ -82,7 +84,8 @@ class GuildSpeaker:
     ) -> None:
         self._phrases = phrases
         self._default_voice = default_voice
-        self._rendering: set[tuple[str, str]] = set()  # phrases being rendered for the cache
+        # phrases being rendered for the cache: (voice, phrase, rate)
+        self._rendering: set[tuple[str, str, float]] = set()
         self._on_result = on_result
         self._deadlines = deadlines
         self._voice_client = voice_client
@@ -236,6 +239,8 @@ class GuildSpeaker:
             sink.keep = []  # synthesized now: kept for the next time
         job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
         job.language = utterance.language
+        if not normal(utterance.rate):
+            job.tempo = Tempo(utterance.rate)
         playback = _Playback(utterance, source, sink, job, played)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
@@ -369,29 +374,34 @@ class GuildSpeaker:
             return None
         if not utterance.text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
-        voice = utterance.voice or self._default_voice
-        audio = self._phrases.in_memory(voice, lead)
-        if audio is None and (voice, lead) not in self._rendering:
-            self._rendering.add((voice, lead))
-            task = asyncio.create_task(self._render(voice, utterance.voice, lead))
+        voice, rate = utterance.voice or self._default_voice, utterance.rate
+        audio = self._phrases.in_memory(voice, lead, rate=rate)
+        if audio is None and (voice, lead, rate) not in self._rendering:
+            self._rendering.add((voice, lead, rate))
+            task = asyncio.create_task(self._render(voice, utterance.voice, lead, rate))
             self._renders.add(task)
             task.add_done_callback(self._renders.discard)
         return audio
 
-    async def _render(self, key: str, voice: str | None, lead: str) -> None:
-        """Load a lead phrase from disk, else render it alone as background work, for the
-        next message."""
+    async def _render(self, key: str, voice: str | None, lead: str, rate: float) -> None:
+        """Load a lead phrase from disk, else render it alone as background work (at the
+        speaking rate, in a thread), for the next message."""
+        phrases = self._phrases
         try:
-            assert self._phrases is not None
-            if await asyncio.to_thread(self._phrases.get, key, lead) is not None:
+            assert phrases is not None
+            if await asyncio.to_thread(phrases.get, key, lead, rate=rate) is not None:
                 return  # it was on disk: in memory now
             audio = await self._deadlines.background_speech(lead, voice, owner=(0, self.key))
             if len(audio):
-                await asyncio.to_thread(self._phrases.put, key, lead, audio)
+
+                def keep() -> None:
+                    phrases.put(key, lead, stretch(audio, rate), rate=rate)
+
+                await asyncio.to_thread(keep)
         except Exception as error:  # the cache is an optimisation: never an error for anyone
             log.info("could not render a phrase for the cache: %s", error)
         finally:
-            self._rendering.discard((key, lead))
+            self._rendering.discard((key, lead, rate))
 
     # ---- speaking -----------------------------------------------------------------------------
     async def _run(self) -> None:

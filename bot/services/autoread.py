@@ -170,7 +170,14 @@ class AutoReader:
         speaker.max_queue = settings.queue_limit
         model = self.speech.model_language(language)
         utterance = Utterance(
-            text, voice.spec, arrived, message.id, lead, language=model, on_start=reading
+            text,
+            voice.spec,
+            arrived,
+            message.id,
+            lead,
+            language=model,
+            on_start=reading,
+            rate=spoken.rate,
         )
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading

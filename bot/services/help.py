@@ -20,7 +20,8 @@ COMMANDS = [
                           "`/voice list` · `/voice use` · `/voice preview` · `/voice delete` · "
                           "`/voice forget-me`")),
     (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
-                   "messages · `/set my_language` the language I read them in")),
+                   "messages · `/set my_language` the language I read them in · "
+                   "`/set my_rate` how fast")),
     (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/set …` reading rules · "
                                       "`/settings` shows them all · `/dict` pronunciations")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "

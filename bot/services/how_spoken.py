@@ -8,6 +8,8 @@ The language is the member's own choice in that server, else the server's, else 
 operator's `TTS_LANGUAGE`; a choice the operator no longer offers falls through. The voice is
 the member's choice in that server, else their global one, else the server's default, else
 None (the operator's `DEFAULT_VOICE`); a cloned voice that cannot be used falls through too.
+The speaking rate is the member's own in that server, else the server's `speaking_rate`
+(1.0 in a DM); it is read with the settings above, no query of its own.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class HowSpoken:
         self.member = member
         self.server = server
         self.language = resolver.language_of(member, server)  # wanted: its model may not load
+        self.rate = rate_of(member, server)
         self._chosen: str | VoiceRecord | None = None
         self._chosen_read = False  # the voice choice is read when a voice is first needed
 
@@ -82,6 +85,13 @@ class HowSpoken:
         if not isinstance(chosen, VoiceRecord):
             return None
         return chosen.name if await self._resolver.library.needs_state(chosen, model) else None
+
+
+def rate_of(member: MemberSettings, server: ServerSettings | None) -> float:
+    """The speaking rate: the member's own here, else the server's, else the model's own."""
+    if member.rate is not None:
+        return member.rate
+    return server.speaking_rate if server is not None else 1.0
 
 
 class HowSpokenResolver:

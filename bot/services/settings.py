@@ -22,7 +22,7 @@ from bot.services.replies import (
     require_manage_nicknames,
 )
 from bot.storage.database import Database, DictionaryFullError, Pronunciation
-from bot.storage.server_settings import SETTINGS
+from bot.storage.server_settings import SETTINGS, parse_rate, show_rate
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, plain_name, speakable
@@ -332,6 +332,17 @@ class SettingsService:
         await self.db.members.set_language(member.id, guild.id, language)
         return Reply(tr("I will speak your messages in {language} in this server.",
                         language=language_name(language)))  # fmt: skip
+
+    async def set_rate(self, member: discord.Member | discord.User, guild: discord.Guild,
+                       raw: str) -> Reply:  # fmt: skip
+        """A member's own speaking rate in this server ('none': the server's)."""
+        if raw.strip().lower() in ("", "none", "reset"):
+            await self.db.members.set_rate(member.id, guild.id, None)
+            return Reply(tr("Your messages are read at this server's speaking rate again."))
+        rate = parse_rate(raw, "my_rate")  # a SettingError is the member's to fix
+        await self.db.members.set_rate(member.id, guild.id, rate)
+        return Reply(tr("Your messages are read at {rate} speed in this server.",
+                        rate=show_rate(rate)))  # fmt: skip
 
     async def set_nick(
         self, invoker: discord.Member | discord.User, permissions: discord.Permissions,

@@ -162,7 +162,12 @@ class SpeechService:
         text = self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(
-            text, voice.spec, requested_at, lead=lead, language=self.model_language(language)
+            text,
+            voice.spec,
+            requested_at,
+            lead=lead,
+            language=self.model_language(language),
+            rate=spoken.rate,
         )
         full = self.scheduler.deadlines.at_capacity()
         ahead = await self._speak(channel, utterance)

@@ -376,6 +376,7 @@ class MemberSettings:
     nick: str | None = None
     autoread: bool = True
     language: str | None = None  # their own language here (None: the server's)
+    rate: float | None = None  # their own speaking rate here (None: the server's)
 
 
 class MemberSettingsRepository:
@@ -384,11 +385,14 @@ class MemberSettingsRepository:
 
     async def get(self, user_id: int, guild_id: int) -> MemberSettings:
         row = await self._db.fetch_one(
-            "SELECT nick, autoread, language FROM member_settings"
+            "SELECT nick, autoread, language, rate FROM member_settings"
             " WHERE user_id = ? AND guild_id = ?",
             user_id, guild_id,
         )  # fmt: skip
-        return MemberSettings(row[0], bool(row[1]), row[2]) if row else MemberSettings()
+        if row is None:
+            return MemberSettings()
+        rate = None if row[3] is None else float(row[3])
+        return MemberSettings(row[0], bool(row[1]), row[2], rate)
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
         await self._db.execute(
@@ -409,6 +413,13 @@ class MemberSettingsRepository:
             "INSERT INTO member_settings (user_id, guild_id, language) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET language = excluded.language",
             user_id, guild_id, language,
+        )  # fmt: skip
+
+    async def set_rate(self, user_id: int, guild_id: int, rate: float | None) -> None:
+        await self._db.execute(
+            "INSERT INTO member_settings (user_id, guild_id, rate) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET rate = excluded.rate",
+            user_id, guild_id, rate,
         )  # fmt: skip
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
@@ -437,7 +448,8 @@ class MemberSettingsRepository:
         not data about them)."""
         async with self._db.transaction():
             await self._db.execute(
-                "UPDATE member_settings SET nick = NULL, language = NULL WHERE user_id = ?",
+                "UPDATE member_settings SET nick = NULL, language = NULL, rate = NULL"
+                " WHERE user_id = ?",
                 user_id,
             )
             await self._db.execute(

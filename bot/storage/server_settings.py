@@ -21,6 +21,26 @@ class SettingError(UserError, ValueError):
     """A value an admin gave that does not fit; the message says what would."""
 
 
+SLOWEST, FASTEST = 0.5, 2.0  # speaking rates: half and twice the model's own speed
+
+
+def parse_rate(raw: str, name: str) -> float:
+    """A speaking rate as typed ("1.5", "1,5", "1.5x", "x1.5"), within SLOWEST-FASTEST;
+    kept to hundredths."""
+    text = raw.strip().lower().strip("x×").strip().replace(",", ".")
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingError(tr("{name} is a number such as 1.5.", name=name)) from None
+    if not SLOWEST <= value <= FASTEST:  # (NaN too)
+        raise SettingError(tr("{name} goes from {lo} to {hi}.", name=name, lo=SLOWEST, hi=FASTEST))
+    return round(value, 2)
+
+
+def show_rate(rate: float) -> str:
+    return f"{rate:g}×"
+
+
 def _setting(default: Any, description: str, **bounds: Any) -> Any:
     return field(default=default, metadata={"description": description, **bounds})
 
@@ -67,16 +87,20 @@ class ServerSettings:
     language: str | None = _setting(
         None, "Language spoken here ('none': the bot's default)", kind="language"
     )
+    speaking_rate: float = _setting(
+        1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
+        lo=SLOWEST, hi=FASTEST,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class SettingSpec:
     name: str
-    kind: str  # bool, int, str, channel, role, voice
+    kind: str  # bool, int, str, channel, role, voice, language, rate
     default: Any
     description: str
-    lo: int | None = None
-    hi: int | None = None
+    lo: float | None = None
+    hi: float | None = None
     max_len: int | None = None
 
     def parse(self, raw: str) -> Any:
@@ -99,6 +123,8 @@ class SettingSpec:
                     tr("{name} goes from {lo} to {hi}.", name=self.name, lo=self.lo, hi=self.hi)
                 )
             return value
+        if self.kind == "rate":
+            return parse_rate(text, self.name)
         if text.lower() in ("none", "off", ""):
             if self.kind == "str":
                 return ""
@@ -119,6 +145,8 @@ class SettingSpec:
             return tr("on") if value else tr("off")
         if value is None or value == "":
             return tr("none")
+        if self.kind == "rate":
+            return show_rate(value)
         if self.kind == "channel":
             return f"<#{value}>"
         if self.kind == "role":

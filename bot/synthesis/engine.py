@@ -43,6 +43,7 @@ from bot.synthesis.clip import read_file
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
+from bot.synthesis.tempo import Tempo
 
 __all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
 
@@ -137,6 +138,37 @@ class _Sink:
             self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
         except RuntimeError:  # the loop is closed: nobody is listening any more
             self.stop.set()
+
+    def complete(self) -> None:
+        """The stream gave all its audio (not cancelled, no error): before its end."""
+
+
+class _TempoSink(_Sink):
+    """A sink whose chunks go through the utterance's `Tempo` first, on the thread that
+    made them; the stretcher's tail goes out when the utterance's last unit completes."""
+
+    def __init__(self, sink: _Sink, tempo: Tempo, last: bool) -> None:
+        self.loop, self.queue, self.stop = sink.loop, sink.queue, sink.stop
+        self._tempo = tempo
+        self._last = last
+
+    def put(self, item: Any) -> None:
+        if isinstance(item, np.ndarray):
+            try:
+                item = self._tempo.push(item)
+            except Exception as error:  # this stream fails, not the thread (the batch's decoder)
+                self.stop.set()
+                super().put(error)
+                return
+            if not len(item):
+                return
+        super().put(item)
+
+    def complete(self) -> None:
+        if self._last:
+            tail = self._tempo.finish()
+            if len(tail):
+                super().put(tail)
 
 
 @dataclass
@@ -575,13 +607,18 @@ class TTSEngine:
         raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
 
     def stream(
-        self, text: str, voice: str | None = None, *, background: bool = False
-    ) -> SynthesisStream:
+        self, text: str, voice: str | None = None, *, background: bool = False,
+        tempo: Tempo | None = None, last: bool = True,
+    ) -> SynthesisStream:  # fmt: skip
         """Start synthesizing `text`; chunks arrive on the returned stream. `background`:
-        files and previews, which take a free row only after live speech (batched)."""
+        files and previews, which take a free row only after live speech (batched).
+        `tempo`: the utterance's stretcher, run on the thread that makes the audio (its
+        tail is added after the `last` unit of the utterance)."""
         if self._closed:
             raise RuntimeError("the TTS engine is closed")
         sink = _Sink(asyncio.get_running_loop())
+        if tempo is not None:
+            sink = _TempoSink(sink, tempo, last)
         stream = SynthesisStream(sink)
         self._active.add(sink.stop)
         executor, models = self._lane(background)
@@ -613,6 +650,8 @@ class TTSEngine:
         def end(error: BaseException | None) -> None:
             if error is not None:
                 sink.put(error)
+            elif not sink.stop.is_set():
+                sink.complete()
             sink.put(_END)
 
         request = Request(
@@ -639,6 +678,8 @@ class TTSEngine:
                     # After a cancel, keep draining: pocket-tts then joins its own threads.
                     if not sink.stop.is_set():
                         sink.put(chunk.numpy().astype(np.float32, copy=False))
+                if not sink.stop.is_set():
+                    sink.complete()
             finally:
                 sink.stop.set()
                 chunks.close()

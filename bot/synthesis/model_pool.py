@@ -25,6 +25,7 @@ from bot.core.config import Settings
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, tr
 from bot.synthesis.engine import SynthesisStream, TTSEngine
+from bot.synthesis.tempo import Tempo
 
 log = logging.getLogger(__name__)
 
@@ -358,9 +359,11 @@ class ModelPool:
     # ---- the scheduler's way in ------------------------------------------------------------
     def stream(
         self, text: str, voice: str | None = None, *, background: bool = False,
-        language: str | None = None,
+        language: str | None = None, tempo: Tempo | None = None, last: bool = True,
     ) -> SynthesisStream:  # fmt: skip
-        return self.engine_for(language).stream(text, voice, background=background)
+        return self.engine_for(language).stream(
+            text, voice, background=background, tempo=tempo, last=last
+        )
 
     async def call(
         self, fn: Callable[[Any], T], language: str | None = None, *, background: bool = False

@@ -5,10 +5,12 @@ the same member name, voice and model. Played from this cache, it leaves at once
 model works on the body behind it, so the first audio no longer waits for the model at all.
 Kept in memory (least recently used first out) and on disk under
 `DATA_DIR/phrases/<model fingerprint>/<voice hash>/<text hash>.npy` (0700 folders, 0600
-files), so it survives restarts. The disk copy is bounded by size: past `max_disk_bytes`
-(every model's folder counted) the least recently used files go. Deleting a voice deletes its
-phrases under every model; forgetting a member deletes every phrase (`forget_all`), since a
-lead names a member and the cache cannot tell whose name it holds, nor the names they had.
+files), so it survives restarts. A phrase at another speaking rate is another entry, its audio
+already stretched (`<text hash>-x<rate in hundredths>.npy`). The disk copy is bounded by
+size: past `max_disk_bytes` (every model's folder counted) the least recently used files go.
+Deleting a voice deletes its phrases under every model; forgetting a member deletes every
+phrase (`forget_all`), since a lead names a member and the cache cannot tell whose name it
+holds, nor the names they had.
 """
 
 from __future__ import annotations
@@ -40,8 +42,17 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def _rate_key(rate: float) -> float:
+    return round(rate * 100) / 100
+
+
+def _longest(rate: float) -> int:
+    """The most samples of a phrase said at `rate` (slower speech is longer)."""
+    return round(MAX_PHRASE_SAMPLES / min(rate, 1.0))
+
+
 class PhraseCache:
-    """(voice, phrase) -> 24 kHz float32 audio; thread-safe, bounded in memory and size."""
+    """(voice, phrase, rate) -> 24 kHz float32 audio; thread-safe, bounded in memory and size."""
 
     def __init__(
         self, folder: Path, fingerprint: str, max_items: int = 512,
@@ -51,7 +62,7 @@ class PhraseCache:
         self.folder = folder / fingerprint
         self.max_items = max_items
         self.max_disk_bytes = max_disk_bytes
-        self._memory: collections.OrderedDict[tuple[str, str], np.ndarray] = (
+        self._memory: collections.OrderedDict[tuple[str, str, float], np.ndarray] = (
             collections.OrderedDict()
         )
         self._lock = threading.Lock()  # memory only: taken on the event loop, never over I/O
@@ -60,41 +71,43 @@ class PhraseCache:
         self._disk_bytes = 0
         self._disk_lock = threading.Lock()  # the disk index: taken in threads only
 
-    def _path(self, voice: str, phrase: str) -> Path:
-        return self.folder / _digest(voice) / f"{_digest(phrase)}.npy"
+    def _path(self, voice: str, phrase: str, rate: float = 1.0) -> Path:
+        tempo = "" if round(rate * 100) == 100 else f"-x{round(rate * 100)}"
+        return self.folder / _digest(voice) / f"{_digest(phrase)}{tempo}.npy"
 
-    def in_memory(self, voice: str, phrase: str) -> np.ndarray | None:
+    def in_memory(self, voice: str, phrase: str, *, rate: float = 1.0) -> np.ndarray | None:
         """The phrase's audio if it is in memory (no I/O: safe on the event loop)."""
-        key = (voice, phrase)
+        key = (voice, phrase, _rate_key(rate))
         with self._lock:
             audio = self._memory.get(key)
             if audio is not None:
                 self._memory.move_to_end(key)
             return audio
 
-    def get(self, voice: str, phrase: str) -> np.ndarray | None:
+    def get(self, voice: str, phrase: str, *, rate: float = 1.0) -> np.ndarray | None:
         """The phrase's audio from memory, else from disk (I/O: call it off the loop)."""
-        audio = self.in_memory(voice, phrase)
+        audio = self.in_memory(voice, phrase, rate=rate)
         if audio is not None:
             return audio
-        key = (voice, phrase)
+        key = (voice, phrase, _rate_key(rate))
         try:
-            audio = np.load(self._path(voice, phrase), allow_pickle=False)
+            audio = np.load(self._path(voice, phrase, rate), allow_pickle=False)
         except (OSError, ValueError):
             return None
-        if audio.dtype != np.float32 or audio.ndim != 1 or len(audio) > MAX_PHRASE_SAMPLES:
+        if audio.dtype != np.float32 or audio.ndim != 1 or len(audio) > _longest(rate):
             return None
         self._remember(key, audio)
-        self._used(self._path(voice, phrase))
+        self._used(self._path(voice, phrase, rate))
         return audio
 
-    def put(self, voice: str, phrase: str, audio: np.ndarray) -> None:
-        """Keep a rendered phrase (in memory, and on disk if the disk lets us)."""
-        if len(phrase) > MAX_PHRASE_CHARS or not 0 < len(audio) <= MAX_PHRASE_SAMPLES:
+    def put(self, voice: str, phrase: str, audio: np.ndarray, *, rate: float = 1.0) -> None:
+        """Keep a rendered phrase, its audio at `rate` (in memory, and on disk if the disk
+        lets us)."""
+        if len(phrase) > MAX_PHRASE_CHARS or not 0 < len(audio) <= _longest(rate):
             return
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        self._remember((voice, phrase), audio)
-        path = self._path(voice, phrase)
+        self._remember((voice, phrase, _rate_key(rate)), audio)
+        path = self._path(voice, phrase, rate)
         try:
             make_private_dir(path.parent)
             handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -179,7 +192,7 @@ class PhraseCache:
                     oldest.unlink(missing_ok=True)
                     oldest.parent.rmdir()  # when it was the voice's last phrase
 
-    def _remember(self, key: tuple[str, str], audio: np.ndarray) -> None:
+    def _remember(self, key: tuple[str, str, float], audio: np.ndarray) -> None:
         with self._lock:
             self._memory[key] = audio
             self._memory.move_to_end(key)

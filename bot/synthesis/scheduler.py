@@ -40,6 +40,7 @@ from bot.core.errors import UserError
 from bot.core.supervisor import supervise
 from bot.i18n.translate import tr
 from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.tempo import Tempo
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,8 @@ class Stream(Protocol):
     def cancel(self) -> None: ...
 
 
-Synthesize = Callable[..., Stream]  # (text, voice, *, background=, language=) -> Stream
+# (text, voice, *, background=, language=, tempo=, last=) -> Stream
+Synthesize = Callable[..., Stream]
 RunCall = Callable[..., Awaitable[Any]]  # (fn, *, background=, language=) -> fn(model)
 BACKGROUND_LANES = 1  # background jobs in flight at once (the engine has one thread for them)
 
@@ -169,6 +171,7 @@ class SpeechJob:
     call: Callable[[Any], Any] | None = None  # background work that is not speech
     result: Any = None  # what `call` returned
     language: str | None = None  # the model that speaks it (None: the default one)
+    tempo: Tempo | None = None  # its speaking rate's stretcher, across all its units
 
     @property
     def background(self) -> bool:
@@ -641,6 +644,8 @@ class DeadlineScheduler:
         options: dict[str, Any] = {"background": True} if job.background else {}
         if job.language is not None:
             options["language"] = job.language
+        if job.tempo is not None:  # one stretcher for the whole job: seamless unit joins
+            options["tempo"], options["last"] = job.tempo, not job.units
         stream = self._synthesize(text, job.voice, **options)
         job.in_flight, job.unit_chars, job.unit_audio = stream, len(text), 0.0
         self._running[job] = False  # crowded: more units at once than workers

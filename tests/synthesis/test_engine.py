@@ -8,6 +8,7 @@ import torch
 from pocket_tts import TTSModel, export_model_state
 
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine, VoiceError
+from bot.synthesis.tempo import Tempo
 from tests.conftest import TinyModel, engine_settings
 from tests.tiny_model import write_random_config
 
@@ -143,3 +144,24 @@ async def test_an_int8_engine_loads_counts_its_weights_and_speaks(tiny_model: Ti
     finally:
         await int8.close()
         await fp32.close()
+
+
+async def test_a_stream_at_a_rate_is_stretched_on_the_engines_thread(engine: TTSEngine) -> None:
+    """The stretcher runs where the audio is made (batched: the decoder's thread); one that
+    fails ends its own stream with the error, and the next stream speaks as before."""
+    text = "Hello there, how are you today?"
+    plain = await engine.synthesize(text)
+    async with engine.stream(text, tempo=Tempo(1.5)) as stream:
+        faster = [chunk async for chunk in stream]
+    assert sum(map(len, faster)) == round(len(plain) / 1.5)
+    spent = Tempo(2.0)
+    spent.finish()  # a finished stretcher refuses more audio
+
+    async def fails() -> None:
+        async with engine.stream(text, tempo=spent) as stream:
+            _ = [chunk async for chunk in stream]
+
+    beside = asyncio.create_task(engine.synthesize(text))  # a row of the same batch
+    with pytest.raises(RuntimeError, match="finished"):
+        await fails()
+    assert len(await beside) == len(plain)

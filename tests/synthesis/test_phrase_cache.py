@@ -123,3 +123,23 @@ async def test_forgetting_a_member_from_the_command_line_drops_phrases_too(
     PhraseCache(library.data_dir / "phrases", "model").put("alba", "Alice said", SECOND)
     await VoiceLibrary(library.db, None, library.data_dir).forget_user(ALICE)
     assert files(library.data_dir / "phrases") == []
+
+
+def test_a_phrase_is_kept_per_speaking_rate(tmp_path: Path) -> None:
+    """A lead at 1.5x is other audio than at 1x: each has its own entry and file."""
+    cache = PhraseCache(tmp_path, "model")
+    cache.put("alba", "Alice said", SECOND)
+    assert cache.in_memory("alba", "Alice said", rate=1.5) is None
+    cache.put("alba", "Alice said", SECOND[:16_000], rate=1.5)
+    assert len(cache.in_memory("alba", "Alice said", rate=1.5)) == 16_000
+    assert len(cache.in_memory("alba", "Alice said")) == 24_000
+    fresh = PhraseCache(tmp_path, "model")  # after a restart: from disk
+    assert len(fresh.get("alba", "Alice said", rate=1.5)) == 16_000
+    assert len(fresh.get("alba", "Alice said", rate=1.0)) == 24_000
+    assert fresh.get("alba", "Alice said", rate=0.5) is None
+    slow = np.full(24_000 * 10, 0.1, np.float32)  # 5 s of lead at half speed fits
+    fresh.put("alba", "Alice said", slow, rate=0.5)
+    assert fresh.get("alba", "Alice said", rate=0.5) is not None
+    fresh.forget_voice("alba")  # every rate goes with the voice
+    assert files(tmp_path) == []
+    assert PhraseCache(tmp_path, "model").get("alba", "Alice said", rate=1.5) is None

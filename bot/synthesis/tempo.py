@@ -1,0 +1,96 @@
+"""Speech faster or slower, its pitch kept: Rubber Band's real-time stretcher (`pylibrb`).
+
+One `Tempo` per utterance: every unit's chunks go through the same stretcher, so the joins
+between units stay as seamless as the model left them, and `finish()` once at the end gives
+the tail it holds back. The stretcher runs where the model's audio is made (the engine's
+threads), never on the event loop. Why this library, and its costs: `bench/stretch.py`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pylibrb
+
+from bot.storage.server_settings import FASTEST, SLOWEST
+from bot.synthesis.audio_files import MODEL_RATE
+
+# R3 ("finer", the engine made for voice) with the short window: its look-ahead is ~27 ms of
+# output, and it gives audio from the first chunk on. No start pad: the pad would only
+# delay the first sound (a unit starts with the model's own 5 ms fade-in).
+_OPTIONS = (
+    pylibrb.Option.PROCESS_REALTIME
+    | pylibrb.Option.ENGINE_FINER
+    | pylibrb.Option.WINDOW_SHORT
+    | pylibrb.Option.THREADING_NEVER
+)
+_EMPTY = np.zeros(0, dtype=np.float32)
+BLOCK = 4096  # samples given to the stretcher at once (a model chunk is 1,920)
+
+
+def normal(rate: float) -> bool:
+    """At this rate the audio passes unchanged (no stretcher at all)."""
+    return abs(rate - 1.0) < 1e-3
+
+
+class Tempo:
+    """A stream of 24 kHz mono float32 chunks, `rate` times as fast (2.0: half as long).
+
+    Not thread-safe: one thread at a time (the units of an utterance run one after another).
+    """
+
+    def __init__(self, rate: float) -> None:
+        if not SLOWEST <= rate <= FASTEST:
+            raise ValueError(f"rate {rate} is outside {SLOWEST}-{FASTEST}")
+        self.rate = rate
+        self._stretcher = pylibrb.RubberBandStretcher(
+            MODEL_RATE, 1, _OPTIONS, initial_time_ratio=1.0 / rate
+        )
+        self._stretcher.set_max_process_size(BLOCK)
+        self._in = 0
+        self._out = 0
+        self._finished = False
+
+    def push(self, chunk: np.ndarray) -> np.ndarray:
+        """The stretched audio ready after `chunk` (may be empty: the stretcher looks ahead)."""
+        if self._finished:
+            raise RuntimeError("this tempo stream has finished")
+        if not len(chunk):
+            return _EMPTY
+        self._in += len(chunk)
+        samples = np.ascontiguousarray(chunk, dtype=np.float32).reshape(1, -1)
+        outs = []
+        for at in range(0, samples.shape[1], BLOCK):
+            self._stretcher.process(samples[:, at : at + BLOCK])
+            outs.append(self._take())
+        out = outs[0] if len(outs) == 1 else np.concatenate(outs)
+        self._out += len(out)
+        return out
+
+    def finish(self) -> np.ndarray:
+        """The rest of the audio; the whole stream is then `rate` times shorter, to the sample."""
+        if self._finished:
+            return _EMPTY
+        self._finished = True
+        if self._in == 0:
+            return _EMPTY
+        self._stretcher.process(np.zeros((1, 0), dtype=np.float32), final=True)
+        tail = self._take()
+        wanted = max(round(self._in / self.rate) - self._out, 0)
+        if len(tail) >= wanted:
+            tail = tail[:wanted]
+        else:  # (the stretcher gave a few samples fewer: silence keeps the length exact)
+            tail = np.concatenate([tail, np.zeros(wanted - len(tail), dtype=np.float32)])
+        self._out += len(tail)
+        return tail
+
+    def _take(self) -> np.ndarray:
+        out = self._stretcher.retrieve_available()
+        return np.ascontiguousarray(out[0], dtype=np.float32) if out.shape[1] else _EMPTY
+
+
+def stretch(audio: np.ndarray, rate: float) -> np.ndarray:
+    """A whole clip at `rate` (a cached phrase): the same stretcher as speech, in one go."""
+    if normal(rate) or not len(audio):
+        return audio
+    tempo = Tempo(rate)
+    return np.concatenate([tempo.push(audio), tempo.finish()])

@@ -1,0 +1,155 @@
+"""Speaking rate end to end: `/set my_rate` and `/set speaking_rate` change how long the Opus
+the bot sends lasts (the tests' model has EOS off: a unit's length is fixed), pitch kept."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from bot.synthesis.scheduler import FIRST_UNIT_CHARS, split_units
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel
+from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
+from tests.fakediscord import FakeDiscord
+
+VOICE = FakeDiscord.VOICE_ID
+FRAME = 480  # 20 ms at 24 kHz
+# several units (sentences), so the joins between them go through the one stretcher too
+TEXT = (
+    "The quick brown fox jumps over the lazy dog, and then it runs far away into the woods. "
+    "Nobody in the village has seen it since that morning, but the dog still waits by the gate."
+)
+# sentences short enough that no lane ever cuts them: the same units, so the same audio, each time
+SHORT_SENTENCES = (
+    "The fox jumps over the dog. It runs far away into the woods. Nobody has seen it since. "
+    "The dog still waits by the gate."
+)
+
+
+async def said_seconds(running: RunningBot, text: str = TEXT) -> tuple[float, np.ndarray]:
+    """Say `text` with /say; the seconds of voiced Opus the fake Discord heard for it, and
+    its decoded 48 kHz mono PCM."""
+    fake = running.fake
+    scheduler = running.bot.scheduler
+    assert scheduler is not None
+    known = scheduler.get(int(FakeDiscord.GUILD_ID))
+    before, heard = len(known.history) if known else 0, len(fake.udp.packets)
+    reply = await (await fake.interaction("say", {"text": text})).wait_final()
+    assert reply["content"] == f"Speaking in <#{VOICE}>."
+    speaker = speaker_of(running)
+    await fake.wait_for(lambda: len(speaker.history) == before + 1, 60, "the utterance to end")
+    await packets_settled(fake)
+    result = speaker.history[-1]
+    assert result.error is None and not result.cancelled
+    # an underrun (a loaded machine) goes out as a frame of digital silence: not speech
+    frames = [np.frombuffer(p.pcm, dtype="<i2") for p in audio_packets(fake.udp.packets[heard:])]
+    voiced = [frame for frame in frames if np.abs(frame).max() > 0]
+    assert len(frames) - len(voiced) <= result.underruns
+    pcm = np.concatenate(voiced).reshape(-1, 2)[:, 0]
+    return round(len(voiced) * 0.02, 2), pcm.astype(np.float32) / 32768.0
+
+
+def stretched(seconds: float, rate: float) -> float:
+    """How long `seconds` of speech (whole 20 ms frames: whole 80 ms model chunks) last at
+    `rate`, in the 20 ms frames they go out in: the stretch is exact to the sample."""
+    samples = round(seconds * 24_000)
+    return round(math.ceil(round(samples / rate) / FRAME) * 0.02, 2)
+
+
+async def set_reply(running: RunningBot, name: str, options: dict, **kw: object) -> dict:
+    inter = await running.fake.interaction(name, options, **kw)  # type: ignore[arg-type]
+    reply = await inter.wait_final()
+    assert inter.responses[0]["flags"] & 64  # ephemeral
+    assert reply["allowed_mentions"] == {"parse": []}
+    return reply
+
+
+async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
+    running_bot: RunningBot,
+) -> None:
+    running = running_bot
+    await running.fake.set_voice_state("alice", VOICE)
+    normal, _ = await said_seconds(running)
+    assert normal > 2.0
+
+    reply = await set_reply(running, "set my_rate", {"rate": "1.5"})
+    assert reply["content"] == "Your messages are read at 1.5× speed in this server."
+    faster, _ = await said_seconds(running)
+    assert abs(normal / faster - 1.5) <= 0.05 * 1.5, (normal, faster)
+    # to the frame (one stream: the same audio each time): the stretcher's tail (~27 ms it
+    # holds back) came out at the end
+    assert faster == stretched(normal, 1.5), (normal, faster)
+
+    # the server's rate applies to members without their own; a member's own wins
+    reply = await set_reply(running, "set speaking_rate", {"value": 0.75}, permissions=ADMIN)
+    assert reply["content"] == "speaking_rate is now 0.75×."
+    faster_still, _ = await said_seconds(running)
+    assert abs(normal / faster_still - 1.5) <= 0.05 * 1.5, (normal, faster_still)
+    reply = await set_reply(running, "set my_rate", {"rate": "none"})
+    assert reply["content"] == "Your messages are read at this server's speaking rate again."
+    slower, _ = await said_seconds(running)
+    assert abs(normal / slower - 0.75) <= 0.05 * 0.75, (normal, slower)
+    assert slower == stretched(normal, 0.75), (normal, slower)
+
+
+async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
+    running_bot: RunningBot,
+) -> None:
+    running = running_bot
+    for raw in ("3", "0.4", "fast"):
+        reply = await set_reply(running, "set my_rate", {"rate": raw})
+        assert reply["content"] in (
+            "my_rate goes from 0.5 to 2.0.",
+            "my_rate is a number such as 1.5.",
+        ), reply["content"]
+    reply = await set_reply(running, "set speaking_rate", {"value": 2.5}, permissions=ADMIN)
+    assert reply["content"] == "speaking_rate goes from 0.5 to 2.0."
+    db, guild = running.bot.db, int(FakeDiscord.GUILD_ID)
+    assert db is not None
+    assert (await db.members.get(int(running.fake.humans["alice"].id), guild)).rate is None
+    assert (await db.guilds.get(guild)).speaking_rate == 1.0
+    # without Manage Server, the server's rate is refused on the bot's side too
+    reply = await set_reply(running, "set speaking_rate", {"value": 1.5})
+    assert "Manage Server" in reply["content"]
+
+
+async def test_units_synthesized_one_by_one_share_one_stretcher(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Without batching each sentence is a stream of its own: the one stretcher of the message
+    carries across them, and the message is still 1.5x shorter, the tail not lost."""
+    units = split_units(SHORT_SENTENCES)
+    assert len(units) == 4 and max(map(len, units)) < FIRST_UNIT_CHARS
+    async with bot_on_fake_discord(tmp_path, tiny_model, {"TTS_BATCH": "1"}) as running:
+        await running.fake.set_voice_state("alice", VOICE)
+        normal, _ = await said_seconds(running, SHORT_SENTENCES)
+        await set_reply(running, "set my_rate", {"rate": "1.5"})
+        faster, pcm = await said_seconds(running, SHORT_SENTENCES)
+    assert abs(normal / faster - 1.5) <= 0.05 * 1.5, (normal, faster)
+    # to the frame: the stretcher's tail (~27 ms it holds back) came out after the last unit
+    assert faster == stretched(normal, 1.5), (normal, faster)
+    assert np.abs(pcm).max() > 0
+
+
+async def test_an_announced_lead_is_cached_at_the_members_rate(running_bot: RunningBot) -> None:
+    """ "Alice said" is rendered once per rate: at 1.5x its cached audio is 1.5x shorter than
+    the model's, and the cache at 1x stays apart."""
+    running = running_bot
+    fake, engine = running.fake, running.bot.scheduler.engine  # type: ignore[union-attr]
+    phrases = engine.phrases
+    assert phrases is not None
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    await set_reply(running, "set my_rate", {"rate": "1.5"})
+    message = await fake.post("alice", "hello there, this is read a little faster")
+    assert await outcome(running, message) == "read"
+    voice = engine.default_voice
+    await fake.wait_for(
+        lambda: phrases.in_memory(voice, "Alice said", rate=1.5) is not None, 30, "the lead"
+    )
+    cached = phrases.in_memory(voice, "Alice said", rate=1.5)
+    assert phrases.in_memory(voice, "Alice said") is None  # not at 1x
+    model = await engine.synthesize("Alice said")
+    assert cached is not None and len(cached) == round(len(model) / 1.5)
