@@ -1,4 +1,5 @@
-"""Slash commands /setup, /set ..., /settings and /dict ...: glue to bot.services.settings.
+"""Slash commands /setup, /set ..., /config ..., /settings and /dict ...: glue to
+bot.services.settings.
 
 Server settings need Manage Server: Discord hides them from others (default permissions)
 and the service checks again, since server admins can override Discord's defaults.
@@ -97,8 +98,13 @@ async def _builtin_voices(
 
 class SettingsCog(commands.Cog):
     set_group = app_commands.Group(
-        name="set", description="Your reading preferences, and server settings", guild_only=True
+        name="set", description="Your reading preferences in this server", guild_only=True
     )
+    # Apart from /set: Discord allows 25 subcommands a group, and members see only their own.
+    config_group = app_commands.Group(
+        name="config", description="This server's settings (Manage Server)", guild_only=True,
+        default_permissions=ADMIN,
+    )  # fmt: skip
 
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
@@ -277,5 +283,5 @@ class SettingsCog(commands.Cog):
 async def setup(bot: PocketVoiceBot) -> None:
     cog = SettingsCog(bot)
     for spec in SETTINGS.values():
-        cog.set_group.add_command(_server_setting_command(spec))
+        cog.config_group.add_command(_server_setting_command(spec))
     await bot.add_cog(cog)

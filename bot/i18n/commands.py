@@ -51,9 +51,8 @@ FRENCH: dict[str, str] = {
         "C'est ma propre voix et j'accepte que ce bot parle avec"
     ),
     # member settings
-    "Your reading preferences, and server settings": (
-        "Vos préférences de lecture, et les réglages du serveur"
-    ),
+    "Your reading preferences in this server": "Vos préférences de lecture sur ce serveur",
+    "This server's settings (Manage Server)": "Les réglages du serveur (Gérer le serveur)",
     "The name I call you by ('reset' for your own)": (
         "Le nom que je vous donne ('reset' pour le vôtre)"
     ),
@@ -180,7 +179,7 @@ def translate(text: str, locale: str) -> str | None:
     if text in table:
         return table[text]
     match = _DEFAULT.match(text)
-    if match and locale == "fr":  # the `/set <setting>` value hints
+    if match and locale == "fr":  # the `/config <setting>` value hints
         value = _FRENCH_VALUES.get(match["value"], match["value"])
         empty = " (laisser vide pour aucun)" if match["empty"] else ""
         return f"par défaut : {value}{empty}"

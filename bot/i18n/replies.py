@@ -608,9 +608,9 @@ FRENCH_REPLIES: dict[str, str] = {
         "`/set my_language` la langue dans laquelle je les lis · `/set my_rate` à quelle vitesse"
     ),
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
-    "`/setup` the channel I read · `/set …` reading rules · `/settings` shows them all · "
+    "`/setup` the channel I read · `/config …` reading rules · `/settings` shows them all · "
     "`/dict` pronunciations": (
-        "`/setup` le salon que je lis · `/set …` les règles de lecture · `/settings` les "
+        "`/setup` le salon que je lis · `/config …` les règles de lecture · `/settings` les "
         "montre toutes · `/dict` les prononciations"
     ),
     "Bot": "Bot",

@@ -128,9 +128,9 @@ class AutoReader:
         skip = self._skip_reason(message, settings)
         if skip:
             return skip
-        if not webhook and await self.speech.blocks.is_blocked(guild.id, author.id):
-            return "blocked by a moderator"  # silently: they are told when they use a command
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
+        if not webhook and spoken.member.blocked:
+            return "blocked by a moderator"  # silently: they are told when they use a command
         if not spoken.member.autoread:
             return "member opted out"
         voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)

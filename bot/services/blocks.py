@@ -53,10 +53,15 @@ class BlockService:
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
         return await self.db.blocks.is_blocked(guild_id, user_id)
 
-    async def check(self, user_id: int, guild_id: int | None) -> None:
+    async def check(self, user_id: int, guild_id: int | None, blocked: bool | None = None) -> None:
         """Refuse a member blocked in this server (none in direct messages): in words the
-        first time for this block, without words after."""
-        if guild_id is None or not await self.db.blocks.is_blocked(guild_id, user_id):
+        first time for this block, without words after. `blocked`: as their member settings
+        read it already (no query then)."""
+        if guild_id is None:
+            return
+        if blocked is None:
+            blocked = await self.db.blocks.is_blocked(guild_id, user_id)
+        if not blocked:
             return
         if await self.db.blocks.mark_told(guild_id, user_id):
             raise UserError(BLOCKED_NOTICE)

@@ -22,7 +22,7 @@ COMMANDS = [
     (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
                    "messages · `/set my_language` the language I read them in · "
                    "`/set my_rate` how fast")),
-    (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/set …` reading rules · "
+    (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/config …` reading rules · "
                                       "`/settings` shows them all · `/dict` pronunciations")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
                           "`/blocked` lists them")),

@@ -40,7 +40,7 @@ IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is impor
 LIST_PAGE_CHARS = 1800  # a /dict list page, within Discord's 2,000 characters
 PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
 # Each language a member or server switches to may load a model (seconds of CPU, hundreds of
-# MB): at most this many changes per member (/set my_language) or server (/set language).
+# MB): at most this many changes per member (/set my_language) or server (/config language).
 LANGUAGE_CHANGES = 3
 LANGUAGE_CHANGES_WINDOW_S = 300.0
 

@@ -121,10 +121,13 @@ class SpeechService:
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
         guild = getattr(member, "guild", None)
-        await self.blocks.check(member.id, guild.id if guild is not None else None)
+        spoken = await self.spoken(member.id, guild.id) if guild is not None else None
+        await self.blocks.check(member.id, guild.id if guild is not None else None,
+                                blocked=spoken.member.blocked if spoken else None)  # fmt: skip
         text = self.check_text(text)
         channel = self.caller_channel(member)
-        spoken = await self.spoken(member.id, channel.guild.id)
+        if spoken is None or spoken.guild_id != channel.guild.id:
+            spoken = await self.spoken(member.id, channel.guild.id)
         language = spoken.language
         named = language_name(language)
         fallback = self.fallback
@@ -304,9 +307,9 @@ class SpeechService:
 
         Background work: it waits behind live speech, within the per-member and per-server
         limits; in DMs (`guild_id` None) the same per-member limit applies."""
-        await self.blocks.check(member.id, guild_id)
-        text = self.check_text(text)
         spoken = await self.spoken(member.id, guild_id)
+        await self.blocks.check(member.id, guild_id, blocked=spoken.member.blocked)
+        text = self.check_text(text)
         wanted = spoken.language
         language = await self.loaded_or_default(wanted)
         voice = await spoken.voice(language)

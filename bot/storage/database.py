@@ -377,6 +377,7 @@ class MemberSettings:
     autoread: bool = True
     language: str | None = None  # their own language here (None: the server's)
     rate: float | None = None  # their own speaking rate here (None: the server's)
+    blocked: bool = False  # by this server's moderators (/block), read in the same query
 
 
 class MemberSettingsRepository:
@@ -384,15 +385,21 @@ class MemberSettingsRepository:
         self._db = db
 
     async def get(self, user_id: int, guild_id: int) -> MemberSettings:
+        """Their settings here, and whether they are blocked here, in one query (every chat
+        message reads them)."""
         row = await self._db.fetch_one(
-            "SELECT nick, autoread, language, rate FROM member_settings"
-            " WHERE user_id = ? AND guild_id = ?",
+            "SELECT m.nick, m.autoread, m.language, m.rate, b.user_id IS NOT NULL"
+            " FROM (SELECT CAST(? AS BIGINT) AS user_id, CAST(? AS BIGINT) AS guild_id) AS k"
+            " LEFT JOIN member_settings m ON m.user_id = k.user_id AND m.guild_id = k.guild_id"
+            " LEFT JOIN member_blocks b ON b.user_id = k.user_id AND b.guild_id = k.guild_id",
             user_id, guild_id,
         )  # fmt: skip
-        if row is None:
-            return MemberSettings()
+        assert row is not None  # one row, always
+        blocked = bool(row[4])
+        if row[1] is None:  # no settings of their own here
+            return MemberSettings(blocked=blocked)
         rate = None if row[3] is None else float(row[3])
-        return MemberSettings(row[0], bool(row[1]), row[2], rate)
+        return MemberSettings(row[0], bool(row[1]), row[2], rate, blocked)
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
         await self._db.execute(

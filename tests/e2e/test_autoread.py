@@ -144,16 +144,16 @@ async def test_settings_persist_across_a_restart(tmp_path: Path, tiny_model: Tin
         fake = running.fake
         await setup_read_channel(fake)
         for command, value in [
-            ("set xsaid", False),
-            ("set skip_prefix", "!"),
-            ("set max_length", 40),
+            ("config xsaid", False),
+            ("config skip_prefix", "!"),
+            ("config max_length", 40),
         ]:
             reply = await (
                 await fake.interaction(command, {"value": value}, permissions=ADMIN)
             ).wait_final()
             assert " is now " in reply["content"]
         refused = await (
-            await fake.interaction("set max_length", {"value": 5}, permissions=ADMIN)
+            await fake.interaction("config max_length", {"value": 5}, permissions=ADMIN)
         ).wait_final()
         assert refused["content"] == "max_length goes from 20 to 2000."
         nick = await (await fake.interaction("set nick", {"name": "Captain"})).wait_final()
@@ -197,7 +197,8 @@ async def test_idle_timeout_leaves_voice(running_bot: RunningBot) -> None:
     if bot._idle_task is not None:  # restart the watch with the short interval
         bot._idle_task.cancel()
         bot._idle_task = asyncio.create_task(bot._leave_when_idle())
-    await (await fake.interaction("set idle_timeout", {"value": 1}, permissions=ADMIN)).wait_final()
+    idle = await fake.interaction("config idle_timeout", {"value": 1}, permissions=ADMIN)
+    await idle.wait_final()
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("join")).wait_final()
     await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "join")

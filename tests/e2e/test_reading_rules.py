@@ -182,7 +182,7 @@ async def test_members_with_the_ignored_role_are_not_read(running_bot: RunningBo
     await fake.set_voice_state("bob", VOICE)
     before = await fake.post("bob", "before the setting")
     assert await outcome(running_bot, before) == "read"
-    reply = await fake.interaction("set ignored_role", {"value": role}, permissions=ADMIN)
+    reply = await fake.interaction("config ignored_role", {"value": role}, permissions=ADMIN)
     assert await final(reply) == f"ignored_role is now <@&{role.id}>."
     assert await outcome(running_bot, await fake.post("bob", "ignored")) == "has the ignored role"
     assert await outcome(running_bot, await fake.post("alice", "not me")) == "read"
@@ -197,7 +197,7 @@ async def test_webhook_messages_are_read_under_the_webhooks_name(running_bot: Ru
     # bot_ignore is on by default: webhooks and bots are not read
     hook = await fake.post_webhook("Bridge Bob", "from the other side")
     assert await outcome(running_bot, hook) == "from a bot"
-    off = await fake.interaction("set bot_ignore", {"value": False}, permissions=ADMIN)
+    off = await fake.interaction("config bot_ignore", {"value": False}, permissions=ADMIN)
     assert await final(off) == "bot_ignore is now off."
     # a webhook is never in voice: it cannot bring the bot there
     assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "hi")) == (
@@ -212,7 +212,7 @@ async def test_webhook_messages_are_read_under_the_webhooks_name(running_bot: Ru
     # a webhook has no roles: with a required role it is not read
     role = await fake.add_role("Readers")
     await (
-        await fake.interaction("set required_role", {"value": role}, permissions=ADMIN)
+        await fake.interaction("config required_role", {"value": role}, permissions=ADMIN)
     ).wait_final()
     assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "again")) == (
         "missing the required role"
@@ -227,7 +227,7 @@ async def test_silent_messages_are_not_read_unless_asked(running_bot: RunningBot
     assert await outcome(running_bot, quiet) == "a @silent message"
     loud = await fake.post("alice", "loud")
     assert await outcome(running_bot, loud) == "read"
-    off = await fake.interaction("set skip_silent", {"value": False}, permissions=ADMIN)
+    off = await fake.interaction("config skip_silent", {"value": False}, permissions=ADMIN)
     assert await final(off) == "skip_silent is now off."
     assert await outcome(running_bot, await fake.post("alice", "shh", flags=SILENT)) == "read"
 
@@ -243,7 +243,7 @@ async def test_the_stage_audience_is_not_read(running_bot: RunningBot) -> None:
     assert await outcome(running_bot, listening) == "in the stage audience"
     in_chat = await fake.post("bob", "in the stage's chat", channel_id=STAGE)
     assert await outcome(running_bot, in_chat) == "in the stage audience"
-    off = await fake.interaction("set audience_ignore", {"value": False}, permissions=ADMIN)
+    off = await fake.interaction("config audience_ignore", {"value": False}, permissions=ADMIN)
     assert await final(off) == "audience_ignore is now off."
     assert await outcome(running_bot, await fake.post("bob", "let me in")) == "read"
     texts = await spoken_texts(running_bot, 2)

@@ -202,7 +202,7 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         names = {command["name"] for command in fake.registered_commands}
         assert names == {
             "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
-            "botstats", "clone", "voice", "setup", "settings", "set", "dict", "help",
+            "botstats", "clone", "voice", "setup", "settings", "set", "config", "dict", "help",
             "block", "unblock", "blocked",
         }  # fmt: skip
         shown_to = {
@@ -212,7 +212,8 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         }
         manage_server, manage_messages = 1 << 5, 1 << 13
         assert shown_to == {
-            "setup": manage_server, "dict": manage_server, "block": manage_messages,
+            "setup": manage_server, "config": manage_server, "dict": manage_server,
+            "block": manage_messages,
             "unblock": manage_messages, "blocked": manage_messages,
         }  # fmt: skip
         assert not fake.identified.is_set()  # no gateway session was needed
@@ -255,7 +256,7 @@ async def test_the_bot_with_sync_commands_registers_the_tree_sync_registers(
         running.fake.registered_commands = []
         await sync_commands(load_settings(running.fake.env, dotenv_path=None))
         by_sync = registered(running.fake)
-    assert len(by_the_bot) == 19
+    assert len(by_the_bot) == 20
     assert by_sync == by_the_bot
 
 

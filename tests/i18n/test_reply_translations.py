@@ -97,10 +97,10 @@ async def test_a_french_client_gets_french_replies_errors_and_embeds(
     assert french["content"] == "Rejoignez d'abord un salon vocal, puis réessayez."
     # a refusal made of several pieces (a setting's bounds) and a success
     bad = await fake.interaction(
-        "set idle_timeout", {"value": "-5"}, permissions=ADMIN, locale="fr"
+        "config idle_timeout", {"value": "-5"}, permissions=ADMIN, locale="fr"
     )
     assert (await bad.wait_final())["content"] == "idle_timeout va de 0 à 86400."
-    good = await fake.interaction("set xsaid", {"value": False}, permissions=ADMIN, locale="fr")
+    good = await fake.interaction("config xsaid", {"value": False}, permissions=ADMIN, locale="fr")
     assert (await good.wait_final())["content"] == "xsaid vaut maintenant désactivé."
     # embeds: titles, field names and values
     shown = await (await fake.interaction("settings", locale="fr")).wait_response(2)

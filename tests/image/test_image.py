@@ -179,7 +179,7 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
                 "clone", {"name": "Mine", "clip": clip, "consent": True}
             )
             await cloned.wait_content("is ready", 120)
-            changed = await fake.interaction("set max_length", {"value": 77}, permissions=ADMIN)
+            changed = await fake.interaction("config max_length", {"value": 77}, permissions=ADMIN)
             await changed.wait_final()
 
             # 5. podman stop (SIGTERM) ends it within the grace period, leaving voice first
