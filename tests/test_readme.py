@@ -23,8 +23,8 @@ async def test_every_command_is_documented(running_bot: RunningBot) -> None:
         if isinstance(command, app_commands.Group):
             continue
         name = command.qualified_name
-        if name.startswith("set ") and name.split()[-1] in SETTINGS:
-            continue  # `/set <setting>`: the settings table documents these
+        if name.startswith("config ") and name.split()[-1] in SETTINGS:
+            continue  # `/config <setting>`: the settings table documents these
         assert f"`/{name}" in README or f"· `/{name}" in README, name
         checked += 1
     for menu in tree.get_commands(type=discord.AppCommandType.message):

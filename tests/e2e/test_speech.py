@@ -341,19 +341,24 @@ def longest_voiced_gap(packets: list[ReceivedPacket]) -> float:
 
 
 async def four_servers_say(
-    running: RunningBot, text: str
+    running: RunningBot, text: str, *, joined_first: bool = False
 ) -> tuple[
     list[tuple[str, str, str]], list[str], list[GuildSpeaker], dict[str, list[ReceivedPacket]]
 ]:
     """Four members in four servers `/say` `text` at once; waits until every message has
     played. Returns the (member, server, voice channel)s, the replies, the servers' speakers
-    and the packets each server sent."""
+    and the packets each server sent. `joined_first`: the bot is in each voice channel before
+    anyone asks (/join), so the messages reach the scheduler in the order they were asked
+    (joining on a /say, the one whose voice connection is ready first goes first)."""
     fake, bot = running.fake, running.bot
     members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
     members += [(f"member{n}", guild, fake.channels[guild][1])
                 for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
     for user, guild, voice in members:
         await fake.set_voice_state(user, voice, guild)
+        if joined_first:
+            await (await fake.interaction("join", user=user, guild=guild)).wait_final()
+            await fake.wait_for(lambda g=guild, v=voice: fake.bot_channel_in(g) == v, 30, "join")
     interactions = [
         await fake.interaction("say", {"text": text}, user=user, guild=guild)
         for user, guild, _ in members
@@ -413,7 +418,9 @@ async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
     env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_BATCH": "2"}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
         assert running.bot.engine.batched and 1 <= running.bot.engine.capacity() <= 2
-        members, replies, speakers, by_guild = await four_servers_say(running, TWO_SERVERS_TEXT)
+        members, replies, speakers, by_guild = await four_servers_say(
+            running, TWO_SERVERS_TEXT, joined_first=True
+        )
         # a member asking once the two rows are taken is told their speech starts later
         waiting = "I am speaking in as many servers as I can carry"
         assert all(r.startswith(("Speaking in", waiting)) for r in replies), replies
