@@ -3,6 +3,7 @@ that appear under their name complete or not at all."""
 
 from __future__ import annotations
 
+import errno
 import os
 import uuid
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 from bot.core.errors import OperatorError
 
 
-class PrivateFolderError(OperatorError):
-    """A data folder the bot's user cannot create, write or make private."""
+class PrivateFolderError(OperatorError, OSError):
+    """A data folder the bot's user cannot create, write or make private. Still an OSError,
+    so callers that bear a failing disk (the phrase cache) go on bearing it."""
 
     label = "DATA_DIR"
 
@@ -22,10 +24,13 @@ def make_private_dir(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(folder, 0o700)
     except OSError as error:
+        if error.errno in (errno.EACCES, errno.EPERM):
+            fix = (f"it must be a folder that this user (uid {os.getuid()}) owns and can "
+                   f"write; give it to this user (chown {os.getuid()} {folder})")  # fmt: skip
+        else:
+            fix = "it must be a folder on a disk with room that this user can write"
         raise PrivateFolderError(
-            f"cannot use {folder} ({error.strerror}): it must be a folder that this user "
-            f"(uid {os.getuid()}) owns and can write; give it to this user "
-            f"(chown {os.getuid()} {folder}), or set DATA_DIR to another folder"
+            f"cannot use {folder} ({error.strerror}): {fix}, or set DATA_DIR to another folder"
         ) from None
 
 

@@ -46,6 +46,7 @@ CONNECT_TIMEOUT_S = 45.0
 CONNECT_ATTEMPT_S = 15.0
 CONNECT_ATTEMPTS = 3
 LEAVE_TIMEOUT_S = 5.0
+STAGE_REQUEST_S = 5.0  # asking to speak on a stage (one REST call)
 RECONNECT_SETTLE_S = 1.0  # after our own "left voice" event, look again after this long
 WATCH_PERIOD_S = 0.5
 # Speech that wants to play, and no audio leaves for this long: heal. discord.py's own working
@@ -153,6 +154,8 @@ class VoiceConnections:
                         self_deaf=True, timeout=CONNECT_TIMEOUT_S, cls=VoiceLink
                     )
                 self._links[guild.id] = link
+                if isinstance(channel, discord.StageChannel):
+                    await take_the_stage(channel)
                 return link
             except (TimeoutError, discord.ClientException) as error:
                 log.warning(
@@ -291,6 +294,22 @@ class VoiceConnections:
         for task in list(self._healing.values()):
             task.cancel()
         self._wanted.clear()
+
+
+async def take_the_stage(channel: discord.StageChannel) -> None:
+    """On a stage the bot joins the audience, where nobody hears it. A stage moderator (Mute
+    Members there) may speak at once; otherwise it asks to, and a moderator lets it."""
+    me = channel.guild.me
+    try:
+        async with asyncio.timeout(STAGE_REQUEST_S):
+            if channel.permissions_for(me).mute_members:
+                await me.edit(suppress=False)
+                log.info("speaking on stage %s", channel.id)
+            else:
+                await me.request_to_speak()
+                log.info("asked to speak on stage %s: a stage moderator must accept", channel.id)
+    except (TimeoutError, discord.HTTPException, discord.ClientException) as error:
+        log.warning("could not take the stage %s: %s", channel.id, error)
 
 
 def check_permissions(channel: VoiceChannel) -> None:

@@ -360,8 +360,15 @@ class GuildSpeaker:
         playback.sink.keep = None
         if not kept or key is None or self._phrases is None:
             return
-        audio, text = np.concatenate(kept), playback.utterance.text
-        task = asyncio.create_task(asyncio.to_thread(self._phrases.put, key, text, audio))
+        audio, text, phrases = np.concatenate(kept), playback.utterance.text, self._phrases
+
+        async def keep() -> None:  # the cache is a saving: a failure costs it, not speech
+            try:
+                await asyncio.to_thread(phrases.put, key, text, audio)
+            except Exception:
+                log.exception("could not keep a phrase")
+
+        task = asyncio.create_task(keep())
         self._renders.add(task)
         task.add_done_callback(self._renders.discard)
 

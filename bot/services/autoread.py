@@ -448,7 +448,7 @@ class AutoReader:
         if not text:
             raise UserError(tr("That message has nothing I can read aloud."))
         channel = await self.speech.speak_in_callers_channel(
-            invoker, text, voice, announced=True, language=language
+            invoker, text, voice, announced=True, language=language, rate=spoken.rate
         )
         return tr("Speaking that message in {channel}.", channel=channel.mention)
 

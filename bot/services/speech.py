@@ -25,6 +25,7 @@ from bot.services.replies import Reply
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import VoiceError
+from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
 
 __all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
@@ -224,11 +225,11 @@ class SpeechService:
 
     async def speak_in_callers_channel(
         self, member: discord.Member | discord.User, text: str, voice: Voice,
-        *, announced: bool = False, language: str | None = None,
+        *, announced: bool = False, language: str | None = None, rate: float = 1.0,
     ) -> VoiceChannel:  # fmt: skip
         """Speak `text` in `voice` where the member is (a preview, a sample, a message);
         `announced`: the text already says whose words they are; `language`: whose model
-        (default: the member's own)."""
+        (default: the member's own); `rate`: the speaking rate (a message: its author's)."""
         channel = self.caller_channel(member)
         text = self.check_text(text)
         if language is None:
@@ -241,7 +242,7 @@ class SpeechService:
             member, channel.guild.id, text, voice, "speech on request", announced=announced,
             said=said,
         )  # fmt: skip
-        utterance = Utterance(text, voice.spec, language=self.model_language(language))
+        utterance = Utterance(text, voice.spec, language=self.model_language(language), rate=rate)
         await self._speak(channel, utterance)
         return channel
 
@@ -319,6 +320,7 @@ class SpeechService:
             text, voice.spec, (member.id, guild_id), fallback=True,
             language=self.model_language(language),
         )  # fmt: skip
+        samples = await asyncio.to_thread(stretch, samples, spoken.rate)  # at their rate
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         seconds = len(samples) / MODEL_RATE
         content = tr("{seconds:.1f} s of speech.", seconds=seconds)

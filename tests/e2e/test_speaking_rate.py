@@ -153,3 +153,41 @@ async def test_an_announced_lead_is_cached_at_the_members_rate(running_bot: Runn
     assert phrases.in_memory(voice, "Alice said") is None  # not at 1x
     model = await engine.synthesize("Alice said")
     assert cached is not None and len(cached) == round(len(model) / 1.5)
+
+
+async def test_a_tts_file_and_a_message_spoken_on_request_follow_the_rate(
+    running_bot: RunningBot,
+) -> None:
+    """/tts gives the file at the member's rate; Speak this message reads at its author's."""
+    import io
+
+    import soundfile
+
+    running = running_bot
+    fake = running.fake
+
+    async def tts_seconds() -> float:
+        answer = await (await fake.interaction("tts", {"text": TEXT})).wait_content("s of speech")
+        audio, sample_rate = soundfile.read(io.BytesIO(answer["_files"]["speech.ogg"]))
+        return len(audio) / sample_rate
+
+    normal_file = await tts_seconds()
+    await set_reply(running, "set my_rate", {"rate": "1.5"})
+    faster_file = await tts_seconds()
+    assert abs(normal_file / faster_file - 1.5) <= 0.05 * 1.5, (normal_file, faster_file)
+
+    # bob asks for alice's message: it is read at alice's rate (1.5x), not bob's (1x)
+    await fake.set_voice_state("alice", VOICE)
+    await fake.set_voice_state("bob", VOICE)
+    normal, _ = await said_seconds(running)  # alice's /say at 1.5x, for the length
+    message = await fake.post("alice", TEXT)
+    speaker = speaker_of(running)
+    before, heard = len(speaker.history), len(fake.udp.packets)
+    menu = await fake.interaction("Speak this message", user="bob", target=message)
+    assert (await menu.wait_final())["content"].startswith("Speaking that message in")
+    await fake.wait_for(lambda: len(speaker.history) == before + 1, 60, "the message read")
+    await packets_settled(fake)
+    voiced = [p for p in audio_packets(fake.udp.packets[heard:]) if any(p.pcm)]
+    on_request = len(voiced) * 0.02
+    # (with "alice said" before it: at least as long as her /say at 1.5x, far from 1x's)
+    assert normal <= on_request < normal * 1.4, (normal, on_request)

@@ -26,6 +26,7 @@ from tests.fakediscord.voice_udp import VoiceUDPServer
 
 JSON = dict[str, Any]
 MESSAGE_CONTENT_LIMITED = 1 << 19  # application flag: the Message Content intent is on
+MUTE_MEMBERS = 1 << 22  # on a stage: a stage moderator, who may speak without asking
 _ids = itertools.count(1_300_000_000_000_000_000)
 
 
@@ -178,6 +179,9 @@ class FakeDiscord:
         # guild -> user id -> voice channel id
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
         self.suppressed: set[tuple[str, str]] = set()  # (guild, user id): a stage's audience
+        self.speak_requests: list[str] = []  # guilds where the bot asked to speak on stage
+        # the bot in a stage's audience is not heard, like any listener
+        self.udp.muted = lambda ssrc: (self.ssrc_guild.get(ssrc), self.bot.id) in self.suppressed
         self.roles: dict[str, list[FakeRole]] = {g: [] for g in self.channels}  # beyond @everyone
         self.member_roles: dict[tuple[str, str], list[str]] = {}  # (guild, user id) -> role ids
         self.webhooks: dict[str, str] = {}  # a webhook's name -> its id
@@ -536,6 +540,13 @@ class FakeDiscord:
              "position": 0, "permission_overwrites": []},
         )  # fmt: skip
 
+    def allow_the_bot(self, channel_id: str, allow: int) -> None:
+        """A channel overwrite for the bot's member (e.g. Mute Members on a stage: a stage
+        moderator), applied when the guild is next sent or fetched."""
+        self.voice_channel_overwrites.setdefault(channel_id, []).append(
+            {"id": self.bot.id, "type": 1, "allow": str(allow), "deny": "0"}
+        )
+
     def deny_voice_permissions(self, channel_id: str, deny: int) -> None:
         """Add a channel overwrite for @everyone (any channel's), applied when the guild is
         next sent or fetched."""
@@ -679,6 +690,10 @@ class FakeDiscord:
             states.pop(self.bot.id, None)
         else:
             states[self.bot.id] = channel_id
+        if channel_id is not None and channel_id == self.stages.get(guild):
+            self.suppressed.add((guild, self.bot.id))  # Discord puts everyone in the audience
+        else:
+            self.suppressed.discard((guild, self.bot.id))
         server_update = {
             "token": "voice-token",
             "guild_id": guild,
@@ -693,6 +708,25 @@ class FakeDiscord:
         else:
             await self.dispatch("VOICE_STATE_UPDATE", state)
             await self.dispatch("VOICE_SERVER_UPDATE", server_update)
+
+    async def _own_stage_state(self, guild: str, body: JSON) -> web.Response:
+        """The bot leaves a stage's audience (`suppress: false`, for stage moderators: Mute
+        Members there) or asks to speak (`request_to_speak_timestamp`)."""
+        stage = self.stages.get(guild)
+        if stage is None or self.voice_by_guild[guild].get(self.bot.id) != stage:
+            return json_response({"message": "Unknown Voice State", "code": 10065}, 404)
+        if body.get("suppress") is False:
+            allowed = sum(int(o["allow"]) for o in self.voice_channel_overwrites.get(stage, [])
+                          if o["id"] == self.bot.id)  # fmt: skip
+            if not allowed & MUTE_MEMBERS:
+                return json_response({"message": "Missing Permissions", "code": 50013}, 403)
+            self.suppressed.discard((guild, self.bot.id))
+        elif body.get("request_to_speak_timestamp"):
+            self.speak_requests.append(guild)
+        state = self._voice_state_json(self.bot, stage, guild)
+        state["request_to_speak_timestamp"] = body.get("request_to_speak_timestamp")
+        await self.dispatch("VOICE_STATE_UPDATE", state)
+        return web.Response(status=204)
 
     # ---- voice websocket -------------------------------------------------------------------
     async def _voice_gateway(self, request: web.Request) -> web.WebSocketResponse:
@@ -787,6 +821,8 @@ class FakeDiscord:
                     "channels", "members", "voice_states", "threads")})  # fmt: skip
             if parts[2:] == ["channels"] and request.method == "GET":
                 return json_response(guild["channels"])
+            if parts[2:] == ["voice-states", "@me"] and request.method == "PATCH":
+                return await self._own_stage_state(parts[1], body or {})
             if parts[2] == "members" and len(parts) == 4 and request.method == "GET":
                 member = next((m for m in guild["members"] if m["user"]["id"] == parts[3]), None)
                 if member is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import discord
@@ -39,6 +40,9 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         self._decoders: dict[int, discord.opus.Decoder] = {}
         self.ended: set[int] = set()  # ssrcs of voice sessions Discord ended: their audio is lost
         self.dropped = 0  # packets of ended sessions (nobody hears them)
+        # a speaker nobody hears (the bot in a stage's audience): its packets are dropped
+        self.muted: Callable[[int], bool] = lambda ssrc: False
+        self.unheard = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -61,6 +65,9 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
             return
         if len(data) > 12 and struct.unpack_from(">I", data, 8)[0] in self.ended:
             self.dropped += 1
+            return
+        if len(data) > 12 and self.muted(struct.unpack_from(">I", data, 8)[0]):
+            self.unheard += 1
             return
         try:
             self.packets.append(self._decode_rtp(data))

@@ -143,3 +143,10 @@ def test_a_phrase_is_kept_per_speaking_rate(tmp_path: Path) -> None:
     fresh.forget_voice("alba")  # every rate goes with the voice
     assert files(tmp_path) == []
     assert PhraseCache(tmp_path, "model").get("alba", "Alice said", rate=1.5) is None
+
+
+def test_a_folder_that_cannot_be_made_costs_the_disk_copy_not_the_phrase(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    cache = PhraseCache(tmp_path / "a-file", "model")
+    cache.put("voice", "Alice said", SECOND)  # no error: kept in memory only
+    assert cache.get("voice", "Alice said") is not None
