@@ -180,8 +180,6 @@ class FakeDiscord:
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
         self.suppressed: set[tuple[str, str]] = set()  # (guild, user id): a stage's audience
         self.speak_requests: list[str] = []  # guilds where the bot asked to speak on stage
-        # the bot in a stage's audience is not heard, like any listener
-        self.udp.muted = lambda ssrc: (self.ssrc_guild.get(ssrc), self.bot.id) in self.suppressed
         self.roles: dict[str, list[FakeRole]] = {g: [] for g in self.channels}  # beyond @everyone
         self.member_roles: dict[tuple[str, str], list[str]] = {}  # (guild, user id) -> role ids
         self.webhooks: dict[str, str] = {}  # a webhook's name -> its id
@@ -201,6 +199,8 @@ class FakeDiscord:
         self.ready_allowed = asyncio.Event()  # clear it to hold READY back after IDENTIFY
         self.ready_allowed.set()
         self.udp = VoiceUDPServer()
+        # the bot in a stage's audience is not heard, like any listener
+        self.udp.muted = lambda ssrc: (self.ssrc_guild.get(ssrc), self.bot.id) in self.suppressed
         self._gateways: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
         self.shard_count = shards  # as the bots identified (they must agree)
         self.identified_shards: set[int] = set()
