@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -328,17 +329,23 @@ async def _languages_and_the_preview(fake: FakeDiscord) -> None:
     assert only_some == (
         "« gif » n'est dans le dictionnaire que pour anglais, français : précisez la langue."
     )
-    # an import preview: what changes (and what it was), and past what fits, how many more
-    rows = "gif,graphics,french\n" + "".join(
-        f"word{i:02d},how to say word number {i}\n" for i in range(60)
-    )
-    upload = fake.attachment("d.csv", rows.encode(), "text/csv")
-    asked = await fake.interaction("dict import", {"file": upload}, permissions=ADMIN, locale="fr")
-    content = (await asked.wait_final())["content"]
-    assert "+ word00 → how to say word number 0" in content
-    assert "~ gif → graphics [français] (avant : « jif »)" in content
-    assert "… et " in content and " de plus" in content and len(content) <= 2000
-    assert "was" not in content and "[french]" not in content
+
+    async def preview(rows: str) -> str:
+        upload = fake.attachment("d.csv", rows.encode(), "text/csv")
+        asked = await fake.interaction(
+            "dict import", {"file": upload}, permissions=ADMIN, locale="fr"
+        )
+        return str((await asked.wait_final())["content"])
+
+    # an import preview: what changes, and what it was
+    changed = await preview("gif,graphics,french\nbrb,be right back\n")
+    assert "+ brb → be right back\n~ gif → graphics [français] (avant : « jif »)" in changed
+    assert "was" not in changed and "[french]" not in changed
+    # past what fits a message, how many more
+    rows = "".join(f"word{i:02d},how to say word number {i}\n" for i in range(60))
+    many = await preview(rows)
+    assert "+ word00 → how to say word number 0" in many and len(many) <= 2000
+    assert re.search(r"\n… et \d+ de plus\n", many), many
 
 
 async def test_a_csv_export_cannot_be_taken_for_formulas(running_bot: RunningBot) -> None:
