@@ -1,8 +1,10 @@
-"""Slash commands /setup, /set ..., /config ..., /settings and /dict ...: glue to
-bot.services.settings.
+"""Slash commands /setup, /set ..., /config ..., /settings, /dict ... and /dictionary ...:
+glue to bot.services.settings.
 
 Server settings need Manage Server: Discord hides them from others (default permissions)
-and the service checks again, since server admins can override Discord's defaults.
+and the service checks again, since server admins can override Discord's defaults. So do
+the dictionary's changes (/dict); reading it (/dictionary list, export) is for everyone: a
+group's default permissions hold for all its subcommands, hence two groups.
 """
 
 from __future__ import annotations
@@ -199,9 +201,12 @@ class SettingsCog(commands.Cog):
 
     dict_group = app_commands.Group(
         name="dict",
-        description="This server's pronunciation dictionary",
+        description="Change this server's pronunciation dictionary (Manage Server)",
         guild_only=True,
         default_permissions=ADMIN,
+    )
+    dictionary_group = app_commands.Group(
+        name="dictionary", description="This server's pronunciation dictionary", guild_only=True
     )
 
     @dict_group.command(name="add", description="Say a word differently (whole word, any case)")
@@ -240,7 +245,7 @@ class SettingsCog(commands.Cog):
             ),
         )
 
-    @dict_group.command(name="list", description="Show the dictionary")
+    @dictionary_group.command(name="list", description="Show the dictionary")
     @app_commands.describe(contains="Only the words that contain this", page="Which page")
     async def dict_list(
         self, interaction: discord.Interaction, contains: str | None = None,
@@ -252,7 +257,7 @@ class SettingsCog(commands.Cog):
             interaction, lambda: self.bot.settings_service.dict_list(guild, contains, page)
         )
 
-    @dict_group.command(name="export", description="Get the dictionary as a file")
+    @dictionary_group.command(name="export", description="Get the dictionary as a file")
     @app_commands.describe(format="JSON (default) or CSV, for spreadsheets")
     @app_commands.choices(
         format=[
@@ -268,7 +273,9 @@ class SettingsCog(commands.Cog):
     @dict_group.command(
         name="import", description="Add words from a file (JSON or CSV), after a preview"
     )
-    @app_commands.describe(file="A file from /dict export, or CSV lines: word,spoken,language")
+    @app_commands.describe(
+        file="A file from /dictionary export, or CSV lines: word,spoken,language"
+    )
     async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         assert interaction.guild is not None
         guild = interaction.guild

@@ -140,6 +140,9 @@ FRENCH: dict[str, str] = {
     "Which page (10 a page)": "Quelle page (10 par page)",
     # dictionary
     "This server's pronunciation dictionary": "Le dictionnaire de prononciation du serveur",
+    "Change this server's pronunciation dictionary (Manage Server)": (
+        "Modifier le dictionnaire de prononciation du serveur (Gérer le serveur)"
+    ),
     "Say a word differently (whole word, any case)": (
         "Prononcer un mot autrement (mot entier, toute casse)"
     ),
@@ -160,8 +163,8 @@ FRENCH: dict[str, str] = {
     "Add words from a file (JSON or CSV), after a preview": (
         "Ajouter des mots depuis un fichier (JSON ou CSV), après un aperçu"
     ),
-    "A file from /dict export, or CSV lines: word,spoken,language": (
-        "Un fichier de /dict export, ou des lignes CSV : mot,prononciation,langue"
+    "A file from /dictionary export, or CSV lines: word,spoken,language": (
+        "Un fichier de /dictionary export, ou des lignes CSV : mot,prononciation,langue"
     ),
 }
 _FRENCH_VALUES = {"on": "activé", "off": "désactivé", "none": "aucun"}

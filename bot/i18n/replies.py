@@ -418,7 +418,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "That role is not in this server.": "Ce rôle n'est pas sur ce serveur.",
     "{key} is now {value}.": "{key} vaut maintenant {value}.",
     "{value} · {description}": "{value} · {description}",
-    "{words} · /dict list": "{words} · /dict list",
+    "{words} · /dictionary list": "{words} · /dictionary list",
     "PocketVoice settings for {server}": "Réglages de PocketVoice pour {server}",
     "Give both the word and how to say it.": "Donnez le mot et la façon de le dire.",
     "Keep the word to {most} characters and how to say it to 100.": (
@@ -449,11 +449,17 @@ FRENCH_REPLIES: dict[str, str] = {
     "No word in the dictionary contains “{text}”.": (
         "Aucun mot du dictionnaire ne contient « {text} »."
     ),
-    "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n"
-    "More with `/dict list page:{next}`.": (
-        "**Prononciations** ({count}), page {page} sur {pages}\n{text}\n"
-        "La suite avec `/dict list page:{next}`."
+    "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n{more}": (
+        "**Prononciations** ({count}), page {page} sur {pages}\n{text}\n{more}"
     ),
+    "More with {command}.": "La suite avec {command}.",
+    "This is the last page.": "C'est la dernière page.",
+    "{word} → {spoken}": "{word} → {spoken}",
+    "{word} → {spoken} [{language}]": "{word} → {spoken} [{language}]",
+    "• {entry}": "• {entry}",
+    "+ {entry}": "+ {entry}",
+    "~ {entry} (was “{spoken}”)": "~ {entry} (avant : « {spoken} »)",
+    "… and {count} more": "… et {count} de plus",
     "The dictionary ({words}), to keep or to import with /dict import.": (
         "Le dictionnaire ({words}), à garder ou à importer avec /dict import."
     ),
@@ -519,9 +525,9 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "This is not a dictionary file.": "Ce n'est pas un fichier de dictionnaire.",
     "This is not a dictionary file: expected a list of entries, or an object with “entries”, "
-    "as /dict export writes.": (
+    "as /dictionary export writes.": (
         "Ce n'est pas un fichier de dictionnaire : attendu une liste d'entrées, ou un objet avec "
-        "« entries », comme l'écrit /dict export."
+        "« entries », comme l'écrit /dictionary export."
     ),
     "{where}: expected an object with “word”, “spoken” and, if it applies to one language "
     "only, “language”.": (
@@ -603,15 +609,17 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "You": "Vous",
     "`/set nick` the name I call you · `/set autoread` whether I read your messages · `/set "
-    "my_language` the language I read them in · `/set my_rate` how fast": (
+    "my_language` the language I read them in · `/set my_rate` how fast · `/dictionary list` "
+    "how words are said here": (
         "`/set nick` le nom que je vous donne · `/set autoread` si je lis vos messages · "
         "`/set my_language` la langue dans laquelle je les lis · `/set my_rate` à quelle vitesse"
+        " · `/dictionary list` comment les mots sont dits ici"
     ),
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
     "`/setup` the channel I read · `/config …` reading rules · `/settings` shows them all · "
-    "`/dict` pronunciations": (
+    "`/dict` how words are said": (
         "`/setup` le salon que je lis · `/config …` les règles de lecture · `/settings` les "
-        "montre toutes · `/dict` les prononciations"
+        "montre toutes · `/dict` comment les mots sont dits"
     ),
     "Bot": "Bot",
     "`/botstats` how fast and how busy I am": "`/botstats` ma vitesse et ma charge",

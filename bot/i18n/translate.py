@@ -60,3 +60,16 @@ def localize(text: str, locale: object | None) -> str:
 def plural(count: int, noun: str) -> Phrase:
     """ "1 voice", "2 voices" (each form is a template of its own for the translators)."""
     return Phrase(f"{{count}} {noun}{'' if count == 1 else 's'}", count=count)
+
+
+def joined(parts: list[str], separator: str = ", ") -> Phrase:
+    """Parts put together (`", "`), each said in the member's language: "french, german"."""
+    glue = separator.replace("{", "{{").replace("}", "}}")
+    template = glue.join(f"{{p{i}}}" for i in range(len(parts)))
+    return Phrase(template, **{f"p{i}": part for i, part in enumerate(parts)})
+
+
+def longest(text: str) -> int:
+    """The length of the text in the language it is longest in (for what must fit a message
+    whoever reads it: its English and each table's)."""
+    return max(len(localize(text, code)) for code in (None, *TABLES))

@@ -37,6 +37,16 @@ READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 CONTENT_PER_SPOKEN = 8
 MIN_CONTENT = 1_000
 CODE_FENCE = "```"
+# Who wrote a message, for "NAME said" and the rate limit: a member's id, or for a webhook its
+# id with the name it posted under (one webhook carries many people: Tupperbox's personas, a
+# bridge's members), each an author of its own.
+Author = int | tuple[int, str]
+
+
+def author_of(message: discord.Message) -> Author:
+    if message.webhook_id is not None:
+        return (message.webhook_id, message.author.name)
+    return message.author.id
 
 
 @dataclass(eq=False)
@@ -47,7 +57,7 @@ class _Reading:
 
     reader: AutoReader
     guild_id: int
-    author_id: int
+    author_id: Author
     named: tuple[str, str]  # (text, lead)
     unnamed: tuple[str, str]
     cloned: bool  # its voice is the author's own: named under a name they cannot choose
@@ -82,15 +92,15 @@ class AutoReader:
         self.db = db
         self.speech = speech
         self.clock = clock
-        self._last_author: cachetools.TTLCache[int, tuple[int, float]] = cachetools.TTLCache(
+        self._last_author: cachetools.TTLCache[int, tuple[Author, float]] = cachetools.TTLCache(
             maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock
         )  # guild -> (author, when): who spoke last, while it matters
         # recent reads per (server, member) for the rate limit; entries older than the window
         # are useless, so the table is bounded by what happened in the last RATE_WINDOW_S
-        self._recent: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+        self._recent: cachetools.TTLCache[tuple[int, Author], collections.deque[float]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )
-        self._recent_edits: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+        self._recent_edits: cachetools.TTLCache[tuple[int, Author], collections.deque[float]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )  # the same limit for edits, apart: an edit now and then costs no message
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
@@ -147,7 +157,7 @@ class AutoReader:
             return "author not in the bot's voice channel"
         if self._nothing_written(message):
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
-        if self._rate_limited(guild.id, message.author.id, settings.rate_limit, arrived):
+        if self._rate_limited(guild.id, author_of(message), settings.rate_limit, arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
         language = spoken.language
         if self.speech.needs_loading(language) and not await self._wait_for_model(
@@ -239,7 +249,7 @@ class AutoReader:
         return None
 
     def _rate_limited(
-        self, guild_id: int, user_id: int, limit: int, now: float, *, edit: bool = False
+        self, guild_id: int, user_id: Author, limit: int, now: float, *, edit: bool = False
     ) -> bool:
         table = self._recent_edits if edit else self._recent
         recent = table.get((guild_id, user_id)) or collections.deque()
@@ -287,7 +297,7 @@ class AutoReader:
         )
         if not (settings.xsaid or cloned):
             named = unnamed
-        return _Reading(self, message.guild.id, message.author.id, named, unnamed, cloned)
+        return _Reading(self, message.guild.id, author_of(message), named, unnamed, cloned)
 
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
@@ -355,7 +365,7 @@ class AutoReader:
         content = content[:most]
         return content + CODE_FENCE if content.count(CODE_FENCE) % 2 else content
 
-    def _same_author_lately(self, guild_id: int, author_id: int) -> bool:
+    def _same_author_lately(self, guild_id: int, author_id: Author) -> bool:
         last = self._last_author.get(guild_id)
         return last is not None and last[0] == author_id and (
             self.clock() - last[1] < XSAID_QUIET_S)  # fmt: skip
@@ -480,7 +490,7 @@ class AutoReader:
         settings = await self.db.guilds.get(message.guild.id)
         skip = settings.skip_prefix and message.content.startswith(settings.skip_prefix)
         if skip or self._rate_limited(
-            message.guild.id, message.author.id, settings.rate_limit, self.clock(), edit=True
+            message.guild.id, author_of(message), settings.rate_limit, self.clock(), edit=True
         ):
             speaker.drop(message.id)
             return

@@ -1,8 +1,12 @@
-"""A server's pronunciation dictionary as a file, and back: JSON (what `/dict export` gives by
-default) or CSV (`word,spoken,language`, for spreadsheets). Reading is bounded before the text
-is parsed (bytes, lines) and each bad entry is a `UserError` naming its line (CSV) or its
-place in the list (JSON) and what is wrong with it. The entries' own rules (lengths, plain
-words, an offered language) are the caller's `check`."""
+"""A server's pronunciation dictionary as a file, and back: JSON (what `/dictionary export`
+gives by default) or CSV (`word,spoken,language`, for spreadsheets). Reading is bounded
+before the text is parsed (bytes, lines) and each bad entry is a `UserError` naming its line
+(CSV) or its place in the list (JSON) and what is wrong with it. The entries' own rules
+(lengths, plain words, an offered language) are the caller's `check`.
+
+A CSV cell a spreadsheet would take for a formula (`=`, `+`, `-`, `@`, a tab or a carriage
+return first) is written with a `'` before it, as spreadsheets mark text, and the `'` is
+dropped again on import: a word such as "=HYPERLINK(…)" stays a word when the file is opened."""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ VERSION = 1
 CSV_HEADER = ("word", "spoken", "language")
 ENTRY_KEYS = frozenset(CSV_HEADER)
 Check = Callable[[str, str, str | None], Pronunciation]  # word, spoken, language as written
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula
+TEXT_MARK = "'"
 
 
 def to_json(entries: list[Pronunciation]) -> bytes:
@@ -38,8 +44,20 @@ def to_csv(entries: list[Pronunciation]) -> bytes:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     for entry in entries:
-        writer.writerow((entry.word, entry.spoken, entry.language or ""))
+        writer.writerow((_as_text(entry.word), _as_text(entry.spoken), entry.language or ""))
     return out.getvalue().encode()
+
+
+def _as_text(cell: str) -> str:
+    """A cell a spreadsheet keeps as text. Cells already marked ("'=x") get one mark more, so
+    that `_unmarked` gives back exactly what was written."""
+    return TEXT_MARK + cell if cell.lstrip(TEXT_MARK).startswith(FORMULA_STARTS) else cell
+
+
+def _unmarked(cell: str) -> str:
+    """A CSV cell without the text mark `_as_text` (or a spreadsheet) put before a formula."""
+    marked = cell.startswith(TEXT_MARK) and cell.lstrip(TEXT_MARK).startswith(FORMULA_STARTS)
+    return cell[1:] if marked else cell
 
 
 def is_json(filename: str, text: str) -> bool:
@@ -117,7 +135,8 @@ def _parse_csv(text: str, check: Check, most: int) -> list[tuple[str, Pronunciat
                     "found {count} fields.", where=where, count=len(row),
                 ))  # fmt: skip
             language = row[2] if len(row) == 3 else None
-            entries.append((where, _checked(where, check, row[0], row[1], language)))
+            word, spoken = _unmarked(row[0]), _unmarked(row[1])
+            entries.append((where, _checked(where, check, word, spoken, language)))
     except csv.Error as error:
         raise UserError(tr(
             "Line {line}: this is not valid CSV ({problem}).",
@@ -140,7 +159,7 @@ def _parse_json(text: str, check: Check, most: int) -> list[tuple[str, Pronuncia
     if not isinstance(listed, list):
         raise UserError(tr(
             "This is not a dictionary file: expected a list of entries, or an object with "
-            "“entries”, as /dict export writes."
+            "“entries”, as /dictionary export writes."
         ))  # fmt: skip
     if len(listed) > most:
         raise UserError(tr("The file has more than {most} entries.", most=most))

@@ -21,9 +21,9 @@ COMMANDS = [
                           "`/voice forget-me`")),
     (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
                    "messages · `/set my_language` the language I read them in · "
-                   "`/set my_rate` how fast")),
+                   "`/set my_rate` how fast · `/dictionary list` how words are said here")),
     (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/config …` reading rules · "
-                                      "`/settings` shows them all · `/dict` pronunciations")),
+                                      "`/settings` shows them all · `/dict` how words are said")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
                           "`/blocked` lists them")),
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),

@@ -1,4 +1,5 @@
-"""What `/setup`, `/set ...`, `/settings` and `/dict ...` do, apart from the command glue."""
+"""What `/setup`, `/set ...`, `/settings`, `/dict ...` and `/dictionary ...` do, apart from the
+command glue."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import discord
 
 from bot.core.errors import UserError
-from bot.i18n.translate import language_name, lines, plural, tr
+from bot.i18n.translate import Phrase, joined, language_name, lines, longest, plural, tr
 from bot.services import dictionary_files
 from bot.services.downloads import read_capped
 from bot.services.replies import (
@@ -37,7 +38,7 @@ ALL_LANGUAGES = ("", "all", "*")  # what /dict add's language takes for an entry
 # with this cap: 200 entries of the longest fields, escaped, fit.
 IMPORT_MAX_BYTES = 256 * 1024
 IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is imported
-LIST_PAGE_CHARS = 1800  # a /dict list page, within Discord's 2,000 characters
+LIST_PAGE_CHARS = 1800  # a /dictionary list page, within Discord's 2,000 characters
 PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
 # Each language a member or server switches to may load a model (seconds of CPU, hundreds of
 # MB): at most this many changes per member (/set my_language) or server (/config language).
@@ -115,7 +116,7 @@ class SettingsService:
                       description=tr(spec.description)))
             for name, spec in SETTINGS.items()
         ]  # fmt: skip
-        fields.append(("dictionary", tr("{words} · /dict list", words=plural(words, "word"))))
+        fields.append(("dictionary", tr("{words} · /dictionary list", words=plural(words, "word"))))
         return Reply(
             "", title=tr("PocketVoice settings for {server}", server=guild.name), fields=fields
         )
@@ -185,7 +186,7 @@ class SettingsService:
         if chosen is None and others:
             raise UserError(tr(
                 "“{word}” is in the dictionary only for {languages}: give the language.",
-                word=word[:MAX_WORD], languages=", ".join(others),
+                word=word[:MAX_WORD], languages=joined([language_name(o) for o in others]),
             ))  # fmt: skip
         raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
 
@@ -203,14 +204,18 @@ class SettingsService:
             return Reply(tr("No word in the dictionary contains “{text}”.", text=needle[:MAX_WORD]))
         pages = _pages([_entry_line(e) for e in found], LIST_PAGE_CHARS)
         page = min(max(page, 1), len(pages))
-        text = "\n".join(pages[page - 1])
+        text = lines(*pages[page - 1])
         if len(pages) == 1:
             return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(found), text=text))
+        if page == len(pages):
+            more = tr("This is the last page.")
+        else:  # the same filter, on the next page
+            command = f"/dictionary list{f' contains:{needle}' if needle else ''} page:{page + 1}"
+            fence = "``" if "`" in command else "`"  # (a backtick in the filter)
+            more = tr("More with {command}.", command=f"{fence}{command}{fence}")
         return Reply(tr(
-            "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n"
-            "More with `/dict list page:{next}`.",
-            count=len(found), page=page, pages=len(pages), text=text,
-            next=page % len(pages) + 1,
+            "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n{more}",
+            count=len(found), page=page, pages=len(pages), text=text, more=more,
         ))  # fmt: skip
 
     async def dict_export(self, guild: discord.Guild, kind: str = "json") -> Reply:
@@ -435,35 +440,45 @@ def _plan(current: list[Pronunciation], incoming: list[Pronunciation]) -> _Plan:
     )  # fmt: skip
 
 
-def _entry_line(entry: Pronunciation) -> str:
-    where = f" [{entry.language}]" if entry.language else ""
-    return f"• {entry.word} → {entry.spoken}{where}"
+def _entry(entry: Pronunciation) -> Phrase:
+    """ "brb → be right back", and the language an entry is for, in the member's language."""
+    if entry.language is None:
+        return tr("{word} → {spoken}", word=entry.word, spoken=entry.spoken)
+    return tr("{word} → {spoken} [{language}]", word=entry.word, spoken=entry.spoken,
+              language=language_name(entry.language))  # fmt: skip
 
 
-def _preview(plan: _Plan) -> str:
-    """The changes, as many as fit a message (`+` added, `~` changed: was → now)."""
-    shown = [f"+ {_entry_line(e)[2:]}" for e in plan.added] + [
-        f"~ {_entry_line(e)[2:]} (was “{plan.was[e.key].spoken}”)" for e in plan.changed
+def _entry_line(entry: Pronunciation) -> Phrase:
+    return tr("• {entry}", entry=_entry(entry))
+
+
+def _preview(plan: _Plan) -> Phrase:
+    """The changes, as many as fit a message in any language (`+` added, `~` changed)."""
+    shown = [tr("+ {entry}", entry=_entry(e)) for e in plan.added] + [
+        tr("~ {entry} (was “{spoken}”)", entry=_entry(e), spoken=plan.was[e.key].spoken)
+        for e in plan.changed
     ]
     kept: list[str] = []
     used = 0
     for line in shown:
-        if used + len(line) > PREVIEW_CHARS:
-            kept.append(f"… +{len(shown) - len(kept)}")
+        if used + longest(line) > PREVIEW_CHARS:
+            kept.append(tr("… and {count} more", count=len(shown) - len(kept)))
             break
         kept.append(line)
-        used += len(line) + 1
-    return "\n".join(kept)
+        used += longest(line) + 1
+    return lines(*kept)
 
 
-def _pages(lines_: list[str], budget: int) -> list[list[str]]:
-    """Lines in pages of at most `budget` characters each (a line is never split)."""
-    pages: list[list[str]] = [[]]
+def _pages(lines_: list[Phrase], budget: int) -> list[list[Phrase]]:
+    """Lines in pages of at most `budget` characters each in any language (a line is never
+    split)."""
+    pages: list[list[Phrase]] = [[]]
     used = 0
     for line in lines_:
-        if pages[-1] and used + len(line) + 1 > budget:
+        size = longest(line) + 1
+        if pages[-1] and used + size > budget:
             pages.append([])
             used = 0
         pages[-1].append(line)
-        used += len(line) + 1
+        used += size
     return pages

@@ -1,12 +1,13 @@
 """The pronunciation dictionary end to end through the fake Discord: entries for one language
-or for all, export to a file and import from one (a preview, then a button), and /dict list
-filtered and in pages."""
+or for all, export to a file and import from one (a preview, then a button), /dictionary list
+filtered and in pages, for every member, in their language."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.e2e.test_languages import env_for, read_aloud
 from tests.fakediscord import FakeDiscord
 
 VOICE = FakeDiscord.VOICE_ID
+EVERYONE = FakeDiscord.EVERYONE_PERMISSIONS
 
 
 async def ask(fake: FakeDiscord, command: str, options: dict[str, Any], **how: Any) -> str:
@@ -40,8 +42,21 @@ def sent_file(response: dict[str, Any]) -> tuple[str, bytes]:
     return next(iter(files.items()))
 
 
-async def listed(fake: FakeDiscord, **options: Any) -> str:
-    return await ask(fake, "dict list", options)
+async def listed(fake: FakeDiscord, locale: str = "en-US", **options: Any) -> str:
+    """/dictionary list, as a member without Manage Server sees it."""
+    return await ask(fake, "dictionary list", options, permissions=EVERYONE, locale=locale)
+
+
+async def imported(fake: FakeDiscord, name: str, data: bytes) -> str:
+    """An admin imports a file and presses Import; the bot's last words."""
+    file = fake.attachment(name, data, "text/plain")
+    preview = await (
+        await fake.interaction("dict import", {"file": file}, permissions=ADMIN)
+    ).wait_final()
+    if not preview.get("components"):
+        return preview["content"]
+    done = await fake.click(preview, button(preview, "Import"), permissions=ADMIN)
+    return (await done.wait_content("Imported"))["content"]
 
 
 async def test_an_entry_for_one_language_wins_there_over_the_one_for_all(
@@ -95,7 +110,9 @@ async def test_export_then_import_previews_and_merges_on_the_button(
     await ask(fake, "dict add", {"word": "gg", "spoken": "good game", "language": "english"})
     await ask(fake, "dict add", {"word": "afk", "spoken": "away"})
 
-    exported = await (await fake.interaction("dict export", {}, permissions=ADMIN)).wait_final()
+    exported = await (
+        await fake.interaction("dictionary export", {}, permissions=EVERYONE)
+    ).wait_final()
     assert exported["content"].startswith("The dictionary (3 words)")
     name, data = sent_file(exported)
     assert name.endswith(".json")
@@ -107,7 +124,7 @@ async def test_export_then_import_previews_and_merges_on_the_button(
         {"word": "gg", "spoken": "good game", "language": "english"},
     ]
     as_csv = await (
-        await fake.interaction("dict export", {"format": "csv"}, permissions=ADMIN)
+        await fake.interaction("dictionary export", {"format": "csv"}, permissions=EVERYONE)
     ).wait_final()
     name, data = sent_file(as_csv)
     assert name.endswith(".csv")
@@ -258,8 +275,9 @@ async def test_list_filters_and_pages_within_a_message(running_bot: RunningBot) 
 
     first = await listed(fake)
     assert first.startswith("**Pronunciations** (60), page 1 of 2\n") and len(first) <= 2000
-    assert "More with `/dict list page:2`." in first
+    assert first.endswith("\nMore with `/dictionary list page:2`.")
     second = await listed(fake, page=2)
+    assert second.endswith("\nThis is the last page.")  # (not "page 1" again)
     assert second.startswith("**Pronunciations** (60), page 2 of 2\n") and len(second) <= 2000
     on_pages = [line for text in (first, second) for line in text.splitlines() if "→" in line]
     assert len(on_pages) == 60 and on_pages[0].startswith("• word00 →")  # each once, in order
@@ -269,3 +287,91 @@ async def test_list_filters_and_pages_within_a_message(running_bot: RunningBot) 
     assert some.startswith("**Pronunciations** (10)\n")
     assert [line.split()[1] for line in some.splitlines()[1:]] == [f"word1{i}" for i in range(10)]
     assert await listed(fake, contains="nothing") == "No word in the dictionary contains “nothing”."
+    # the next page's hint keeps the filter
+    filtered = await listed(fake, contains="Word")
+    assert filtered.startswith("**Pronunciations** (60), page 1 of 2\n")
+    assert filtered.endswith("\nMore with `/dictionary list contains:word page:2`.")
+    french = await listed(fake, locale="fr", contains="word", page=2)
+    assert french.startswith("**Prononciations** (60), page 2 sur 2\n")
+    assert french.endswith("\nC'est la dernière page.")
+
+
+async def test_members_read_the_dictionary_and_only_admins_change_it(
+    running_bot: RunningBot,
+) -> None:
+    fake = running_bot.fake
+    denied = await ask(fake, "dict add", {"word": "brb", "spoken": "x"}, permissions=EVERYONE)
+    assert "Manage Server" in denied
+    await ask(fake, "dict add", {"word": "brb", "spoken": "be right back"})
+    assert await listed(fake) == "**Pronunciations** (1)\n• brb → be right back"
+    exported = await (
+        await fake.interaction("dictionary export", {}, user="bob", permissions=EVERYONE)
+    ).wait_final()
+    assert json.loads(sent_file(exported)[1])["entries"][0]["word"] == "brb"
+    removing = await ask(fake, "dict remove", {"word": "brb"}, permissions=EVERYONE)
+    assert "Manage Server" in removing
+    assert "brb" in await listed(fake)
+
+
+async def test_languages_and_the_preview_are_said_in_the_members_language(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
+        await _languages_and_the_preview(run.fake)
+
+
+async def _languages_and_the_preview(fake: FakeDiscord) -> None:
+    await ask(fake, "dict add", {"word": "gif", "spoken": "jif", "language": "french"})
+    await ask(fake, "dict add", {"word": "gif", "spoken": "djif", "language": "english"})
+    assert "• gif → jif [français]" in await listed(fake, locale="fr")
+    assert "• gif → jif [french]" in await listed(fake)
+    only_some = await ask(fake, "dict remove", {"word": "gif"}, locale="fr")
+    assert only_some == (
+        "« gif » n'est dans le dictionnaire que pour anglais, français : précisez la langue."
+    )
+
+    async def preview(rows: str) -> str:
+        upload = fake.attachment("d.csv", rows.encode(), "text/csv")
+        asked = await fake.interaction(
+            "dict import", {"file": upload}, permissions=ADMIN, locale="fr"
+        )
+        return str((await asked.wait_final())["content"])
+
+    # an import preview: what changes, and what it was
+    changed = await preview("gif,graphics,french\nbrb,be right back\n")
+    assert "+ brb → be right back\n~ gif → graphics [français] (avant : « jif »)" in changed
+    assert "was" not in changed and "[french]" not in changed
+    # past what fits a message, how many more
+    rows = "".join(f"word{i:02d},how to say word number {i}\n" for i in range(60))
+    many = await preview(rows)
+    assert "+ word00 → how to say word number 0" in many and len(many) <= 2000
+    assert re.search(r"\n… et \d+ de plus\n", many), many
+
+
+async def test_a_csv_export_cannot_be_taken_for_formulas(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    words = {"=SUM(A1)": "sum", "+cmd": "plus", "-ish": "ish", "@home": "at home",
+             "'=x": "marked", "'til": "until"}  # fmt: skip
+    for word, spoken in words.items():
+        await ask(fake, "dict add", {"word": word, "spoken": spoken})
+    as_csv = await (
+        await fake.interaction("dictionary export", {"format": "csv"}, permissions=EVERYONE)
+    ).wait_final()
+    data = sent_file(as_csv)[1]
+    cells = {row[1]: row[0] for row in csv.reader(io.StringIO(data.decode()))}
+    assert cells == {
+        "spoken": "word", "sum": "'=SUM(A1)", "plus": "'+cmd", "ish": "'-ish",
+        "at home": "'@home", "marked": "''=x", "until": "'til",
+    }  # fmt: skip
+    # imported again, the file is the dictionary as it is: the marks are dropped
+    assert "nothing to import" in await imported(fake, "d.csv", data)
+    for word in words:
+        await ask(fake, "dict remove", {"word": word})
+    assert await imported(fake, "d.csv", data) == (
+        "Imported: 6 added, 0 changed; the dictionary has 6 words."
+    )
+    exported = await (
+        await fake.interaction("dictionary export", {}, permissions=EVERYONE)
+    ).wait_final()
+    entries = json.loads(sent_file(exported)[1])["entries"]
+    assert {e["word"]: e["spoken"] for e in entries} == words

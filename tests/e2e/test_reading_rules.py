@@ -248,3 +248,30 @@ async def test_the_stage_audience_is_not_read(running_bot: RunningBot) -> None:
     assert await outcome(running_bot, await fake.post("bob", "let me in")) == "read"
     texts = await spoken_texts(running_bot, 2)
     assert texts == ["Alice said on stage", "Bob said let me in"]
+
+
+async def test_each_name_a_webhook_posts_under_is_an_author_of_its_own(
+    running_bot: RunningBot,
+) -> None:
+    """Tupperbox and bridges post many people through one webhook (one id): "NAME said" and
+    the rate limit go by the name it posts under, not by the webhook."""
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    for setting, value in (("bot_ignore", False), ("rate_limit", 2)):
+        await (
+            await fake.interaction(f"config {setting}", {"value": value}, permissions=ADMIN)
+        ).wait_final()
+    assert await outcome(running_bot, await fake.post("alice", "hello")) == "read"
+    carol = [await fake.post_webhook("Carol", text, hook="Tupperbox") for text in ("one", "two")]
+    assert carol[0]["webhook_id"] == carol[1]["webhook_id"]
+    for message in carol:
+        assert await outcome(running_bot, message) == "read"
+    third = await fake.post_webhook("Carol", "three", hook="Tupperbox")
+    assert await outcome(running_bot, third) == "rate limited"  # Carol's own limit ...
+    dave = await fake.post_webhook("Dave", "four", hook="Tupperbox")
+    assert dave["webhook_id"] == carol[0]["webhook_id"]
+    assert await outcome(running_bot, dave) == "read"  # ... not Dave's
+    texts = await spoken_texts(running_bot, 4)
+    # Carol's second message goes without her name again; Dave's is never taken for hers
+    assert texts == ["Alice said hello", "Carol said one", "two", "Dave said four"]

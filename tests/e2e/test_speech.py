@@ -203,7 +203,7 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         assert names == {
             "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
             "botstats", "clone", "voice", "setup", "settings", "set", "config", "dict", "help",
-            "block", "unblock", "blocked",
+            "block", "unblock", "blocked", "dictionary",
         }  # fmt: skip
         shown_to = {
             c["name"]: int(c["default_member_permissions"])
@@ -216,6 +216,10 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
             "block": manage_messages,
             "unblock": manage_messages, "blocked": manage_messages,
         }  # fmt: skip
+        # the dictionary: everyone reads it (/dictionary), only admins change it (/dict)
+        by_name = {c["name"]: c for c in fake.registered_commands}
+        assert {o["name"] for o in by_name["dictionary"]["options"]} == {"list", "export"}
+        assert {o["name"] for o in by_name["dict"]["options"]} == {"add", "remove", "import"}
         assert not fake.identified.is_set()  # no gateway session was needed
         # every description has its French, the message menu its French name
         untranslated = []

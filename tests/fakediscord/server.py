@@ -496,11 +496,15 @@ class FakeDiscord:
         await self.dispatch("MESSAGE_CREATE", message)
         return message
 
-    async def post_webhook(self, name: str, content: str, channel_id: str | None = None) -> JSON:
+    async def post_webhook(
+        self, name: str, content: str, channel_id: str | None = None, *, hook: str | None = None
+    ) -> JSON:
         """A webhook named `name` (a bridge, Tupperbox, StreamerBot) posts in a channel, as
         Discord sends it: the author is the webhook (its id, its name, discriminator "0000",
-        `bot` true), `webhook_id` is set, and there is no `member`."""
-        webhook_id = self.webhooks.setdefault(name, snowflake())
+        `bot` true), `webhook_id` is set, and there is no `member`. With `hook`, the webhook
+        called so posts under the name `name` (as Tupperbox posts each persona through one
+        webhook, with the same id: a name given with each message)."""
+        webhook_id = self.webhooks.setdefault(hook or name, snowflake())
         message = self._message_json(content, channel_id=channel_id)
         message["author"] = {
             "id": webhook_id, "username": name, "avatar": None, "discriminator": "0000",

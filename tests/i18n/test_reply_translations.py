@@ -108,7 +108,7 @@ async def test_a_french_client_gets_french_replies_errors_and_embeds(
     assert embed["title"].startswith("Réglages de PocketVoice pour ")
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert fields["xsaid"] == "désactivé · Dire qui parle (« NOM a dit »)"
-    assert fields["dictionary"] == "0 mots · /dict list"
+    assert fields["dictionary"] == "0 mots · /dictionary list"
     helped = await (await fake.interaction("help", locale="fr")).wait_response(2)
     assert helped["embeds"][0]["title"] == "Ce que je sais faire"
     names = [f["name"] for f in helped["embeds"][0]["fields"]]
