@@ -260,7 +260,7 @@ async def test_the_bot_with_sync_commands_registers_the_tree_sync_registers(
         running.fake.registered_commands = []
         await sync_commands(load_settings(running.fake.env, dotenv_path=None))
         by_sync = registered(running.fake)
-    assert len(by_the_bot) == 20
+    assert len(by_the_bot) == 21
     assert by_sync == by_the_bot
 
 
