@@ -71,24 +71,27 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     return command
 
 
+def _language_choices(
+    interaction: discord.Interaction, current: str, first: str
+) -> list[app_commands.Choice[str]]:
+    """`first`, then the languages the operator offers (read from the installed pocket-tts)."""
+    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
+    offered = bot.models.languages if bot.models is not None else ()
+    names = [first, *offered]
+    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+
+
 async def _languages(
     interaction: discord.Interaction, current: str
 ) -> list[app_commands.Choice[str]]:
-    """The languages the operator offers (read from the installed pocket-tts)."""
-    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
-    offered = bot.models.languages if bot.models is not None else ()
-    names = ["none", *offered]
-    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+    return _language_choices(interaction, current, "none")
 
 
 async def _dictionary_languages(
     interaction: discord.Interaction, current: str
 ) -> list[app_commands.Choice[str]]:
     """An entry's language: all, or one the bot speaks (the service checks it again)."""
-    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
-    offered = bot.models.languages if bot.models is not None else ()
-    names = ["all", *offered]
-    return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+    return _language_choices(interaction, current, "all")
 
 
 async def _builtin_voices(
