@@ -3,6 +3,7 @@ Discord's VOICE_STATE_UPDATE events."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Iterator
@@ -196,3 +197,71 @@ async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
         await spoken_after(run, 1)
         notice = speaker(run).history[0]
         assert (notice.text, notice.model_samples) == ("Bob joined", MODEL_RATE)
+
+
+async def notices_on(running: RunningBot) -> None:
+    fake = running.fake
+    await fake.set_voice_state("alice", VOICE)
+    await (await fake.interaction("join")).wait_final()
+    on = await fake.interaction("config join_leave", {"value": True}, permissions=ADMIN)
+    await on.wait_final()
+
+
+async def test_no_notice_for_blocked_members_nor_the_ignored_role(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    """A blocked member's name (their /set nick, chosen by them) is not said, nor that of a
+    member with the server's ignored role."""
+    fake = running_bot.fake
+    await notices_on(running_bot)
+    nick = await fake.interaction("set nick", {"name": "Mallory"}, user="bob")
+    await nick.wait_final()
+    blocked = await fake.interaction(
+        "block", {"member": fake.humans["bob"]}, permissions=ADMIN | (1 << 13)
+    )
+    assert " is blocked" in (await blocked.wait_final())["content"]
+    assert await moved(running_bot, notices, "bob", VOICE) == "blocked by a moderator"
+    unblocked = await fake.interaction(
+        "unblock", {"member": fake.humans["bob"]}, permissions=ADMIN | (1 << 13)
+    )
+    await unblocked.wait_final()
+    # (a refusal does not count as an announcement: unblocked, they are announced at once)
+    assert await moved(running_bot, notices, "bob", None) == "left"
+    assert await spoken_after(running_bot, 1) == ["Mallory left"]
+    role = await fake.add_role("No TTS")
+    fake.give_role("bob", role)
+    ignored = await fake.interaction("config ignored_role", {"value": role}, permissions=ADMIN)
+    await ignored.wait_final()
+    assert await moved(running_bot, notices, "bob", VOICE) == "has the ignored role"
+    assert len(speaker(running_bot).history) == 1
+
+
+async def test_a_notice_says_names_as_the_dictionary_says_for_its_language(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    fake = running_bot.fake
+    await notices_on(running_bot)
+    entry = await fake.interaction(
+        "dict add", {"word": "Bob", "spoken": "Bobby", "language": "english"}, permissions=ADMIN
+    )
+    assert "“Bobby”" in (await entry.wait_final())["content"]
+    assert await moved(running_bot, notices, "bob", VOICE) == "joined"
+    assert await spoken_after(running_bot, 1) == ["Bobby joined"]
+
+
+async def test_two_quick_moves_are_announced_once(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    """In and out at once: the second event comes while the first is still deciding."""
+    fake = running_bot.fake
+    await notices_on(running_bot)
+    seen = len(notices.outcomes)
+    bob = int(fake.humans["bob"].id)
+    await asyncio.gather(fake.set_voice_state("bob", VOICE), fake.set_voice_state("bob", None))
+
+    def outcomes() -> list[str]:
+        return sorted(o for m, o in notices.outcomes[seen:] if m == bob)
+
+    await fake.wait_for(lambda: len(outcomes()) == 2, 10, "both decisions")
+    assert outcomes() == ["announced lately", "joined"]
+    assert await spoken_after(running_bot, 1) == ["Bob joined"]
