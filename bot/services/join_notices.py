@@ -5,8 +5,8 @@ bot is in is announced in the bot's voice (the server's default voice), in the s
 language, under the name they are read by (their /set nick, else their server name). Never
 the bot itself, other bots, members who opted out of being read, members blocked by the
 server's moderators or with its ignored role; a member who flaps in and out is announced at
-most once a minute. A notice waits its turn in the server's queue like a
-message, and is dropped rather than pushing a message out when the queue is full.
+most once a minute. A notice waits its turn in the server's queue like a message, and is
+dropped rather than pushing a message out when the queue is full.
 """
 
 from __future__ import annotations

@@ -204,8 +204,8 @@ class SpeechService:
             language = self.language
         try:
             await self._say(member, channel, text, spoken, language, requested_at, epoch)
-        except UserError:  # (blocked meanwhile, the queue full): nobody to tell now
-            pass
+        except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
+            log.info("speech after loading the %s model not said: %s", language, error)
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak after loading the %s model", language)
 
