@@ -233,6 +233,7 @@ async def test_no_notice_for_blocked_members_nor_the_ignored_role(
     fake.give_role("bob", role)
     ignored = await fake.interaction("config ignored_role", {"value": role}, permissions=ADMIN)
     await ignored.wait_final()
+    a_minute_later(running_bot)
     assert await moved(running_bot, notices, "bob", VOICE) == "has the ignored role"
     assert len(speaker(running_bot).history) == 1
 
