@@ -225,11 +225,11 @@ class PocketVoiceBot(commands.AutoShardedBot):
         )
         self.voices = VoiceService(library, self.speech, self.engine)
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)
-        self.blocks.on_block = self.reader.drop_author
+        self.blocks.on_block = self.speech.drop_waiting
         self.notices = JoinNotices(self.db, self.speech)
         self.settings_service = SettingsService(
             self.db, self.models.languages, can_load=self.models.check_loadable,
-            ssl_context=ssl_context(self.settings),
+            ssl_context=ssl_context(self.settings), blocks=self.blocks,
         )  # fmt: skip
         self._idle_task = supervise(self._leave_when_idle, "idle-watch")
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]

@@ -45,7 +45,10 @@ class ModerationCog(commands.Cog):
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
-            interaction, lambda: self.bot.blocks.unblock(interaction.permissions, guild, member)
+            interaction,
+            lambda: self.bot.blocks.unblock(
+                interaction.permissions, guild, interaction.user, member
+            ),
         )
 
     @app_commands.command(name="blocked", description="The members the bot does not speak for")

@@ -367,6 +367,14 @@ FRENCH_REPLIES: dict[str, str] = {
     "{member} was blocked already; the reason is updated.": (
         "{member} était déjà bloqué ; la raison est mise à jour."
     ),
+    "{member} was blocked already.": "{member} était déjà bloqué.",
+    "Administrators cannot be blocked.": "Les administrateurs ne peuvent pas être bloqués.",
+    "You can only block members whose highest role is below yours.": (
+        "Vous ne pouvez bloquer que les membres dont le rôle le plus élevé est sous le vôtre."
+    ),
+    "You cannot unblock yourself: ask another moderator.": (
+        "Vous ne pouvez pas vous débloquer vous-même : demandez à un autre modérateur."
+    ),
     "{member} is blocked: I will not read their messages or speak for them in this server. "
     "/unblock undoes it.": (
         "{member} est bloqué : je ne lirai plus ses messages et ne parlerai plus pour lui sur "

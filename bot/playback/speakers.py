@@ -51,6 +51,8 @@ class Utterance:
     # the whole text is a short phrase said again and again ("Alice joined"): played from the
     # phrase cache when it is there, and kept there once synthesized
     phrase: bool = False
+    # whose words these are (a message's author, /say's member): a block drops them waiting
+    author_id: int | None = None
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -142,6 +144,19 @@ class GuildSpeaker:
                 self._queue.remove(utterance)
                 return True
         return False
+
+    def drop_author(self, author_id: int) -> int:
+        """Forget the waiting utterances of one member (blocked meanwhile); how many."""
+        dropped = 0
+        if self._next is not None and self._next.utterance.author_id == author_id:
+            self._cancel_next()
+            dropped = 1
+        waiting = [utterance for utterance in self._queue if utterance.author_id == author_id]
+        for utterance in waiting:
+            self._queue.remove(utterance)
+        if dropped:
+            self.prepare_next()
+        return dropped + len(waiting)
 
     def replace_text(self, message_id: int, text: str) -> bool:
         """Read the edited text of a message that is still waiting."""

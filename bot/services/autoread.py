@@ -115,6 +115,7 @@ class AutoReader:
     async def handle(self, message: discord.Message) -> str:
         """Read the message if the rules say so; returns 'read' or why it was not."""
         arrived = self.clock()
+        epoch = self.speech.blocks.epoch  # a block from now on drops it still
         guild = message.guild
         if guild is None:
             return "not in a server"
@@ -188,7 +189,10 @@ class AutoReader:
             language=model,
             on_start=reading,
             rate=spoken.rate,
+            author_id=author.id,
         )
+        if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
+            return "blocked by a moderator"  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading
         return "read"
@@ -260,15 +264,6 @@ class AutoReader:
         recent.append(now)
         table[(guild_id, user_id)] = recent  # (re)starts its time to live
         return False
-
-    def drop_author(self, guild_id: int, user_id: int) -> int:
-        """A member was blocked: their readings still waiting here are dropped; how many."""
-        speaker = self.scheduler.get(guild_id)
-        if speaker is None:
-            return 0
-        waiting = [message_id for message_id, reading in list(self._readings.items())
-                   if reading.guild_id == guild_id and reading.author_id == user_id]  # fmt: skip
-        return sum(speaker.drop(message_id) for message_id in waiting)
 
     def forget_guild(self, guild_id: int) -> None:
         """The bot left a server: drop what it remembered there."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import cachetools
 import discord
 
 from bot.core.errors import UserError
@@ -22,6 +23,7 @@ from bot.storage.database import Database
 MAX_REASON = 200  # characters of a block's reason
 PAGE_SIZE = 10  # blocks shown per page of /blocked
 MAX_PAGE = 1_000  # past it a page number is refused, not looked up
+MAX_RECENT = 10_000  # blocks remembered in memory (`blocked_since`)
 
 BLOCKED_NOTICE = tr("A moderator has stopped me speaking for you in this server.")
 
@@ -43,12 +45,35 @@ def _reason(raw: str | None) -> str | None:
     return reason or None
 
 
+def _check_rank(
+    guild: discord.Guild, moderator: discord.Member | discord.User,
+    member: discord.Member | discord.User,
+) -> None:  # fmt: skip
+    """As Discord ranks moderators: no blocking an administrator, nor anyone whose highest
+    role is as high as the moderator's (the owner excepted)."""
+    if not isinstance(member, discord.Member):
+        return  # not in the server any more: no rank to outrank
+    resolved = member.resolved_permissions
+    if member.guild_permissions.administrator or (resolved is not None and resolved.administrator):
+        raise UserError(tr("Administrators cannot be blocked."))
+    if moderator.id == guild.owner_id or not isinstance(moderator, discord.Member):
+        return
+    if member.top_role >= moderator.top_role:
+        raise UserError(tr(
+            "You can only block members whose highest role is below yours."
+        ))  # fmt: skip
+
+
 class BlockService:
     def __init__(self, db: Database) -> None:
         self.db = db
-        # called with (server, member) when a member is blocked: the bot drops the readings
-        # of theirs still waiting (`AutoReader.drop_author`)
+        # called with (server, member) when a member is blocked: the bot drops what they
+        # have waiting to be said (`SpeechService.drop_waiting`)
         self.on_block: Callable[[int, int], object] | None = None
+        # blocks made here, counted: what was asked before a block and is about to be spoken
+        # after it (a voice connect, a model's load in between) is dropped, with no query
+        self.epoch = 0
+        self._recent: cachetools.LRUCache[tuple[int, int], int] = cachetools.LRUCache(MAX_RECENT)
 
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
         return await self.db.blocks.is_blocked(guild_id, user_id)
@@ -67,6 +92,11 @@ class BlockService:
             raise UserError(BLOCKED_NOTICE)
         raise QuietRefusal(BLOCKED_NOTICE)
 
+    def blocked_since(self, guild_id: int, user_id: int, epoch: int) -> bool:
+        """Blocked here since `epoch` (an `epoch` read before the block check), by this
+        process: then what they asked for is not spoken (no query)."""
+        return self._recent.get((guild_id, user_id), -1) >= epoch
+
     # ---- moderators ------------------------------------------------------------------------
     async def block(
         self, permissions: discord.Permissions, guild: discord.Guild,
@@ -84,10 +114,15 @@ class BlockService:
             raise UserError(tr("I cannot block myself."))
         if member.id == guild.owner_id:
             raise UserError(tr("The server's owner cannot be blocked."))
+        _check_rank(guild, moderator, member)
         added = await self.db.blocks.add(guild.id, member.id, moderator.id, reason)
         if not added:
+            if reason is None:  # the reason given before is kept
+                return Reply(tr("{member} was blocked already.", member=member.mention))
             return Reply(tr("{member} was blocked already; the reason is updated.",
                             member=member.mention))  # fmt: skip
+        self._recent[(guild.id, member.id)] = self.epoch
+        self.epoch += 1
         if self.on_block is not None:
             self.on_block(guild.id, member.id)  # what they have waiting is not read either
         return Reply(tr(
@@ -98,11 +133,14 @@ class BlockService:
 
     async def unblock(
         self, permissions: discord.Permissions, guild: discord.Guild,
-        member: discord.Member | discord.User,
+        moderator: discord.Member | discord.User, member: discord.Member | discord.User,
     ) -> Reply:  # fmt: skip
         require_moderator(permissions)
+        if member.id == moderator.id and member.id != guild.owner_id:
+            raise UserError(tr("You cannot unblock yourself: ask another moderator."))
         if not await self.db.blocks.remove(guild.id, member.id):
             raise UserError(tr("{member} is not blocked.", member=member.mention))
+        self._recent.pop((guild.id, member.id), None)
         return Reply(tr("{member} is no longer blocked.", member=member.mention))
 
     async def listing(

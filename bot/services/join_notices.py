@@ -3,9 +3,10 @@
 With the server setting `join_leave` on, a member coming into or going out of the channel the
 bot is in is announced in the bot's voice (the server's default voice), in the server's
 language, under the name they are read by (their /set nick, else their server name). Never
-the bot itself, other bots, or members who opted out of being read; a member who flaps in and
-out is announced at most once a minute. A notice waits its turn in the server's queue like a
-message, and is dropped rather than pushing a message out when the queue is full.
+the bot itself, other bots, members who opted out of being read, members blocked by the
+server's moderators or with its ignored role; a member who flaps in and out is announced at
+most once a minute. A notice waits its turn in the server's queue like a message, and is
+dropped rather than pushing a message out when the queue is full.
 """
 
 from __future__ import annotations
@@ -68,13 +69,19 @@ class JoinNotices:
         settings = await self.db.guilds.get(guild.id)
         if not settings.join_leave:
             return "notices off"
+        if settings.ignored_role and any(r.id == settings.ignored_role for r in member.roles):
+            return "has the ignored role"
         key = (guild.id, member.id)
         if key in self._announced:
             return "announced lately"
+        self._announced[key] = self.clock()  # before any wait: a second event finds it
         spoken = await self.speech.spoken(member.id, guild.id, server=settings)
+        if spoken.member.blocked:
+            self._announced.pop(key, None)
+            return "blocked by a moderator"  # (their /set nick is theirs to choose)
         if not spoken.member.autoread:
+            self._announced.pop(key, None)
             return "member opted out"
-        self._announced[key] = self.clock()
         started = self.clock()
         # the server's language (not the member's own): the bot speaks to the channel
         wanted = self.speech.how_spoken.language_of(MemberSettings(), settings)
@@ -88,7 +95,7 @@ class JoinNotices:
             skip_emoji=settings.skip_emoji,
             repeated_characters=settings.repeated_characters,
             max_length=settings.max_length,
-            dictionary=await self.db.dictionary.entries(guild.id),
+            dictionary=await self.db.dictionary.entries(guild.id, language),
             language=language,
         )
         name = spoken.member.nick or member.display_name

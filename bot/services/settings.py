@@ -15,6 +15,7 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import Phrase, joined, language_name, lines, longest, plural, tr
 from bot.services import dictionary_files
+from bot.services.blocks import BlockService
 from bot.services.downloads import read_capped
 from bot.services.replies import (
     Confirmation,
@@ -55,12 +56,14 @@ class SettingsService:
     def __init__(
         self, db: Database, languages: tuple[str, ...] = (),
         can_load: Callable[[str], Awaitable[None]] | None = None,
-        ssl_context: ssl.SSLContext | None = None,
+        ssl_context: ssl.SSLContext | None = None, *, blocks: BlockService,
     ) -> None:  # fmt: skip
         """`can_load`: raises a UserError with the reason when a language's model cannot be
         loaded (ModelPool.check_loadable); `ssl_context`: the one Discord's files are fetched
-        with (members' attachments)."""
+        with (members' attachments); `blocks`: a blocked member cannot choose the name they
+        are read by."""
         self.db = db
+        self.blocks = blocks
         self.ssl_context = ssl_context
         self.languages = languages  # what servers and members may choose
         self.can_load = can_load
@@ -361,6 +364,8 @@ class SettingsService:
         own = target.id == invoker.id
         if not own:
             require_manage_nicknames(permissions)
+        else:  # a name they choose is spoken (others' messages, join notices)
+            await self.blocks.check(invoker.id, guild.id)
         nick = " ".join(nick.split())
         if nick.lower() in ("", "none", "reset"):
             await self.db.members.set_nick(target.id, guild.id, None)

@@ -121,6 +121,7 @@ class SpeechService:
 
     async def say(self, member: discord.Member | discord.User, text: str) -> str:
         requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
+        epoch = self.blocks.epoch  # a block from now on drops it still (see `_speak`)
         guild = getattr(member, "guild", None)
         spoken = await self.spoken(member.id, guild.id) if guild is not None else None
         await self.blocks.check(member.id, guild.id if guild is not None else None,
@@ -134,7 +135,8 @@ class SpeechService:
         fallback = self.fallback
         if self.needs_loading(language) and fallback.failed_lately(language):
             # it failed to load a moment ago: the default speaks now, and the member is told
-            said = await self._say(member, channel, text, spoken, self.language, requested_at)
+            said = await self._say(member, channel, text, spoken, self.language, requested_at,
+                                   epoch)  # fmt: skip
             return lines(fallback.notice(language, self.language), said)
         if self.needs_loading(language):
             wait = tr(
@@ -148,10 +150,10 @@ class SpeechService:
                 voice=voice, language=named, channel=channel.mention,
             )  # fmt: skip
         else:
-            return await self._say(member, channel, text, spoken, language, requested_at)
+            return await self._say(member, channel, text, spoken, language, requested_at, epoch)
         await self.ensure_connected(channel)
         task = asyncio.create_task(
-            self._say_once_loaded(member, channel, text, spoken, language, requested_at)
+            self._say_once_loaded(member, channel, text, spoken, language, requested_at, epoch)
         )
         self._loading.add(task)
         task.add_done_callback(self._loading.discard)
@@ -159,7 +161,7 @@ class SpeechService:
 
     async def _say(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        spoken: HowSpoken, language: str, requested_at: float,
+        spoken: HowSpoken, language: str, requested_at: float, epoch: int,
     ) -> str:  # fmt: skip
         voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.name)
@@ -172,9 +174,10 @@ class SpeechService:
             lead=lead,
             language=self.model_language(language),
             rate=spoken.rate,
+            author_id=member.id,
         )
         full = self.scheduler.deadlines.at_capacity()
-        ahead = await self._speak(channel, utterance)
+        ahead = await self._speak(channel, utterance, epoch)
         if ahead == 0 and full:
             return tr(
                 "I am speaking in as many servers as I can carry: yours starts in {channel} "
@@ -189,7 +192,7 @@ class SpeechService:
 
     async def _say_once_loaded(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        spoken: HowSpoken, language: str, requested_at: float,
+        spoken: HowSpoken, language: str, requested_at: float, epoch: int,
     ) -> None:  # fmt: skip
         """Speak once the model is loaded; if it cannot be, in the default language, and the
         voice channel's chat is told once (the member's "Loading…" reply cannot be edited
@@ -201,7 +204,9 @@ class SpeechService:
             await self.fallback.tell(channel, channel.guild, language, self.language)
             language = self.language
         try:
-            await self._say(member, channel, text, spoken, language, requested_at)
+            await self._say(member, channel, text, spoken, language, requested_at, epoch)
+        except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
+            log.info("speech after loading the %s model not said: %s", language, error)
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak after loading the %s model", language)
 
@@ -242,16 +247,32 @@ class SpeechService:
             member, channel.guild.id, text, voice, "speech on request", announced=announced,
             said=said,
         )  # fmt: skip
-        utterance = Utterance(text, voice.spec, language=self.model_language(language), rate=rate)
+        utterance = Utterance(
+            text, voice.spec, language=self.model_language(language), rate=rate,
+            author_id=member.id,
+        )  # fmt: skip
         await self._speak(channel, utterance)
         return channel
 
-    async def _speak(self, channel: VoiceChannel, utterance: Utterance) -> int:
+    async def _speak(
+        self, channel: VoiceChannel, utterance: Utterance, epoch: int | None = None
+    ) -> int:
+        """Queue it once connected; unless its member was blocked since `epoch` meanwhile."""
         await self.ensure_connected(channel)
+        author = utterance.author_id
+        if (epoch is not None and author is not None
+                and self.blocks.blocked_since(channel.guild.id, author, epoch)):  # fmt: skip
+            await self.blocks.check(author, channel.guild.id, blocked=True)
         try:
             return self.scheduler.speaker(channel.guild).enqueue(utterance)
         except QueueFullError:
             raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
+
+    def drop_waiting(self, guild_id: int, user_id: int) -> int:
+        """A member was blocked: what they have waiting to be said here (their messages, their
+        /say) is dropped; how many."""
+        speaker = self.scheduler.get(guild_id)
+        return 0 if speaker is None else speaker.drop_author(user_id)
 
     async def join(self, member: discord.Member | discord.User) -> str:
         channel = self.caller_channel(member)

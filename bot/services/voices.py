@@ -194,6 +194,7 @@ class VoiceService:
     async def preview_button(
         self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
     ) -> Reply:
+        await self.speech.blocks.check(member.id, guild_id)  # as /voice preview
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))

@@ -430,12 +430,15 @@ class MemberSettingsRepository:
         )  # fmt: skip
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
+        """The /set nicks of these members here; not a blocked member's (a name they chose
+        would still be spoken in others' messages)."""
         if not user_ids:
             return {}
         marks = ",".join("?" * len(user_ids))
         rows = await self._db.fetch(
-            f"SELECT user_id, nick FROM member_settings WHERE guild_id = ? AND nick IS NOT NULL"
-            f" AND user_id IN ({marks})",
+            f"SELECT user_id, nick FROM member_settings m WHERE guild_id = ? AND nick IS NOT NULL"
+            f" AND user_id IN ({marks}) AND NOT EXISTS (SELECT 1 FROM member_blocks b"
+            f" WHERE b.guild_id = m.guild_id AND b.user_id = m.user_id)",
             guild_id, *user_ids,
         )  # fmt: skip
         return {row[0]: row[1] for row in rows}
@@ -566,8 +569,8 @@ class BlockRepository:
 
     async def add(self, guild_id: int, user_id: int, moderator_id: int,
                   reason: str | None) -> bool:  # fmt: skip
-        """Block a member here; False when they were blocked already (the reason and the
-        moderator are then updated, and whether they were told is kept)."""
+        """Block a member here; False when they were blocked already (the moderator is then
+        updated, the reason too when one is given, and whether they were told is kept)."""
         added = await self._db.execute(
             "INSERT INTO member_blocks (guild_id, user_id, moderator_id, reason, blocked_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO NOTHING",
@@ -575,7 +578,7 @@ class BlockRepository:
         )  # fmt: skip
         if not added:
             await self._db.execute(
-                "UPDATE member_blocks SET moderator_id = ?, reason = ?"
+                "UPDATE member_blocks SET moderator_id = ?, reason = COALESCE(?, reason)"
                 " WHERE guild_id = ? AND user_id = ?",
                 moderator_id, reason, guild_id, user_id,
             )  # fmt: skip

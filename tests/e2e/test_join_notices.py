@@ -3,11 +3,13 @@ Discord's VOICE_STATE_UPDATE events."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import discord
 import numpy as np
 import pytest
 
@@ -196,3 +198,77 @@ async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
         await spoken_after(run, 1)
         notice = speaker(run).history[0]
         assert (notice.text, notice.model_samples) == ("Bob joined", MODEL_RATE)
+
+
+async def notices_on(running: RunningBot) -> None:
+    fake = running.fake
+    await fake.set_voice_state("alice", VOICE)
+    await (await fake.interaction("join")).wait_final()
+    on = await fake.interaction("config join_leave", {"value": True}, permissions=ADMIN)
+    await on.wait_final()
+
+
+async def test_no_notice_for_blocked_members_nor_the_ignored_role(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    """A blocked member's name (their /set nick, chosen by them) is not said, nor that of a
+    member with the server's ignored role."""
+    fake = running_bot.fake
+    await notices_on(running_bot)
+    nick = await fake.interaction("set nick", {"name": "Mallory"}, user="bob")
+    await nick.wait_final()
+    blocked = await fake.interaction(
+        "block", {"member": fake.humans["bob"]}, permissions=ADMIN | (1 << 13)
+    )
+    assert " is blocked" in (await blocked.wait_final())["content"]
+    assert await moved(running_bot, notices, "bob", VOICE) == "blocked by a moderator"
+    unblocked = await fake.interaction(
+        "unblock", {"member": fake.humans["bob"]}, permissions=ADMIN | (1 << 13)
+    )
+    await unblocked.wait_final()
+    # (a refusal does not count as an announcement: unblocked, they are announced at once)
+    assert await moved(running_bot, notices, "bob", None) == "left"
+    assert await spoken_after(running_bot, 1) == ["Mallory left"]
+    role = await fake.add_role("No TTS")
+    fake.give_role("bob", role)
+    ignored = await fake.interaction("config ignored_role", {"value": role}, permissions=ADMIN)
+    await ignored.wait_final()
+    a_minute_later(running_bot)
+    assert await moved(running_bot, notices, "bob", VOICE) == "has the ignored role"
+    assert len(speaker(running_bot).history) == 1
+
+
+async def test_a_notice_says_names_as_the_dictionary_says_for_its_language(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    fake = running_bot.fake
+    await notices_on(running_bot)
+    entry = await fake.interaction(
+        "dict add", {"word": "Bob", "spoken": "Bobby", "language": "english"}, permissions=ADMIN
+    )
+    assert "“Bobby”" in (await entry.wait_final())["content"]
+    assert await moved(running_bot, notices, "bob", VOICE) == "joined"
+    assert await spoken_after(running_bot, 1) == ["Bobby joined"]
+
+
+async def test_two_quick_moves_are_announced_once(
+    running_bot: RunningBot, notices: Notices
+) -> None:
+    """In and out at once: the second event comes while the first is still deciding. (Called
+    directly: discord.py hands both handlers the member's one live voice state, so two events
+    it reads in one go look like none.)"""
+    fake, bot = running_bot.fake, running_bot.bot
+    await notices_on(running_bot)
+    guild = bot.get_guild(int(FakeDiscord.GUILD_ID))
+    assert guild is not None and guild.voice_client is not None
+    assert await moved(running_bot, notices, "bob", VOICE2) == "not the bot's channel"
+    bob = guild.get_member(int(fake.humans["bob"].id))  # (known from their voice state)
+    elsewhere = guild.get_channel(int(VOICE2))
+    assert bob is not None and isinstance(elsewhere, discord.VoiceChannel)
+    channel = guild.voice_client.channel
+    outcomes = await asyncio.gather(
+        bot.notices.on_voice_state(bob, elsewhere, channel),
+        bot.notices.on_voice_state(bob, channel, elsewhere),
+    )
+    assert sorted(outcomes) == ["announced lately", "joined"]
+    assert await spoken_after(running_bot, 1) == ["Bob joined"]

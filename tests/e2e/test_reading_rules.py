@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bot.playback import connection as connection_module
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_autoread import ADMIN, LONG, VOICE, outcome, setup_read_channel, speaker
+from tests.e2e.test_voices import button, clone
 from tests.fakediscord import FakeDiscord, FakeInteraction, FakeUser
 
 STAGE = FakeDiscord.STAGE_ID
@@ -142,7 +146,9 @@ async def test_a_block_drops_what_the_member_has_waiting(
         for message in waiting:
             assert await outcome(running, message) == "read"
         await fake.post("alice", "fourth")
-        await block(fake, "bob")
+        said = await fake.interaction("say", {"text": "fifth, by /say"}, user="bob")
+        assert (await final(said)).startswith("Queued: ")
+        await block(fake, "bob")  # their /say waiting is dropped too
         await fake.wait_for(lambda: not speaker(running).busy, 60, "the queue to empty")
         texts = [r.text for r in speaker(running).history]
         assert texts[0].startswith("Alice said This is a long message")
@@ -275,3 +281,115 @@ async def test_each_name_a_webhook_posts_under_is_an_author_of_its_own(
     texts = await spoken_texts(running_bot, 4)
     # Carol's second message goes without her name again; Dave's is never taken for hers
     assert texts == ["Alice said hello", "Carol said one", "two", "Dave said four"]
+
+
+def joins(fake: FakeDiscord) -> int:
+    """Voice channel joins the bot asked the gateway for."""
+    return sum(1 for p in fake.gateway_log if p["op"] == 4 and p["d"]["channel_id"])
+
+
+async def test_what_waits_for_the_voice_link_is_not_said_after_a_block(
+    tmp_path: Path, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message or a /say that passed the block check, then waited for the bot to join,
+    is not said when a moderator blocks its member meanwhile."""
+    monkeypatch.setattr(connection_module, "CONNECT_ATTEMPT_S", 2.0)
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        await setup_read_channel(fake)
+        await fake.set_voice_state("bob", VOICE)
+        fake.unanswered_voice_joins = 1  # the first join hangs: the message waits for it
+        message = await fake.post("bob", "said before the block")
+        await fake.wait_for(lambda: joins(fake) == 1, 10, "the join")
+        await block(fake, "bob")
+        assert await outcome(running, message, 30) == "blocked by a moderator"
+        assert fake.bot_voice_channel == VOICE  # (it did join, on its second try)
+
+        await unblock(fake, "bob")
+        await final(await fake.interaction("leave", user="bob"))
+        await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the bot to leave")
+        fake.unanswered_voice_joins = 1
+        say = await fake.interaction("say", {"text": "said before the block"}, user="bob")
+        await fake.wait_for(lambda: joins(fake) == 3, 10, "the join")
+        await block(fake, "bob")
+        assert await final(say) == NOTICE
+        assert say.responses[0]["flags"] & EPHEMERAL
+        await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 30, "the join")
+        found = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))
+        assert found is None or not found.history  # nothing was said
+
+
+async def test_a_blocked_member_chooses_no_name_to_be_spoken(running_bot: RunningBot) -> None:
+    """Their /set nick is refused, and the one they set before is not said in others'
+    messages (mentions, replies): their server name is."""
+    fake = running_bot.fake
+    await setup_read_channel(fake)
+    await fake.set_voice_state("alice", VOICE)
+    nick = await fake.interaction("set nick", {"name": "Mallory"}, user="bob")
+    assert await final(nick) == "I will call you “Mallory” when reading your messages."
+    await block(fake, "bob")
+    again = await fake.interaction("set nick", {"name": "Your Admin"}, user="bob")
+    assert await final(again) == NOTICE
+    assert again.responses[0]["flags"] & EPHEMERAL
+    mention = await fake.post("alice", "hello <@1200000000000000002>", mentions=("bob",))
+    assert await outcome(running_bot, mention) == "read"
+    assert await spoken_texts(running_bot, 1) == ["Alice said hello Bob"]
+
+
+async def test_blocking_again_without_a_reason_keeps_the_reason(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+
+    async def reason() -> str:
+        shown = await (await fake.interaction("blocked", permissions=MANAGE_MESSAGES)).wait_final()
+        return str(shown["embeds"][0]["fields"][0]["value"])
+
+    assert (await block(fake, "bob", "spamming")).startswith("<@1200000000000000002> is blocked")
+    assert await block(fake, "bob") == "<@1200000000000000002> was blocked already."
+    assert "spamming" in await reason()
+    updated = await block(fake, "bob", "flooding")
+    assert updated == "<@1200000000000000002> was blocked already; the reason is updated."
+    assert "flooding" in await reason()
+
+
+async def test_moderators_block_only_below_their_rank_and_never_unblock_themselves(
+    running_bot: RunningBot,
+) -> None:
+    fake = running_bot.fake
+    mods = await fake.add_role("Mods", position=3)
+    helpers = await fake.add_role("Helpers", position=2)
+    admins = await fake.add_role("Admins", permissions=1 << 3, position=1)  # administrator
+    for number, (name, role) in enumerate(
+        (("carol", mods), ("dave", helpers), ("erin", admins)), 3
+    ):
+        fake.humans[name] = FakeUser(f"120000000000000000{number}", name)
+        fake.give_role(name, role)
+    fake.give_role("bob", mods)
+
+    async def by_bob(command: str, who: str) -> str:
+        inter = await fake.interaction(
+            command, {"member": fake.humans[who]}, user="bob", permissions=MANAGE_MESSAGES
+        )
+        reply = await inter.wait_final()
+        assert inter.responses[0]["flags"] & EPHEMERAL
+        assert reply["allowed_mentions"] == {"parse": []}  # never pinging
+        return str(reply["content"])
+
+    assert await by_bob("block", "carol") == (
+        "You can only block members whose highest role is below yours."
+    )
+    assert await by_bob("block", "erin") == "Administrators cannot be blocked."
+    assert (await by_bob("block", "dave")).startswith("<@1200000000000000004> is blocked")
+    # the owner outranks everyone
+    assert (await block(fake, "carol")).startswith("<@1200000000000000003> is blocked")
+    assert (await block(fake, "bob")).startswith("<@1200000000000000002> is blocked")
+    assert await by_bob("unblock", "bob") == "You cannot unblock yourself: ask another moderator."
+    assert await unblock(fake, "bob") == "<@1200000000000000002> is no longer blocked."
+
+
+async def test_a_blocked_member_cannot_press_preview(running_bot: RunningBot) -> None:
+    fake = running_bot.fake
+    ready = await (await clone(fake, "Mine", user="bob")).wait_content("Press Preview")
+    await block(fake, "bob")
+    pressed = await fake.click(ready, button(ready, "pv:preview:"), user="bob")
+    assert await final(pressed) == NOTICE
+    assert not any(r.get("_files") for r in pressed.responses)

@@ -69,11 +69,14 @@ class FakeRole:
     id: str
     name: str
     guild: str
+    permissions: int = 0
+    position: int = 1  # higher ranks higher (@everyone is 0)
 
     def to_json(self) -> JSON:
         return {
-            "id": self.id, "name": self.name, "permissions": "0", "position": 1, "color": 0,
-            "hoist": False, "managed": False, "mentionable": False, "flags": 0,
+            "id": self.id, "name": self.name, "permissions": str(self.permissions),
+            "position": self.position, "color": 0, "hoist": False, "managed": False,
+            "mentionable": False, "flags": 0,
         }  # fmt: skip
 
 
@@ -448,10 +451,12 @@ class FakeDiscord:
             self.suppressed.discard((guild, member.id))
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id, guild))
 
-    async def add_role(self, name: str, guild: str | None = None) -> FakeRole:
+    async def add_role(
+        self, name: str, guild: str | None = None, *, permissions: int = 0, position: int = 1
+    ) -> FakeRole:
         """An admin creates a role (GUILD_ROLE_CREATE, as Discord sends it)."""
         guild = guild or self.GUILD_ID
-        role = FakeRole(snowflake(), name, guild)
+        role = FakeRole(snowflake(), name, guild, permissions, position)
         self.roles[guild].append(role)
         await self.dispatch("GUILD_ROLE_CREATE", {"guild_id": guild, "role": role.to_json()})
         return role

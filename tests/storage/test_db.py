@@ -287,6 +287,7 @@ async def test_blocks_are_kept_told_once_and_paged(database_at: Location) -> Non
         blocks = db.blocks
         assert await blocks.add(1, 10, 99, "spam")
         assert not await blocks.add(1, 10, 98, "still spam")  # a second block updates it
+        assert not await blocks.add(1, 10, 98, None)  # without a reason: the one before stays
         assert await blocks.is_blocked(1, 10) and not await blocks.is_blocked(2, 10)
         assert await blocks.mark_told(1, 10)
         assert not await blocks.mark_told(1, 10)  # once per block
