@@ -23,7 +23,7 @@ from bot.playback.speakers import SpeechScheduler, Utterance
 from bot.services.speech import SpeechService, humans_in
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
-from bot.text.words import MessageFacts, Names, ReadOptions, announce_both, lead_phrase
+from bot.text.words import MessageFacts, Names, announce_both, lead_phrase
 
 log = logging.getLogger(__name__)
 
@@ -317,12 +317,8 @@ class AutoReader:
         assert guild is not None
         names = await self._names(message, guild, author)
         language = language or self.language
-        options = ReadOptions(
-            skip_emoji=settings.skip_emoji,
-            repeated_characters=settings.repeated_characters,
-            max_length=settings.max_length,
-            dictionary=await self.db.dictionary.entries(guild.id, language),
-            language=language,
+        options = settings.read_options(
+            await self.db.dictionary.entries(guild.id, language), language
         )
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")

@@ -23,7 +23,7 @@ from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError, Utterance
 from bot.services.speech import SpeechService, humans_in
 from bot.storage.database import Database, MemberSettings
-from bot.text.words import ReadOptions, presence_phrase
+from bot.text.words import presence_phrase
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +91,8 @@ class JoinNotices:
             language = self.speech.language
         if self.clock() - started > NOTICE_STALE_S:
             return "too late"
-        options = ReadOptions(
-            skip_emoji=settings.skip_emoji,
-            repeated_characters=settings.repeated_characters,
-            max_length=settings.max_length,
-            dictionary=await self.db.dictionary.entries(guild.id, language),
-            language=language,
+        options = settings.read_options(
+            await self.db.dictionary.entries(guild.id, language), language
         )
         name = spoken.member.nick or member.display_name
         text = presence_phrase(name, options, joined=joined)

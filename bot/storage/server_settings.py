@@ -7,11 +7,13 @@ one, parses what an admin typed and shows the current value.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.text.words import ReadOptions
 
 _BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
                "off": False, "false": False, "no": False, "0": False}  # fmt: skip
@@ -91,6 +93,16 @@ class ServerSettings:
         1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
         lo=SLOWEST, hi=FASTEST,
     )  # fmt: skip
+
+    def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
+        """How this server's chat becomes words, in `language` with its dictionary entries."""
+        return ReadOptions(
+            skip_emoji=self.skip_emoji,
+            repeated_characters=self.repeated_characters,
+            max_length=self.max_length,
+            dictionary=dictionary,
+            language=language,
+        )
 
 
 @dataclass(frozen=True)
