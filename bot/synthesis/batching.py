@@ -22,6 +22,7 @@ Built on pocket-tts's own modules, not a fork of them:
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import logging
 import os
@@ -69,7 +70,8 @@ class Request:
     """A stream's chunks and where its audio goes.
 
     `emit(chunk)` gets 24 kHz float32 arrays, `end(error)` is called once at the end (None:
-    finished or cancelled); both run on the decoder thread. `stop` cancels the stream.
+    finished or cancelled); both run on the thread that decodes the stream (the decoder's, or
+    the batch's own: `_Decoder`). `stop` cancels the stream.
     """
 
     chunks: collections.deque[Prefilled]
@@ -81,6 +83,8 @@ class Request:
     # it: a prompt prefilled there never runs as a third thread beside the LM and the decoder
     prepare: Callable[[Any], Iterator[Prefilled]] | None = None
     _pending: Iterator[Prefilled] | None = None  # the chunks `prepare` has not yielded yet
+    # the `_Decoder` all its chunks go to, from its first join: so its audio stays in order
+    _decoder: Any = None
 
     @property
     def more(self) -> bool:
@@ -506,63 +510,89 @@ class BatchedMimi:
 
 
 class _Decoder:
-    """Mimi on its own thread, replaying the LM batch's joins, steps and leaves in order.
+    """Mimi for a share of the batch's rows, replaying their joins, steps and leaves in order.
 
-    `lag` counts the steps handed over and not decoded yet: the LM's thread waits while it is
-    over `Batcher.MAX_LAG`, so the two threads meet only through this bounded queue and the
-    step period the batch measures includes a decoder that cannot keep up."""
+    The batch has two: one on its own thread, and one run inline on the LM's thread after
+    each step (`threaded=False`), so that both cores decode when the LM's step leaves its
+    core idle (see `capacity.best_split`). Each row is decoded by one of them, from its join
+    to its leave, so its audio comes out in order.
 
-    def __init__(self, model: Any, max_rows: int, costs: StepCosts) -> None:
+    For the threaded one, `lag` counts the steps handed over and not decoded yet: the LM's
+    thread waits while it is over `Batcher.MAX_LAG`, so the two threads meet only through
+    this bounded queue and the step period the batch measures includes a decoder that cannot
+    keep up."""
+
+    def __init__(self, model: Any, max_rows: int, costs: StepCosts, *, threaded: bool) -> None:
         self.mimi = BatchedMimi(model, max_rows=max_rows)
         self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
         self.costs = costs
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._rows: list[_Row] = []
         self._fresh: set[_Row] = set()
+        self.count = 0  # rows joined and not left, as the LM's thread has handed them over
         self.lag = 0
         self._decoded = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, name="tts-decoder", daemon=True)
+            self._thread.start()
+
+    def _put(self, event: tuple[Any, ...]) -> None:
+        if self._thread is None:
+            self._process(event)
+        else:
+            self._queue.put(event)
 
     def join(self, row: _Row) -> None:
-        self._queue.put(("join", row))
+        self.count += 1
+        self._put(("join", row))
 
-    def step(self, latents: torch.Tensor, keep: list[bool]) -> None:
-        with self._decoded:
-            self.lag += 1
-        self._queue.put(("step", latents, keep))
+    def step(self, latents: dict[_Row, torch.Tensor], keep: set[_Row]) -> None:
+        """One latent for each of this decoder's rows (`keep`: those to play)."""
+        if self._thread is not None:
+            with self._decoded:
+                self.lag += 1
+        self._put(("step", latents, keep))
 
     def wait_under(self, lag: int, closed: Callable[[], bool]) -> None:
         """Block the caller (the LM's thread) while more than `lag` steps wait to be decoded."""
+        if self._thread is None:
+            return
         with self._decoded:
             while self.lag > lag and not closed() and self._thread.is_alive():
                 self._decoded.wait(0.5)
 
-    def leave(self, index: int, error: BaseException | None, last: bool) -> None:
-        self._queue.put(("leave", index, error, last))
+    def leave(self, row: _Row, error: BaseException | None, last: bool) -> None:
+        self.count -= 1
+        self._put(("leave", row, error, last))
 
     def end(self, request: Request, error: BaseException | None) -> None:
-        self._queue.put(("end", request, error))
+        self._put(("end", request, error))
 
     def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout=30)
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=30)
 
     def _run(self) -> None:
         while (event := self._queue.get()) is not None:
-            try:
-                self._handle(event)
-            except Exception as error:  # the decoder itself failed: end every row it holds
-                log.exception("the audio decoder failed")
-                for row in self._rows:
-                    self._end(row.request, error)
-                self._rows.clear()
-                self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
-            finally:
-                if event[0] == "step":
-                    with self._decoded:
-                        self.lag -= 1
-                        self._decoded.notify_all()
+            self._process(event)
+
+    def _process(self, event: tuple[Any, ...]) -> None:
+        try:
+            self._handle(event)
+        except Exception as error:  # the decoder itself failed: end every row it holds
+            log.exception("the audio decoder failed")
+            for row in self._rows:
+                self._end(row.request, error)
+            self._rows.clear()
+            self._fresh.clear()
+            self.mimi = BatchedMimi(self.mimi.model, max_rows=self.mimi.max_rows)
+        finally:
+            if event[0] == "step" and self._thread is not None:
+                with self._decoded:
+                    self.lag -= 1
+                    self._decoded.notify_all()
 
     def _handle(self, event: tuple[Any, ...]) -> None:
         kind = event[0]
@@ -572,12 +602,17 @@ class _Decoder:
             self._fresh.add(event[1])
         elif kind == "step":
             _, latents, keep = event
+            rows = [row for row in self._rows if row in latents]
+            if not rows:
+                return
+            if len(rows) != len(self._rows):
+                raise RuntimeError("a step without a latent for every row")
             started = time.perf_counter()
-            with AUDIO_DECODES:
-                audio = self.mimi.decode(latents)
-            self.costs.decodes.add(len(keep), time.perf_counter() - started)
-            for row, samples, wanted in zip(self._rows, audio, keep, strict=True):
-                if wanted and not row.request.stop.is_set():
+            with AUDIO_DECODES if self._thread is not None else contextlib.nullcontext():
+                audio = self.mimi.decode(torch.cat([latents[row] for row in rows]))
+            self.costs.decodes.add(len(rows), time.perf_counter() - started)
+            for row, samples in zip(rows, audio, strict=True):
+                if row in keep and not row.request.stop.is_set():
                     chunk = samples.numpy().astype(np.float32, copy=True)
                     if row in self._fresh:  # pocket-tts fades a stream's first 5 ms in
                         self._fresh.discard(row)
@@ -585,12 +620,13 @@ class _Decoder:
                         chunk[:n] *= np.linspace(0, 1, self.fade, dtype=np.float32)[:n]
                     row.request.emit(chunk)
         elif kind == "leave":
-            _, index, error, last = event
-            row = self._rows[index]
-            self.mimi.leave(index)
-            self._rows[index] = self._rows[-1]
-            self._rows.pop()
-            self._fresh.discard(row)
+            _, row, error, last = event
+            if row in self._rows:
+                index = self._rows.index(row)
+                self.mimi.leave(index)
+                self._rows[index] = self._rows[-1]
+                self._rows.pop()
+                self._fresh.discard(row)
             if error is not None or last or row.request.stop.is_set():
                 self._end(row.request, error)
         else:
@@ -651,7 +687,9 @@ class Batcher:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
         self.costs = StepCosts(costs or [], max_rows, self.frame_s, os.cpu_count() or 1)
-        self._decoder = _Decoder(model, max_rows, self.costs)
+        self._decoder = _Decoder(model, max_rows, self.costs, threaded=True)
+        self._inline = _Decoder(model, max_rows, self.costs, threaded=False)
+        self._decoder_of: dict[_Row, _Decoder] = {}
         self._waiting: collections.deque[tuple[Request, Prefilled | None]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -680,6 +718,7 @@ class Batcher:
         self._wake.set()
         self._thread.join(timeout=30)
         self._decoder.close()
+        self._inline.close()
 
     def _next_waiting(self, ready: bool) -> tuple[Request, Prefilled | None] | None:
         """The oldest waiting live stream, else the oldest background one; `ready`: among
@@ -691,10 +730,26 @@ class Batcher:
                     return request, chunk
         return None
 
+    def _ending(self, request: Request) -> _Decoder:
+        """The decoder to end `request` through: after the audio it has queued."""
+        return request._decoder or self._decoder
+
     def _leave(self, index: int, error: BaseException | None, last: bool) -> _Row:
         row = self.batch.leave(index)
-        self._decoder.leave(index, error, last)
+        self._decoder_of.pop(row).leave(row, error, last)
         return row
+
+    def _assign(self, row: _Row) -> None:
+        """A stream's first row goes to the inline decoder while it has fewer than its share
+        of the rows (`StepCosts.split`), else to the decoder's thread; its later chunks' rows
+        go where the first went."""
+        decoder = row.request._decoder
+        if decoder is None:
+            share = self.costs.split(len(self.batch.rows))[1]
+            decoder = self._inline if self._inline.count < share else self._decoder
+            row.request._decoder = decoder
+        decoder.join(row)
+        self._decoder_of[row] = decoder
 
     def _admit(self) -> tuple[bool, Request | None]:
         """Under the lock: end streams cancelled while waiting, join the prefilled ones while
@@ -702,7 +757,7 @@ class Batcher:
         batch = self.batch
         for request, _ in self._waiting:
             if request.stop.is_set():
-                self._decoder.end(request, None)
+                self._ending(request).end(request, None)
         self._waiting = collections.deque((r, c) for r, c in self._waiting if not r.stop.is_set())
         while len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=True)):
             request, chunk = waiting
@@ -711,9 +766,9 @@ class Batcher:
                 batch.join(request, chunk)
             except Exception as error:  # this stream ends; the batch goes on
                 log.exception("a stream could not join the batch")
-                self._decoder.end(request, error)
+                self._ending(request).end(request, error)
                 continue
-            self._decoder.join(batch.rows[-1])
+            self._assign(batch.rows[-1])
         todo = None
         if len(batch.rows) < batch.max_rows and (waiting := self._next_waiting(ready=False)):
             todo = waiting[0]
@@ -733,13 +788,13 @@ class Batcher:
                 chunk = next(request._pending, None)
         except Exception as error:  # delivered to the stream's caller
             request._pending = None
-            self._decoder.end(request, error)
+            self._ending(request).end(request, error)
             return
         finally:
             self.costs.add_prefill(time.perf_counter() - started)
         if chunk is None:
             request._pending = None
-            self._decoder.end(request, None)
+            self._ending(request).end(request, None)
             return
         with self._lock:
             self._waiting.appendleft((request, chunk))
@@ -777,26 +832,23 @@ class Batcher:
             return
         self.steps += 1
         self.rows_stepped += len(rows)
-        made = {id(row): latent for row, latent, _ in results if latent is not None}
-        ended = {id(row): error for row, latent, error in results if latent is None}
+        made = {row: latent for row, latent, _ in results if latent is not None}
+        ended = {row: error for row, latent, error in results if latent is None}
         blank = torch.zeros((1, 1, batch.flow.ldim))  # rows that ended: decoded, not played
-        latents = torch.cat([made.get(id(row), blank) for row in rows])
-        self._decoder.step(latents, [id(row) in made for row in rows])
+        for decoder in (self._decoder, self._inline):  # the thread's first: it starts at once
+            mine = [row for row in rows if self._decoder_of[row] is decoder]
+            if mine:
+                latents = {row: made.get(row, blank) for row in mine}
+                decoder.step(latents, {row for row in mine if row in made})
         for row in rows:
-            if id(row) in made and row.request.on_latent is not None:
-                row.request.on_latent(made[id(row)])
-        # the batch dropped its ended rows from the back; replay that on the decoder
-        order = list(rows)
-        for i in reversed(range(len(rows))):
-            row = rows[i]
-            if id(row) not in ended:
+            if row in made and row.request.on_latent is not None:
+                row.request.on_latent(made[row])
+        for row in reversed(rows):  # each next chunk to the front, the first row's foremost
+            if row not in ended:
                 continue
-            index = order.index(row)
-            error = ended[id(row)]
+            error = ended[row]
             more = error is None and row.request.more
-            self._decoder.leave(index, error, not more)
-            order[index] = order[-1]
-            order.pop()
+            self._decoder_of.pop(row).leave(row, error, not more)
             if more:
                 with self._lock:  # the stream's next chunk goes to the front
                     chunk = row.request.chunks.popleft() if row.request.chunks else None

@@ -41,19 +41,45 @@ class BatchCost:
     lm_s: float
     decode_s: float
 
-    def period(self, cores: int) -> float:
-        """How often every row gets its next frame at best. On two cores or more the LM and
-        the decoder run side by side, each on its own thread; on one, one after the other."""
-        if cores < 2:
-            return self.lm_s + self.decode_s
-        return max(self.lm_s, self.decode_s)
+    def period(self, cores: int, decode: Callable[[int], float] | None = None) -> float:
+        """How often every row gets its next frame at best (`best_split`); `decode` gives
+        the decode time at other sizes (default: this size's, scaled by rows)."""
+        per_row = decode or (lambda n: self.decode_s * n / self.rows)
+        return best_split(self.lm_s, per_row, self.rows, cores)[0]
+
+
+def best_split(
+    lm_s: float, decode: Callable[[int], float], rows: int, cores: int
+) -> tuple[float, int]:
+    """(seconds per step, rows decoded on the LM's thread) at the best split of the rows.
+
+    On two cores or more the LM's thread and the decoder's run side by side, and the LM's
+    thread decodes a share of the rows after its step (the rest go to the decoder's thread),
+    so the period is the slower of `lm + decode(share)` and `decode(rows - share)`. With int8
+    the LM's step is a fifth of the frame and the decoder alone would hold the batch to its
+    own pace (8 rows: 72 ms of the 80); split, both cores decode. On one core everything runs
+    one after the other: no split.
+    """
+    if cores < 2:
+        return lm_s + (decode(rows) if rows else 0.0), 0
+    best = (float("inf"), 0)
+    for share in range(rows + 1):
+        on_lm = lm_s + (decode(share) if share else 0.0)
+        on_decoder = decode(rows - share) if rows - share else 0.0
+        best = min(best, (max(on_lm, on_decoder), share), key=lambda pair: pair[0])
+    return best
 
 
 def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
     """The largest batch size whose start-up figures fit in the frame (with `MARGIN`): the
     upper bound on rows. Which of them are live at once follows the live figures
     (`StepCosts.capacity`), so a noisy start-up timing no longer fixes the batch."""
-    fitting = [c.rows for c in costs if c.period(cores) <= MARGIN * frame_s]
+    decodes = {c.rows: c.decode_s for c in costs}
+
+    def decode(rows: int) -> float:
+        return StepCosts._interpolate(decodes, rows)
+
+    fitting = [c.rows for c in costs if c.period(cores, decode) <= MARGIN * frame_s]
     return max(fitting, default=costs[0].rows)
 
 
@@ -170,21 +196,32 @@ class StepCosts:
         guess = self._interpolate(table, rows)
         return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def estimate(self, rows: int) -> float:
-        """Seconds per step with `rows` live rows: the slower of the LM's thread (its steps
-        and the prefills between them) and the decoder's (one after the other on one core)."""
+    def _lm_estimate(self, rows: int) -> float:
+        """Seconds of the LM's thread per step with `rows` live rows: its step, and the
+        prompts' prefills between steps."""
         lm = self.steps.get(rows)
         if lm is None:
             lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
                 self.steps, self._lm, SIDE_BY_SIDE["lm"]
             )
-        lm += rows * self.prefill_per_row()
+        return lm + rows * self.prefill_per_row()
+
+    def _decode_estimate(self, rows: int) -> float:
+        """Seconds of one decode of `rows` rows, on either thread."""
         decode = self.decodes.get(rows)
         if decode is None:
             decode = self._interpolate(self._decode, rows) * self._scale(
                 self.decodes, self._decode, SIDE_BY_SIDE["decode"]
             )
-        return lm + decode if self.cores < 2 else max(lm, decode)
+        return decode
+
+    def split(self, rows: int) -> tuple[float, int]:
+        """(seconds per step, rows to decode on the LM's thread) for `rows` live rows."""
+        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)
+
+    def estimate(self, rows: int) -> float:
+        """Seconds per step with `rows` live rows, at the best split (`best_split`)."""
+        return self.split(rows)[0]
 
     def capacity(self) -> int:
         """The most rows that all get their frames in real time: sizes are tried upwards and

@@ -261,6 +261,23 @@ def test_the_largest_batch_is_the_largest_that_fits_the_frame() -> None:
     assert choose_batch(noisy, frame, cores=2) == 8
 
 
+def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
+    """int8 on our machine: the LM's step is a fifth of the frame and the decoder's 8 rows
+    take 78 ms alone. Split, the LM's thread decodes some rows after its step, so 8 fit."""
+    frame = 0.08
+    startup = [BatchCost(1, 0.013, 0.015), BatchCost(2, 0.016, 0.024),
+               BatchCost(4, 0.016, 0.039), BatchCost(8, 0.021, 0.078)]  # fmt: skip
+    assert choose_batch(startup, frame, cores=2) == 8
+    costs = StepCosts(startup, max_rows=8, frame_s=frame, cores=2)
+    period, share = costs.split(8)
+    assert 2 <= share <= 4 and period < 0.060  # the decoder's thread alone: 82 ms
+    assert costs.capacity() == 8
+    alone = StepCosts(startup, max_rows=8, frame_s=frame, cores=1)  # one core: no split
+    assert alone.split(8)[1] == 0
+    assert alone.split(2)[0] == pytest.approx(0.016 + 0.024)
+    assert alone.capacity() == 5  # one after the other: 21 + 49 ms at 5 rows, 80 at 6
+
+
 def fill(live: Live, rows: int, seconds: float, count: int = LIVE_SAMPLES) -> None:
     for _ in range(count):
         live.add(rows, seconds)
@@ -332,15 +349,30 @@ def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[A
         assert_same(torch.cat(made[n], dim=1), expected[n])
 
 
-def test_streams_prefilled_chunk_by_chunk_sound_as_alone(model: Any, voices: list[Any]) -> None:
+# the LM's step costs next to nothing and each row's decode 10 ms: half the rows are decoded
+# on the LM's thread
+CHEAP_LM = [BatchCost(n, 0.001, 0.010 * n) for n in range(1, 5)]
+
+
+@pytest.mark.parametrize("costs", [None, CHEAP_LM], ids=["decoder-thread", "split"])
+def test_streams_prefilled_chunk_by_chunk_sound_as_alone(
+    model: Any, voices: list[Any], costs: list[BatchCost] | None
+) -> None:
     """Streams whose prompts the batch's thread prefills one chunk at a time each get the
-    audio of their latents decoded alone, chunk after chunk, in order."""
+    audio of their latents decoded alone, chunk after chunk, in order: on the decoder's
+    thread, or (split) some on the LM's thread, each stream on one of them throughout."""
     texts = [TEXTS[0], TEXTS[2], " ".join(TEXTS), TEXTS[3]]  # the third: several chunks
     audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
+    threads: dict[int, set[str]] = collections.defaultdict(set)
     ended: dict[int, BaseException | None] = {}
     done = threading.Event()
     requests: list[Request] = []
-    batcher = Batcher(model, max_rows=4)
+
+    def emit(chunk: np.ndarray, n: int) -> None:
+        audio[n].append(chunk)
+        threads[n].add(threading.current_thread().name)
+
+    batcher = Batcher(model, max_rows=4, costs=costs)
     try:
         for n, text in enumerate(texts):
 
@@ -352,7 +384,7 @@ def test_streams_prefilled_chunk_by_chunk_sound_as_alone(model: Any, voices: lis
             requests.append(
                 Request(
                     collections.deque(),
-                    emit=lambda chunk, n=n: audio[n].append(chunk),
+                    emit=lambda chunk, n=n: emit(chunk, n),
                     end=end,
                     prepare=lambda m, text=text, n=n: prefill_chunks(m, voices[n % 2], text),
                 )
@@ -372,6 +404,9 @@ def test_streams_prefilled_chunk_by_chunk_sound_as_alone(model: Any, voices: lis
         got, want = np.concatenate(audio[n]), np.concatenate(expected)
         assert got.shape == want.shape
         assert np.abs(got - want).max() < 1e-3
+    assert all(len(names) == 1 for names in threads.values())  # one decoder per stream
+    used = set().union(*threads.values())
+    assert used == ({"tts-decoder", "tts-batch"} if costs else {"tts-decoder"})
 
 
 def test_a_long_text_is_prefilled_one_chunk_at_a_time(model: Any, voices: list[Any]) -> None:
