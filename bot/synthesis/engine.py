@@ -41,6 +41,7 @@ from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, 
 from bot.synthesis.capacity import BatchCost, choose_batch
 from bot.synthesis.clip import read_file
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
+from bot.synthesis.linear_packing import pack_linears
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
 from bot.synthesis.tempo import Tempo
@@ -458,12 +459,13 @@ class TTSEngine:
         spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
         try:
             if settings.tts_config is not None:
-                return TTSModel.load_model(
+                model = TTSModel.load_model(
                     config=str(settings.tts_config), quantize=settings.tts_quantize
                 )
-            return TTSModel.load_model(
-                language=settings.tts_language, quantize=settings.tts_quantize
-            )
+            else:
+                model = TTSModel.load_model(
+                    language=settings.tts_language, quantize=settings.tts_quantize
+                )
         except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
             raise _weights_unavailable(spec, error) from error
         except FileNotFoundError as error:
@@ -472,6 +474,8 @@ class TTSEngine:
                     f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
                 ) from error
             raise
+        log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
+        return model
 
     @staticmethod
     def _language_default_voice(settings: Settings) -> str:
