@@ -5,7 +5,8 @@ the other. Run side by side on their two threads, with prompts prefilled between
 is slower (on our 2-core machine the LM step by about a quarter), so the live figures decide:
 `StepCosts` keeps the recent times of one LM step and of one decode at each batch size, and
 the prompts' prefill time per row; `capacity()` is the largest number of rows whose steps
-all stay within the frame, with a margin. Sizes not seen live yet are guessed from the
+all stay within the frame, with a margin. The LM's thread also decodes a share of the rows
+after its step, chosen so that the two threads finish together (`best_split`). Sizes not seen live yet are guessed from the
 start-up table, scaled by how much slower the live steps ran at the largest size seen (before
 any, by the slowdown we measured side by side), and the capacity grows at most one row past
 the largest size seen live, so a guess that proves wrong costs one row, not several.

@@ -633,7 +633,10 @@ class DeadlineScheduler:
         text = self.take_unit(job, spare)
         if spare and not job.sink.started:  # two units share the CPU: absorb the jitter
             job.sink.prebuffer(SPARE_PREBUFFER_S)
-        elif self.capacity is not None and busy and not job.sink.started:
+        elif self.capacity is not None and busy:
+            # also a message chained after the one its server is playing: it starts when that
+            # one ends, and near capacity its synthesis may have begun only just before
+            # (a sink that is already playing ignores this)
             job.sink.prebuffer(BATCH_PREBUFFER_S)
         log.debug(
             "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
