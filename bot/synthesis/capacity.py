@@ -6,15 +6,19 @@ is slower (on our 2-core machine the LM step by about a quarter), so the live fi
 `StepCosts` keeps the recent times of one LM step and of one decode at each batch size, and
 the prompts' prefill time per row; `capacity()` is the largest number of rows whose steps
 all stay within the frame, with a margin. The LM's thread also decodes a share of the rows
-after its step, chosen so that the two threads finish together (`best_split`). Sizes not seen live yet are guessed from the
-start-up table, scaled by how much slower the live steps ran at the largest size seen (before
-any, by the slowdown we measured side by side), and the capacity grows at most one row past
-the largest size seen live, so a guess that proves wrong costs one row, not several.
+after its step, chosen so that the two threads finish together (`best_split`).
 
-Padding: with MKL, an fp32 matrix product of 2 or 3 rows costs about as much as 2 or 3
-products of one row (a row-by-row kernel), while 4 rows take one real matrix kernel: on our
-machine the `english` LM step takes 27 ms at 1 row, 65 ms at 3 and 52 ms at 4. So a batch runs
-at the cheapest measured size at or above its row count (`padded`), the extra rows masked.
+Sizes not seen live yet are guessed from the start-up table, scaled by how much slower the
+live steps ran at the largest size seen (before any, by the slowdown we measured side by
+side), and the capacity grows at most one row past the largest size seen live, so a guess
+that proves wrong costs one row, not several.
+
+Padding: a batch runs at the cheapest measured size at or above its row count (`padded`),
+the extra rows masked. With MKL's fp32 products, 2 or 3 rows cost about as much as 2 or 3
+products of one row (a row-by-row kernel) while 4 rows took one real matrix kernel: the
+`english` LM step took 27 ms at 1 row, 65 ms at 3 and 52 ms at 4. The large fp32 products
+now go to oneDNN (`linear_packing`), which has no such step, but a build without it, or
+another CPU, may.
 """
 
 from __future__ import annotations
