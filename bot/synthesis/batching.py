@@ -52,7 +52,6 @@ MODEL_STEPS = threading.Lock()
 AUDIO_DECODES = threading.Lock()
 
 ModelState = dict[str, dict[str, torch.Tensor]]
-_NO_MORE: Any = object()  # a stream's `prepare` has yielded its last chunk
 FADE_IN_S = 0.005  # pocket-tts fades each stream's first 5 ms in (a fresh decoder clicks)
 
 
@@ -82,8 +81,8 @@ class Request:
     # run by the batch's thread with its model, between two steps, when `chunks` is empty;
     # yields the chunks one by one (`prefill_chunks`), each prefilled when the stream needs
     # it: a prompt prefilled there never runs as a third thread beside the LM and the decoder
-    prepare: Callable[[Any], Iterator[Prefilled | None]] | None = None
-    _pending: Iterator[Prefilled | None] | None = None  # what `prepare` has not yielded yet
+    prepare: Callable[[Any], Iterator[Prefilled]] | None = None
+    _pending: Iterator[Prefilled] | None = None  # the chunks `prepare` has not yielded yet
     # the `_Decoder` all its chunks go to, from its first join: so its audio stays in order
     _decoder: Any = None
 
@@ -99,20 +98,13 @@ class Request:
 
 def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
     """Split `text` as pocket-tts does and prefill each chunk's prompt at batch 1."""
-    return [chunk for chunk in prefill_chunks(model, voice_state, text) if chunk is not None]
+    return list(prefill_chunks(model, voice_state, text))
 
 
-# Text tokens prefilled in one go on the LM's thread, between two steps. A chunk's whole prompt
-# at once (up to 90 ms in fp32) stalled every speaking row for that long: the start of a
-# message that had only 60 ms buffered broke up. 16 tokens take about 9 ms.
-PREFILL_SLICE = 16
-
-
-def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[Prefilled | None]:
+def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[Prefilled]:
     """`prefill`, one chunk at a time: the batch prefills a chunk only when the stream needs
     it, so a long message costs the LM's thread one short prefill per chunk, not one long one
-    before its first audio. Each chunk's text goes in slices of `PREFILL_SLICE` tokens, with a
-    None yielded between two slices: the batch steps there."""
+    before its first audio."""
     tokenizer = model.flow_lm.conditioner.tokenizer
     options = (
         model.pad_with_spaces_for_short_inputs,
@@ -132,31 +124,25 @@ def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[P
         replace_characters=options[4],
     )
     for chunk in chunks:
-        yield from _prefill_one(model, voice_state, chunk, options)
+        with torch.no_grad():
+            yield _prefill_one(model, voice_state, chunk, options)
 
 
 def _prefill_one(
     model: Any, voice_state: ModelState, chunk: str, options: tuple[Any, ...]
-) -> Iterator[Prefilled | None]:
+) -> Prefilled:
     prompt, frames_after_eos = prepare_text_prompt(chunk, *options)
     if model.model_recommended_frames_after_eos is not None:
         frames_after_eos = model.model_recommended_frames_after_eos
     else:
         frames_after_eos += 2
-    with torch.no_grad():
-        prepared = model.flow_lm.conditioner.prepare(prompt)
-        state = copy.deepcopy(voice_state)
+    prepared = model.flow_lm.conditioner.prepare(prompt)
     tokens = prepared.shape[1]
+    state = copy.deepcopy(voice_state)
     start = pocket_tts_adapter.flow_lm_current_end(model, state)
     pocket_tts_adapter.expand_kv_cache(model, state, sequence_length=start + tokens)
-    for begin in range(0, tokens, PREFILL_SLICE):
-        if begin:
-            yield None
-        with torch.no_grad():
-            pocket_tts_adapter.run_flow_lm_and_increment_step(
-                model, state, text_tokens=prepared[:, begin : begin + PREFILL_SLICE]
-            )
-    yield Prefilled(
+    pocket_tts_adapter.run_flow_lm_and_increment_step(model, state, text_tokens=prepared)
+    return Prefilled(
         state,
         start + tokens,
         pocket_tts_adapter.estimate_max_gen_len(model, tokens),
@@ -799,18 +785,18 @@ class Batcher:
         started = time.perf_counter()
         try:
             with MODEL_STEPS:
-                chunk = next(request._pending, _NO_MORE)
+                chunk = next(request._pending, None)
         except Exception as error:  # delivered to the stream's caller
             request._pending = None
             self._ending(request).end(request, error)
             return
         finally:
             self.costs.add_prefill(time.perf_counter() - started)
-        if chunk is _NO_MORE:
+        if chunk is None:
             request._pending = None
             self._ending(request).end(request, None)
             return
-        with self._lock:  # a chunk to join, or (None) the rest of its prompt after a step
+        with self._lock:
             self._waiting.appendleft((request, chunk))
 
     def _run(self) -> None:

@@ -22,7 +22,6 @@ import torch
 from pocket_tts import TTSModel
 from pocket_tts.modules.stateful_module import increment_steps, init_states
 
-from bot.synthesis import batching
 from bot.synthesis.batching import (
     BatchedFlowLM,
     BatchedMimi,
@@ -413,27 +412,11 @@ def test_streams_prefilled_chunk_by_chunk_sound_as_alone(
 def test_a_long_text_is_prefilled_one_chunk_at_a_time(model: Any, voices: list[Any]) -> None:
     text = " ".join(TEXTS * 6)
     chunks = prefill_chunks(model, voices[0], text)
-    first = next(chunk for chunk in chunks if chunk is not None)
-    rest = [chunk for chunk in chunks if chunk is not None]
+    first = next(chunks)
+    rest = list(chunks)
     assert rest  # more than one chunk, made only when asked for
     eager = prefill(model, voices[0], text)
     assert [c.length for c in [first, *rest]] == [c.length for c in eager]
-
-
-def test_a_prompt_is_prefilled_in_slices_that_end_as_one(model: Any, voices: list[Any]) -> None:
-    """Between two slices of `PREFILL_SLICE` tokens the batch steps (None); the chunk they
-    make generates what the prompt prefilled in one go does."""
-    text = TEXTS[2]  # one chunk
-    steps = list(prefill_chunks(model, voices[0], text))
-    chunk = steps[-1]
-    assert chunk is not None and steps.count(chunk) == 1
-    tokens = chunk.length - model._flow_lm_current_end(voices[0])
-    assert tokens > batching.PREFILL_SLICE
-    assert steps.count(None) == (tokens - 1) // batching.PREFILL_SLICE
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(batching, "PREFILL_SLICE", 10**6)
-        (whole,) = list(prefill_chunks(model, voices[0], text))
-    assert_same(alone_chunk(model, voices[0], chunk), alone_chunk(model, voices[0], whole))
 
 
 def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
