@@ -635,9 +635,13 @@ class DeadlineScheduler:
             job.sink.prebuffer(SPARE_PREBUFFER_S)
         elif self.capacity is not None and busy:
             # also a message chained after the one its server is playing: it starts when that
-            # one ends, and near capacity its synthesis may have begun only just before
-            # (a sink that is already playing ignores this)
-            job.sink.prebuffer(BATCH_PREBUFFER_S)
+            # one ends, and near capacity its synthesis may have begun only just before.
+            # And the messages that began a moment ago on an idle batch, with 60 ms: this
+            # one's prompt, prefilled between their first steps, would break them up. (A sink
+            # that is already playing ignores this.)
+            for other in self.live():
+                if other is job or other.active:
+                    other.sink.prebuffer(BATCH_PREBUFFER_S)
         log.debug(
             "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
             len(text), job.key, " on a spare lane" if spare else "",

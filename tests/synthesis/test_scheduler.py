@@ -15,7 +15,7 @@ from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
 from bot.synthesis.engine import TTSEngine, state_nbytes
-from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob, split_units
+from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler, SpeechJob, split_units
 from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000
@@ -494,3 +494,37 @@ async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> N
         await scheduler.close()
         await asyncio.gather(*clones, return_exceptions=True)
         await engine.close()
+
+
+class _PrebufferSink(FakeSink):
+    """Records the prebuffer asked for."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self.prebuffered = 0.0
+
+    def prebuffer(self, seconds: float) -> None:
+        self.prebuffered = max(self.prebuffered, seconds)
+
+
+async def test_messages_starting_together_on_an_idle_batch_all_wait_for_a_prebuffer() -> None:
+    """The first of two messages asked at once finds the batch idle; the second's prompt is
+    prefilled between its first steps, so it too waits for `BATCH_PREBUFFER_S` of audio
+    (it used to start on 60 ms, and its first second broke up)."""
+    clock, log = FakeClock(), []
+    scheduler = DeadlineScheduler(
+        lambda text, voice: FakeStream(log, clock, text, 0.1, 2.0),
+        clock=clock, ahead_s=3.0, capacity=lambda: 4, workers=4,
+    )  # fmt: skip
+    jobs = [
+        SpeechJob(collections.deque([f"{key}0"]), None, _PrebufferSink(clock), clock(), key)
+        for key in "AB"
+    ]
+    for j in jobs:
+        scheduler.submit(j)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(asyncio.gather(*(j.done.wait() for j in jobs)), 5)
+    finally:
+        await scheduler.close()
+    assert [j.sink.prebuffered for j in jobs] == [BATCH_PREBUFFER_S] * 2
