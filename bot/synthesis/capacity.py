@@ -6,7 +6,7 @@ is slower (on our 2-core machine the LM step by about a quarter), so the live fi
 `StepCosts` keeps the recent times of one LM step and of one decode at each batch size, and
 the prompts' prefill time per row; `capacity()` is the largest number of rows whose steps
 all stay within the frame, with a margin. The LM's thread also decodes a share of the rows
-after its step, chosen so that the two threads finish together (`best_split`).
+after its step when the decoder's thread alone would not keep up (`best_split`).
 
 Sizes not seen live yet are guessed from the start-up table, scaled by how much slower the
 live steps ran at the largest size seen (before any, by the slowdown we measured side by
@@ -31,6 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MARGIN = 0.9  # a batch size fits when its steps take at most this share of the frame
+# The rows are split between the two decoders only when one would take more than this share
+# of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
+SPLIT_BUDGET = 0.75
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
 # Before live figures: how much slower each thread ran beside the other than alone
@@ -54,7 +57,11 @@ class BatchCost:
 
 
 def best_split(
-    lm_s: float, decode: Callable[[int], float], rows: int, cores: int
+    lm_s: float,
+    decode: Callable[[int], float],
+    rows: int,
+    cores: int,
+    budget_s: float | None = None,
 ) -> tuple[float, int]:
     """(seconds per step, rows decoded on the LM's thread) at the best split of the rows.
 
@@ -64,15 +71,25 @@ def best_split(
     the LM's step is a fifth of the frame and the decoder alone would hold the batch to its
     own pace (8 rows: 72 ms of the 80); split, both cores decode. On one core everything runs
     one after the other: no split.
+
+    Without `budget_s` the split is the one with the shortest period (what the capacity
+    needs). With it, the split that costs the least CPU among those whose period fits the
+    budget: two decodes of 2 rows cost more than one of 4 (int8: 48 ms against 39), so the
+    rows are split only when one decoder would not keep up.
     """
     if cores < 2:
         return lm_s + (decode(rows) if rows else 0.0), 0
-    best = (float("inf"), 0)
+    splits = []  # (period, CPU, share)
     for share in range(rows + 1):
         on_lm = lm_s + (decode(share) if share else 0.0)
         on_decoder = decode(rows - share) if rows - share else 0.0
-        best = min(best, (max(on_lm, on_decoder), share), key=lambda pair: pair[0])
-    return best
+        splits.append((max(on_lm, on_decoder), on_lm + on_decoder, share))
+    fitting = [s for s in splits if budget_s is not None and s[0] <= budget_s]
+    if fitting:
+        period, _, share = min(fitting, key=lambda s: (s[1], s[0]))
+    else:
+        period, _, share = min(splits, key=lambda s: s[0])
+    return period, share
 
 
 def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
@@ -221,12 +238,14 @@ class StepCosts:
         return decode
 
     def split(self, rows: int) -> tuple[float, int]:
-        """(seconds per step, rows to decode on the LM's thread) for `rows` live rows."""
-        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)
+        """(seconds per step, rows to decode on the LM's thread) for `rows` live rows: the
+        least CPU whose period stays within `SPLIT_BUDGET` of the frame."""
+        budget = SPLIT_BUDGET * self.frame_s
+        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores, budget)
 
     def estimate(self, rows: int) -> float:
-        """Seconds per step with `rows` live rows, at the best split (`best_split`)."""
-        return self.split(rows)[0]
+        """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
+        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
 
     def capacity(self) -> int:
         """The most rows that all get their frames in real time: sizes are tried upwards and

@@ -272,6 +272,9 @@ def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     period, share = costs.split(8)
     assert 2 <= share <= 4 and period < 0.060  # the decoder's thread alone: 82 ms
     assert costs.capacity() == 8
+    # 4 rows: the decoder's thread alone keeps up (41 ms), and 2 + 2 would cost more CPU
+    assert costs.split(4)[1] == 0
+    assert costs.estimate(4) < costs.split(4)[0]  # the capacity counts the shortest period
     alone = StepCosts(startup, max_rows=8, frame_s=frame, cores=1)  # one core: no split
     assert alone.split(8)[1] == 0
     assert alone.split(2)[0] == pytest.approx(0.016 + 0.024)
