@@ -36,13 +36,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import logging
+import os
 import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import discord
@@ -92,10 +95,75 @@ class RunResult:
     unfinished: int
     cpu_cores: float
     wall: float
+    threads: dict[str, float] = field(default_factory=dict)  # CPU seconds by thread role
+    work: dict[str, float] = field(default_factory=dict)  # the batch's own counts
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds so far of the process's long-lived threads, by role (from /proc). Threads
+    that ended are not listed: the player threads, one per message, come out of the total."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    roles: dict[str, float] = collections.defaultdict(float)
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = names.get(int(task.name), "")
+        role = (
+            "lm" if name.startswith("tts-batch") else
+            "decoder" if name.startswith("tts-decoder") else
+            "loop" if name == "MainThread" else
+            "players" if name.endswith("(run)") else "other"
+        )  # fmt: skip
+        roles[role] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return roles
+
+
+class BatchCounts:
+    """Counts what the batch did, from its live cost figures (bench-side wrappers)."""
+
+    def __init__(self, engine: TTSEngine) -> None:
+        self.counts: dict[str, float] = collections.defaultdict(float)
+        batcher = getattr(engine, "_batcher", None)
+        self.frame_s = batcher.frame_s if batcher is not None else 0.08
+        if batcher is None:
+            return
+        costs = batcher.costs
+        add_step, add_prefill, add_decode = costs.add_step, costs.add_prefill, costs.decodes.add
+
+        def step(rows: int, seconds: float) -> None:
+            self.counts["steps"] += 1
+            self.counts["row_steps"] += rows
+            self.counts["lm_s"] += seconds
+            add_step(rows, seconds)
+
+        def prefill(seconds: float) -> None:
+            self.counts["prefills"] += 1
+            self.counts["prefill_s"] += seconds
+            add_prefill(seconds)
+
+        def decode(rows: int, seconds: float) -> None:
+            self.counts["decodes"] += 1
+            self.counts["decode_s"] += seconds
+            add_decode(rows, seconds)
+
+        costs.add_step, costs.add_prefill, costs.decodes.add = step, prefill, decode
+
+    def take(self) -> dict[str, float]:
+        counts, self.counts = dict(self.counts), collections.defaultdict(float)
+        return counts
 
 
 async def run_load(
-    engine: TTSEngine, servers: int, seconds: float, policy: str, seed: int, traffic: str = "chat"
+    engine: TTSEngine,
+    servers: int,
+    seconds: float,
+    policy: str,
+    seed: int,
+    traffic: str = "chat",
+    counts: BatchCounts | None = None,
 ) -> RunResult:
     rng = random.Random(seed)
     kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
@@ -119,6 +187,9 @@ async def run_load(
     texts = {
         i: chat_message(rng) if traffic == "chat" else sentences(rng) for i in range(len(arrivals))
     }
+    if counts is not None:
+        counts.take()
+    threads0 = thread_cpu()
     cpu0, wall0 = time.process_time(), time.monotonic()
     for i, (at, k) in enumerate(arrivals):
         await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
@@ -131,13 +202,17 @@ async def run_load(
     while any(s.busy for s in speakers) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     wall = time.monotonic() - wall0
-    cpu = (time.process_time() - cpu0) / wall
+    total = time.process_time() - cpu0
+    cpu = total / wall
+    threads = {role: s - threads0.get(role, 0.0) for role, s in thread_cpu().items()}
+    threads["players"] = total - sum(s for role, s in threads.items() if role != "players")
+    work = counts.take() if counts is not None else {}
     unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
     ended = list(results)  # what ended by now: closing cuts the rest off
     for speaker in speakers:
         await speaker.close()
     await scheduler.close()
-    return RunResult(ended, unfinished, cpu, wall)
+    return RunResult(ended, unfinished, cpu, wall, threads, work)
 
 
 def sentences(rng: random.Random) -> str:
@@ -212,6 +287,29 @@ COLUMNS = [  # title, figure, width, format ("s": seconds)
 ]  # fmt: skip
 
 
+def breakdown(run: RunResult, frame_s: float) -> str:
+    """Where the CPU went: each thread role's CPU seconds per second of audio played, and
+    what the batch made against what played (rows cut short or cancelled cost CPU too)."""
+    audio_s = sum(r.frames_played for _, r in run.results) * 0.02
+    if not audio_s:
+        return "    (no audio)"
+    roles = " ".join(
+        f"{role} {seconds / audio_s:.3f}" for role, seconds in sorted(run.threads.items())
+    )
+    line = f"    CPU-s per audio s by thread: {roles}"
+    w = run.work
+    if w.get("steps"):
+        made_s = w["row_steps"] * frame_s
+        line += (
+            f"\n    batch: {w['steps']:.0f} steps, mean {w['row_steps'] / w['steps']:.2f} rows;"
+            f" LM step {w['lm_s'] / w['steps'] * 1000:.1f} ms, decode"
+            f" {w['decode_s'] / max(1, w['decodes']) * 1000:.1f} ms ({w['decodes']:.0f});"
+            f" {w.get('prefills', 0):.0f} prefills, {w.get('prefill_s', 0):.2f} s;"
+            f" made {made_s:.1f} s of audio, played {audio_s:.1f} s"
+        )
+    return line
+
+
 def show(value: object, width: int, fmt: str) -> str:
     if fmt == "s":
         return f"{value:>{width - 1}.2f}s"
@@ -226,6 +324,11 @@ async def main() -> None:
     parser.add_argument("--config", default="english")
     parser.add_argument("--words-per-second", type=float, default=2.5)
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print the CPU by thread and the batch's counts",
+    )
     parser.add_argument("--policies", nargs="+", default=["deadline"], choices=["deadline", "fifo"])
     parser.add_argument(
         "--engines", nargs="+", default=["batched", "forced", "stream"],
@@ -273,12 +376,17 @@ async def main() -> None:
                     TTSEngine._batch_size = measured  # type: ignore[method-assign]
                 kind = f"{kind}{engine.workers if engine.batched else ''}"
                 await engine.synthesize("Warming up the model.")
+                counts = BatchCounts(engine) if args.breakdown else None
                 for k in args.ks:
                     for policy in args.policies:
-                        run = await run_load(engine, k, args.seconds, policy, k, args.traffic)
+                        run = await run_load(
+                            engine, k, args.seconds, policy, k, args.traffic, counts
+                        )
                         figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
                         print(" ".join(show(figures[key], width, fmt)
                                        for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
+                        if args.breakdown:
+                            print(breakdown(run, counts.frame_s), flush=True)  # type: ignore[union-attr]
                         if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
                             served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
                 await engine.close()
