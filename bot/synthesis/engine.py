@@ -612,12 +612,13 @@ class TTSEngine:
 
     def stream(
         self, text: str, voice: str | None = None, *, background: bool = False,
-        tempo: Tempo | None = None, last: bool = True,
+        tempo: Tempo | None = None, last: bool = True, slack: Callable[[], float] | None = None,
     ) -> SynthesisStream:  # fmt: skip
         """Start synthesizing `text`; chunks arrive on the returned stream. `background`:
         files and previews, which take a free row only after live speech (batched).
         `tempo`: the utterance's stretcher, run on the thread that makes the audio (its
-        tail is added after the `last` unit of the utterance)."""
+        tail is added after the `last` unit of the utterance). `slack`: how much audio its
+        listener has ahead, callable from any thread (batched: `Batcher.PACE_S`)."""
         if self._closed:
             raise RuntimeError("the TTS engine is closed")
         sink = _Sink(asyncio.get_running_loop())
@@ -627,14 +628,16 @@ class TTSEngine:
         self._active.add(sink.stop)
         executor, models = self._lane(background)
         if self._batcher is not None:
-            executor.submit(self._prefill, self._batcher, sink, text, voice, background, models)
+            executor.submit(
+                self._prefill, self._batcher, sink, text, voice, background, models, slack
+            )
         else:
             executor.submit(self._generate, sink, text, voice, models)
         return stream
 
     def _prefill(
         self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool,
-        models: queue.SimpleQueue[Any],
+        models: queue.SimpleQueue[Any], slack: Callable[[], float] | None = None,
     ) -> None:  # fmt: skip
         """Make (or fetch) the voice state with a pooled model, then hand the stream to the
         batch, whose thread prefills its prompt between two steps."""
@@ -666,6 +669,7 @@ class TTSEngine:
             prepare=lambda batch_model: prefill_chunks(batch_model, state, text),
         )
         request.background = background
+        request.slack = slack
         batcher.submit(request)
 
     def _generate(

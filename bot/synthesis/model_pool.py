@@ -360,9 +360,10 @@ class ModelPool:
     def stream(
         self, text: str, voice: str | None = None, *, background: bool = False,
         language: str | None = None, tempo: Tempo | None = None, last: bool = True,
+        slack: Callable[[], float] | None = None,
     ) -> SynthesisStream:  # fmt: skip
         return self.engine_for(language).stream(
-            text, voice, background=background, tempo=tempo, last=last
+            text, voice, background=background, tempo=tempo, last=last, slack=slack
         )
 
     async def call(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 import re
 import time
@@ -240,6 +241,8 @@ class DeadlineScheduler:
         self._recent_busy = self._recent_audio = 0.0
         self._recent_chars = self._recent_chars_audio = 0.0
         self._running: dict[SpeechJob, bool] = {}  # units in flight: crowded or not
+        # messages wait for room (`held_back`), kept by the loop for `slack` on other threads
+        self._room_wanted = False
         self._run_call = run_call
         self.background_limits = background_limits or BackgroundLimits()
         self.background_done = 0
@@ -464,7 +467,14 @@ class DeadlineScheduler:
             job.finish()
             return
         self.jobs.append(job)
+        self._room_wanted = self.held_back() > 0
         self._changed.set()
+
+    def slack(self, job: SpeechJob) -> float:
+        """How much audio `job`'s server has ahead, for the batch's pace (read on its
+        thread): none while messages wait for room, so the admitted ones read ahead and
+        make room sooner."""
+        return 0.0 if self._room_wanted else job.sink.buffered_seconds()
 
     def cancel(self, job: SpeechJob) -> None:
         """Drop the job's remaining units and stop the unit in flight (its stop event)."""
@@ -582,6 +592,7 @@ class DeadlineScheduler:
 
     async def _next(self, lane: str) -> SpeechJob:
         while True:
+            self._room_wanted = self.held_back() > 0
             job = self._pick_for(lane)
             if job is not None:
                 return job
@@ -649,6 +660,8 @@ class DeadlineScheduler:
             self.speed(),
         )  # fmt: skip
         options: dict[str, Any] = {"background": True} if job.background else {}
+        if self.capacity is not None and not job.background:  # a batch: it paces its steps
+            options["slack"] = functools.partial(self.slack, job)
         if job.language is not None:
             options["language"] = job.language
         if job.tempo is not None:  # one stretcher for the whole job: seamless unit joins
@@ -678,6 +691,7 @@ class DeadlineScheduler:
             job.units_done += 1
             if job.cancelled or not job.units:
                 self._retire(job)
+            self._room_wanted = self.held_back() > 0
             self._changed.set()
 
 

@@ -12,6 +12,7 @@ import collections
 import copy
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -445,3 +446,39 @@ def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
         for request in requests.values():
             request.stop.set()
         batcher.close()
+
+
+def test_the_batch_steps_at_the_frames_pace_while_every_row_is_far_ahead(
+    model: Any, voices: list[Any]
+) -> None:
+    """A row whose listener has `PACE_S` of audio ahead gets a frame per frame's time (so
+    rows step together instead of running ahead and leaving); one that needs its audio
+    (no slack, or too little) gets frames as fast as the batch makes them."""
+    batcher = Batcher(model, max_rows=2)
+    times: dict[str, list[float]] = collections.defaultdict(list)
+
+    def speak(name: str, slack: Any) -> None:
+        ended = threading.Event()
+        request = Request(
+            collections.deque(prefill(model, voices[0], TEXTS[0])),
+            emit=lambda chunk: None,
+            end=lambda error: ended.set(),
+        )
+        request.slack = slack
+        request.on_latent = lambda latent: times[name].append(time.perf_counter())
+        batcher.submit(request)
+        assert ended.wait(60)
+
+    try:
+        speak("far ahead", lambda: Batcher.PACE_S + 1)
+        speak("needs it", lambda: Batcher.PACE_S / 2)
+        speak("a file", None)
+    finally:
+        batcher.close()
+    gaps = {name: np.diff(t) for name, t in times.items()}
+    assert len(gaps["far ahead"]) >= 5
+    # the steps start a frame apart; each latent comes at its step's end, a few ms later
+    assert gaps["far ahead"].mean() >= 0.95 * batcher.frame_s
+    assert np.median(gaps["far ahead"]) >= 0.9 * batcher.frame_s
+    for name in ("needs it", "a file"):  # the tests' model steps in a few ms
+        assert np.median(gaps[name]) < 0.5 * batcher.frame_s

@@ -6,6 +6,7 @@ import asyncio
 import collections
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -266,7 +267,7 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     clock = FakeClock()
     capacity = [2]
     scheduler = DeadlineScheduler(
-        lambda text, voice: FakeStream([], clock, text, 0.5, 2.0),
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
         clock=clock, ahead_s=3.0, capacity=lambda: capacity[0],
     )  # fmt: skip
     first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
@@ -285,6 +286,39 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     capacity[0] = 2
     first.units.clear()  # all synthesized: it only plays now, its row is free
     assert scheduler.has_room(text_job(clock, "next", 1, 10))
+
+
+async def test_a_batched_unit_tells_the_batch_how_far_ahead_its_server_is() -> None:
+    """The batch paces its steps by each row's slack: the audio its server has ahead, or none
+    while messages wait for room (the admitted ones then read ahead to make room sooner).
+    Background work has no slack: it is wanted as fast as the batch runs."""
+    clock, options = FakeClock(), {}
+
+    def stream(text: str, voice: str | None, **given: Any) -> FakeStream:
+        options[text[0]] = given
+        return FakeStream([], clock, text, 0.1, 2.0)
+
+    capacity = [2]
+    scheduler = DeadlineScheduler(
+        stream, clock=clock, ahead_s=3.0, capacity=lambda: capacity[0], workers=2
+    )
+    first = text_job(clock, "first", 3, 50, buffered_s=1.5, admitted=True)
+    second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
+    for j in (first, second):
+        scheduler.submit(j)
+    assert scheduler.slack(first) == pytest.approx(1.5)
+    waiting = text_job(clock, "waiting", 3, 50)
+    scheduler.submit(waiting)  # two rows in use, two fit: it waits for room
+    assert scheduler.slack(first) == 0.0
+    file = SpeechJob(collections.deque(["y" * 20]), None, FakeSink(clock), clock(), "file")
+    file.owner = (1, 2)  # a member's file: background work
+    scheduler.submit(file)
+    await scheduler._run_unit(file, spare=False)
+    capacity[0] = 3  # a third row stays real-time: the unit's end finds room
+    await scheduler._run_unit(first, spare=False)
+    assert scheduler.slack(first) == first.sink.buffered_seconds() > 3.0  # and its unit's audio
+    assert "slack" not in options["y"]
+    assert options["x"]["slack"]() == scheduler.slack(first)
 
 
 def test_while_messages_wait_for_room_the_admitted_ones_read_further_ahead() -> None:
@@ -513,7 +547,7 @@ async def test_messages_starting_together_on_an_idle_batch_all_wait_for_a_prebuf
     (it used to start on 60 ms, and its first second broke up)."""
     clock, log = FakeClock(), []
     scheduler = DeadlineScheduler(
-        lambda text, voice: FakeStream(log, clock, text, 0.1, 2.0),
+        lambda text, voice, **_: FakeStream(log, clock, text, 0.1, 2.0),
         clock=clock, ahead_s=3.0, capacity=lambda: 4, workers=4,
     )  # fmt: skip
     jobs = [
