@@ -24,6 +24,7 @@ from pocket_tts import TTSModel
 from pocket_tts.modules.stateful_module import increment_steps, init_states
 
 from bot.synthesis.batching import (
+    COMPACT_SLOTS,
     BatchedFlowLM,
     BatchedMimi,
     Batcher,
@@ -157,6 +158,29 @@ def test_compacting_the_caches_keeps_every_row_the_same(model: Any, voices: list
     assert max(first_slots) > 0  # something was really moved
     for n in range(2):
         assert_same(got[n], expected[n])
+
+
+def test_the_attention_spans_only_the_slots_live_rows_use(model: Any, voices: list[Any]) -> None:
+    """Streams come and go for far longer than any one lasts; the slots before the earliest
+    live row's are dropped as they die, so every step's attention (which reads the cache from
+    slot 0) stays near what the rows use, and every row still matches alone."""
+    pairs = [(voices[n % 2], TEXTS[n % len(TEXTS)]) for n in range(8)]
+    expected = [alone(model, v, t) for v, t in pairs]
+    requests = [request(model, v, t) for v, t in pairs]
+    spans: list[tuple[int, int]] = []  # (slots read, slots in use) before each step
+
+    def record(batch: BatchedFlowLM, step: int) -> None:
+        if batch.rows:
+            spans.append((batch.offset, batch.offset - batch._first_slot()))
+
+    joins = {60 * n: [r] for n, r in enumerate(requests)}
+    got = run(BatchedFlowLM(model, max_rows=8), joins, None, record)
+    for n in range(len(pairs)):
+        assert_same(got[n], expected[n])
+    steps = len(spans)
+    assert steps > 2 * max(used for _, used in spans)  # far longer than any row's span
+    # a step may end rows (so the slots in use shrink) before the next one drops theirs
+    assert max(read for read, _ in spans) < 1.6 * max(used for _, used in spans) + COMPACT_SLOTS
 
 
 def test_the_batcher_streams_audio_for_several_requests_at_once(
