@@ -461,19 +461,23 @@ class BatchedMimi:
 
     def _make_room(self, needed: int) -> None:
         """Drop the slots dead for every row (before the earliest row's, or past the
-        attention's context) once there are `COMPACT_SLOTS` of them, and grow when full:
-        the attention reads every slot up to the offset (see `BatchedFlowLM._make_room`)."""
+        attention's context) once they are as many as the context, and grow when full: the
+        attention reads every slot up to the offset (see `BatchedFlowLM._make_room`), and a
+        frame adds 16, so until room ran out it read up to 1024 where 250 were live."""
         pads = next(self.state[name] for name in self._attention)["pad"][: self.count]
         first = min(int(pads.min()) if self.count else self.offset, self.offset)
         dead = max(first, self.offset - self.context)
-        if dead >= COMPACT_SLOTS or (dead > 0 and self.offset + needed > self.capacity):
+        if dead >= max(COMPACT_SLOTS, self.context) or (
+            dead > 0 and self.offset + needed > self.capacity
+        ):
+            count = self.count
             for name in self._attention:
                 module_state = self.state[name]
                 cache = module_state["cache"]
-                moved = cache[:, :, dead : self.offset].clone()
+                moved = cache[:, :count, dead : self.offset].clone()
                 keys = moved[0].reshape(-1, *moved.shape[-2:])
                 moved[0] = rotate_keys(keys, -dead, self._attention[name]).reshape(moved[0].shape)
-                cache[:, :, : self.offset - dead] = moved
+                cache[:, :count, : self.offset - dead] = moved
                 module_state["pad"][:] = (module_state["pad"] - dead).clamp(min=0)
                 module_state["offset"][:] = self.offset - dead
             self.offset -= dead
