@@ -99,6 +99,7 @@ class Request:
     # seconds of audio its listener has ahead (called on the batch's thread); None: it is
     # wanted as fast as the batch runs (files). See `Batcher.PACE_S`.
     slack: Callable[[], float] | None = None
+    paced_s: float = 0.0  # how long the batch held its steps back for it (`Batcher._pace`)
 
 
 def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
@@ -851,7 +852,11 @@ class Batcher:
             return
         self._joined.clear()
         if not self._waiting and not self._closed:
+            started = time.perf_counter()
             self._joined.wait(wait)
+            waited = time.perf_counter() - started
+            for row in self.batch.rows:
+                row.request.paced_s += waited
 
     def _ahead(self, row: _Row) -> bool:
         slack = row.request.slack

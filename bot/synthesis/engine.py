@@ -129,6 +129,8 @@ class _Sink:
     """The worker's end of a stream. Holds no reference to the stream itself, so an
     abandoned stream is garbage-collected and its finalizer can set `stop`."""
 
+    request: Request | None = None  # batched: the batch's request, once handed over
+
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -210,6 +212,13 @@ class SynthesisStream:
     @property
     def cancelled(self) -> bool:
         return self._sink.stop.is_set() and self.stats.cancelled
+
+    @property
+    def paced_seconds(self) -> float:
+        """How long the batch held back its frames because its listener was far enough
+        ahead: not synthesis time, so the speed figures leave it out."""
+        request = self._sink.request
+        return request.paced_s if request is not None else 0.0
 
     async def __aenter__(self) -> SynthesisStream:
         return self
@@ -670,6 +679,7 @@ class TTSEngine:
         )
         request.background = background
         request.slack = slack
+        sink.request = request
         batcher.submit(request)
 
     def _generate(

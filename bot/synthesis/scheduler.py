@@ -685,7 +685,8 @@ class DeadlineScheduler:
         finally:
             stream.cancel()  # a no-op when it ended; stops the model when abandoned
             crowded = self._running.pop(job, False)
-            busy_s = self.clock() - started
+            # the batch's paced waits are not work (a stream without any: fakes, unbatched)
+            busy_s = max(0.0, self.clock() - started - getattr(stream, "paced_seconds", 0.0))
             self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
             job.in_flight = None
             job.units_done += 1
