@@ -131,7 +131,11 @@ def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[P
     )
     for chunk in chunks:
         with torch.no_grad():
-            yield _prefill_one(model, voice_state, chunk, options)
+            prefilled = _prefill_one(model, voice_state, chunk, options)
+        # Not inside the `with`: a generator suspended there holds no_grad on the thread that
+        # runs it, and one closed elsewhere (a stream that failed, freed on the decoder's
+        # thread) turned grad mode back on there, in the middle of a decode.
+        yield prefilled
 
 
 def _prefill_one(

@@ -447,6 +447,28 @@ def test_a_long_text_is_prefilled_one_chunk_at_a_time(model: Any, voices: list[A
     assert [c.length for c in [first, *rest]] == [c.length for c in eager]
 
 
+def test_a_prefill_left_unfinished_on_another_thread_leaves_grad_modes_alone(
+    model: Any, voices: list[Any]
+) -> None:
+    """A stream's chunks are prefilled on the batch's thread; one that fails may be freed on
+    the decoder's, in the middle of its decode. Neither thread's grad mode may change (it
+    did: the decode then refused to write its caches)."""
+    chunks = prefill_chunks(model, voices[0], " ".join(TEXTS * 6))
+    next(chunks)
+    assert torch.is_grad_enabled()  # the caller's own mode, not the prefill's
+    seen: list[bool] = []
+
+    def decode() -> None:
+        with torch.no_grad():
+            chunks.close()
+            seen.append(torch.is_grad_enabled())
+
+    thread = threading.Thread(target=decode)
+    thread.start()
+    thread.join()
+    assert seen == [False]
+
+
 def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
     model: Any, voices: list[Any]
 ) -> None:
