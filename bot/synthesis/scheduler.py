@@ -99,6 +99,11 @@ class Stream(Protocol):
 
     def cancel(self) -> None: ...
 
+    @property
+    def paced_seconds(self) -> float:
+        """How long a batch held its frames back (listener far enough ahead): not work."""
+        ...
+
 
 # (text, voice, *, background=, language=, tempo=, last=) -> Stream
 Synthesize = Callable[..., Stream]
@@ -685,8 +690,7 @@ class DeadlineScheduler:
         finally:
             stream.cancel()  # a no-op when it ended; stops the model when abandoned
             crowded = self._running.pop(job, False)
-            # the batch's paced waits are not work (a stream without any: fakes, unbatched)
-            busy_s = max(0.0, self.clock() - started - getattr(stream, "paced_seconds", 0.0))
+            busy_s = max(0.0, self.clock() - started - stream.paced_seconds)  # waits: not work
             self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
             job.in_flight = None
             job.units_done += 1

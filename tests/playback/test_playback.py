@@ -51,6 +51,8 @@ async def test_without_a_voice_connection_utterances_end_with_an_error(engine: T
 class TimedStream:
     """A unit of `audio_s` seconds, ready after `synth_s` of real time."""
 
+    paced_seconds = 0.0  # never held back by a batch
+
     def __init__(self, log: list[tuple[str, float]], text: str, audio_s: float) -> None:
         self.log, self.text, self.audio_s = log, text, audio_s
         self.cancelled = False

@@ -24,6 +24,8 @@ from tests.player import Ended, PlayerVoiceClient
 class OneChunk:
     """A stream that yields one chunk of `audio_s` seconds (or raises `error` first)."""
 
+    paced_seconds = 0.0  # never held back by a batch
+
     def __init__(self, audio_s: float = 0.2, error: Exception | None = None) -> None:
         self.audio_s, self.error = audio_s, error
 

@@ -59,6 +59,8 @@ class FakeSink:
 class FakeStream:
     """Each unit yields one chunk of `audio_s`, after `synth_s` of fake clock time."""
 
+    paced_seconds = 0.0  # never held back by a batch
+
     def __init__(
         self, log: list[str], clock: FakeClock, text: str, synth_s: float, audio_s: float
     ) -> None:
