@@ -103,7 +103,7 @@ async def test_a_model_load_never_stalls_the_event_loop(
 
 
 async def test_loads_in_a_running_bot_never_stall_its_event_loop(
-    tmp_path: Path, tiny_model: TinyModel, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, tiny_model: TinyModel
 ) -> None:
     """End to end: one server speaks while a member's /say loads french, then while another
     member's load of a language whose weights went missing after /set (german) fails."""
@@ -115,9 +115,9 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
         assert bot.db is not None and bot.models is not None
-        loop = asyncio.get_running_loop()
-        loop.slow_callback_duration = STALL_LIMIT_S  # asyncio names what ran that long
-        loop.set_debug(True)
+        # Not asyncio's debug mode: it names slow callbacks, but it also extracts a stack for
+        # every callback (each chunk a synthesis thread hands the loop), and that alone made
+        # the probe's stalls 24-74 ms where they are 18-37 ms without it.
         await fake.set_voice_state("alice", FakeDiscord.VOICE_ID)
         await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
         long_text = "This message keeps one server talking while a model loads. " * 4
@@ -141,6 +141,5 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
                 await asyncio.sleep(0.5)  # and what follows it
             longest[outcome] = max(lateness)
         print(", ".join(f"{k}: longest loop stall {v * 1000:.1f} ms" for k, v in longest.items()))
-        slow = [r.getMessage() for r in caplog.records if "Executing" in r.getMessage()]
-        assert all(stall < STALL_LIMIT_S for stall in longest.values()), (longest, slow)
+        assert all(stall < STALL_LIMIT_S for stall in longest.values()), longest
         assert "german" not in bot.models.loaded() and "french" in bot.models.loaded()
