@@ -135,6 +135,7 @@ class BatchCounts:
 
         def step(rows: int, seconds: float) -> None:
             self.counts["steps"] += 1
+            self.counts["span"] += batcher.batch.offset  # the slots this step's attention read
             self.counts["row_steps"] += rows
             self.counts["lm_s"] += seconds
             add_step(rows, seconds)
@@ -302,7 +303,8 @@ def breakdown(run: RunResult, frame_s: float) -> str:
         made_s = w["row_steps"] * frame_s
         line += (
             f"\n    batch: {w['steps']:.0f} steps, mean {w['row_steps'] / w['steps']:.2f} rows;"
-            f" LM step {w['lm_s'] / w['steps'] * 1000:.1f} ms, decode"
+            f" LM step {w['lm_s'] / w['steps'] * 1000:.1f} ms"
+            f" over {w['span'] / w['steps']:.0f} slots, decode"
             f" {w['decode_s'] / max(1, w['decodes']) * 1000:.1f} ms ({w['decodes']:.0f});"
             f" {w.get('prefills', 0):.0f} prefills, {w.get('prefill_s', 0):.2f} s;"
             f" made {made_s:.1f} s of audio, played {audio_s:.1f} s"
