@@ -49,6 +49,7 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self._fileno = transport.get_extra_info("socket").fileno()
         with contextlib.suppress(OSError):  # the first call turns the kernel's stamps on
             self._kernel_stamp()
 
@@ -58,9 +59,7 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         Discord hears a packet when it arrives, not when the fake's event loop, which is
         also the bot's, gets round to it: a loop busy for 90 ms made a steady stream of
         packets look like a 110 ms gap followed by a burst."""
-        assert self.transport is not None
-        sock = self.transport.get_extra_info("socket")
-        seconds, micros = struct.unpack("ll", fcntl.ioctl(sock.fileno(), SIOCGSTAMP, bytes(16)))
+        seconds, micros = struct.unpack("ll", fcntl.ioctl(self._fileno, SIOCGSTAMP, bytes(16)))
         return seconds + micros / 1e6 - (time.time() - time.monotonic())
 
     @property
