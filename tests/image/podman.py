@@ -4,7 +4,13 @@ allows, building our `Dockerfile` unchanged and running what it makes.
 Docker Hub cannot be reached here, so the base the Dockerfile names (`python:3.11-slim-bookworm`)
 is a local stand-in under the same name when no real one is present: Debian bookworm from
 `debootstrap`, with Python 3.11 as a virtual environment over `/usr/local`, so that `python`,
-`pip` and `site-packages` lie where the official image has them.
+`pip` and `site-packages` lie where the official image has them. `postgres:15`, which
+compose.shards.yaml runs, gets a stand-in too: Debian's postgresql-15 on that base, started as the
+official image starts (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, PGDATA).
+
+Each test run has container storage of its own (`Storage`), so that every run builds the
+stand-ins and the image from nothing, as a new machine does: an image left over from an earlier
+run can never hide a broken first build.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM
+POSTGRES = "docker.io/library/postgres:15"  # compose.shards.yaml's database
+STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
+STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 STAND_IN_LABEL = "pocketvoice.test.stand-in"
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
 TORCH_WHEEL = re.compile(r"torch-2\.13\.0\+cpu-cp311-.*\.whl")
@@ -68,14 +77,46 @@ class Done:
         return self
 
 
-class Podman:
-    """Runs podman (and podman-compose) with this machine's settings."""
+@dataclass(frozen=True)
+class Storage:
+    """Container storage for one test run (graph and run roots in a folder of its own)."""
 
-    def __init__(self, folder: Path) -> None:
+    folder: Path
+
+    @property
+    def conf(self) -> Path:
+        return self.folder / "storage.conf"
+
+    def create(self) -> Storage:
+        (self.folder / "graph").mkdir(parents=True, exist_ok=True)
+        (self.folder / "run").mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(
+            f'[storage]\ndriver = "overlay"\ngraphroot = "{self.folder / "graph"}"\n'
+            f'runroot = "{self.folder / "run"}"\n'
+        )
+        return self
+
+    async def remove(self) -> None:
+        """Everything the run made, then the folder (overlay mounts included)."""
+        podman = Podman(self.folder / "cleanup", self)
+        await podman.run("rm", "-a", "-f", "-t", "0", timeout=120)
+        await podman.run("volume", "rm", "-a", "-f", timeout=120)
+        await podman.run("system", "reset", "-f", timeout=300)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Podman:
+    """Runs podman (and podman-compose) with this machine's settings, on a run's storage."""
+
+    def __init__(self, folder: Path, storage: Storage) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         conf = folder / "containers.conf"
         conf.write_text(CONTAINERS_CONF)
-        self.env = {**os.environ, "CONTAINERS_CONF": str(conf)}
+        self.env = {
+            **os.environ,
+            "CONTAINERS_CONF": str(conf),
+            "CONTAINERS_STORAGE_CONF": str(storage.conf),
+        }
         self.folder = folder
 
     async def run(self, *args: str, timeout: float = 120, tool: str = "podman") -> Done:
@@ -118,25 +159,58 @@ class Podman:
                 for item in (root / cache).glob("*"):
                     if item.is_file():
                         item.unlink()
-            tar = await asyncio.create_subprocess_exec(
-                "tar", "-C", str(root), "-c", ".", stdout=asyncio.subprocess.PIPE
-            )
-            assert tar.stdout is not None
-            importer = await asyncio.create_subprocess_exec(
-                "podman", "import",
-                "--change", "ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
-                "--change", "ENV LANG=C.UTF-8",
-                "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
-                "--change", 'CMD ["python3"]',
-                "-", BASE,
-                stdin=tar.stdout, env=self.env,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
-            out, _ = await asyncio.wait_for(importer.communicate(), 300)
-            await tar.wait()
-            if importer.returncode != 0:
-                raise PodmanError(f"podman import failed:\n{out.decode(errors='replace')}")
+            # tar's output straight into podman's input: an OS pipe (an asyncio StreamReader
+            # has no file descriptor to hand a second process)
+            reading, writing = os.pipe()
+            try:
+                tar = await asyncio.create_subprocess_exec(
+                    "tar", "-C", str(root), "-c", ".", stdout=writing
+                )
+            finally:
+                os.close(writing)
+            try:
+                importer = await asyncio.create_subprocess_exec(
+                    "podman", "import",
+                    "--change", f"ENV PATH={STAND_IN_PATH}",
+                    "--change", "ENV LANG=C.UTF-8",
+                    "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
+                    "--change", 'CMD ["python3"]',
+                    "-", BASE,
+                    stdin=reading, env=self.env,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                )  # fmt: skip
+            finally:
+                os.close(reading)
+            try:
+                out, _ = await asyncio.wait_for(importer.communicate(), 300)
+                tarred = await asyncio.wait_for(tar.wait(), 60)
+            except TimeoutError:
+                for process in (tar, importer):
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                raise PodmanError("importing the stand-in base took over 300 s") from None
+            if importer.returncode != 0 or tarred != 0:
+                raise PodmanError(
+                    f"podman import failed (tar {tarred}):\n{out.decode(errors='replace')}"
+                )
         return "made from debootstrap"
+
+    async def ensure_postgres(self) -> str:
+        """compose.shards.yaml's `postgres:15`: the real one if present or pullable, else a
+        stand-in built on the base (Debian's postgresql-15, the official entry point's
+        variables), labelled as a stand-in."""
+        if (await self.run("image", "exists", POSTGRES)).code == 0:
+            return "present"
+        if (await self.run("pull", POSTGRES, timeout=60)).code == 0:
+            return "pulled"
+        await self.ensure_base()
+        args = [a for a in self.build_args() if a != "--pull=never"]
+        done = await self.run(
+            "build", *args, "--pull=never", "-t", POSTGRES, "-f",
+            str(STAND_INS / "postgres.Containerfile"), str(STAND_INS), timeout=900,
+        )  # fmt: skip
+        done.check("building the postgres:15 stand-in")
+        return "made from Debian's postgresql-15"
 
     async def run_checked_local(self, argv: list[str], what: str, timeout: float = 120) -> None:
         done = await self.run(*argv[1:], timeout=timeout, tool=argv[0])

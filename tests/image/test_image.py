@@ -20,7 +20,7 @@ import yaml
 from tests.audio_samples import encode, speech_like
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
-from tests.image.podman import REPO, Podman, why_podman_cannot_run
+from tests.image.podman import REPO, Podman, Storage, why_podman_cannot_run
 
 pytestmark = pytest.mark.skipif(
     why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
@@ -45,8 +45,8 @@ class Image:
 
 
 @pytest.fixture(scope="module")
-async def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
-    podman = Podman(tmp_path_factory.mktemp("podman"))
+async def image(tmp_path_factory: pytest.TempPathFactory, podman_storage: Storage) -> Image:
+    podman = Podman(tmp_path_factory.mktemp("podman"), podman_storage)
     base = await podman.ensure_base()
     build_s = await podman.build(TAG)
     return Image(podman, TAG, build_s, base)
