@@ -156,6 +156,14 @@ FRENCH_REPLIES: dict[str, str] = {
     "Its author has asked not to have their messages read aloud.": (
         "Son auteur a demandé que ses messages ne soient pas lus."
     ),
+    "Its author is no longer in this server, so I cannot check the server's reading roles: "
+    "I won't read it.": (
+        "Son auteur n'est plus sur ce serveur : je ne peux pas vérifier les rôles de lecture, "
+        "je ne le lirai donc pas."
+    ),
+    "I could not check its author's roles just now: please try again in a moment.": (
+        "Je n'ai pas pu vérifier les rôles de son auteur : merci de réessayer dans un instant."
+    ),
     # /botstats
     "Ready to speak": "Prêt à parler",
     "At capacity: speech may start late": "Au maximum : la parole peut commencer en retard",

@@ -7,6 +7,7 @@ the author's voice. Edits and deletions of messages still waiting are honoured.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import time
@@ -414,6 +415,8 @@ class AutoReader:
                 "Messages starting with “{prefix}” are not read aloud in this server.",
                 prefix=settings.skip_prefix,
             ))  # fmt: skip
+        if not webhook and (settings.required_role or settings.ignored_role):
+            author = await self._member_for_roles(guild, author)
         roles = author.roles if isinstance(author, discord.Member) else []
         if (
             (isinstance(author, discord.Member) or webhook)
@@ -428,7 +431,7 @@ class AutoReader:
                 "A moderator has stopped me reading this member's messages in this server."
             ))  # fmt: skip
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
-        if isinstance(author, discord.Member) and not spoken.member.autoread:
+        if not webhook and not spoken.member.autoread:  # a plain User too: resolved data
             raise UserError(tr("Its author has asked not to have their messages read aloud."))
         channel = self.speech.caller_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
@@ -452,6 +455,31 @@ class AutoReader:
             invoker, text, voice, announced=True, language=language, rate=spoken.rate
         )
         return tr("Speaking that message in {channel}.", channel=channel.mention)
+
+    @staticmethod
+    async def _member_for_roles(
+        guild: discord.Guild, author: discord.Member | discord.User
+    ) -> discord.Member:
+        """The author as a member, for the server's role rules. A message in an interaction's
+        resolved data carries no member, and without the members intent a member out of voice
+        is not cached: fetch them, or refuse rather than skip the rules."""
+        if isinstance(author, discord.Member):
+            return author
+        cached = guild.get_member(author.id)
+        if cached is not None:
+            return cached
+        try:
+            async with asyncio.timeout(10):
+                return await guild.fetch_member(author.id)
+        except discord.NotFound:
+            raise UserError(tr(
+                "Its author is no longer in this server, so I cannot check the server's "
+                "reading roles: I won't read it."
+            )) from None  # fmt: skip
+        except (discord.HTTPException, TimeoutError):
+            raise UserError(tr(
+                "I could not check its author's roles just now: please try again in a moment."
+            )) from None  # fmt: skip
 
     async def _loaded_or_default(self, channel: discord.VoiceChannel | discord.StageChannel,
                                  language: str) -> str:  # fmt: skip
