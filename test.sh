@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Run the whole test suite (installs what is missing first). No network needed.
+#   ./test.sh            everything, as CI does (a fake Discord, PostgreSQL, the image)
+#   ./test.sh --fast     the unit tier only: no fake Discord, no process, no container, no
+#                        PostgreSQL server (tests/tiers.py), in under a minute
+#   ./test.sh ARGS       pytest ARGS (e.g. -m e2e, tests/text -k numbers)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh --test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+args=("$@")
+if [[ "${1:-}" == "--fast" ]]; then
+  args=(-m unit "${@:2}")
+fi
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "${args[@]}"
 code=$?
 set -e
 if [[ $code -eq 5 ]]; then

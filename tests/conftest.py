@@ -19,9 +19,21 @@ from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
 from tests.postgres_server import PostgresServer, PostgresUnavailableError
+from tests.tiers import MARKERS, guard_unit_tier, mark
 from tests.tiny_model import train_tokenizer, write_random_config
 
+__all__ = ["guard_unit_tier"]  # an autouse fixture of every test
+
 TINY_BASE = "english_2m_2026-10"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark(items)
 
 
 @dataclass(frozen=True)
