@@ -17,6 +17,8 @@ from tests.bot_process import bot_env
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
 
+pytestmark = pytest.mark.process  # `python -m bot ...` in a process of its own
+
 
 def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

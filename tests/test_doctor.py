@@ -20,6 +20,8 @@ from bot.storage.database import Database
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
 
+pytestmark = pytest.mark.process  # `python -m bot ...` in a process of its own
+
 REPO = Path(__file__).resolve().parent.parent
 VIEW, READ_HISTORY, CONNECT, SPEAK = 1 << 10, 1 << 16, 1 << 20, 1 << 21
 

@@ -11,6 +11,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 SOURCE_IGNORE = shutil.ignore_patterns(
     ".venv", ".git", "*.egg-info", "build", "dist", "__pycache__", ".*_cache", ".hypothesis",
@@ -24,6 +26,7 @@ def run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return result
 
 
+@pytest.mark.process  # pip builds and installs the wheel
 def test_the_wheel_installed_without_editable_mode_migrates_an_empty_store(
     tmp_path: Path,
 ) -> None:

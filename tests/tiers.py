@@ -5,7 +5,8 @@ remember to mark a test:
 - `e2e`: a bot on the fake Discord (tests/e2e/, `running_bot`, `bot_on_fake_discord`);
 - `postgres`: the test PostgreSQL server;
 - `process`: starts another process (a bot, the CLI, pip, a bench script);
-- `unit`: none of those: `./test.sh --fast` runs these.
+- `unit`: none of those; `./test.sh --fast` runs these, but for the ones marked `slow` by hand
+  (a second or more each, measured: seconds of model work).
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
@@ -27,7 +28,11 @@ SLOW_TIERS = {
     "postgres": "uses the test PostgreSQL server",
     "process": "starts another process",
 }
-MARKERS = {**SLOW_TIERS, "unit": "none of the other tiers: the fast tier (./test.sh --fast)"}
+MARKERS = {
+    **SLOW_TIERS,
+    "unit": "none of the other tiers",
+    "slow": "a unit test that takes a second or more (seconds of model work): not in --fast",
+}
 
 # what a test's own code (or its module's helpers) calls, by tier
 CALLS = {

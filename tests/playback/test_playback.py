@@ -17,6 +17,7 @@ from bot.synthesis.scheduler import DeadlineScheduler
 from tests.player import Ended, PlayerVoiceClient
 
 
+@pytest.mark.slow
 async def test_queue_limit_refuses_or_drops_the_oldest(engine: TTSEngine) -> None:
     speaker = GuildSpeaker(DeadlineScheduler(engine.stream), lambda: None, max_queue=3)
     try:
@@ -84,6 +85,7 @@ def timed_speaker(
     return kind(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
 
 
+@pytest.mark.slow
 async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> None:
     log: list[tuple[str, float]] = []
     client, ended = PlayerVoiceClient(encode=False), Ended()
@@ -103,6 +105,7 @@ async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> 
         await speaker.close()
 
 
+@pytest.mark.slow
 async def test_the_fifo_baseline_synthesizes_a_next_message_only_once_the_current_played() -> None:
     """bench/fifo.py's speaker, what bench/load.py measures the bot against: no preparing ahead."""
     log: list[tuple[str, float]] = []
@@ -148,6 +151,7 @@ async def test_a_player_that_gave_up_without_stopping_does_not_block_the_next_me
         await speaker.close()
 
 
+@pytest.mark.slow
 async def test_a_prepared_message_deleted_or_edited_is_dropped_or_read_anew() -> None:
     log: list[tuple[str, float]] = []
     client, ended = PlayerVoiceClient(encode=False), Ended()
@@ -184,6 +188,7 @@ class SlowStream(TimedStream):
             yield np.full(int(self.audio_s * 24_000), 0.1, dtype=np.float32)
 
 
+@pytest.mark.slow
 async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
     tmp_path: Path,
 ) -> None:

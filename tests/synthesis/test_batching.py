@@ -115,6 +115,7 @@ def assert_same(got: torch.Tensor, expected: torch.Tensor) -> None:
     assert (got - expected).abs().max().item() < TOLERANCE
 
 
+@pytest.mark.slow
 def test_rows_with_different_voices_joining_at_different_times_match_alone(
     model: Any, voices: list[Any]
 ) -> None:
@@ -128,6 +129,7 @@ def test_rows_with_different_voices_joining_at_different_times_match_alone(
     assert batch.capacity > 64
 
 
+@pytest.mark.slow
 def test_a_row_next_to_a_cancelled_one_matches_alone(model: Any, voices: list[Any]) -> None:
     expected = alone(model, voices[1], TEXTS[2])
     cancelled = request(model, voices[0], TEXTS[0])
@@ -140,6 +142,7 @@ def test_a_row_next_to_a_cancelled_one_matches_alone(model: Any, voices: list[An
     assert_same(got[2], alone(model, voices[0], TEXTS[1]))
 
 
+@pytest.mark.slow
 def test_compacting_the_caches_keeps_every_row_the_same(model: Any, voices: list[Any]) -> None:
     """Slots no live row uses are dropped by moving (and re-rotating) every row left."""
     pairs = [(voices[0], TEXTS[0]), (voices[1], TEXTS[3])]
@@ -160,6 +163,7 @@ def test_compacting_the_caches_keeps_every_row_the_same(model: Any, voices: list
         assert_same(got[n], expected[n])
 
 
+@pytest.mark.slow
 def test_the_attention_spans_only_the_slots_live_rows_use(model: Any, voices: list[Any]) -> None:
     """Streams come and go for far longer than any one lasts; the slots before the earliest
     live row's are dropped as they die, so every step's attention (which reads the cache from
@@ -183,6 +187,7 @@ def test_the_attention_spans_only_the_slots_live_rows_use(model: Any, voices: li
     assert max(read for read, _ in spans) < 1.6 * max(used for _, used in spans) + COMPACT_SLOTS
 
 
+@pytest.mark.slow
 def test_the_batcher_streams_audio_for_several_requests_at_once(
     model: Any, voices: list[Any]
 ) -> None:
@@ -230,6 +235,7 @@ def decode_alone(model: Any, latents: torch.Tensor) -> torch.Tensor:
     return torch.cat(audio)
 
 
+@pytest.mark.slow
 def test_the_batched_decoder_gives_the_same_audio_as_alone(model: Any, voices: list[Any]) -> None:
     """Rows joining at different times, one leaving, the caches compacted and grown."""
     latents = [alone(model, voices[n % 2], TEXTS[n]) for n in range(3)]
@@ -357,6 +363,7 @@ def test_a_batch_runs_at_the_cheapest_size_at_or_above_its_rows() -> None:
     assert [costs.padded(n) for n in range(1, 7)] == [1, 2, 4, 4, 5, 6]  # 5: within 3% of 6
 
 
+@pytest.mark.slow
 def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[Any]) -> None:
     """A step run at more rows than are live (the extra rows masked to their own slot) gives
     the live rows the same latents as alone."""
@@ -383,6 +390,7 @@ CHEAP_LM = [BatchCost(n, 0.001, 0.010 * n) for n in range(1, 5)]
 
 
 @pytest.mark.parametrize("costs", [None, CHEAP_LM], ids=["decoder-thread", "split"])
+@pytest.mark.slow
 def test_streams_prefilled_chunk_by_chunk_sound_as_alone(
     model: Any, voices: list[Any], costs: list[BatchCost] | None
 ) -> None:
@@ -494,6 +502,7 @@ def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
         batcher.close()
 
 
+@pytest.mark.slow
 def test_the_batch_steps_at_the_frames_pace_while_every_row_is_far_ahead(
     model: Any, voices: list[Any]
 ) -> None:

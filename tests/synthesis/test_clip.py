@@ -183,6 +183,7 @@ def test_a_float_file_whose_channels_overflow_when_mixed_is_refused() -> None:
         prepare(_float_wav(np.stack([huge, huge], axis=1).astype(np.float32)), LIMITS)
 
 
+@pytest.mark.slow
 def test_decoding_stops_once_there_is_surely_too_much_speech() -> None:
     """Four 299 s files of speech took 9.8 s of CPU, each refused only after its whole
     decode: decoding now stops a second past the 60 s limit (the reply says how far it got)."""

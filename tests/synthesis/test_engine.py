@@ -36,6 +36,7 @@ async def test_chunks_are_24k_float32_mono(engine: TTSEngine) -> None:
     assert not stream.stats.cancelled
 
 
+@pytest.mark.slow
 async def test_cancel_ends_stream_and_frees_worker(full_engine: TTSEngine) -> None:
     stream = full_engine.stream(LONG_TEXT)
     async with stream:

@@ -88,6 +88,7 @@ async def test_a_synthesizer_that_raises_ends_that_job_and_the_worker_goes_on() 
         await scheduler.close()
 
 
+@pytest.mark.slow
 async def test_a_dead_worker_is_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = DeadlineScheduler(lambda text, voice: OneChunk())  # type: ignore[arg-type,return-value]
     real_pick, failures = scheduler.pick_live, [RuntimeError("a bug in pick")]
@@ -247,6 +248,7 @@ class FrozenPlayer(PlayerVoiceClient):
 
 
 @pytest.mark.parametrize("connected", [True, False])
+@pytest.mark.slow
 async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
     monkeypatch: pytest.MonkeyPatch, connected: bool
 ) -> None:

@@ -56,6 +56,7 @@ def models(tiny_model: TinyModel) -> tuple[Any, Any]:
     return dense, packed
 
 
+@pytest.mark.slow
 def test_a_packed_model_speaks_as_the_dense_one_alone_and_batched(
     models: tuple[Any, Any], tiny_model: TinyModel
 ) -> None:

@@ -71,6 +71,7 @@ def broken_config(folder: Path, base: Path, language: str) -> None:
 
 
 @pytest.mark.parametrize("outcome", ["loads", "fails"])
+@pytest.mark.slow
 async def test_a_model_load_never_stalls_the_event_loop(
     tmp_path: Path, tiny_model: TinyModel, outcome: str
 ) -> None:

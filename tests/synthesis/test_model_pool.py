@@ -154,6 +154,7 @@ def test_only_the_operators_languages_are_offered_by_default(tiny_model: TinyMod
     assert ModelPool.offered(every) == available_languages()
 
 
+@pytest.mark.slow
 async def test_another_languages_voice_states_are_bounded(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:

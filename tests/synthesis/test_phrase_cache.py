@@ -69,6 +69,7 @@ async def _cloned(library: VoiceLibrary, owner: int, name: str) -> str:
     return await library.state_spec(record)
 
 
+@pytest.mark.slow
 async def test_deleting_a_voice_drops_its_phrases_under_every_model(
     library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -487,6 +487,7 @@ async def _first_audio(scheduler: DeadlineScheduler) -> tuple[float, float]:
     return asked, sink.first
 
 
+@pytest.mark.slow
 async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> None:
     """Batched, two clones in flight: a live unit's prefill still starts at once, on a thread
     background work never takes, and its first audio comes before either clone is done."""

@@ -279,6 +279,7 @@ async def test_members_see_and_touch_only_their_own_voices(library: VoiceLibrary
     assert await voice_for(library, BOB, None) is None
 
 
+@pytest.mark.slow
 async def test_rename_delete_and_forget(library: VoiceLibrary) -> None:
     one = await create(library, ALICE, "One")
     await create(library, ALICE, "Two")
@@ -351,6 +352,7 @@ class NotInVoice:
         raise UserError("not in a voice channel")
 
 
+@pytest.mark.slow
 async def test_clones_are_admitted_before_downloading_per_member_server_and_in_all(
     library: VoiceLibrary,
 ) -> None:
