@@ -1,0 +1,206 @@
+"""The services wired as bot/client.py wires them, on a real SQLite store, with the two parts
+that would need audio replaced by recorders of what they are asked: the scheduler's speakers
+(`RecordingSpeaker` keeps GuildSpeaker's queue contract: the limit, QueueFullError,
+drop_oldest, drops and edits, `on_start` called in playing order) and the voice connections
+(`ServerConnections`: joining is the bot's VOICE_STATE_UPDATE and a discord.py VoiceProtocol).
+No engine, no model: `needs_loading` is False, every language is "loaded"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import discord
+
+from bot.core.errors import UserError
+from bot.playback.speakers import QueueFullError, Utterance
+from bot.services.autoread import AutoReader
+from bot.services.blocks import BlockService
+from bot.services.how_spoken import HowSpokenResolver
+from bot.services.join_notices import JoinNotices
+from bot.services.settings import SettingsService
+from bot.services.speech import SpeechService
+from bot.storage.database import Database
+from bot.synthesis.voice_library import VoiceLibrary
+from tests.services.discord_objects import Server
+
+LANGUAGES = ("english", "french", "german")
+FINGERPRINT = "tiny-model-fingerprint"
+
+
+class Clock:
+    """The services' monotonic clock, moved by the test."""
+
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class RecordingSpeaker:
+    """One server's queue, as GuildSpeaker keeps it, without synthesis or playback."""
+
+    max_queue: int = 20
+    queue: list[Utterance] = field(default_factory=list)
+    played: list[Utterance] = field(default_factory=list)
+    phrases_loaded: list[str] = field(default_factory=list)
+
+    @property
+    def queued(self) -> int:
+        return len(self.queue)
+
+    def enqueue(self, utterance: Utterance, *, drop_oldest: bool = False) -> int:
+        if self.queued >= self.max_queue:
+            if not drop_oldest:
+                raise QueueFullError
+            while self.queued >= self.max_queue:
+                self.queue.pop(0)
+        ahead = self.queued
+        self.queue.append(utterance)
+        return ahead
+
+    async def load_phrase(self, utterance: Utterance) -> None:
+        self.phrases_loaded.append(utterance.text)
+
+    def drop(self, message_id: int) -> bool:
+        for utterance in self.queue:
+            if utterance.message_id == message_id:
+                self.queue.remove(utterance)
+                return True
+        return False
+
+    def drop_author(self, author_id: int) -> int:
+        waiting = [u for u in self.queue if u.author_id == author_id]
+        for utterance in waiting:
+            self.queue.remove(utterance)
+        return len(waiting)
+
+    def replace_text(self, message_id: int, text: str) -> bool:
+        for utterance in self.queue:
+            if utterance.message_id == message_id:
+                utterance.text = text
+                return True
+        return False
+
+    def play(self) -> list[str]:
+        """Say what is queued, in order: each utterance's `on_start` settles its words as its
+        synthesis begins (GuildSpeaker's `_start`); the texts said."""
+        said = []
+        while self.queue:
+            utterance = self.queue.pop(0)
+            if utterance.on_start is not None:
+                utterance.on_start(utterance)
+            self.played.append(utterance)
+            said.append(utterance.text)
+        return said
+
+
+class RecordingScheduler:
+    """SpeechScheduler's face to the services: a speaker per server, no models to load."""
+
+    models = None  # one language model, always loaded
+
+    def __init__(self) -> None:
+        self._speakers: dict[int, RecordingSpeaker] = {}
+
+    def speaker(self, guild: discord.Guild) -> RecordingSpeaker:
+        return self._speakers.setdefault(guild.id, RecordingSpeaker())
+
+    def get(self, guild_id: int) -> RecordingSpeaker | None:
+        return self._speakers.get(guild_id)
+
+
+class ServerConnections:
+    """VoiceConnections' `ensure_connected`: the bot joins the channel (`refuse`: it cannot,
+    with that reason for the member)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.joined: list[int] = []
+        self.refuse: str | None = None
+
+    async def ensure_connected(self, channel: discord.VoiceChannel | discord.StageChannel
+                               ) -> discord.VoiceProtocol:  # fmt: skip
+        if self.refuse is not None:
+            raise UserError(self.refuse)
+        guild = channel.guild
+        if guild.voice_client is not None and guild.voice_client.channel == channel:
+            return guild.voice_client  # type: ignore[return-value]
+        self.joined.append(channel.id)
+        return self.server.bot_joins(str(channel.id))
+
+
+class ModelOnDisk:
+    """What the voice library reads of the engine to find a cloned voice's state already on
+    disk: its model's fingerprint (anything else would be model work, refused here)."""
+
+    fingerprint = FINGERPRINT
+
+
+@dataclass
+class Bot:
+    server: Server
+    db: Database
+    data_dir: Path
+    clock: Clock
+    scheduler: RecordingScheduler
+    connections: ServerConnections
+    blocks: BlockService
+    library: VoiceLibrary
+    how_spoken: HowSpokenResolver
+    speech: SpeechService
+    reader: AutoReader
+    notices: JoinNotices
+    settings: SettingsService
+
+    @property
+    def guild_id(self) -> int:
+        return int(self.server.id)
+
+    @property
+    def speaker(self) -> RecordingSpeaker:
+        assert self.server.guild is not None
+        return self.scheduler.speaker(self.server.guild)
+
+    async def configure(self, **values: object) -> None:
+        for key, value in values.items():
+            await self.db.guilds.set(self.guild_id, key, value)
+
+    async def clone(self, username: str, name: str = "Mine") -> int:
+        """`username` has a cloned voice, its state made for the model in use, and uses it
+        here."""
+        owner = int(self.server[username].id)
+        state = f"{owner}/{name}.safetensors"
+        voice_id = await self.db.voices.insert(
+            owner_id=owner, name=name, model_fingerprint=FINGERPRINT, state_path=state,
+            clip_path=f"{owner}/{name}.flac", sha256="0" * 64, duration_s=3.0,
+            state_bytes=1, clip_bytes=1, consented_at="2024-01-01T00:00:00+00:00",
+        )  # fmt: skip
+        path = self.data_dir / state
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"state")
+        await self.db.choices.set(owner, self.guild_id, voice_id=voice_id)
+        return voice_id
+
+
+def wire(server: Server, db: Database, data_dir: Path) -> Bot:
+    clock = Clock()
+    scheduler = RecordingScheduler()
+    connections = ServerConnections(server)
+    blocks = BlockService(db)
+    library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
+    how_spoken = HowSpokenResolver(library, LANGUAGES[0], LANGUAGES)
+    speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks)  # type: ignore[arg-type]
+    reader = AutoReader(db, speech, clock=clock)
+    notices = JoinNotices(db, speech, clock=clock)
+    settings = SettingsService(db, LANGUAGES, blocks=blocks)
+    blocks.on_block = speech.drop_waiting
+    return Bot(
+        server, db, data_dir, clock, scheduler, connections, blocks, library, how_spoken,
+        speech, reader, notices, settings,
+    )  # fmt: skip
