@@ -128,10 +128,14 @@ class PayloadHTTP(HTTPClient):
         super().__init__(loop=None)  # type: ignore[arg-type]  # (no session: no network)
         self.server = server
         self.requests: list[tuple[str, str]] = []
+        self.down = False  # every request answered 503, as Discord's API does when it is down
 
     async def request(self, route: Route, **kwargs: Any) -> Any:
         path = route.url.removeprefix(Route.BASE)
         self.requests.append((route.method, path))
+        if self.down:
+            unavailable = {"code": 0, "message": "Service Unavailable"}
+            raise discord.DiscordServerError(_Response(503, "Service Unavailable"), unavailable)
         parts = path.strip("/").split("/")
         if route.method == "GET" and parts[:1] == ["guilds"] and parts[2:3] == ["members"]:
             guild_id, user_id = parts[1], parts[3]
