@@ -450,21 +450,27 @@ class Server:
         assert isinstance(message, discord.Message)
         return interaction, message
 
-    def user_option(self, username: str, option: str = "member", *,
-                    permissions: int | None = None) -> discord.Member | discord.User:  # fmt: skip
-        """A slash command's user option as discord.py resolves it: Discord sends the user and,
-        while they are in the server, their member (with their `permissions` in the channel)."""
-        person = self.people[username]
-        resolved: JSON = {"users": {person.id: person.user()}}
-        if person.id in self.joined:
-            member = person.member(user=False, permissions=permissions or EVERYONE)
-            resolved["members"] = {person.id: member}
-        data = {
-            "id": snowflake(), "name": "block", "type": 1, "resolved": resolved,
-            "options": [{"name": option, "type": 6, "value": person.id}],
+    def slash_command(
+        self, username: str, name: str, *, users: tuple[Person, ...] = (),
+        permissions: int = EVERYONE, their_permissions: int = EVERYONE,
+    ) -> tuple[discord.Interaction, list[discord.Member | discord.User]]:  # fmt: skip
+        """`username` uses a slash command with a user option for each of `users`, in a
+        channel where they have `permissions`: the interaction, and each option's value as
+        discord.py resolves it (Discord sends the user and, while they are in the server,
+        their member, with `their_permissions` in the channel)."""
+        resolved: JSON = {}
+        for person in users:
+            resolved.setdefault("users", {})[person.id] = person.user()
+            if person.id in self.joined:
+                member = person.member(user=False, permissions=their_permissions)
+                resolved.setdefault("members", {})[person.id] = member
+        data: JSON = {
+            "id": snowflake(), "name": name, "type": 1,
+            "options": [{"name": "member", "type": 6, "value": p.id} for p in users],
         }  # fmt: skip
-        interaction = self.interaction(self.interaction_create(self.owner.username, data))
+        if resolved:
+            data["resolved"] = resolved
+        payload = self.interaction_create(username, data, permissions=permissions)
+        interaction = self.interaction(payload)
         items = Namespace._get_resolved_items(interaction, resolved)  # type: ignore[arg-type]
-        found = items[ResolveKey(id=person.id, type=6)]
-        assert isinstance(found, discord.Member | discord.User)
-        return found
+        return interaction, [items[ResolveKey(id=person.id, type=6)] for person in users]
