@@ -452,25 +452,29 @@ class Server:
 
     def slash_command(
         self, username: str, name: str, *, users: tuple[Person, ...] = (),
-        permissions: int = EVERYONE, their_permissions: int = EVERYONE,
-    ) -> tuple[discord.Interaction, list[discord.Member | discord.User]]:  # fmt: skip
-        """`username` uses a slash command with a user option for each of `users`, in a
-        channel where they have `permissions`: the interaction, and each option's value as
-        discord.py resolves it (Discord sends the user and, while they are in the server,
-        their member, with `their_permissions` in the channel)."""
+        files: tuple[JSON, ...] = (), permissions: int = EVERYONE,
+        their_permissions: int = EVERYONE,
+    ) -> tuple[discord.Interaction, list[Any]]:  # fmt: skip
+        """`username` uses a slash command with a user option for each of `users` and an
+        attachment option for each of `files`, in a channel where they have `permissions`:
+        the interaction, and each option's value as discord.py resolves it (for a user,
+        Discord sends the user and, while they are in the server, their member, with
+        `their_permissions` in the channel)."""
         resolved: JSON = {}
         for person in users:
             resolved.setdefault("users", {})[person.id] = person.user()
             if person.id in self.joined:
                 member = person.member(user=False, permissions=their_permissions)
                 resolved.setdefault("members", {})[person.id] = member
-        data: JSON = {
-            "id": snowflake(), "name": name, "type": 1,
-            "options": [{"name": "member", "type": 6, "value": p.id} for p in users],
-        }  # fmt: skip
+        for file in files:
+            resolved.setdefault("attachments", {})[file["id"]] = file
+        options = [{"name": "member", "type": 6, "value": p.id} for p in users]
+        options += [{"name": "file", "type": 11, "value": f["id"]} for f in files]
+        data: JSON = {"id": snowflake(), "name": name, "type": 1, "options": options}
         if resolved:
             data["resolved"] = resolved
         payload = self.interaction_create(username, data, permissions=permissions)
         interaction = self.interaction(payload)
         items = Namespace._get_resolved_items(interaction, resolved)  # type: ignore[arg-type]
-        return interaction, [items[ResolveKey(id=person.id, type=6)] for person in users]
+        keys = [ResolveKey(id=o["value"], type=o["type"]) for o in options]
+        return interaction, [items[key] for key in keys]
