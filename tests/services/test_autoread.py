@@ -151,7 +151,6 @@ CASES = {
     "only a file": Post("read", content="", files=("image/png",)),
     "only a sticker": Post("read", content="", stickers=1),
     "a system message": Post("system message", content="", kind=7),  # a member joined
-    "a pin notice": Post("system message", content="", kind=6),
     "a reply": Post("read", kind=19),
 }
 

@@ -136,9 +136,8 @@ def test_who_is_a_moderator(value: int, allowed: bool) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "kept"),
-    [(None, None), ("", None), ("   ", None), ("x" * 200, "x" * 200),
-     ("  spamming\n the  channel ", "spamming the channel")],
-)  # fmt: skip
+    [(None, None), ("   ", None), ("  spamming\n the  channel ", "spamming the channel")],
+)
 def test_a_reason_is_kept_on_one_line(raw: str | None, kept: str | None) -> None:
     assert _reason(raw) == kept
 
