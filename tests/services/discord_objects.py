@@ -7,8 +7,8 @@ VOICE_STATE_UPDATE, GUILD_ROLE_CREATE) or to the constructors discord.py itself 
 The state has the bot's own intents (guilds, voice states, guild messages, message content; no
 members intent): as with Discord, GUILD_CREATE carries only the bot and the members in voice,
 and a member the cache does not hold is known from what a payload says of them. REST is
-`PayloadHTTP`: it answers the few routes a test gives it from the same people and refuses any
-other request, so nothing reaches a network.
+`PayloadHTTP`: it answers GET of a guild member from the same people, as Discord would, and
+fails the test on any other request, so nothing reaches a network.
 
 `Server` is one Discord server seen by one bot: its people, roles and channels, and the
 payloads of what happens in it.
