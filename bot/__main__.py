@@ -15,6 +15,7 @@ from bot.core.errors import OperatorError
 from bot.i18n.translate import plural
 
 log = logging.getLogger("bot")
+DATABASE_DRIVERS = ("aiosqlite", "asyncpg")
 
 
 def configure_logging(
@@ -44,6 +45,10 @@ def configure_logging(
     logging.getLogger("discord").setLevel(
         discord_level or max(logging.INFO, logging.getLevelName(level))
     )
+    # The database drivers log every statement with its parameters at DEBUG: nicknames,
+    # block reasons, dictionary entries, a whole voice recording. Never below INFO.
+    for driver in DATABASE_DRIVERS:
+        logging.getLogger(driver).setLevel(max(logging.INFO, logging.getLevelName(level)))
 
 
 async def run_bot(settings: Settings) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from bot.__main__ import configure_logging
+from bot.__main__ import DATABASE_DRIVERS, configure_logging
 from bot.core.config import ConfigError, load_settings
+from bot.storage.database import Database
 
 TOKEN = "MTAx.secret-token-value"
 # What discord.py 2.7.1's gateway logs at DEBUG for each event (gateway.py, received_message):
@@ -22,7 +24,8 @@ def restored_logging() -> Iterator[None]:
     """configure_logging changes the process's loggers: put them back for the other tests."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
-    named = {name: logging.getLogger(name).level for name in ("discord", "pocket_tts", "bot")}
+    names = ("discord", "pocket_tts", "bot", *DATABASE_DRIVERS)
+    named = {name: logging.getLogger(name).level for name in names}
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
@@ -61,6 +64,29 @@ def test_discord_py_debug_only_when_the_operator_asks_for_it(restored_logging: N
 def test_a_quieter_log_level_quiets_discord_py_too(restored_logging: None) -> None:
     out = _logged({"LOG_LEVEL": "WARNING"})
     assert out == ""
+
+
+async def test_at_debug_the_database_drivers_never_log_what_members_wrote(
+    restored_logging: None, tmp_path: Path
+) -> None:
+    """aiosqlite logs each statement with its parameters at DEBUG: kept at INFO, whatever
+    LOG_LEVEL says (a real SQLite store, written through the bot's own repositories)."""
+    settings = load_settings({"DISCORD_TOKEN": TOKEN, "LOG_LEVEL": "DEBUG"}, dotenv_path=None)
+    configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
+    stream = io.StringIO()
+    handler = logging.getLogger().handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(stream)
+    database = await Database.open(tmp_path / "pv.db")
+    try:
+        await database.members.set_nick(1, 2, "my secret nickname")
+        await database.dictionary.add(2, "secretword", "my secret reading")
+    finally:
+        await database.close()
+    logging.getLogger("bot.engine").debug("a bot debug line")
+    out = stream.getvalue()
+    assert "a bot debug line" in out  # DEBUG is on
+    assert "secret" not in out.replace(TOKEN, ""), out
 
 
 def test_a_bad_discord_log_level_names_the_variable() -> None:
