@@ -70,8 +70,13 @@ class _Reading:
     def __call__(self, utterance: Utterance) -> None:
         if self.announced is None:
             reader = self.reader
-            self.announced = not reader._same_author_lately(self.guild_id, self.author_id)
-            reader._last_author[self.guild_id] = (self.author_id, reader.clock())
+            same = reader._same_author_lately(self.guild_id, self.author_id)
+            # A cloned voice may go unnamed only after its author was named by username: a
+            # nickname heard before (a built-in voice) would let the clone speak under it.
+            heard_attested = same and reader._last_author[self.guild_id][2]
+            self.announced = not same or (self.cloned and not heard_attested)
+            attested = self.cloned if self.announced else heard_attested
+            reader._last_author[self.guild_id] = (self.author_id, reader.clock(), attested)
         utterance.text, utterance.lead = self.words()
 
 
@@ -93,9 +98,9 @@ class AutoReader:
         self.db = db
         self.speech = speech
         self.clock = clock
-        self._last_author: cachetools.TTLCache[int, tuple[Author, float]] = cachetools.TTLCache(
-            maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock
-        )  # guild -> (author, when): who spoke last, while it matters
+        self._last_author: cachetools.TTLCache[int, tuple[Author, float, bool]] = (
+            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock)
+        )  # guild -> (author, when, named by username): who spoke last, while it matters
         # recent reads per (server, member) for the rate limit; entries older than the window
         # are useless, so the table is bounded by what happened in the last RATE_WINDOW_S
         self._recent: cachetools.TTLCache[tuple[int, Author], collections.deque[float]] = (
