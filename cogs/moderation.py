@@ -12,6 +12,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
+from bot.services.blocks import server_permissions
 from cogs.common import respond
 
 
@@ -31,7 +32,7 @@ class ModerationCog(commands.Cog):
         await respond(
             interaction,
             lambda: self.bot.blocks.block(
-                interaction.permissions, guild, interaction.user, member, reason
+                server_permissions(interaction.user), guild, interaction.user, member, reason
             ),
         )
 
@@ -47,7 +48,7 @@ class ModerationCog(commands.Cog):
         await respond(
             interaction,
             lambda: self.bot.blocks.unblock(
-                interaction.permissions, guild, interaction.user, member
+                server_permissions(interaction.user), guild, interaction.user, member
             ),
         )
 
@@ -61,7 +62,8 @@ class ModerationCog(commands.Cog):
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(
-            interaction, lambda: self.bot.blocks.listing(interaction.permissions, guild, page)
+            interaction,
+            lambda: self.bot.blocks.listing(server_permissions(interaction.user), guild, page),
         )
 
 

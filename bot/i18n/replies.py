@@ -164,6 +164,12 @@ FRENCH_REPLIES: dict[str, str] = {
     "I could not check its author's roles just now: please try again in a moment.": (
         "Je n'ai pas pu vérifier les rôles de son auteur : merci de réessayer dans un instant."
     ),
+    "You can only unblock members whose highest role is below yours.": (
+        "Vous ne pouvez débloquer que les membres dont le rôle le plus haut est sous le vôtre."
+    ),
+    "You can only name members whose highest role is below yours.": (
+        "Vous ne pouvez nommer que les membres dont le rôle le plus haut est sous le vôtre."
+    ),
     # /botstats
     "Ready to speak": "Prêt à parler",
     "At capacity: speech may start late": "Au maximum : la parole peut commencer en retard",

@@ -45,6 +45,30 @@ def _reason(raw: str | None) -> str | None:
     return reason or None
 
 
+def server_permissions(member: discord.Member | discord.User) -> discord.Permissions:
+    """What a member may do across the server, from their roles. An interaction's own
+    permissions are the channel's: Manage Messages granted in one channel must not block
+    server-wide."""
+    if isinstance(member, discord.Member):
+        return member.guild_permissions
+    return discord.Permissions.none()
+
+
+def outranks(guild: discord.Guild, moderator: discord.Member | discord.User,
+             member: discord.Member | discord.User) -> bool:  # fmt: skip
+    """As Discord ranks moderators: the owner outranks everyone; others outrank a member whose
+    highest role is below theirs (and never the owner)."""
+    if moderator.id == guild.owner_id:
+        return True
+    if member.id == guild.owner_id:
+        return False
+    if not isinstance(member, discord.Member):
+        return True  # not in the server any more: no rank to outrank
+    if not isinstance(moderator, discord.Member):
+        return False
+    return member.top_role < moderator.top_role
+
+
 def _check_rank(
     guild: discord.Guild, moderator: discord.Member | discord.User,
     member: discord.Member | discord.User,
@@ -56,9 +80,7 @@ def _check_rank(
     resolved = member.resolved_permissions
     if member.guild_permissions.administrator or (resolved is not None and resolved.administrator):
         raise UserError(tr("Administrators cannot be blocked."))
-    if moderator.id == guild.owner_id or not isinstance(moderator, discord.Member):
-        return
-    if member.top_role >= moderator.top_role:
+    if not outranks(guild, moderator, member):
         raise UserError(tr(
             "You can only block members whose highest role is below yours."
         ))  # fmt: skip
@@ -138,6 +160,10 @@ class BlockService:
         require_moderator(permissions)
         if member.id == moderator.id and member.id != guild.owner_id:
             raise UserError(tr("You cannot unblock yourself: ask another moderator."))
+        if member.id != moderator.id and not outranks(guild, moderator, member):
+            raise UserError(tr(
+                "You can only unblock members whose highest role is below yours."
+            ))  # fmt: skip
         if not await self.db.blocks.remove(guild.id, member.id):
             raise UserError(tr("{member} is not blocked.", member=member.mention))
         self._recent.pop((guild.id, member.id), None)

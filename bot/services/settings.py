@@ -15,7 +15,7 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import Phrase, joined, language_name, lines, longest, plural, tr
 from bot.services import dictionary_files
-from bot.services.blocks import BlockService
+from bot.services.blocks import BlockService, outranks
 from bot.services.downloads import read_capped
 from bot.services.replies import (
     Confirmation,
@@ -364,6 +364,10 @@ class SettingsService:
         own = target.id == invoker.id
         if not own:
             require_manage_nicknames(permissions)
+            if not outranks(guild, invoker, target):
+                raise UserError(tr(
+                    "You can only name members whose highest role is below yours."
+                ))  # fmt: skip
         else:  # a name they choose is spoken (others' messages, join notices)
             await self.blocks.check(invoker.id, guild.id)
         nick = " ".join(nick.split())

@@ -68,8 +68,15 @@ async def test_a_blocked_member_is_not_read_and_told_once(
         before = await fake.post("bob", "before the block")
         assert await outcome(running, before) == "read"
         # only moderators, checked by the bot too (Discord's defaults can be changed)
-        refused = await block(fake, "alice", permissions=EVERYONE)
+        refused = await final(await fake.interaction(
+            "block", {"member": fake.humans["alice"]}, user="bob", permissions=EVERYONE
+        ))  # fmt: skip
         assert "Manage Messages or Moderate Members" in refused
+        # Manage Messages granted in this channel only: not a server-wide block
+        in_channel = await final(await fake.interaction(
+            "block", {"member": fake.humans["alice"]}, user="bob", permissions=MANAGE_MESSAGES
+        ))  # fmt: skip
+        assert "Manage Messages or Moderate Members" in in_channel
         too_long = await block(fake, "bob", reason="x" * 201)
         assert too_long == "Please keep the reason to 200 characters."
         assert "cannot block yourself" in await final(
@@ -355,7 +362,7 @@ async def test_moderators_block_only_below_their_rank_and_never_unblock_themselv
     running_bot: RunningBot,
 ) -> None:
     fake = running_bot.fake
-    mods = await fake.add_role("Mods", position=3)
+    mods = await fake.add_role("Mods", permissions=MANAGE_MESSAGES, position=3)  # server-wide
     helpers = await fake.add_role("Helpers", position=2)
     admins = await fake.add_role("Admins", permissions=1 << 3, position=1)  # administrator
     for number, (name, role) in enumerate(

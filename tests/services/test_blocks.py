@@ -8,7 +8,14 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.blocks import BLOCKED_NOTICE, PAGE_SIZE, _check_rank, _reason, require_moderator
+from bot.services.blocks import (
+    BLOCKED_NOTICE,
+    PAGE_SIZE,
+    _check_rank,
+    _reason,
+    require_moderator,
+    server_permissions,
+)
 from bot.services.replies import QuietRefusal
 from tests.services.discord_objects import (
     ADMINISTRATOR,
@@ -25,6 +32,7 @@ from tests.services.wiring import Bot
 
 BELOW = "You can only block members whose highest role is below yours."
 ADMINS = "Administrators cannot be blocked."
+MANAGE_NICKNAMES = discord.Permissions(manage_nicknames=True).value
 # name: (position, permissions); "admins" ranks low, but its permission outranks every rank
 ROLES = {"mods": (3, 0), "helpers": (2, 0), "juniors": (1, 0), "admins": (1, ADMINISTRATOR)}
 
@@ -271,3 +279,76 @@ async def test_the_blocked_list_pages(
     assert reply.content == shown
     if blocks:
         assert len(reply.fields) == min(PAGE_SIZE, blocks - (page - 1) * PAGE_SIZE)
+
+
+# ---- server-wide permissions and rank, wherever a moderator acts (issue 33, item 4) -------------
+@pytest.mark.parametrize(
+    ("roles", "channel_permissions", "refused"),
+    [((), MANAGE_MESSAGES, True),  # Manage Messages in this channel only: no server-wide block
+     (("mods",), MANAGE_MESSAGES, False)],  # from a role: server-wide
+)  # fmt: skip
+async def test_a_block_needs_the_permission_server_wide(
+    bot: Bot, server: Server, roles: tuple[str, ...], channel_permissions: int, refused: bool
+) -> None:
+    mods = server.role("Mods", position=3, permissions=MANAGE_MESSAGES)
+    server.add("bob", roles=(mods,) if roles else ())
+    server.add("carol")
+    guild = server.start()
+    moderator, permissions, member = _block(
+        server, "bob", server["carol"], permissions=channel_permissions
+    )
+    assert permissions.manage_messages  # what the interaction itself says, in its channel
+    call = bot.blocks.block(server_permissions(moderator), guild, moderator, member, None)
+    try:
+        await call
+        answer = None
+    except UserError as error:
+        answer = error.message
+    assert (answer is not None and "Manage Messages" in answer) is refused
+
+
+@pytest.mark.parametrize(
+    ("by", "whom", "refused"),
+    [("bob", "carol", False),  # mods over juniors
+     ("carol", "bob", True),  # juniors cannot lift a mod's block
+     ("bob", "owner", True)],  # nobody but the owner lifts the owner's
+)  # fmt: skip
+async def test_unblock_keeps_the_rank_rule(
+    bot: Bot, server: Server, by: str, whom: str, refused: bool
+) -> None:
+    _people(server, ("mods",), ("juniors",))
+    guild = server.guild
+    assert guild is not None
+    target = server.owner if whom == "owner" else server[whom]
+    await bot.db.blocks.add(guild.id, int(target.id), int(server.owner.id), None)
+    moderator, permissions, member = _block(server, by, target)
+    try:
+        await bot.blocks.unblock(permissions, guild, moderator, member)
+        answer = None
+    except UserError as error:
+        answer = error.message
+    assert (answer == "You can only unblock members whose highest role is below yours.") is refused
+    assert await bot.db.blocks.is_blocked(guild.id, int(target.id)) is refused
+
+
+@pytest.mark.parametrize(
+    ("by", "whom", "refused"),
+    [("bob", "carol", False), ("carol", "bob", True), ("bob", "owner", True)],
+)  # fmt: skip
+async def test_naming_another_member_keeps_the_rank_rule(
+    bot: Bot, server: Server, by: str, whom: str, refused: bool
+) -> None:
+    _people(server, ("mods",), ("juniors",))
+    guild = server.guild
+    assert guild is not None
+    target = server.owner if whom == "owner" else server[whom]
+    invoker, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES)
+    assert isinstance(member, discord.Member)
+    try:
+        await bot.settings.set_nick(invoker, permissions, guild, "Renamed", member)
+        answer = None
+    except UserError as error:
+        answer = error.message
+    assert (answer == "You can only name members whose highest role is below yours.") is refused
+    nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
+    assert (nicks.get(int(target.id)) == "Renamed") is not refused
