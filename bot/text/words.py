@@ -99,6 +99,9 @@ _MANY_MARKS = re.compile(
 _SENTENCE_END = re.compile(r"[.!?…。！？]$")
 
 
+MAX_SPOKEN_NAME = 40  # characters of a spoken name ("NAME said", join notices)
+
+
 def _clean(text: str) -> str:
     text = _ZERO_WIDTH.sub("", text)
     text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] != "C")
@@ -291,7 +294,18 @@ def plain_name(name: str, options: ReadOptions | None = None) -> str:
     )
     if any(c.isalnum() for c in bare):
         folded = bare
-    return speakable(folded, Names(), options) or options.phrases.someone
+    spoken = speakable(folded, Names(), options) or options.phrases.someone
+    return _cut_name(spoken)
+
+
+def _cut_name(spoken: str) -> str:
+    """A name cut to MAX_SPOKEN_NAME characters, at a word where it can: 30 emoji in a
+    nickname read as words are 700 characters, 47 s of "NAME joined" every minute."""
+    if len(spoken) <= MAX_SPOKEN_NAME:
+        return spoken
+    head = spoken[: MAX_SPOKEN_NAME + 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > MAX_SPOKEN_NAME // 2 else head[:MAX_SPOKEN_NAME]).rstrip(" ,;:")
 
 
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from bot.text.words import MessageFacts, Names, ReadOptions, announce, plain_name, speakable
+from bot.text.words import (
+    MAX_SPOKEN_NAME,
+    MessageFacts,
+    Names,
+    ReadOptions,
+    announce,
+    lead_phrase,
+    plain_name,
+    presence_phrase,
+    speakable,
+)
 
 NAMES = Names(users={1: "🔥Blaze🔥"}, channels={7: "📢┃announcements"}, roles={8: "⭐ VIP ⭐"})
 DEFAULT = ReadOptions()
@@ -117,3 +127,19 @@ def test_punctuation_only_messages_are_not_announced(content: str) -> None:
 def test_punctuation_only_with_an_attachment_still_says_what_was_sent() -> None:
     facts = MessageFacts(content="...", author="Alice", attachment_types=("image/png",))
     assert announce(facts, NAMES, DEFAULT, say_name=True) == "Alice sent an image"
+
+
+@pytest.mark.parametrize(
+    ("name", "most"),
+    [("🔥" * 30, MAX_SPOKEN_NAME), ("Alexandria " * 10, MAX_SPOKEN_NAME),
+     ("x" * 200, MAX_SPOKEN_NAME), ("Bob", 3)],
+)  # fmt: skip
+def test_a_spoken_name_is_cut_to_a_few_dozen_characters(name: str, most: int) -> None:
+    """A nickname of 30 emoji was read as a 703-character join notice, each minute."""
+    options = ReadOptions(max_length=100)
+    spoken = plain_name(name, options)
+    assert 0 < len(spoken) <= most
+    notice = presence_phrase(name, options, joined=True)
+    assert len(notice) <= MAX_SPOKEN_NAME + 20
+    said = lead_phrase(MessageFacts(content="hi", author=name), options, say_name=True)
+    assert len(said) <= MAX_SPOKEN_NAME + 20
