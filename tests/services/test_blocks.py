@@ -4,6 +4,8 @@ its user option (tests/e2e/test_reading_rules.py runs them end to end)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 import discord
 import pytest
 
@@ -282,6 +284,15 @@ async def test_the_blocked_list_pages(
 
 
 # ---- server-wide permissions and rank, wherever a moderator acts (issue 33, item 4) -------------
+async def _refused(call: Awaitable[object]) -> str | None:
+    """What a member is told when the call refuses them, or None."""
+    try:
+        await call
+    except UserError as error:
+        return error.message
+    return None
+
+
 @pytest.mark.parametrize(
     ("roles", "channel_permissions", "refused"),
     [((), MANAGE_MESSAGES, True),  # Manage Messages in this channel only: no server-wide block
@@ -298,12 +309,9 @@ async def test_a_block_needs_the_permission_server_wide(
         server, "bob", server["carol"], permissions=channel_permissions
     )
     assert permissions.manage_messages  # what the interaction itself says, in its channel
-    call = bot.blocks.block(server_permissions(moderator), guild, moderator, member, None)
-    try:
-        await call
-        answer = None
-    except UserError as error:
-        answer = error.message
+    answer = await _refused(
+        bot.blocks.block(server_permissions(moderator), guild, moderator, member, None)
+    )
     assert (answer is not None and "Manage Messages" in answer) is refused
 
 
@@ -322,11 +330,7 @@ async def test_unblock_keeps_the_rank_rule(
     target = server.owner if whom == "owner" else server[whom]
     await bot.db.blocks.add(guild.id, int(target.id), int(server.owner.id), None)
     moderator, permissions, member = _block(server, by, target)
-    try:
-        await bot.blocks.unblock(permissions, guild, moderator, member)
-        answer = None
-    except UserError as error:
-        answer = error.message
+    answer = await _refused(bot.blocks.unblock(permissions, guild, moderator, member))
     assert (answer == "You can only unblock members whose highest role is below yours.") is refused
     assert await bot.db.blocks.is_blocked(guild.id, int(target.id)) is refused
 
@@ -344,11 +348,7 @@ async def test_naming_another_member_keeps_the_rank_rule(
     target = server.owner if whom == "owner" else server[whom]
     invoker, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES)
     assert isinstance(member, discord.Member)
-    try:
-        await bot.settings.set_nick(invoker, permissions, guild, "Renamed", member)
-        answer = None
-    except UserError as error:
-        answer = error.message
+    answer = await _refused(bot.settings.set_nick(invoker, permissions, guild, "Renamed", member))
     assert (answer == "You can only name members whose highest role is below yours.") is refused
     nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
     assert (nicks.get(int(target.id)) == "Renamed") is not refused
