@@ -276,17 +276,20 @@ class SpeechService:
 
     async def join(self, member: discord.Member | discord.User) -> str:
         channel = self.caller_channel(member)
+        await self.blocks.check(member.id, channel.guild.id)
         await self.ensure_connected(channel)
         return tr("Joined {channel}.", channel=channel.mention)
 
-    @staticmethod
-    def check_control(
+    async def check_control(
+        self,
         guild: discord.Guild,
         member: discord.Member | discord.User,
         permissions: discord.Permissions,
     ) -> None:
         """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
-        members who may move members or manage the server."""
+        members who may move members or manage the server; never for a blocked member (a
+        blocked troll in the channel would silence everyone)."""
+        await self.blocks.check(member.id, guild.id)
         voice_client = guild.voice_client
         channel = getattr(voice_client, "channel", None)
         if channel is None or permissions.move_members or permissions.manage_guild:
@@ -302,21 +305,21 @@ class SpeechService:
                     permissions: discord.Permissions) -> str:  # fmt: skip
         if guild.voice_client is None:
             raise UserError(tr("I'm not in a voice channel."))
-        self.check_control(guild, member, permissions)
+        await self.check_control(guild, member, permissions)
         await self.disconnect(guild)
         return tr("Left the voice channel.")
 
-    def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
+    async def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip
-        self.check_control(guild, member, permissions)
+        await self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         if speaker is None or not speaker.skip():
             raise UserError(tr("Nothing is being spoken right now."))
         return tr("Skipped.")
 
-    def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
+    async def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
               permissions: discord.Permissions) -> str:  # fmt: skip
-        self.check_control(guild, member, permissions)
+        await self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear_waiting() if speaker is not None else 0
         if dropped == 0:
@@ -402,9 +405,9 @@ class SpeechService:
             ],
         )  # fmt: skip
 
-    def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
+    async def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip
-        self.check_control(guild, member, permissions)
+        await self.check_control(guild, member, permissions)
         speaker = self.scheduler.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0
         if dropped == 0:

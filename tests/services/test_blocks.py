@@ -352,3 +352,28 @@ async def test_naming_another_member_keeps_the_rank_rule(
     assert (answer == "You can only name members whose highest role is below yours.") is refused
     nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
     assert (nicks.get(int(target.id)) == "Renamed") is not refused
+
+
+@pytest.mark.parametrize("command", ["skip", "stop", "clear", "leave", "join"])
+async def test_a_blocked_member_cannot_control_the_bot(
+    bot: Bot, server: Server, command: str
+) -> None:
+    """A blocked troll in the channel kept /skip, /stop, /clear, /leave and /join, and so
+    could silence everyone (issue 33, item 13)."""
+    server.add("bob")
+    server.in_voice("bob", VOICE_ID)
+    guild = server.start()
+    server.bot_joins(VOICE_ID)
+    bob = guild.get_member(int(server["bob"].id))
+    assert bob is not None
+    await bot.db.blocks.add(guild.id, bob.id, int(server.owner.id), None)
+    everyone = discord.Permissions(EVERYONE)
+    calls = {
+        "skip": lambda: bot.speech.skip(guild, bob, everyone),
+        "stop": lambda: bot.speech.stop(guild, bob, everyone),
+        "clear": lambda: bot.speech.clear(guild, bob, everyone),
+        "leave": lambda: bot.speech.leave(guild, bob, everyone),
+        "join": lambda: bot.speech.join(bob),
+    }
+    assert await _refused(calls[command]()) == BLOCKED_NOTICE
+    assert guild.voice_client is not None  # still there, for everyone else
