@@ -27,6 +27,8 @@ from tests.fakediscord.voice_udp import VoiceUDPServer
 JSON = dict[str, Any]
 MESSAGE_CONTENT_LIMITED = 1 << 19  # application flag: the Message Content intent is on
 MUTE_MEMBERS = 1 << 22  # on a stage: a stage moderator, who may speak without asking
+RESUME_MODE = "aead_xchacha20_poly1305_rtpsize"  # the voice encryption a resumed session keeps
+NO_COLORS = {"primary_color": 0, "secondary_color": None, "tertiary_color": None}  # a role's
 _ids = itertools.count(1_300_000_000_000_000_000)
 
 
@@ -36,6 +38,25 @@ def snowflake() -> str:
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat()
+
+
+def without(data: JSON, *keys: str) -> JSON:
+    return {k: v for k, v in data.items() if k not in keys}
+
+
+def as_discord_sends(components: Any) -> Any:
+    """Components the bot sent, as Discord then sends them in the message: an emoji's null
+    `id` (discord.py sends `{"id": null, "name": "▶"}` for a Unicode emoji) is left out."""
+    if isinstance(components, list):
+        return [as_discord_sends(c) for c in components]
+    if isinstance(components, dict):
+        return {
+            k: {e: x for e, x in v.items() if x is not None}
+            if k == "emoji"
+            else as_discord_sends(v)
+            for k, v in components.items()
+        }
+    return components
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
@@ -75,8 +96,8 @@ class FakeRole:
     def to_json(self) -> JSON:
         return {
             "id": self.id, "name": self.name, "permissions": str(self.permissions),
-            "position": self.position, "color": 0, "hoist": False, "managed": False,
-            "mentionable": False, "flags": 0,
+            "position": self.position, "color": 0, "colors": dict(NO_COLORS), "hoist": False,
+            "managed": False, "mentionable": False, "flags": 0,
         }  # fmt: skip
 
 
@@ -323,8 +344,8 @@ class FakeDiscord:
             option = {"name": key, "type": typed[type(value)], "value": value}
             if key == "channel":
                 option["type"] = 7
-                resolved.setdefault("channels", {})[value] = {
-                    "id": value, "type": 0, "name": "general", "guild_id": guild or self.GUILD_ID,
+                resolved.setdefault("channels", {})[value] = {  # a partial channel
+                    "id": value, "type": 0, "name": "general",
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
             if key == "member" and isinstance(value, str):  # a member by name ("bob"):
@@ -332,19 +353,18 @@ class FakeDiscord:
                 picked = self.humans[value]
                 option.update(type=6, value=picked.id)
                 resolved.setdefault("users", {})[picked.id] = picked.to_json()
-                resolved.setdefault("members", {})[picked.id] = {
-                    k: v for k, v in self._member_json(picked).items() if k != "user"
-                }
+                resolved.setdefault("members", {})[picked.id] = self._resolved_member_json(
+                    picked, guild
+                )
             if isinstance(value, FakeFile):
                 option["value"] = value.id
                 resolved.setdefault("attachments", {})[value.id] = self._attachment_json(value)
             if isinstance(value, FakeUser):  # as Discord resolves a user option in a server
                 option["value"] = value.id
                 resolved.setdefault("users", {})[value.id] = value.to_json()
-                member_of = self._member_json(value, guild=guild or self.GUILD_ID)
-                resolved.setdefault("members", {})[value.id] = {
-                    k: v for k, v in member_of.items() if k != "user"
-                }
+                resolved.setdefault("members", {})[value.id] = self._resolved_member_json(
+                    value, guild
+                )
             if isinstance(value, FakeRole):
                 option["value"] = value.id
                 resolved.setdefault("roles", {})[value.id] = value.to_json()
@@ -357,7 +377,7 @@ class FakeDiscord:
         data: JSON = {"id": snowflake(), "name": command, "type": 1, "options": option_list}
         if target is not None:
             data = {"id": snowflake(), "name": name, "type": 3, "target_id": target["id"]}
-            resolved = {"messages": {target["id"]: target}}
+            resolved = {"messages": {target["id"]: self._message_object_json(target)}}
         if resolved:
             data["resolved"] = resolved
         kind = 4 if focused else 2
@@ -374,7 +394,7 @@ class FakeDiscord:
         self.interactions[inter.id] = inter
         shown = self._message_json(message.get("content", ""), message.get("flags", 0))
         shown["id"] = message.get("id", shown["id"])  # the message the bot sent, by its id
-        shown["components"] = message.get("components", [])
+        shown["components"] = as_discord_sends(message.get("components", []))
         inter.message_id = shown["id"]  # its original response is that message
         data = {"custom_id": custom_id, "component_type": 2}
         await self._send_interaction(inter, 3, data, permissions, message=shown)
@@ -401,7 +421,7 @@ class FakeDiscord:
             "guild_id": guild,
             "channel_id": text_id,
             "channel": {"id": text_id, "type": 0, "guild_id": guild},
-            "member": self._member_json(member, permissions=permissions, guild=guild),
+            "member": self._interaction_member_json(member, permissions, guild),
             "token": inter.token,
             "version": 1,
             "locale": locale,
@@ -482,10 +502,9 @@ class FakeDiscord:
         author = self.other_bot if user == "otherbot" else self.humans[user]
         guild = self._guild_of(channel_id, None)
         message = self._message_json(content, flags, author=author, channel_id=channel_id)
-        member = self._member_json(author, guild=guild)
-        message["member"] = {k: v for k, v in member.items() if k != "user"}
+        message["member"] = self._author_member_json(author, guild)
         message["mentions"] = [
-            dict(self.humans[m].to_json(), member=self._member_json(self.humans[m]))
+            dict(self.humans[m].to_json(), member=self._author_member_json(self.humans[m], guild))
             for m in mentions
         ]
         message["attachments"] = [self._attachment_json(f) for f in attachments]
@@ -497,7 +516,8 @@ class FakeDiscord:
                 "message_id": reply_to["id"], "channel_id": reply_to["channel_id"],
                 "guild_id": self.GUILD_ID,
             }  # fmt: skip
-            message["referenced_message"] = reply_to
+            # a message object: the extra fields of MESSAGE_CREATE are not in it
+            message["referenced_message"] = self._message_object_json(reply_to)
         await self.dispatch("MESSAGE_CREATE", message)
         return message
 
@@ -512,8 +532,8 @@ class FakeDiscord:
         webhook_id = self.webhooks.setdefault(hook or name, snowflake())
         message = self._message_json(content, channel_id=channel_id)
         message["author"] = {
-            "id": webhook_id, "username": name, "avatar": None, "discriminator": "0000",
-            "bot": True,
+            "id": webhook_id, "username": name, "global_name": None, "avatar": None,
+            "discriminator": "0000", "bot": True,
         }  # fmt: skip
         message["webhook_id"] = webhook_id
         message["guild_id"] = self._guild_of(channel_id, None)
@@ -596,10 +616,15 @@ class FakeDiscord:
         self._seq += 1
         await ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
+    @staticmethod
+    def _control(op: int, data: Any) -> JSON:
+        """A gateway payload that is not a dispatch (hello, heartbeat ACK, invalid session)."""
+        return {"op": op, "d": data, "s": None, "t": None}
+
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        await ws.send_json(self._control(10, {"heartbeat_interval": 41250}))
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
                 continue
@@ -607,7 +632,7 @@ class FakeDiscord:
             self.gateway_log.append(payload)
             op, data = payload["op"], payload.get("d")
             if op == 1:
-                await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
+                await ws.send_json(self._control(11, None))  # heartbeat ACK
             elif op == 2:
                 if data["token"] != self.token:
                     await ws.close(code=4004, message=b"Authentication failed.")
@@ -633,7 +658,7 @@ class FakeDiscord:
             elif op == 6:
                 if self.invalidate_resume:
                     self.invalidate_resume = False
-                    await ws.send_json({"op": 9, "d": False, "s": None, "t": None})
+                    await ws.send_json(self._control(9, False))  # not resumable
                 else:
                     self.resumed += 1
                     shard = int(data["session_id"].rpartition("-")[2])
@@ -743,7 +768,7 @@ class FakeDiscord:
         await ws.prepare(request)
         ssrc = next(self._ssrcs)  # one per voice session
         self.voice_hosts.append(request.host.rpartition(":")[0])
-        await ws.send_json({"op": 8, "d": {"heartbeat_interval": 13750}})
+        await ws.send_json(self._voice_hello())
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
                 continue
@@ -758,25 +783,13 @@ class FakeDiscord:
                 self.voice_ws[data["server_id"]] = ws
                 self._voice_ssrc[data["server_id"]] = ssrc
                 session_ssrc = ssrc
-                ready = {
-                    "ssrc": ssrc,
-                    "ip": "127.0.0.1",
-                    "port": self.udp.port,
-                    "modes": ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"],
-                }
-                await ws.send_json({"op": 2, "d": ready})
+                await ws.send_json(self._voice_ready(ssrc))
             elif op == 1:
-                mode = data["data"]["mode"]
                 key = self.udp.keys[ssrc] = os.urandom(32)
-                description = {
-                    "mode": mode,
-                    "secret_key": list(key),
-                    "dave_protocol_version": 0,
-                }
-                await ws.send_json({"op": 4, "d": description})
+                await ws.send_json(self._voice_description(data["data"]["mode"], key))
             elif op == 3:
                 nonce = data["t"] if isinstance(data, dict) else data
-                await ws.send_json({"op": 6, "d": {"t": nonce}})
+                await ws.send_json(self._voice_heartbeat_ack(nonce))
             elif op == 7:  # resume after 4015: same session, same ssrc and key
                 if self.voice_resume_fails:  # the voice server lost the session meanwhile
                     await ws.close(code=4006, message=b"Session is no longer valid.")
@@ -785,15 +798,32 @@ class FakeDiscord:
                 guild = data["server_id"]
                 self.voice_ws[guild] = ws
                 session_ssrc = next(s for s, g in reversed(self.ssrc_guild.items()) if g == guild)
-                await ws.send_json({"op": 9, "d": None})
+                await ws.send_json(self._voice_resumed())
                 # discord.py 2.7 waits for the key again before it calls a resume complete
-                description = {
-                    "mode": "aead_xchacha20_poly1305_rtpsize",
-                    "secret_key": list(self.udp.keys[session_ssrc]),
-                    "dave_protocol_version": 0,
-                }
-                await ws.send_json({"op": 4, "d": description})
+                key = self.udp.keys[session_ssrc]
+                await ws.send_json(self._voice_description(RESUME_MODE, key))
         return ws
+
+    @staticmethod
+    def _voice_hello() -> JSON:
+        return {"op": 8, "d": {"v": 8, "heartbeat_interval": 13750}}  # discord.py asks v=8
+
+    @staticmethod
+    def _voice_resumed() -> JSON:
+        return {"op": 9, "d": None}
+
+    def _voice_ready(self, ssrc: int) -> JSON:
+        modes = ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"]
+        return {"op": 2, "d": {"ssrc": ssrc, "ip": "127.0.0.1", "port": self.udp.port,
+                               "modes": modes}}  # fmt: skip
+
+    @staticmethod
+    def _voice_description(mode: str, key: bytes) -> JSON:
+        return {"op": 4, "d": {"mode": mode, "secret_key": list(key), "dave_protocol_version": 0}}
+
+    @staticmethod
+    def _voice_heartbeat_ack(nonce: int) -> JSON:
+        return {"op": 6, "d": {"t": nonce}}
 
     # ---- REST ------------------------------------------------------------------------------
     async def _rest(self, request: web.Request) -> web.Response:
@@ -820,14 +850,13 @@ class FakeDiscord:
             return self._webhook(parts[2], parts[3:], request.method, body, files)
         if path == "users/@me/guilds" and request.method == "GET":
             return json_response(
-                [{"id": g, "name": self._guild_json(g)["name"], "icon": None, "owner": False,
-                  "permissions": "0", "features": []} for g in self.channels]
+                [{"id": g, "name": self._guild_json(g)["name"], "icon": None, "banner": None,
+                  "owner": False, "permissions": "0", "features": []} for g in self.channels]
             )  # fmt: skip
         if parts[0] == "guilds" and len(parts) >= 2 and parts[1] in self.channels:
             guild = self._guild_json(parts[1])
             if len(parts) == 2 and request.method == "GET":
-                return json_response({k: v for k, v in guild.items() if k not in (
-                    "channels", "members", "voice_states", "threads")})  # fmt: skip
+                return json_response(without(guild, *self.GUILD_CREATE_ONLY))
             if parts[2:] == ["channels"] and request.method == "GET":
                 return json_response(guild["channels"])
             if parts[2:] == ["voice-states", "@me"] and request.method == "PATCH":
@@ -836,7 +865,7 @@ class FakeDiscord:
                 member = next((m for m in guild["members"] if m["user"]["id"] == parts[3]), None)
                 if member is None:
                     return json_response({"message": "Unknown Member", "code": 10007}, 404)
-                return json_response({k: v for k, v in member.items() if k != "permissions"})
+                return json_response(member)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "GET":
             return json_response(self.registered_commands)
         if parts[0] == "channels" and parts[-1] == "messages" and request.method == "POST":
@@ -844,11 +873,8 @@ class FakeDiscord:
             self.channel_messages.append(dict(body or {}, channel_id=parts[1]))
             return json_response(message)
         if parts[0] == "applications" and parts[-1] == "commands" and request.method == "PUT":
-            ids = {"application_id": self.app_id}
-            self.registered_commands = [
-                {"description": "", **c, **ids, "id": snowflake(), "version": snowflake()}
-                for c in body
-            ]
+            in_a_guild = parts[2:3] == ["guilds"]  # applications/{app}/guilds/{guild}/commands
+            self.registered_commands = [self._registered_command(c, in_a_guild) for c in body]
             return json_response(self.registered_commands)
         self.unknown_routes.append(f"{request.method} {path}")
         return json_response({"message": "404: Not Found", "code": 0}, 404)
@@ -882,7 +908,9 @@ class FakeDiscord:
         if inter is None or inter.token != token:
             return json_response({"message": "Unknown interaction", "code": 10062}, 404)
         if any(r.get("_callback") for r in inter.responses):
-            return json_response({"message": "Interaction has already been acknowledged."}, 400)
+            return json_response(
+                {"message": "Interaction has already been acknowledged.", "code": 40060}, 400
+            )
         data = dict(body.get("data") or {})
         record = dict(data, _callback=True, _type=body["type"], _files=files)
         inter.responses.append(record)
@@ -965,6 +993,20 @@ class FakeDiscord:
             "flags": flags,
         }
 
+    def _registered_command(self, command: JSON, in_a_guild: bool = False) -> JSON:
+        """A command the bot registered, as Discord then sends it: with its ids, its defaults
+        filled in (the install contexts: servers), the permissions as a string."""
+        registered = {"type": 1, "description": "", "default_member_permissions": None,
+                      **command, "application_id": self.app_id, "id": snowflake(),
+                      "version": snowflake()}  # fmt: skip
+        if registered.get("default_member_permissions") is not None:
+            registered["default_member_permissions"] = str(registered["default_member_permissions"])
+        if registered.get("integration_types") is None:
+            registered["integration_types"] = [0]  # GUILD_INSTALL
+        if in_a_guild:  # a guild's command is only there: where else it may be used is moot
+            registered = without(registered, "contexts", "integration_types", "dm_permission")
+        return registered
+
     def _application_json(self) -> JSON:
         return {
             "id": self.app_id,
@@ -976,6 +1018,8 @@ class FakeDiscord:
             "owner": self.humans["alice"].to_json(),
             "verify_key": "00",
             "flags": self.application_flags,
+            "flags_new": str(self.application_flags),
+            "summary": "",
             "team": None,
         }
 
@@ -987,15 +1031,14 @@ class FakeDiscord:
             "session_id": f"fake-session-{shard}",
             "shard": [shard, self.shard_count],
             "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
-            "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED},
-            "private_channels": [],
-            "relationships": [],
-        }
+            "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED,
+                            "flags_new": str(MESSAGE_CONTENT_LIMITED)},
+        }  # fmt: skip
 
-    def _member_json(
-        self, user: FakeUser, permissions: int | None = None, guild: str | None = None
-    ) -> JSON:
-        member = {
+    def _member_json(self, user: FakeUser, guild: str | None = None) -> JSON:
+        """A guild member as the gateway and REST send it (no `permissions`: only an
+        interaction's members have theirs)."""
+        return {
             "user": user.to_json(),
             "nick": self.nicks.get(user.id),
             "roles": list(self.member_roles.get((guild or self.GUILD_ID, user.id), [])),
@@ -1005,11 +1048,39 @@ class FakeDiscord:
             "flags": 0,
             "pending": False,
         }
-        if permissions is not None or not user.bot:
-            member["permissions"] = str(
-                permissions if permissions is not None else self.EVERYONE_PERMISSIONS
+
+    def _author_member_json(self, user: FakeUser, guild: str | None = None) -> JSON:
+        """The `member` of a message's author, or of a mentioned user, in MESSAGE_CREATE and
+        MESSAGE_UPDATE only: the member without its `user`."""
+        return without(self._member_json(user, guild), "user")
+
+    def _interaction_member_json(
+        self, user: FakeUser, permissions: int | None, guild: str | None = None
+    ) -> JSON:
+        """The member who used an interaction, with their permissions in its channel."""
+        return dict(
+            self._member_json(user, guild),
+            permissions=str(permissions if permissions is not None else self.EVERYONE_PERMISSIONS),
+        )
+
+    def _resolved_member_json(self, user: FakeUser, guild: str | None = None) -> JSON:
+        """A member in an interaction's `data.resolved.members`: no `user` (it is in
+        `resolved.users`), no `deaf` nor `mute`, and their permissions in the channel."""
+        return without(self._interaction_member_json(user, None, guild), "user", "deaf", "mute")
+
+    @staticmethod
+    def _message_object_json(message: JSON) -> JSON:
+        """A message dispatched in MESSAGE_CREATE, as Discord sends it elsewhere (in an
+        interaction's `data.resolved.messages`, as a reply's `referenced_message`): a message
+        object, whose author is `author` only. The `member`, the `guild_id` and the mentions'
+        `member` are MESSAGE_CREATE's and MESSAGE_UPDATE's alone."""
+        resolved = without(message, "member", "guild_id")
+        resolved["mentions"] = [without(user, "member") for user in message["mentions"]]
+        if message.get("referenced_message") is not None:
+            resolved["referenced_message"] = FakeDiscord._message_object_json(
+                message["referenced_message"]
             )
-        return member
+        return resolved
 
     def _voice_state_json(
         self, user: FakeUser, channel_id: str | None, guild: str | None = None
@@ -1030,7 +1101,15 @@ class FakeDiscord:
             "request_to_speak_timestamp": None,
         }
 
+    # what GUILD_CREATE has beyond the guild object that REST sends
+    GUILD_CREATE_ONLY = (
+        "joined_at", "large", "unavailable", "member_count", "voice_states", "members",
+        "channels", "threads", "presences", "stage_instances", "guild_scheduled_events",
+        "soundboard_sounds",
+    )  # fmt: skip
+
     def _guild_json(self, guild: str) -> JSON:
+        """The guild as GUILD_CREATE sends it (`GUILD_CREATE_ONLY` are not in REST's)."""
         text_id, voice_id, voice2_id = self.channels[guild]
 
         def channel(cid: str, name: str, kind: int, position: int) -> JSON:
@@ -1066,6 +1145,7 @@ class FakeDiscord:
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                     "position": 0,
                     "color": 0,
+                    "colors": dict(NO_COLORS),
                     "hoist": False,
                     "managed": False,
                     "mentionable": False,
@@ -1083,8 +1163,8 @@ class FakeDiscord:
                 ),
             ],
             "members": [self._member_json(m, guild=guild) for m in members],
-            "voice_states": [
-                self._voice_state_json(self._user(uid), cid, guild)
+            "voice_states": [  # without their `guild_id`, the guild's
+                without(self._voice_state_json(self._user(uid), cid, guild), "guild_id")
                 for uid, cid in self.voice_by_guild[guild].items()
             ],
             "threads": [],
@@ -1100,6 +1180,25 @@ class FakeDiscord:
             "nsfw_level": 0,
             "system_channel_flags": 0,
             "system_channel_id": text_id,
+            # what Discord sends of what the fake has none of
+            "splash": None,
+            "discovery_splash": None,
+            "banner": None,
+            "description": None,
+            "vanity_url_code": None,
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "application_id": None,
+            "rules_channel_id": None,
+            "public_updates_channel_id": None,
+            "safety_alerts_channel_id": None,
+            "premium_progress_bar_enabled": False,
+            "hub_type": None,
+            "incidents_data": None,
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
         }
 
     def _user(self, user_id: str) -> FakeUser:
