@@ -188,3 +188,14 @@ async def database_at(request: pytest.FixtureRequest, tmp_path: Path) -> str | P
         return tmp_path / "pv.db"
     server: PostgresServer = request.getfixturevalue("postgres")
     return await server.new_database()
+
+
+# ---- the fake Discord's payloads ----------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def fake_discord_payloads_checked() -> Iterator[None]:
+    """Fails a test whose fake Discord sent, from one of its handlers, a payload that Discord's
+    typings refuse (tests/fakediscord/payload_check.py; in the test's own task it raises)."""
+    from tests.fakediscord.payload_check import fail_on_invalid_payloads
+
+    with fail_on_invalid_payloads():
+        yield

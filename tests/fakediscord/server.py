@@ -22,6 +22,7 @@ from typing import Any
 import trustme
 from aiohttp import WSMsgType, web
 
+from tests.fakediscord import payload_check
 from tests.fakediscord.voice_udp import VoiceUDPServer
 
 JSON = dict[str, Any]
@@ -216,6 +217,8 @@ class FakeDiscord:
         self.interactions: dict[str, FakeInteraction] = {}
         self.files: dict[str, FakeFile] = {}
         self.unknown_routes: list[str] = []
+        # what the payload check refused of what this fake sent (tests/fakediscord/payload_check.py)
+        self.payload_errors: list[str] = []
         self.registered_commands: list[JSON] = []
         self.gateway_log: list[JSON] = []  # what the bot sent on the gateway
         self.voice_log: list[JSON] = []  # what the bot sent on the voice websocket
@@ -252,7 +255,9 @@ class FakeDiscord:
         ca.cert_pem.write_to_path(str(self.ca_file))
         server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_ctx)
-        app = web.Application(client_max_size=25 * 1024 * 1024)  # attachment_size_limit
+        app = web.Application(  # client_max_size: attachment_size_limit
+            client_max_size=25 * 1024 * 1024, middlewares=[self._checked]
+        )
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/", self._voice_gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
@@ -602,6 +607,32 @@ class FakeDiscord:
             await asyncio.sleep(0.01)
 
     # ---- gateway ---------------------------------------------------------------------------
+    async def _send_gateway(self, ws: web.WebSocketResponse, payload: JSON) -> None:
+        payload_check.report(payload_check.gateway_errors(payload), self.payload_errors)
+        await ws.send_json(payload)
+
+    async def _send_voice(self, ws: web.WebSocketResponse, payload: JSON) -> None:
+        payload_check.report(payload_check.voice_errors(payload), self.payload_errors)
+        await ws.send_json(payload)
+
+    @web.middleware
+    async def _checked(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Every handler: what it sends is checked, and what it finds is kept for the test's
+        teardown (an exception here would be swallowed); a REST response's JSON body too."""
+        with payload_check.handling():
+            response = await handler(request)
+            if (
+                request.path.startswith("/api/v10/")
+                and isinstance(response, web.Response)
+                and response.content_type == "application/json"
+                and response.body is not None
+            ):
+                body = json.loads(response.body)  # type: ignore[arg-type]
+                path = request.match_info["tail"]
+                errors = payload_check.rest_errors(request.method, path, response.status, body)
+                payload_check.report(errors, self.payload_errors)
+        return response
+
     def guilds_of_shard(self, shard: int) -> list[str]:
         return [g for g in self.channels if shard_of(g, self.shard_count) == shard]
 
@@ -614,7 +645,7 @@ class FakeDiscord:
         if ws is None or ws.closed:
             raise RuntimeError(f"the bot is not connected to the gateway (shard {shard})")
         self._seq += 1
-        await ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
+        await self._send_gateway(ws, {"op": 0, "t": event, "s": self._seq, "d": data})
 
     @staticmethod
     def _control(op: int, data: Any) -> JSON:
@@ -624,7 +655,7 @@ class FakeDiscord:
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        await ws.send_json(self._control(10, {"heartbeat_interval": 41250}))
+        await self._send_gateway(ws, self._control(10, {"heartbeat_interval": 41250}))
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
                 continue
@@ -632,7 +663,7 @@ class FakeDiscord:
             self.gateway_log.append(payload)
             op, data = payload["op"], payload.get("d")
             if op == 1:
-                await ws.send_json(self._control(11, None))  # heartbeat ACK
+                await self._send_gateway(ws, self._control(11, None))  # heartbeat ACK
             elif op == 2:
                 if data["token"] != self.token:
                     await ws.close(code=4004, message=b"Authentication failed.")
@@ -658,7 +689,7 @@ class FakeDiscord:
             elif op == 6:
                 if self.invalidate_resume:
                     self.invalidate_resume = False
-                    await ws.send_json(self._control(9, False))  # not resumable
+                    await self._send_gateway(ws, self._control(9, False))  # not resumable
                 else:
                     self.resumed += 1
                     shard = int(data["session_id"].rpartition("-")[2])
@@ -768,7 +799,7 @@ class FakeDiscord:
         await ws.prepare(request)
         ssrc = next(self._ssrcs)  # one per voice session
         self.voice_hosts.append(request.host.rpartition(":")[0])
-        await ws.send_json(self._voice_hello())
+        await self._send_voice(ws, self._voice_hello())
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
                 continue
@@ -783,13 +814,13 @@ class FakeDiscord:
                 self.voice_ws[data["server_id"]] = ws
                 self._voice_ssrc[data["server_id"]] = ssrc
                 session_ssrc = ssrc
-                await ws.send_json(self._voice_ready(ssrc))
+                await self._send_voice(ws, self._voice_ready(ssrc))
             elif op == 1:
                 key = self.udp.keys[ssrc] = os.urandom(32)
-                await ws.send_json(self._voice_description(data["data"]["mode"], key))
+                await self._send_voice(ws, self._voice_description(data["data"]["mode"], key))
             elif op == 3:
                 nonce = data["t"] if isinstance(data, dict) else data
-                await ws.send_json(self._voice_heartbeat_ack(nonce))
+                await self._send_voice(ws, self._voice_heartbeat_ack(nonce))
             elif op == 7:  # resume after 4015: same session, same ssrc and key
                 if self.voice_resume_fails:  # the voice server lost the session meanwhile
                     await ws.close(code=4006, message=b"Session is no longer valid.")
@@ -798,10 +829,10 @@ class FakeDiscord:
                 guild = data["server_id"]
                 self.voice_ws[guild] = ws
                 session_ssrc = next(s for s, g in reversed(self.ssrc_guild.items()) if g == guild)
-                await ws.send_json(self._voice_resumed())
+                await self._send_voice(ws, self._voice_resumed())
                 # discord.py 2.7 waits for the key again before it calls a resume complete
                 key = self.udp.keys[session_ssrc]
-                await ws.send_json(self._voice_description(RESUME_MODE, key))
+                await self._send_voice(ws, self._voice_description(RESUME_MODE, key))
         return ws
 
     @staticmethod
