@@ -33,43 +33,43 @@ async def read(running: RunningBot, user: str, text: str) -> str:
 async def test_a_moderator_sets_the_name_another_member_is_read_by(
     running_bot: RunningBot,
 ) -> None:
-    fake = running_bot.fake
-    alice = fake.humans["alice"].id
+    fake = running_bot.fake  # (alice, the owner, outranks bob: a moderator names only below)
+    bob = fake.humans["bob"].id
     await setup_read_channel(fake)
-    await fake.set_voice_state("alice", VOICE)
     await fake.set_voice_state("bob", VOICE)
+    await fake.set_voice_state("alice", VOICE)
     # without Manage Nicknames (checked by the bot, whatever Discord shows): refused
-    refused = await nick(fake, "Captain", by="bob", member="alice")
+    refused = await nick(fake, "Captain", by="alice", member="bob")
     assert refused["content"] == (
         "You need the Manage Nicknames permission to choose another member's name."
     )
-    assert await read(running_bot, "alice", "hello") == "Alice said hello"
+    assert await read(running_bot, "bob", "hello") == "Bob said hello"
     # with it: set, in a reply that names the member without pinging them
-    done = await nick(fake, "Captain", by="bob", member="alice", permissions=MODERATOR)
-    assert done["content"] == f"I will call <@{alice}> “Captain” when reading their messages."
+    done = await nick(fake, "Captain", by="alice", member="bob", permissions=MODERATOR)
+    assert done["content"] == f"I will call <@{bob}> “Captain” when reading their messages."
     assert done["allowed_mentions"] == {"parse": []}
     answered = next(i for i in fake.interactions.values() if i.name == "set nick")
     assert answered.responses[0]["_callback"] and answered.responses[0]["flags"] & 64  # ephemeral
-    assert await read(running_bot, "bob", "over") == "Bob said over"
-    assert await read(running_bot, "alice", "hello again") == "Captain said hello again"
+    assert await read(running_bot, "alice", "over") == "Alice said over"
+    assert await read(running_bot, "bob", "hello again") == "Captain said hello again"
     # a moderator cannot give one member another's name either: a server name, their own,
     # or the name another member is read by here (their /set nick)
-    own = await nick(fake, "Robert", by="bob")
+    own = await nick(fake, "Robert", by="alice")
     assert own["content"] == "I will call you “Robert” when reading your messages."
-    for forged in ("bob", "𝓑𝓸𝓫", "ROBERT"):
-        refused = await nick(fake, forged, by="bob", member="alice", permissions=MODERATOR)
+    for forged in ("alice", "𝓐𝓵𝓲𝓬𝓮", "ROBERT"):
+        refused = await nick(fake, forged, by="alice", member="bob", permissions=MODERATOR)
         assert refused["content"] == (
             f"“{forged}” is the name of another member here: please choose another."
         ), forged
-    taken = await nick(fake, "Captain", by="alice")  # (hers already: not another's)
+    taken = await nick(fake, "Captain", by="bob")  # (his already: not another's)
     assert taken["content"] == "I will call you “Captain” when reading your messages."
-    refused = await nick(fake, "captain", by="bob")  # nor take a name alice is read by
+    refused = await nick(fake, "captain", by="alice")  # nor take a name bob is read by
     assert refused["content"].startswith("“captain” is the name of another member here")
-    # and back to her own name
-    reset = await nick(fake, "reset", by="bob", member="alice", permissions=MODERATOR)
-    assert reset["content"] == f"I will call <@{alice}> by their server name again."
-    assert await read(running_bot, "bob", "next") == "Robert said next"
-    assert await read(running_bot, "alice", "back") == "Alice said back"
+    # and back to his own name
+    reset = await nick(fake, "reset", by="alice", member="bob", permissions=MODERATOR)
+    assert reset["content"] == f"I will call <@{bob}> by their server name again."
+    assert await read(running_bot, "alice", "next") == "Robert said next"
+    assert await read(running_bot, "bob", "back") == "Bob said back"
 
 
 async def test_no_nickname_names_a_cloned_voices_speech(running_bot: RunningBot) -> None:
@@ -82,7 +82,7 @@ async def test_no_nickname_names_a_cloned_voices_speech(running_bot: RunningBot)
     fake.nicks[fake.humans["alice"].id] = "Bob"  # a server nickname she chose herself
     await fake.set_voice_state("alice", VOICE)
     await fake.set_voice_state("bob", VOICE)
-    done = await nick(fake, "Captain", by="bob", member="alice", permissions=MODERATOR)
+    done = await nick(fake, "Captain", by="alice")  # (a moderator may not rename the owner)
     assert "“Captain”" in done["content"]
     await (await fake.interaction("say", {"text": "In my own voice."})).wait_final()
     await fake.wait_for(lambda: len(speaker(running_bot).history) == 1, 30, "speech")
