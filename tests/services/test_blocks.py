@@ -315,43 +315,35 @@ async def test_a_block_needs_the_permission_server_wide(
     assert (answer is not None and "Manage Messages" in answer) is refused
 
 
+@pytest.mark.parametrize("action", ["unblock", "name"])
 @pytest.mark.parametrize(
     ("by", "whom", "refused"),
     [("bob", "carol", False),  # mods over juniors
-     ("carol", "bob", True),  # juniors cannot lift a mod's block
-     ("bob", "owner", True)],  # nobody but the owner lifts the owner's
+     ("carol", "bob", True),  # juniors cannot lift a mod's block, nor rename them
+     ("bob", "owner", True)],  # nobody but the owner lifts the owner's, or renames them
 )  # fmt: skip
-async def test_unblock_keeps_the_rank_rule(
-    bot: Bot, server: Server, by: str, whom: str, refused: bool
+async def test_unblock_and_naming_keep_the_rank_rule(
+    bot: Bot, server: Server, by: str, whom: str, refused: bool, action: str
 ) -> None:
     _people(server, ("mods",), ("juniors",))
     guild = server.guild
     assert guild is not None
     target = server.owner if whom == "owner" else server[whom]
-    await bot.db.blocks.add(guild.id, int(target.id), int(server.owner.id), None)
-    moderator, permissions, member = _block(server, by, target)
-    answer = await _refused(bot.blocks.unblock(permissions, guild, moderator, member))
-    assert (answer == "You can only unblock members whose highest role is below yours.") is refused
-    assert await bot.db.blocks.is_blocked(guild.id, int(target.id)) is refused
-
-
-@pytest.mark.parametrize(
-    ("by", "whom", "refused"),
-    [("bob", "carol", False), ("carol", "bob", True), ("bob", "owner", True)],
-)  # fmt: skip
-async def test_naming_another_member_keeps_the_rank_rule(
-    bot: Bot, server: Server, by: str, whom: str, refused: bool
-) -> None:
-    _people(server, ("mods",), ("juniors",))
-    guild = server.guild
-    assert guild is not None
-    target = server.owner if whom == "owner" else server[whom]
-    invoker, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES)
-    assert isinstance(member, discord.Member)
-    answer = await _refused(bot.settings.set_nick(invoker, permissions, guild, "Renamed", member))
-    assert (answer == "You can only name members whose highest role is below yours.") is refused
-    nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
-    assert (nicks.get(int(target.id)) == "Renamed") is not refused
+    if action == "unblock":
+        await bot.db.blocks.add(guild.id, int(target.id), int(server.owner.id), None)
+    actor, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES
+                                        | MANAGE_MESSAGES)  # fmt: skip
+    if action == "unblock":
+        answer = await _refused(bot.blocks.unblock(permissions, guild, actor, member))
+        done = not await bot.db.blocks.is_blocked(guild.id, int(target.id))
+    else:
+        assert isinstance(member, discord.Member)
+        answer = await _refused(bot.settings.set_nick(actor, permissions, guild, "Renamed", member))
+        nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
+        done = nicks.get(int(target.id)) == "Renamed"
+    verb = "unblock" if action == "unblock" else "name"
+    assert (answer == f"You can only {verb} members whose highest role is below yours.") is refused
+    assert done is not refused
 
 
 @pytest.mark.parametrize("command", ["skip", "stop", "clear", "leave", "join"])
