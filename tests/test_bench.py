@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TEST_ONLY = ("pytest", "_pytest", "pytest_asyncio", "hypothesis")
+TEST_ONLY = ("pytest", "_pytest", "pytest_asyncio", "hypothesis", "jsonschema")
 SCRIPTS = sorted(
     p.relative_to(REPO).as_posix()
     for p in (REPO / "bench").glob("*.py")

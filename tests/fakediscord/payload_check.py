@@ -24,12 +24,10 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import pytest
-from jsonschema import validators
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:  # imported when first used: the benchmarks' fake runs without test tools
+    from jsonschema.exceptions import ValidationError
 
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "discord.schema.json"
 
@@ -126,11 +124,18 @@ def _known_bits(
     validator: Any, bits: list[int], value: Any, schema: Any
 ) -> Iterator[ValidationError]:
     """`x-known-bits` (generate.mjs): a bitfield holds only its flags' bits."""
+    from jsonschema.exceptions import ValidationError
+
     if validator.is_type(value, "integer") and value & ~sum(bits):
         yield ValidationError(f"{value} has bits that no flag names: {value & ~sum(bits)}")
 
 
-_Validator = validators.extend(jsonschema.Draft7Validator, {"x-known-bits": _known_bits})
+@cache
+def _validator_class() -> Any:
+    import jsonschema
+    from jsonschema import validators
+
+    return validators.extend(jsonschema.Draft7Validator, {"x-known-bits": _known_bits})
 
 
 @cache
@@ -157,7 +162,7 @@ def validator(definition: str) -> Any:
         if definition not in root["definitions"]:
             raise KeyError(f"no definition {definition!r} in {SCHEMA_FILE.name}")
         schema = {"$ref": f"#/definitions/{definition}"}
-    return _Validator({**schema, "definitions": root["definitions"]})
+    return _validator_class()({**schema, "definitions": root["definitions"]})
 
 
 def _closest(error: ValidationError) -> list[ValidationError]:
@@ -269,5 +274,7 @@ def fail_on_invalid_payloads() -> Iterator[None]:
     found = UNRAISED[start:]
     del UNRAISED[start:]
     if found:
+        import pytest
+
         pytest.fail("the fake Discord sent what Discord never sends (tests/fakediscord/"
                     "payload_check.py):\n" + "\n".join(found), pytrace=False)  # fmt: skip

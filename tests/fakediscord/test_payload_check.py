@@ -416,3 +416,15 @@ async def test_an_invalid_payload_fails_the_test_that_sent_it(fake: FakeDiscord)
         await asyncio.create_task(in_a_handler())
         assert len(sent(fake)) == 1  # sent all the same
     assert payload_check.UNRAISED == []  # reported once, to this test
+
+
+def test_every_test_checks_the_fakes_payloads() -> None:
+    """Only the benchmarks, which run without jsonschema, turn the check off."""
+    tests = Path(__file__).resolve().parent.parent
+    turned_off = [
+        p.relative_to(tests).as_posix()
+        for p in tests.rglob("*.py")
+        if "check_payloads=False" in p.read_text()
+        and p.name not in (Path(__file__).name, "server.py")
+    ]
+    assert turned_off == []
