@@ -25,6 +25,7 @@ from tests.tiny_model import train_tokenizer, write_random_config
 __all__ = ["guard_unit_tier"]  # an autouse fixture of every test
 
 TINY_BASE = "english_2m_2026-10"
+GUILD_READY_TIMEOUT_S = 0.5
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -138,6 +139,9 @@ async def bot_on_fake_discord(
         **(extra_env or {}),
     }
     bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    # discord.py waits this long after the last GUILD_CREATE before READY (2 s): the fake sends
+    # its guilds at once after READY, as Discord does for a small bot
+    bot._connection.guild_ready_timeout = GUILD_READY_TIMEOUT_S
     decisions = ReadDecisions()
     decisions.listen()
     task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))

@@ -8,6 +8,11 @@ remember to mark a test:
 - `unit`: none of those; `./test.sh --fast` runs these, but for the ones marked `slow` by hand
   (a second or more each, measured: seconds of model work).
 
+Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: gaps between
+packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
+wait on the wire, not the CPU), then these alone, on an otherwise idle machine. The image
+tests stay together on one worker (`xdist_group`): they share one build.
+
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
 """
@@ -32,6 +37,7 @@ MARKERS = {
     **SLOW_TIERS,
     "unit": "none of the other tiers",
     "slow": "a unit test that takes a second or more (seconds of model work): not in --fast",
+    "timing": "asserts wall-clock timings: ./test.sh runs it alone, after the others",
 }
 
 # what a test's own code (or its module's helpers) calls, by tier
@@ -67,6 +73,8 @@ def mark(items: list[pytest.Item]) -> None:
         tiers = tiers_of(item) or {"unit"}
         for tier in tiers:
             item.add_marker(tier)
+        if "image" in tiers:
+            item.add_marker(pytest.mark.xdist_group("image"))
 
 
 class WrongTierError(AssertionError):

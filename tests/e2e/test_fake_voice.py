@@ -9,9 +9,12 @@ import threading
 import time
 from itertools import pairwise
 
+import pytest
+
 from tests.fakediscord.voice_udp import VoiceUDPServer
 
 
+@pytest.mark.timing
 async def test_arrivals_are_stamped_by_the_kernel_not_the_busy_event_loop() -> None:
     """A thread sends a datagram every 20 ms while the event loop is blocked for 150 ms: the
     recorded arrivals stay 20 ms apart, as Discord would hear them."""

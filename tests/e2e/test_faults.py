@@ -135,6 +135,7 @@ def model_fails_on_boom(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.mark.timing
 async def test_model_failure_mid_stream_ends_that_message_only(
     tmp_path: Path, tiny_model: TinyModel, model_fails_on_boom: None, caplog: Any
 ) -> None:
@@ -236,6 +237,7 @@ async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
     assert os.stat(data_dir).st_mode & 0o777 == 0o700
 
 
+@pytest.mark.timing
 async def test_a_flood_of_files_does_not_delay_another_servers_speech(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:

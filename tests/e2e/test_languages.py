@@ -128,6 +128,7 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         assert back.language == "french"
 
 
+@pytest.mark.timing
 async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one_unloads(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -172,6 +173,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         assert bot.models.unloads == 1
 
 
+@pytest.mark.timing
 async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_unloads(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:

@@ -8,6 +8,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bot.__main__ import sync_commands
 from bot.core.config import load_settings
@@ -47,6 +48,7 @@ def audio_packets(packets: list[ReceivedPacket]) -> list[ReceivedPacket]:
     return [p for p in packets if not p.is_silence]
 
 
+@pytest.mark.timing
 async def test_say_streams_encrypted_opus_of_the_engine_audio(running_bot: RunningBot) -> None:
     fake = running_bot.fake
     await fake.set_voice_state("alice", VOICE)
@@ -80,6 +82,7 @@ async def test_say_streams_encrypted_opus_of_the_engine_audio(running_bot: Runni
     assert result.first_frame_latency is not None and result.first_frame_latency < 5
 
 
+@pytest.mark.timing
 async def test_skip_stops_packets_and_keeps_the_queue(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -383,6 +386,7 @@ async def four_servers_say(
     return members, replies, speakers, by_guild
 
 
+@pytest.mark.timing
 async def test_four_servers_speak_at_once_without_gaps(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -413,6 +417,7 @@ async def test_four_servers_speak_at_once_without_gaps(
         assert min(end for _, end in spans) - max(start for start, _ in spans) > 20
 
 
+@pytest.mark.timing
 async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:

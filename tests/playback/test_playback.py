@@ -86,6 +86,7 @@ def timed_speaker(
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> None:
     log: list[tuple[str, float]] = []
     client, ended = PlayerVoiceClient(encode=False), Ended()
@@ -189,6 +190,7 @@ class SlowStream(TimedStream):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
     tmp_path: Path,
 ) -> None:

@@ -292,6 +292,7 @@ def test_the_largest_batch_is_the_largest_that_fits_the_frame() -> None:
     assert choose_batch(noisy, frame, cores=2) == 8
 
 
+@pytest.mark.timing
 def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     """int8 on our machine: the LM's step is a fifth of the frame and the decoder's 8 rows
     take 78 ms alone. Split, the LM's thread decodes some rows after its step, so 8 fit."""
@@ -503,6 +504,7 @@ def test_a_stream_cancelled_while_waiting_for_a_row_ends_at_once(
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_the_batch_steps_at_the_frames_pace_while_every_row_is_far_ahead(
     model: Any, voices: list[Any]
 ) -> None:

@@ -37,6 +37,7 @@ async def test_chunks_are_24k_float32_mono(engine: TTSEngine) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 async def test_cancel_ends_stream_and_frees_worker(full_engine: TTSEngine) -> None:
     stream = full_engine.stream(LONG_TEXT)
     async with stream:
