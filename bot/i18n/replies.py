@@ -449,6 +449,12 @@ FRENCH_REPLIES: dict[str, str] = {
     "Write how to say it as plain words (no links, mentions or markup).": (
         "Écrivez la prononciation en mots simples (sans liens, mentions ni mise en forme)."
     ),
+    "The word holds {character}: remove it.": "Le mot contient {character} : retirez-le.",
+    "How to say it holds {character}: remove it.": (
+        "La prononciation contient {character} : retirez-le."
+    ),
+    "a control character ({code})": "un caractère de contrôle ({code})",
+    "an invalid character ({code})": "un caractère invalide ({code})",
     "The dictionary is full ({most} words): remove some first.": (
         "Le dictionnaire est plein ({most} mots) : retirez-en d'abord."
     ),

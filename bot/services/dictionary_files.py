@@ -26,6 +26,7 @@ ENTRY_KEYS = frozenset(CSV_HEADER)
 Check = Callable[[str, str, str | None], Pronunciation]  # word, spoken, language as written
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula
 TEXT_MARK = "'"
+MAX_DIGITS = 4_000  # a whole number longer than this is not made an int (see _whole_number)
 
 
 def to_json(entries: list[Pronunciation]) -> bytes:
@@ -145,9 +146,16 @@ def _parse_csv(text: str, check: Check, most: int) -> list[tuple[str, Pronunciat
     return entries
 
 
+def _whole_number(digits: str) -> int | float:
+    """A whole number in the file. No field of an entry is one (each is refused, naming its
+    entry, as not text), so one past Python's limit for an int (4,300 digits, a ValueError)
+    is read as a float, infinite, instead."""
+    return int(digits) if len(digits) <= MAX_DIGITS else float(digits)
+
+
 def _parse_json(text: str, check: Check, most: int) -> list[tuple[str, Pronunciation]]:
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_whole_number)
     except json.JSONDecodeError as error:
         raise UserError(tr(
             "Line {line}, column {column}: this is not valid JSON ({problem}).",

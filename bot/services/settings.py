@@ -7,6 +7,7 @@ import collections
 import logging
 import ssl
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -134,6 +135,10 @@ class SettingsService:
     def check_entry(self, word: str, spoken: str, language: str | None) -> Pronunciation:
         """An entry as it is kept (spaces collapsed), or a UserError saying what is wrong."""
         word, spoken = " ".join(word.split()), " ".join(spoken.split())
+        if (character := _unkeepable(word)) is not None:
+            raise UserError(tr("The word holds {character}: remove it.", character=character))
+        if (character := _unkeepable(spoken)) is not None:
+            raise UserError(tr("How to say it holds {character}: remove it.", character=character))
         if not word or not spoken:
             raise UserError(tr("Give both the word and how to say it."))
         if len(word) > MAX_WORD or len(spoken) > MAX_WORD * 2:
@@ -401,6 +406,19 @@ class SettingsService:
         if enabled:
             return Reply(tr("Your messages are read aloud again in this server."))
         return Reply(tr("Your messages will not be read aloud in this server."))
+
+
+def _unkeepable(text: str) -> Phrase | None:
+    """The first character of `text` a dictionary entry cannot hold, said for the member: a
+    control character (NUL: PostgreSQL refuses it) or half of a surrogate pair (no character
+    at all: it has no UTF-8, so no store can write it). None when there is none."""
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            return tr("a control character ({code})", code=f"U+{ord(char):04X}")
+        if category == "Cs":
+            return tr("an invalid character ({code})", code=f"U+{ord(char):04X}")
+    return None
 
 
 def _said_as(name: str) -> str:

@@ -179,6 +179,27 @@ BAD_FILES = {
                               "/dictionary export writes."),
     "too many entries": ("d.csv", "a,b\n" * (MAX_DICTIONARY + 2),
                          f"The file has more than {MAX_DICTIONARY} entries."),
+    # what no store can keep (PostgreSQL refuses NUL; a lone surrogate has no UTF-8), and a
+    # number past Python's int limit (a ValueError: "Something went wrong")
+    "a NUL in a word": ("d.csv", "brb,be right back\nb\x00rb,bee\n",
+                        "Line 2: The word holds a control character (U+0000): remove it."),
+    "a NUL in how to say it": ("d.json", '[{"word": "a", "spoken": "b\\u0000c"}]',
+                               "Entry 1: How to say it holds a control character (U+0000): "
+                               "remove it."),
+    "a control character in a word": ("d.csv", "be\x07ll,bell\n", "Line 1: The word holds a "
+                                      "control character (U+0007): remove it."),
+    "half of a surrogate pair in a word": ("d.json", '[{"word": "\\ud83d", "spoken": "x"}]',
+                                           "Entry 1: The word holds an invalid character "
+                                           "(U+D83D): remove it."),
+    "half of a surrogate pair in how to say it": (
+        "d.json", '[{"word": "a", "spoken": "x\\udc00"}]',
+        "Entry 1: How to say it holds an invalid character (U+DC00): remove it."),
+    "a 5,000-digit number for a word": ("d.json", f'[{{"word": {"9" * 5000}, "spoken": "x"}}]',
+                                        "Entry 1: the word and how to say it must both be "
+                                        "text."),
+    "a 5,000-digit number for a language": (
+        "d.json", f'[{{"word": "a", "spoken": "x", "language": {"9" * 5000}}}]',
+        "Entry 1: the language must be text, or empty for all."),
 }  # fmt: skip
 
 
@@ -189,6 +210,27 @@ def test_a_bad_file_is_refused_saying_where_and_why(
     with pytest.raises(UserError) as error:
         dictionary_files.parse(name, text, bot.settings.check_entry, MAX_DICTIONARY)
     assert error.value.message == refused
+
+
+UNKEEPABLE = {
+    "a NUL in the word": ("b\x00rb", "be right back",
+                          "The word holds a control character (U+0000): remove it."),
+    "a NUL in how to say it": ("brb", "be\x00 right back",
+                               "How to say it holds a control character (U+0000): remove it."),
+    "half of a surrogate pair": ("\ud83d", "x",
+                                 "The word holds an invalid character (U+D83D): remove it."),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("word", "spoken", "refused"), UNKEEPABLE.values(), ids=UNKEEPABLE.keys())
+async def test_dict_add_refuses_what_the_import_refuses(
+    bot: Bot, server: Server, word: str, spoken: str, refused: str
+) -> None:
+    guild = server.start()
+    with pytest.raises(UserError) as error:
+        await bot.settings.dict_add(discord.Permissions(MANAGE_GUILD), guild, word, spoken)
+    assert error.value.message == refused
+    assert await bot.db.dictionary.all(guild.id) == []
 
 
 @pytest.mark.parametrize(
