@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from bot.core.errors import InternalError
 from bot.core.files import make_private_dir
@@ -296,12 +297,40 @@ class VoiceRepository:
 
     async def delete(self, record: VoiceRecord) -> None:
         """The row, its recording and states, its choices; other processes are told (on
-        commit) so they drop their local copies of its files."""
+        commit) so they drop their local copies of its files, and the files' tag is kept,
+        so a process that missed it deletes them at its next sweep (`deleted_tags`)."""
         async with self._db.transaction():
             await self._db.execute("DELETE FROM voices WHERE id = ?", record.id)
+            for tag in {file_tag(record.state_path), file_tag(record.clip_path)} - {""}:
+                await self._db.execute(
+                    "INSERT INTO deleted_voice_files (tag, deleted_at) VALUES (?, ?)"
+                    " ON CONFLICT (tag) DO NOTHING",
+                    tag, utc_now(),
+                )  # fmt: skip
             await self._db.notify(VOICE_DELETED, json.dumps({
                 "id": record.id, "state_path": record.state_path, "clip_path": record.clip_path,
             }))  # fmt: skip
+
+    async def deleted_tags(self, tags: Iterable[str]) -> set[str]:
+        """Of `tags` (see `file_tag`), those of deleted voices."""
+        wanted = sorted(set(tags) - {""})
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # within every store's limit of parameters
+            part = wanted[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT tag FROM deleted_voice_files WHERE tag IN ({marks})"
+            found.update(row[0] for row in await self._db.fetch(sql, *part))
+        return found
+
+
+def file_tag(path: str | PurePath) -> str:
+    """The random tag a voice's files share: `<tag>.flac`, `<tag>.safetensors`,
+    `<tag>.model-<fingerprint>.safetensors` (32 hex digits); "" for any other name."""
+    head = PurePath(path).name.split(".", 1)[0]
+    return head if _TAG.fullmatch(head) else ""
+
+
+_TAG = re.compile(r"[0-9a-f]{32}")
 
 
 # ---- voice choices ----------------------------------------------------------------------------

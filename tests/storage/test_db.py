@@ -14,6 +14,7 @@ from bot.storage.database import (
     NameTakenError,
     Pronunciation,
     QuotaError,
+    file_tag,
 )
 from bot.storage.migrations import MIGRATIONS_DIR, DatabaseTooNewError
 from tests.postgres_server import PostgresServer
@@ -54,7 +55,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -62,7 +63,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     await again.close()
 
 
@@ -73,7 +74,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8, 9]]
     finally:
         for db in opened:
             await db.close()
@@ -94,7 +95,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     await db.close()
 
 
@@ -110,6 +111,31 @@ async def test_voice_names_are_unique_per_owner_case_insensitively(database_at: 
         assert await db.voices.count_for(2) == 1
     finally:
         await db.close()
+
+
+async def test_a_deleted_voice_leaves_only_its_files_tag(database_at: Location) -> None:
+    """What a sweep needs to delete a voice's leftover files (a process that missed the
+    deletion): the random tag of its file names; nothing of its owner or name."""
+    db = await Database.open(database_at)
+    tag, other = "ab" * 16, "cd" * 16
+    try:
+        voice_id = await db.voices.insert(
+            owner_id=7, name="Me", model_fingerprint="f", state_path=f"voices/7/{tag}.safetensors",
+            clip_path=f"voices/7/{tag}.flac", sha256="s", duration_s=3.0, state_bytes=1,
+            clip_bytes=1, consented_at="now",
+        )  # fmt: skip
+        assert await db.voices.deleted_tags([tag, other]) == set()
+        record = await db.voices.get_by_id(voice_id)
+        assert record is not None
+        await db.voices.delete(record)
+        many = [f"{n:032x}" for n in range(1200)]  # past one query's parameters
+        assert await db.voices.deleted_tags([tag, other, "", *many]) == {tag}
+        rows = await db.fetch("SELECT * FROM deleted_voice_files")
+        assert [row[0] for row in rows] == [tag] and len(tuple(rows[0])) == 2
+    finally:
+        await db.close()
+    assert file_tag(f"voices/7/{tag}.model-{'0' * 16}.safetensors") == tag
+    assert file_tag(f"voices/7/.tmp-{tag}.safetensors") == file_tag("7/Me.flac") == ""
 
 
 async def test_choices_prefer_the_server_then_global_and_follow_deletion(
