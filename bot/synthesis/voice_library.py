@@ -4,7 +4,8 @@ A voice is a row with its trimmed recording (FLAC) in the store, plus two files 
 `DATA_DIR/voices/<user id>/`: `<tag>.safetensors` (the model state) and `<tag>.flac` (a copy
 of the recording). The files are written and synced first, then the row and the recording are
 inserted in one short write: a failure removes the files, and a crash between the two leaves
-only files that no row names, which `reconcile()` removes at the next start.
+only files that no row names, which `reconcile()` moves aside at the next start (the sweep
+deletes no voice's files but a deleted voice's: see `remove_orphans`).
 
 With several processes sharing PostgreSQL, the store is the authority and each machine's
 files are a cache: a voice cloned elsewhere gets its state from the store (states are kept
@@ -53,6 +54,7 @@ from bot.storage.database import (
     NameTakenError,
     QuotaError,
     VoiceRecord,
+    file_tag,
     utc_now,
 )
 from bot.synthesis import clip as clips
@@ -73,9 +75,6 @@ MAX_HEARD = 10_000  # deletions heard and not yet handled; past it, one sweep in
 # whose row is not in yet (a clone takes seconds; this is far longer).
 SWEEP_MIN_AGE_S = 600.0
 DECODE_NICE = 10  # the clip-decoding thread's niceness (0: as speech; 19: the lowest)
-# A sweep that would remove this many files or fewer may remove more than half of them (a
-# crash or two); past it, removing most of the store is never routine: they are moved aside.
-FEW_FILES = 4
 QUARANTINE = "voices-quarantine"  # under DATA_DIR, beside voices/
 
 
@@ -619,9 +618,9 @@ class VoiceLibrary:
 
     # ---- consistency -----------------------------------------------------------------------
     async def reconcile(self) -> tuple[list[Path], list[VoiceRecord]]:
-        """At start: remove files that no row references; keep in the store the recordings
-        of voices made before it kept them; report voices whose recording is gone (they
-        cannot be rebuilt)."""
+        """At start: sweep the files that no row references (`remove_orphans`); keep in the
+        store the recordings of voices made before it kept them; report voices whose
+        recording is gone (they cannot be rebuilt)."""
         orphans = await self.remove_orphans()
         missing = await keep_old_recordings(self.db, self.data_dir)
         for record in missing:
@@ -632,13 +631,16 @@ class VoiceLibrary:
         return orphans, missing
 
     async def remove_orphans(self, min_age_s: float = 0.0) -> list[Path]:
-        """Remove the store's files that no row names (deleted voices, crashed clones), of
-        those last changed at least `min_age_s` ago; the files removed.
+        """Sweep the store's files that no row names, of those last changed at least
+        `min_age_s` ago; the files deleted.
 
-        Never when the store holds no voice while the disk does, or when most files would
-        go (more than half, and more than `FEW_FILES`): that is a wrong or empty store (a
-        DATABASE_URL set before `db copy`), not crashed clones. The files are then moved
-        aside to `DATA_DIR/voices-quarantine/<time>/`, private, and a warning says where."""
+        Deleted are only files that never were a voice or whose member deleted it: leftovers
+        of an interrupted write (`.tmp-…`), and the files of a voice deleted while this
+        process was not listening (the store keeps their tag). Every other such file is
+        moved aside to `DATA_DIR/voices-quarantine/<time>/`, private, and a warning says how
+        many and where: a clone cut short by a crash cannot be told from the voices that a
+        database restored from an older backup (or the wrong one) does not name, and a
+        member's voice is the one thing that cannot be made again."""
         records = await self.db.voices.list_all()
         referenced = {self.data_dir / r.state_path for r in records} | {
             self.data_dir / r.clip_path for r in records
@@ -650,24 +652,26 @@ class VoiceLibrary:
         orphans = await asyncio.to_thread(_files_not_in, self.root, referenced, min_age_s)
         if not orphans:
             return []
-        present = len(await asyncio.to_thread(_files_not_in, self.root, set()))
-        if not records:
-            why = f"the store holds no voices but {present} voice files are on disk"
-        elif len(orphans) > FEW_FILES and 2 * len(orphans) > present:
-            why = f"{len(orphans)} of {present} voice files on disk are named by no stored voice"
-        else:
-            await asyncio.to_thread(_remove, orphans)
-            for path in orphans:
-                log.info("removed %s: no voice refers to it", path)
-            return orphans
-        folder = await asyncio.to_thread(_quarantine, self.data_dir, self.root, orphans)
-        log.warning(
-            "%s: is DATABASE_URL the right database (or was it set before `db copy`)? Rather "
-            "than delete them, %d files were moved aside to %s; move them back into %s once "
-            "the store is right, or delete them.",
-            why, len(orphans), folder, self.root,
-        )  # fmt: skip
-        return []
+        deleted = await self.db.voices.deleted_tags(file_tag(p) for p in orphans)
+        doomed = [p for p in orphans if p.name.startswith(".tmp-") or file_tag(p) in deleted]
+        await asyncio.to_thread(_remove, doomed)
+        for path in doomed:
+            why = "an interrupted write" if path.name.startswith(".tmp-") else "a deleted voice's"
+            log.info("removed %s: %s", path, why)
+        aside = [p for p in orphans if p not in doomed]
+        if aside:
+            present = len(await asyncio.to_thread(_files_not_in, self.root, set()))
+            folder = await asyncio.to_thread(_quarantine, self.data_dir, self.root, aside)
+            log.warning(
+                "%d of %d voice files on disk are named by no voice in the store%s: moved "
+                "aside to %s, not deleted. A clone cut short by a crash leaves two; more mean "
+                "a database restored from an older backup or the wrong one (is DATABASE_URL "
+                "right, or was it set before `db copy`?). Move them back into %s once the "
+                "store is right, or delete them.",
+                len(aside), present, "" if records else " (it holds no voices)", folder,
+                self.root,
+            )  # fmt: skip
+        return doomed
 
 
 async def keep_old_recordings(db: Database, data_dir: Path) -> list[VoiceRecord]:
@@ -737,6 +741,7 @@ def _quarantine(data_dir: Path, root: Path, paths: list[Path]) -> Path:
         target = folder / path.relative_to(root)
         make_private_dir(target.parent)
         shutil.move(path, target)
+        os.chmod(target, 0o600)  # private even if a restore loosened it
     for place in {folder, *(folder / p.relative_to(root).parent for p in paths)}:
         _fsync_dir(place)
     _fsync_dir(base)

@@ -121,7 +121,7 @@ async def test_error_between_files_and_commit_leaves_nothing(
     assert (await create(restarted, ALICE, "Doomed")).name == "Doomed"
 
 
-async def test_restart_removes_orphan_files_and_reports_lost_ones(library: VoiceLibrary) -> None:
+async def test_restart_sweeps_orphan_files_and_reports_lost_ones(library: VoiceLibrary) -> None:
     kept = await create(library, ALICE, "Kept")
     lost = await create(library, BOB, "Lost")
     (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand, in a
@@ -129,9 +129,9 @@ async def test_restart_removes_orphan_files_and_reports_lost_ones(library: Voice
     # made before recordings were kept in it: nothing left to rebuild the voice from
     orphan_folder = library.root / str(ALICE)  # a crash after the rename, before the commit
     tag = "0123456789abcdef" * 2
-    orphans = [orphan_folder / f"{tag}.safetensors", orphan_folder / f".tmp-{tag}.safetensors",
-               orphan_folder / f".tmp-{tag}-{tag}.flac"]  # fmt: skip
-    for path in orphans:
+    crashed = orphan_folder / f"{tag}.safetensors"  # complete: moved aside, never deleted
+    orphans = [orphan_folder / f".tmp-{tag}.safetensors", orphan_folder / f".tmp-{tag}-{tag}.flac"]
+    for path in [crashed, *orphans]:
         path.write_bytes(b"partial")
     # Not the store's: the folder's README, an operator's notes and backup, a stray folder.
     foreign = [
@@ -144,9 +144,10 @@ async def test_restart_removes_orphan_files_and_reports_lost_ones(library: Voice
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"keep me")
     removed, missing = await library.reconcile()
-    assert sorted(removed) == sorted(orphans)
+    assert sorted(removed) == sorted(orphans)  # interrupted writes: never a voice
     assert [r.id for r in missing] == [lost.id]
-    assert all(not p.exists() for p in orphans)
+    assert all(not p.exists() for p in [crashed, *orphans])
+    assert [p.name for p in _quarantined(library)] == [crashed.name]
     assert all(p.read_bytes() == b"keep me" for p in foreign)
     assert (library.data_dir / kept.state_path).is_file()
 
@@ -181,7 +182,8 @@ async def test_start_against_an_empty_store_moves_the_voice_files_aside(
         for folder in path.relative_to(library.data_dir).parents[:-1]:
             assert (library.data_dir / folder).stat().st_mode & 0o777 == 0o700
     warning = next(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
-    assert "no voices" in warning and str(moved[0].parents[1]) in warning
+    assert "4 of 4" in warning and "holds no voices" in warning
+    assert str(moved[0].parents[1]) in warning
     # the operator moves them back and points at the right store: all is as it was
     for path in moved:
         back = library.root / path.relative_to(moved[0].parents[1])
@@ -209,6 +211,63 @@ async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
     assert sorted(p.name for p in _quarantined(library)) == sorted(p.name for p in strays)
     assert (library.data_dir / kept.state_path).is_file()
     assert any("6 of 8" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+
+
+async def test_a_database_restored_from_an_older_backup_loses_no_voice(
+    library: VoiceLibrary, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store names some voices but not others (a backup older than the newest voices):
+    those are moved aside, every byte of them, privately; none is deleted, however few."""
+    older = [await create(library, ALICE, "One"), await create(library, ALICE, "Two")]
+    backup = tmp_path / "backup.db"
+    await library.db.execute("VACUUM INTO ?", str(backup))
+    newer = await create(library, BOB, "Three")  # made after the backup
+    files = {p.name: p.read_bytes() for p in stored_files(library)}
+    newer_files = {Path(newer.state_path).name, Path(newer.clip_path).name}
+    os.chmod(library.data_dir / newer.clip_path, 0o644)  # a restore that loosened a file
+    restored = await Database.open(backup)
+    try:
+        after_restore = VoiceLibrary(restored, library.engine, library.data_dir)
+        with caplog.at_level("INFO", logger="bot.synthesis.voice_library"):
+            removed, _ = await after_restore.reconcile()
+    finally:
+        await restored.close()
+    assert removed == []
+    moved = _quarantined(library)
+    assert {p.name for p in moved} == newer_files
+    assert {p.name: p.read_bytes() for p in moved + stored_files(library)} == files
+    assert all((library.data_dir / r.state_path).is_file() for r in older)
+    for path in moved:
+        assert path.stat().st_mode & 0o777 == 0o600
+        for folder in path.relative_to(library.data_dir).parents[:-1]:
+            assert (library.data_dir / folder).stat().st_mode & 0o777 == 0o700
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "2 of 6 voice files" in warning and str(moved[0].parents[1]) in warning
+    assert "not deleted" in warning
+    assert not [r for r in caplog.records if r.getMessage().startswith("removed")]
+
+
+async def test_a_voice_deleted_while_this_process_missed_it_is_deleted_at_its_sweep(
+    library: VoiceLibrary, tmp_path: Path
+) -> None:
+    """Another process sharing the store deleted voices (most of the files here) while this
+    one was not listening: their files go at the next sweep, not aside. A voice still named
+    stays, and a crashed clone's files are moved aside."""
+    alice = [await create(library, ALICE, "One"), await create(library, ALICE, "Two")]
+    bob = [await create(library, BOB, "Three"), await create(library, BOB, "Four")]
+    for record in [*alice, bob[0]]:  # as `VoiceLibrary.delete` elsewhere: the row only
+        await library.db.voices.delete(record)
+    gone = sorted(
+        library.data_dir / p for r in [*alice, bob[0]] for p in (r.state_path, r.clip_path)
+    )
+    crashed = library.root / str(BOB) / f"{'cd' * 16}.flac"
+    crashed.write_bytes(b"a clone cut short")
+    removed, _ = await library.reconcile()
+    assert sorted(removed) == gone and not any(p.exists() for p in gone)
+    assert stored_files(library) == sorted(
+        library.data_dir / p for p in (bob[1].state_path, bob[1].clip_path)
+    )
+    assert [p.name for p in _quarantined(library)] == [crashed.name]
 
 
 async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: VoiceLibrary) -> None:
