@@ -3,7 +3,7 @@
 An announced message starts with its lead phrase, which is the same audio every time for
 the same member name, voice and model. Played from this cache, it leaves at once while the
 model works on the body behind it, so the first audio no longer waits for the model at all.
-Kept in memory (least recently used first out) and on disk under
+Kept in memory (least recently used first out, within `max_memory_bytes`) and on disk under
 `DATA_DIR/phrases/<model fingerprint>/<voice hash>/<text hash>.npy` (0700 folders, 0600
 files), so it survives restarts. A phrase at another speaking rate is another entry, its audio
 already stretched (`<text hash>-x<rate in hundredths>.npy`). The disk copy is bounded by
@@ -36,6 +36,9 @@ MAX_PHRASE_CHARS = 60  # only short phrases: a lead, not a message
 MAX_PHRASE_SAMPLES = MODEL_RATE * 6  # and their audio stays short (6 s at 24 kHz)
 # ~700 one-second leads ("Alice said" is ~96 KB of float32): every member of a busy server
 MAX_DISK_BYTES = 64 * 1024 * 1024
+# The same in memory. A bound by count was no bound: 512 of the longest phrases (6 s said at
+# half speed, 12 s, 1.1 MB) held 590 MB.
+MAX_MEMORY_BYTES = 64 * 1024 * 1024
 
 
 def _digest(text: str) -> str:
@@ -52,19 +55,21 @@ def _longest(rate: float) -> int:
 
 
 class PhraseCache:
-    """(voice, phrase, rate) -> 24 kHz float32 audio; thread-safe, bounded in memory and size."""
+    """(voice, phrase, rate) -> 24 kHz float32 audio; thread-safe, bounded in bytes in memory
+    and on disk."""
 
     def __init__(
-        self, folder: Path, fingerprint: str, max_items: int = 512,
+        self, folder: Path, fingerprint: str, max_memory_bytes: int = MAX_MEMORY_BYTES,
         max_disk_bytes: int = MAX_DISK_BYTES,
     ) -> None:  # fmt: skip
         self.root = folder  # every model's phrases: the disk bound counts them all
         self.folder = folder / fingerprint
-        self.max_items = max_items
+        self.max_memory_bytes = max_memory_bytes
         self.max_disk_bytes = max_disk_bytes
         self._memory: collections.OrderedDict[tuple[str, str, float], np.ndarray] = (
             collections.OrderedDict()
         )
+        self._memory_bytes = 0  # the audio in `_memory`
         self._lock = threading.Lock()  # memory only: taken on the event loop, never over I/O
         # the files on disk, least recently used first, with their sizes (None: not read yet)
         self._disk: collections.OrderedDict[Path, int] | None = None
@@ -122,7 +127,7 @@ class PhraseCache:
     def bytes(self) -> int:
         """Memory held by the phrases kept in memory."""
         with self._lock:
-            return sum(audio.nbytes for audio in self._memory.values())
+            return self._memory_bytes
 
     @property
     def disk_bytes(self) -> int:
@@ -135,7 +140,7 @@ class PhraseCache:
         """Drop every phrase in `voice` (the voice was deleted or rebuilt), under every model."""
         with self._lock:
             for key in [k for k in self._memory if k[0] == voice]:
-                del self._memory[key]
+                self._memory_bytes -= self._memory.pop(key).nbytes
         with self._disk_lock:
             for folder in drop_voice(self.root, voice):
                 if self._disk is not None:
@@ -146,6 +151,7 @@ class PhraseCache:
         """Drop every phrase, in memory and on disk (a member asked to be forgotten)."""
         with self._lock:
             self._memory.clear()
+            self._memory_bytes = 0
         with self._disk_lock:
             drop_all(self.root)
             self._disk, self._disk_bytes = collections.OrderedDict(), 0
@@ -194,10 +200,13 @@ class PhraseCache:
 
     def _remember(self, key: tuple[str, str, float], audio: np.ndarray) -> None:
         with self._lock:
+            replaced = self._memory.pop(key, None)
+            if replaced is not None:
+                self._memory_bytes -= replaced.nbytes
             self._memory[key] = audio
-            self._memory.move_to_end(key)
-            while len(self._memory) > self.max_items:
-                self._memory.popitem(last=False)
+            self._memory_bytes += audio.nbytes
+            while self._memory_bytes > self.max_memory_bytes and self._memory:
+                self._memory_bytes -= self._memory.popitem(last=False)[1].nbytes
 
 
 def drop_voice(root: Path, voice: str) -> list[Path]:

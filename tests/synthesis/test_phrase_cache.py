@@ -11,7 +11,7 @@ import pytest
 
 from bot.storage.database import Database
 from bot.synthesis.engine import TTSEngine
-from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.phrase_cache import MAX_MEMORY_BYTES, MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
@@ -144,6 +144,30 @@ def test_a_phrase_is_kept_per_speaking_rate(tmp_path: Path) -> None:
     fresh.forget_voice("alba")  # every rate goes with the voice
     assert files(tmp_path) == []
     assert PhraseCache(tmp_path, "model").get("alba", "Alice said", rate=1.5) is None
+
+
+def test_memory_is_bounded_by_bytes_least_recently_used_first(tmp_path: Path) -> None:
+    """The longest phrase (6 s said at half speed: 12 s, 1.1 MB): 512 of them held 590 MB
+    when the bound was a count; now at most 64 MB, the most recently used kept."""
+    (tmp_path / "a-file").write_text("not a folder")  # memory only: no disk copy to write
+    cache = PhraseCache(tmp_path / "a-file", "model")
+    longest = np.full(MAX_PHRASE_SAMPLES * 2, 0.1, np.float32)
+    fit = MAX_MEMORY_BYTES // longest.nbytes
+    for n in range(512):
+        cache.put("alba", f"member {n} said", longest, rate=0.5)
+    assert cache.bytes == fit * longest.nbytes <= MAX_MEMORY_BYTES == 64 * 1024 * 1024
+    assert cache.in_memory("alba", f"member {512 - fit} said", rate=0.5) is not None
+    assert cache.in_memory("alba", f"member {511 - fit} said", rate=0.5) is None
+    cache.put("alba", "member 511 said", longest, rate=0.5)  # kept again: counted once
+    assert cache.bytes == fit * longest.nbytes
+    room = (MAX_MEMORY_BYTES - cache.bytes) // SECOND.nbytes
+    for n in range(room + 1):  # short ones fill the room left, then push the oldest out
+        cache.put("alba", f"short {n} said", SECOND)
+    assert cache.bytes == (fit - 1) * longest.nbytes + (room + 1) * SECOND.nbytes
+    assert cache.in_memory("alba", f"member {513 - fit} said", rate=0.5) is None
+    assert cache.in_memory("alba", f"member {512 - fit} said", rate=0.5) is not None  # used
+    cache.forget_voice("alba")
+    assert cache.bytes == 0
 
 
 def test_a_folder_that_cannot_be_made_costs_the_disk_copy_not_the_phrase(tmp_path: Path) -> None:
