@@ -145,6 +145,16 @@ FRENCH_REPLIES: dict[str, str] = {
     "“{nick}” is the name of another member here: please choose another.": (
         "« {nick} » est le nom d'un autre membre ici : merci d'en choisir un autre."
     ),
+    "Your reading name was changed {count} times in the last few minutes: please wait "
+    "{minutes} min before changing it again.": (
+        "Votre nom de lecture a été changé {count} fois ces dernières minutes : attendez "
+        "{minutes} min avant de le changer à nouveau."
+    ),
+    "The reading name of {member} was changed {count} times in the last few minutes: please "
+    "wait {minutes} min before changing it again.": (
+        "Le nom de lecture de {member} a été changé {count} fois ces dernières minutes : "
+        "attendez {minutes} min avant de le changer à nouveau."
+    ),
     "I can only speak messages from a server.": "Je ne lis que les messages d'un serveur.",
     "This server does not have messages from bots read aloud.": (
         "Ce serveur ne fait pas lire les messages des bots."

@@ -3,7 +3,6 @@ command glue."""
 
 from __future__ import annotations
 
-import collections
 import logging
 import ssl
 import time
@@ -17,6 +16,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import Phrase, joined, language_name, lines, longest, plural, tr
 from bot.services import dictionary_files
 from bot.services.blocks import BlockService, outranks
+from bot.services.change_limits import ChangeLimit
 from bot.services.downloads import read_capped
 from bot.services.replies import (
     Confirmation,
@@ -46,6 +46,10 @@ PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its o
 # MB): at most this many changes per member (/set my_language) or server (/config language).
 LANGUAGE_CHANGES = 3
 LANGUAGE_CHANGES_WINDOW_S = 300.0
+# Each reading name a member is given is new audio ("NAME said", "NAME joined") for the phrase
+# cache, in every voice it is said in: at most this many per member and server.
+NICK_CHANGES = 5
+NICK_CHANGES_WINDOW_S = 600.0
 
 
 def builtin_voice_names() -> tuple[str, ...]:
@@ -58,6 +62,7 @@ class SettingsService:
         self, db: Database, languages: tuple[str, ...] = (),
         can_load: Callable[[str], Awaitable[None]] | None = None,
         ssl_context: ssl.SSLContext | None = None, *, blocks: BlockService,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
         """`can_load`: raises a UserError with the reason when a language's model cannot be
         loaded (ModelPool.check_loadable); `ssl_context`: the one Discord's files are fetched
@@ -68,7 +73,8 @@ class SettingsService:
         self.ssl_context = ssl_context
         self.languages = languages  # what servers and members may choose
         self.can_load = can_load
-        self._language_changes: dict[tuple[str, int], collections.deque[float]] = {}
+        self.language_changes = ChangeLimit(LANGUAGE_CHANGES, LANGUAGE_CHANGES_WINDOW_S, clock)
+        self.nick_changes = ChangeLimit(NICK_CHANGES, NICK_CHANGES_WINDOW_S, clock)
 
     # ---- server ----------------------------------------------------------------------------
     async def setup(
@@ -315,24 +321,13 @@ class SettingsService:
         return language
 
     def _count_language_change(self, changer: tuple[str, int]) -> None:
-        now = time.monotonic()
-        for key in [
-            k
-            for k, times in self._language_changes.items()
-            if times[-1] < now - LANGUAGE_CHANGES_WINDOW_S
-        ]:
-            del self._language_changes[key]  # keep only who changed lately
-        times = self._language_changes.setdefault(changer, collections.deque())
-        while times and times[0] < now - LANGUAGE_CHANGES_WINDOW_S:
-            times.popleft()
-        if len(times) >= LANGUAGE_CHANGES:
-            wait_s = times[0] + LANGUAGE_CHANGES_WINDOW_S - now
+        wait_s = self.language_changes.take(changer)
+        if wait_s:
             raise UserError(tr(
                 "The language was changed {count} times in the last few minutes: please wait "
                 "{minutes} min before changing it again.",
-                count=len(times), minutes=max(1, round(wait_s / 60)),
+                count=LANGUAGE_CHANGES, minutes=_minutes(wait_s),
             ))  # fmt: skip
-        times.append(now)
 
     # ---- member ----------------------------------------------------------------------------
     async def set_language(self, member: discord.Member | discord.User, guild: discord.Guild,
@@ -392,6 +387,19 @@ class SettingsService:
                 tr("“{nick}” is the name of another member here: please choose another.",
                    nick=nick)
             )  # fmt: skip
+        wait_s = self.nick_changes.take((guild.id, target.id))  # (a reset costs no new name)
+        if wait_s and own:
+            raise UserError(tr(
+                "Your reading name was changed {count} times in the last few minutes: please "
+                "wait {minutes} min before changing it again.",
+                count=NICK_CHANGES, minutes=_minutes(wait_s),
+            ))  # fmt: skip
+        if wait_s:
+            raise UserError(tr(
+                "The reading name of {member} was changed {count} times in the last few "
+                "minutes: please wait {minutes} min before changing it again.",
+                member=target.mention, count=NICK_CHANGES, minutes=_minutes(wait_s),
+            ))  # fmt: skip
         await self.db.members.set_nick(target.id, guild.id, nick)
         if own:
             return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
@@ -406,6 +414,11 @@ class SettingsService:
         if enabled:
             return Reply(tr("Your messages are read aloud again in this server."))
         return Reply(tr("Your messages will not be read aloud in this server."))
+
+
+def _minutes(seconds: float) -> int:
+    """A wait as whole minutes for the member (at least one)."""
+    return max(1, round(seconds / 60))
 
 
 def _unkeepable(text: str) -> Phrase | None:

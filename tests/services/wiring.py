@@ -198,7 +198,7 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks)  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
-    settings = SettingsService(db, LANGUAGES, blocks=blocks)
+    settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock)
     blocks.on_block = speech.drop_waiting
     return Bot(
         server, db, data_dir, clock, scheduler, connections, blocks, library, how_spoken,

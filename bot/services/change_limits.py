@@ -1,0 +1,36 @@
+"""At most so many changes in a sliding window, per whoever makes them: a change that costs
+the bot more than the command (a language: a model to load; a reading name: new audio for the
+phrase cache) is limited, so that a member cannot make it cost without end."""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable, Hashable
+
+
+class ChangeLimit:
+    """`most` changes per key within `window_s`; only keys that changed lately are kept."""
+
+    def __init__(
+        self, most: int, window_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.most = most
+        self.window_s = window_s
+        self.clock = clock
+        self._changes: dict[Hashable, collections.deque[float]] = {}
+
+    def take(self, key: Hashable) -> float:
+        """Count a change for `key` and return 0.0; or, past the limit, count nothing and
+        return the seconds until the next change is allowed."""
+        now = self.clock()
+        since = now - self.window_s
+        for stale in [k for k, times in self._changes.items() if not times or times[-1] <= since]:
+            del self._changes[stale]  # keep only who changed lately
+        times = self._changes.setdefault(key, collections.deque())
+        while times and times[0] <= since:
+            times.popleft()
+        if len(times) >= self.most:
+            return times[0] + self.window_s - now
+        times.append(now)
+        return 0.0
