@@ -4,8 +4,9 @@ The operator's `TTS_LANGUAGE` model is loaded at start and never unloaded. Anoth
 model loads the first time a server or member speaks it: in the engine's own threads, never
 on the event loop, while every other server keeps speaking. `TTS_MODELS` (a count) and
 `TTS_MEMORY_MB` (the models' weights) bound what is loaded, the loads in flight included: the
-budget is checked before a load starts, making room by closing the idle models used least
-recently; when none can go, the load is refused with a reply saying so (`ModelsBusyError`).
+budget is checked before a load starts, with each model's size read from its config
+(`model_size`), making room by closing the idle models used least recently; when none can
+go, the load is refused with a reply saying so (`ModelsBusyError`).
 All models' units go through the one `DeadlineScheduler`: a unit names its language and
 `stream()` hands it to that language's engine.
 """
@@ -25,6 +26,7 @@ from bot.core.config import Settings
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, tr
 from bot.synthesis.engine import SynthesisStream, TTSEngine
+from bot.synthesis.model_size import config_weights_bytes
 from bot.synthesis.tempo import Tempo
 
 log = logging.getLogger(__name__)
@@ -247,6 +249,10 @@ class ModelPool:
         language = check_language(language, self.languages)
         if language in self._engines:
             return self.engine_for(language)
+        if language not in self._loading and language not in self._sizes:
+            await self._estimate(language)
+            if language in self._engines:  # loaded by another caller meanwhile
+                return self.engine_for(language)
         task = self._loading.get(language)
         if task is None:
             victims = self._make_room(language)  # no await before the load is counted
@@ -254,9 +260,21 @@ class ModelPool:
             self._loading[language] = task
         return await asyncio.shield(task)
 
+    async def _estimate(self, language: str) -> None:
+        """Learn a model's size from its config before its first load (in a thread: tens
+        of milliseconds). A config that cannot be read leaves the guess (the load fails)."""
+        config, quantize = self.config_for(language), self.settings.tts_quantize
+        try:
+            size = await asyncio.to_thread(config_weights_bytes, config, quantize)
+        except Exception as error:  # a broken config, whatever pocket-tts raises
+            log.info("cannot size the %s model from %s: %r", language, config, error)
+            return
+        self._sizes.setdefault(language, size)
+
     def estimated_bytes(self, language: str) -> int:
-        """A model's weights before it is loaded: its size when it was last loaded, else the
-        largest size seen (a guess; the budget is checked again once it is loaded)."""
+        """A model's weights before it is loaded: its size when it was last loaded, else
+        the size its config gives (`model_size`), else the largest size seen (a guess, for
+        a config that could not be read; the budget is checked again once it is loaded)."""
         return self._sizes.get(language) or max(self._sizes.values())
 
     def _make_room(self, language: str) -> list[TTSEngine]:

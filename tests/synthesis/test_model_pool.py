@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.model_pool import (
@@ -19,6 +20,7 @@ from bot.synthesis.model_pool import (
     ModelsBusyError,
     available_languages,
 )
+from bot.synthesis.model_size import config_weights_bytes
 from tests.conftest import TinyModel, engine_settings
 from tests.e2e.test_languages import language_configs
 
@@ -142,6 +144,46 @@ async def test_the_memory_budget_is_checked_before_loading(
         with pytest.raises(ModelsBusyError):
             await pool.ensure("german")  # a third would not fit, and french is in use
         assert pool.loaded() == ["english", "french"] and pool.loads == 1
+    finally:
+        await pool.close()
+        await pool.default.close()
+
+
+def widen(config: Path, dim_feedforward: int = 8192) -> None:
+    """The tiny model with wider feed-forward layers: about 2.2 times its weights (100 MB
+    against 45), as a `_24l` model is about 3 times an ordinary one."""
+    settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    settings["flow_lm"]["transformer"]["dim_feedforward"] = dim_feedforward
+    config.write_text(f"# {config.stem}, wider\n{yaml.safe_dump(settings)}", encoding="utf-8")
+
+
+async def test_a_larger_model_is_counted_at_its_size_before_it_loads(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Two larger languages asked at once, with room for the default model and one of them:
+    the second is refused before it loads, its size read from its config. It was guessed
+    from the largest model loaded so far (the default), so both loaded: 2,982 MB against
+    TTS_MEMORY_MB=2000 with two `_24l` models beside `english`."""
+    pool = await pool_of(tmp_path, tiny_model, TTS_QUANTIZE="0")  # int8 would narrow them
+    folder = pool.settings.tts_config_dir
+    assert folder is not None
+    for language in ("french", "german"):
+        widen(folder / f"{language}.yaml")
+    wide = config_weights_bytes(folder / "french.yaml")
+    assert wide > 2 * pool.default.model_bytes
+    budget_mb = (pool.default.model_bytes + wide >> 20) + 2
+    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=budget_mb)
+    pool.idle_before_unload_s = 3600.0  # nothing may be unloaded to make room
+    try:
+        results = await asyncio.gather(
+            pool.ensure("french"), pool.ensure("german"), return_exceptions=True
+        )
+        loaded = [r for r in results if isinstance(r, TTSEngine)]
+        refused = [r for r in results if isinstance(r, ModelsBusyError)]
+        assert len(loaded) == 1 and len(refused) == 1, results
+        assert loaded[0].model_bytes == wide  # the size read was the size loaded
+        weights = sum(pool.engine_for(name).model_bytes for name in pool.loaded())
+        assert weights <= budget_mb << 20 and pool.loads == 1
     finally:
         await pool.close()
         await pool.default.close()
