@@ -598,6 +598,11 @@ FRENCH_REPLIES: dict[str, str] = {
         "La langue a été changée {count} fois ces dernières minutes : attendez {minutes} min "
         "avant de la changer à nouveau."
     ),
+    "Members of this server changed their language {count} times in the last few minutes: "
+    "please wait {minutes} min before changing yours.": (
+        "Les membres de ce serveur ont changé de langue {count} fois ces dernières minutes : "
+        "attendez {minutes} min avant de changer la vôtre."
+    ),
     "I will speak your messages in this server's language again.": (
         "Je lirai de nouveau vos messages dans la langue du serveur."
     ),

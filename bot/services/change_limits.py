@@ -23,14 +23,21 @@ class ChangeLimit:
     def take(self, key: Hashable) -> float:
         """Count a change for `key` and return 0.0; or, past the limit, count nothing and
         return the seconds until the next change is allowed."""
+        wait_s = self.waiting(key)
+        if not wait_s:
+            self._changes.setdefault(key, collections.deque()).append(self.clock())
+        return wait_s
+
+    def waiting(self, key: Hashable) -> float:
+        """The seconds until `key` may change again (0.0: now), counting nothing: to check
+        two limits before counting a change against either."""
         now = self.clock()
         since = now - self.window_s
         for stale in [k for k, times in self._changes.items() if not times or times[-1] <= since]:
             del self._changes[stale]  # keep only who changed lately
-        times = self._changes.setdefault(key, collections.deque())
+        times = self._changes.get(key)
         while times and times[0] <= since:
             times.popleft()
-        if len(times) >= self.most:
+        if times is not None and len(times) >= self.most:
             return times[0] + self.window_s - now
-        times.append(now)
         return 0.0

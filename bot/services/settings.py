@@ -46,6 +46,9 @@ PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its o
 # MB): at most this many changes per member (/set my_language) or server (/config language).
 LANGUAGE_CHANGES = 3
 LANGUAGE_CHANGES_WINDOW_S = 300.0
+# ... and at most this many by all the members of a server together: alts would each bring
+# their own member's limit.
+SERVER_MEMBER_LANGUAGE_CHANGES = 10
 # Each reading name a member is given is new audio ("NAME said", "NAME joined") for the phrase
 # cache, in every voice it is said in: at most this many per member and server.
 NICK_CHANGES = 5
@@ -74,6 +77,9 @@ class SettingsService:
         self.languages = languages  # what servers and members may choose
         self.can_load = can_load
         self.language_changes = ChangeLimit(LANGUAGE_CHANGES, LANGUAGE_CHANGES_WINDOW_S, clock)
+        self.member_language_changes_here = ChangeLimit(
+            SERVER_MEMBER_LANGUAGE_CHANGES, LANGUAGE_CHANGES_WINDOW_S, clock
+        )  # per server: its members' /set my_language together
         self.nick_changes = ChangeLimit(NICK_CHANGES, NICK_CHANGES_WINDOW_S, clock)
 
     # ---- server ----------------------------------------------------------------------------
@@ -311,23 +317,36 @@ class SettingsService:
                 "{most}: remove some first.", count=plan.total, most=MAX_DICTIONARY,
             ))  # fmt: skip
 
-    async def choose_language(self, raw: str, changer: tuple[str, int]) -> str:
-        """A language a server or member switches to: offered, within the rate of changes,
-        and with a model that can be loaded."""
+    async def choose_language(
+        self, raw: str, changer: tuple[str, int], member_of: int | None = None
+    ) -> str:
+        """A language a server or member switches to: offered, within the rate of changes
+        (a member's: also within their server's, `member_of`), and with a model that can be
+        loaded."""
         language = check_language(raw, self.languages)  # a UserError when not offered
-        self._count_language_change(changer)
+        self._count_language_change(changer, member_of)
         if self.can_load is not None:
             await self.can_load(language)
         return language
 
-    def _count_language_change(self, changer: tuple[str, int]) -> None:
-        wait_s = self.language_changes.take(changer)
+    def _count_language_change(self, changer: tuple[str, int], member_of: int | None) -> None:
+        """Both limits are checked before either counts: a refusal counts nowhere."""
+        wait_s = self.language_changes.waiting(changer)
         if wait_s:
             raise UserError(tr(
                 "The language was changed {count} times in the last few minutes: please wait "
                 "{minutes} min before changing it again.",
                 count=LANGUAGE_CHANGES, minutes=_minutes(wait_s),
             ))  # fmt: skip
+        if member_of is not None:
+            wait_s = self.member_language_changes_here.take(member_of)
+            if wait_s:
+                raise UserError(tr(
+                    "Members of this server changed their language {count} times in the last "
+                    "few minutes: please wait {minutes} min before changing yours.",
+                    count=SERVER_MEMBER_LANGUAGE_CHANGES, minutes=_minutes(wait_s),
+                ))  # fmt: skip
+        self.language_changes.take(changer)
 
     # ---- member ----------------------------------------------------------------------------
     async def set_language(self, member: discord.Member | discord.User, guild: discord.Guild,
@@ -336,7 +355,7 @@ class SettingsService:
         if raw.strip().lower() in ("", "none", "reset"):
             await self.db.members.set_language(member.id, guild.id, None)
             return Reply(tr("I will speak your messages in this server's language again."))
-        language = await self.choose_language(raw, ("member", member.id))
+        language = await self.choose_language(raw, ("member", member.id), member_of=guild.id)
         await self.db.members.set_language(member.id, guild.id, language)
         return Reply(tr("I will speak your messages in {language} in this server.",
                         language=language_name(language)))  # fmt: skip

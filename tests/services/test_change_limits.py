@@ -16,6 +16,7 @@ from bot.services.settings import (
     LANGUAGE_CHANGES_WINDOW_S,
     NICK_CHANGES,
     NICK_CHANGES_WINDOW_S,
+    SERVER_MEMBER_LANGUAGE_CHANGES,
 )
 from tests.services.discord_objects import EVERYONE, Server
 from tests.services.wiring import Bot, Clock
@@ -152,3 +153,34 @@ async def test_a_member_changes_their_language_so_many_times_in_five_minutes(
     )
     bot.clock.advance(LANGUAGE_CHANGES_WINDOW_S)
     assert "english" in await _answer(bot.settings.set_language(bob, guild, "english"))
+
+
+async def test_the_members_of_a_server_change_their_languages_so_many_times_together(
+    bot: Bot, server: Server
+) -> None:
+    """Alts each had a member's 3 changes: 10 accounts were 30 model loads in five minutes.
+    The server's members share a limit too; a refusal counts against no one's own."""
+    alts = [f"alt{n}" for n in range(SERVER_MEMBER_LANGUAGE_CHANGES + 1)]
+    for name in alts:
+        server.add(name)
+    guild = server.start()
+    members = [_as(server, name)[0] for name in alts]
+    for n, member in enumerate(members[:-1]):
+        language = ("french", "german")[n % 2]
+        assert f"in {language} in this server" in await _answer(
+            bot.settings.set_language(member, guild, language)
+        )
+    last = members[-1]
+    assert await _answer(bot.settings.set_language(last, guild, "french")) == (
+        f"Members of this server changed their language {SERVER_MEMBER_LANGUAGE_CHANGES} "
+        f"times in the last few minutes: please wait {round(LANGUAGE_CHANGES_WINDOW_S / 60)} "
+        "min before changing yours."
+    )
+    assert (await bot.db.members.get(last.id, guild.id)).language is None
+    # going back to the server's language loads nothing: never refused
+    assert "this server's language" in await _answer(
+        bot.settings.set_language(members[0], guild, "none")
+    )
+    bot.clock.advance(LANGUAGE_CHANGES_WINDOW_S)
+    for _ in range(LANGUAGE_CHANGES):  # the refusal took none of the last one's own changes
+        assert "french" in await _answer(bot.settings.set_language(last, guild, "french"))
