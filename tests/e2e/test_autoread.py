@@ -11,10 +11,9 @@ from tests.fakediscord import FakeDiscord
 
 TEXT, VOICE, VOICE2 = FakeDiscord.TEXT_ID, FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
 ADMIN = FakeDiscord.EVERYONE_PERMISSIONS | (1 << 5)
-LONG = (
-    "This is a long message that keeps the bot talking for quite a while, long enough for "
-    "other messages to wait behind it in the queue."
-)
+# About 20 s of speech with the full-length tiny model (its tokenizer: 3 tokens a second, 2 s
+# more): long enough for the next messages to wait behind it, no longer
+LONG = "This is a long message that keeps the bot talking for a while."
 
 
 def speaker(running: RunningBot) -> GuildSpeaker:

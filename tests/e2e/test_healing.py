@@ -24,7 +24,7 @@ from tests.fakediscord import FakeDiscord
 from tests.fakediscord.voice_udp import ReceivedPacket
 
 VOICE = FakeDiscord.VOICE_ID
-LONG = "This keeps the bot talking long enough to break something."
+LONG = "This keeps the bot talking long enough."  # about 11 s of speech
 FRAME_SAMPLES_24K = 480  # one 20 ms frame of the model's 24 kHz audio
 HEARD_WITHIN_S = 3.0
 
