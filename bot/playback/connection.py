@@ -12,6 +12,11 @@ discord.py 2.7.1's `voice_state.py`; see `../shared/notes/discord-py-offline.md`
 So a watchdog looks at every server the bot means to be in voice in: when its speech wants to
 play but the link is not carrying it for `HEAL_AFTER_S`, the link is torn down and made afresh,
 and the speaker plays on from where it was. Every wait here has a bound.
+
+A heal goes to the channel the bot is in now: a moderator who moved it there is followed, not
+undone. And it is not tried without Connect and Speak there: Discord ignores such joins (3 x
+15 s each, again and again while speech waited); the bot leaves, drops what was queued and says
+why in the log (the next /say tells the member, as any join does).
 """
 
 from __future__ import annotations
@@ -216,8 +221,26 @@ class VoiceConnections:
                 link = self._links.get(guild_id)
                 if isinstance(link, VoiceLink):
                     link.reap()
+                self._follow_move(guild_id)
                 if self._needs_healing(guild_id, now):
                     self._start_heal(guild_id)
+
+    def _follow_move(self, guild_id: int) -> None:
+        """The bot's voice state names another channel than the one it means to be in: it
+        was moved (a moderator, or Discord), so that channel is the one to heal into."""
+        lock = self._locks.get(guild_id)
+        if lock is not None and lock.locked():  # our own join or move: not a move by others
+            return
+        guild = self._guild(guild_id)
+        state = guild.me.voice if guild is not None and guild.me is not None else None
+        channel = state.channel if state is not None else None
+        if channel is None or channel.id == self._wanted.get(guild_id):
+            return
+        log.info(
+            "the bot was moved to channel %s in guild %s: staying there (heals go there)",
+            channel.id, guild_id,
+        )  # fmt: skip
+        self._wanted[guild_id] = channel.id
 
     def _needs_healing(self, guild_id: int, now: float) -> bool:
         speaker = self.scheduler.get(guild_id)
@@ -277,9 +300,15 @@ class VoiceConnections:
             speaker.clear()
             return
         started = time.monotonic()
-        log.warning("the voice link in guild %s carries no speech: joining afresh", guild_id)
         try:
             async with self._lock(guild_id):
+                missing = missing_permissions(channel)
+                if missing:
+                    await self._give_up(guild, channel, missing)
+                    return
+                log.warning(
+                    "the voice link in guild %s carries no speech: joining afresh", guild_id
+                )
                 await self._replace_link(channel)
         except Exception as error:  # a heal is retried after the backoff, whatever failed
             log.warning("could not heal the voice link in guild %s: %r", guild_id, error)
@@ -289,6 +318,23 @@ class VoiceConnections:
         log.info(
             "healed the voice link in guild %s in %.1f s", guild_id, time.monotonic() - started
         )
+
+    async def _give_up(
+        self, guild: discord.Guild, channel: VoiceChannel, missing: list[str]
+    ) -> None:
+        """No heal without the permissions: leave, and drop the speech that waited for it."""
+        log.warning(
+            "not healing the voice link in guild %s: the bot lacks %s in channel %s; it left "
+            "voice there and dropped the queued speech",
+            guild.id, " and ".join(missing), channel.id,
+        )  # fmt: skip
+        self._want(guild.id, None)
+        speaker = self.scheduler.get(guild.id)
+        if speaker is not None:
+            speaker.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2 * LEAVE_TIMEOUT_S):
+                await self._drop_link(guild)
 
     async def close(self) -> None:
         for task in list(self._healing.values()):
@@ -312,9 +358,10 @@ async def take_the_stage(channel: discord.StageChannel) -> None:
         log.warning("could not take the stage %s: %s", channel.id, error)
 
 
-def check_permissions(channel: VoiceChannel) -> None:
+def missing_permissions(channel: VoiceChannel) -> list[str]:
+    """Which of Connect and Speak the bot lacks in `channel` (as the member's words)."""
     permissions = channel.permissions_for(channel.guild.me)
-    missing = [
+    return [
         name
         for name, allowed in (
             (tr("Connect"), permissions.connect),
@@ -322,6 +369,11 @@ def check_permissions(channel: VoiceChannel) -> None:
         )
         if not allowed
     ]
+
+
+def check_permissions(channel: VoiceChannel) -> None:
+    permissions = channel.permissions_for(channel.guild.me)
+    missing = missing_permissions(channel)
     if missing:
         raise UserError(tr(
             "I don't have the {names} permission in {channel}. Please ask a server admin to "

@@ -1,8 +1,9 @@
 """Real discord.py objects, built the way the bot gets them: payloads shaped as Discord sends
 them (field for field as in Discord's API docs and `discord-api-types`), fed to a real
 `discord.state.ConnectionState` through its gateway parsers (GUILD_CREATE, MESSAGE_CREATE,
-VOICE_STATE_UPDATE, GUILD_ROLE_CREATE) or to the constructors discord.py itself calls
-(`discord.Interaction`, and the context menu's target as `app_commands.CommandTree` resolves it).
+VOICE_STATE_UPDATE, GUILD_ROLE_CREATE, CHANNEL_UPDATE) or to the constructors discord.py
+itself calls (`discord.Interaction`, and the context menu's target as `app_commands.CommandTree`
+resolves it).
 
 The state has the bot's own intents (guilds, voice states, guild messages, message content; no
 members intent): as with Discord, GUILD_CREATE carries only the bot and the members in voice,
@@ -159,6 +160,14 @@ class Server:
     """One server, as one bot's ConnectionState knows it. People and roles added before
     `start()` are in its GUILD_CREATE; afterwards they come as gateway events."""
 
+    CHANNELS = (  # (id, name, type, position)
+        (TEXT_ID, "general", 0, 0),
+        (OTHER_TEXT_ID, "off-topic", 0, 1),
+        (VOICE_ID, "Lounge", 2, 2),
+        (VOICE2_ID, "Gaming", 2, 3),
+        (STAGE_ID, "Town Hall", 13, 4),
+    )
+
     def __init__(self, *, owner: str = "alice", locale: str = "en-US") -> None:
         self.id = GUILD_ID
         self.locale = locale
@@ -218,11 +227,15 @@ class Server:
         self.joined.discard(self.people[username].id)
 
     def deny(self, channel_id: str, deny: int, person: Person | None = None) -> None:
-        """An overwrite on a channel for @everyone (or one member); before `start()`."""
+        """An overwrite on a channel for @everyone (or one member): in GUILD_CREATE before
+        `start()`, a CHANNEL_UPDATE after it."""
         target, kind = (person.id, 1) if person is not None else (self.id, 0)
         self.overwrites.setdefault(channel_id, []).append(
             {"id": target, "type": kind, "allow": "0", "deny": str(deny)}
         )
+        if self.guild is not None:
+            (spec,) = [c for c in self.CHANNELS if c[0] == channel_id]
+            self.state.parsers["CHANNEL_UPDATE"](self._channel(*spec))
 
     # ---- GUILD_CREATE ----------------------------------------------------------------------
     def _channel(self, channel_id: str, name: str, kind: int, position: int) -> JSON:
@@ -274,13 +287,7 @@ class Server:
             "member_count": len(self.joined),
             "voice_states": voice_states,
             "members": [p.member() for p in members],  # the bot and who is in voice
-            "channels": [
-                self._channel(TEXT_ID, "general", 0, 0),
-                self._channel(OTHER_TEXT_ID, "off-topic", 0, 1),
-                self._channel(VOICE_ID, "Lounge", 2, 2),
-                self._channel(VOICE2_ID, "Gaming", 2, 3),
-                self._channel(STAGE_ID, "Town Hall", 13, 4),
-            ],
+            "channels": [self._channel(*spec) for spec in self.CHANNELS],
             "threads": [], "presences": [], "stage_instances": [],
             "guild_scheduled_events": [], "soundboard_sounds": [],
         }  # fmt: skip
