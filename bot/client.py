@@ -32,6 +32,7 @@ from bot.services.replies import reply_for
 from bot.services.settings import SettingsService
 from bot.services.speech import SpeechService
 from bot.services.voices import VoiceService
+from bot.services.wording import Wording
 from bot.storage.database import Database, database_location
 from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
@@ -222,6 +223,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
             self.settings.max_text_length,
             HowSpokenResolver(library, self.models.default_language, self.models.languages),
             self.blocks,
+            Wording(self.db),
         )
         self.voices = VoiceService(library, self.speech, self.engine)
         self.reader = AutoReader(self.db, self.speech, language=self.settings.tts_language)

@@ -62,9 +62,9 @@ class AutoReadCog(commands.Cog):
     @app_commands.command(name="tts", description="Get a line as an audio file, in your voice")
     @app_commands.describe(text="What to say")
     async def tts(self, interaction: discord.Interaction, text: str) -> None:
-        guild_id = interaction.guild.id if interaction.guild else None
         await respond(
-            interaction, lambda: self.bot.speech.tts_file(interaction.user, guild_id, text)
+            interaction,
+            lambda: self.bot.speech.tts_file(interaction.user, interaction.guild, text),
         )
 
     async def speak_message(

@@ -22,6 +22,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.speakers import SpeechScheduler, Utterance
 from bot.services.speech import SpeechService, humans_in
+from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import MessageFacts, Names, announce_both, lead_phrase
@@ -32,12 +33,6 @@ XSAID_QUIET_S = 60.0  # no "NAME said" again for the same author within this, in
 RATE_WINDOW_S = 10.0
 MAX_TRACKED = 10_000  # servers or (server, member) pairs remembered at once
 READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
-# A message's text is cut to this many times the longest spoken line before it is rendered:
-# past it the words would be cut anyway (rendering seldom shrinks text eightfold), and a
-# 4,000-character message costs no more than it must.
-CONTENT_PER_SPOKEN = 8
-MIN_CONTENT = 1_000
-CODE_FENCE = "```"
 # Who wrote a message, for "NAME said" and the rate limit: a member's id, or for a webhook its
 # id with the name it posted under (one webhook carries many people: Tupperbox's personas, a
 # bridge's members), each an author of its own.
@@ -323,9 +318,7 @@ class AutoReader:
         assert guild is not None
         names = await self._names(message, guild, author)
         language = language or self.language
-        options = settings.read_options(
-            await self.db.dictionary.entries(guild.id, language), language
-        )
+        options = await self.speech.wording.options(guild.id, settings, language)
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")
         attachments = list(message.attachments)
@@ -336,7 +329,7 @@ class AutoReader:
             else names.users.get(message.author.id, message.author.display_name)
         )  # fmt: skip
         facts = MessageFacts(
-            content=self._capped(content, settings.max_length),
+            content=capped(content, settings.max_length),
             author=named_as,
             attachment_types=tuple(a.content_type or "" for a in attachments),
             stickers=len(message.stickers),
@@ -351,16 +344,6 @@ class AutoReader:
             for line, lead in zip(lines, leads, strict=True)
         )
         return named, unnamed
-
-    @staticmethod
-    def _capped(content: str, max_length: int) -> str:
-        """The text cut before rendering (see CONTENT_PER_SPOKEN); a code block it cuts in
-        two is closed, so it is still "a code block" and not its code read out."""
-        most = max(MIN_CONTENT, CONTENT_PER_SPOKEN * max_length)
-        if len(content) <= most:
-            return content
-        content = content[:most]
-        return content + CODE_FENCE if content.count(CODE_FENCE) % 2 else content
 
     def _same_author_lately(self, guild_id: int, author_id: Author) -> bool:
         last = self._last_author.get(guild_id)
@@ -387,15 +370,8 @@ class AutoReader:
         reference = message.reference.resolved if message.reference else None
         if isinstance(reference, discord.Message):
             people.setdefault(reference.author.id, reference.author.display_name)
-        others = [user for user in people if author is None or user != message.author.id]
-        if author is not None and author.nick is not None:
-            people[message.author.id] = author.nick  # /set nick wins
-        if others:
-            people.update(await self.db.members.nicks(guild.id, others))
-        return Names(
-            users=people,
-            roles={role.id: role.name for role in guild.roles},
-            channels={channel.id: channel.name for channel in guild.channels},
+        return await self.speech.wording.names(
+            guild, people, author_id=message.author.id, author=author
         )
 
     async def speak_on_request(

@@ -91,9 +91,7 @@ class JoinNotices:
             language = self.speech.language
         if self.clock() - started > NOTICE_STALE_S:
             return "too late"
-        options = settings.read_options(
-            await self.db.dictionary.entries(guild.id, language), language
-        )
+        options = await self.speech.wording.options(guild.id, settings, language)
         name = spoken.member.nick or member.display_name
         text = presence_phrase(name, options, joined=joined)
         utterance = Utterance(

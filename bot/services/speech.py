@@ -22,6 +22,7 @@ from bot.services.blocks import BlockService
 from bot.services.fallback import ModelFallback
 from bot.services.how_spoken import HowSpoken, HowSpokenResolver, Voice
 from bot.services.replies import Reply
+from bot.services.wording import Wording
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import VoiceError
@@ -43,7 +44,9 @@ class SpeechService:
         max_text_length: int,
         how_spoken: HowSpokenResolver,
         blocks: BlockService,
+        wording: Wording,
     ) -> None:
+        """`wording`: how typed text becomes words, as chat's does (the dictionary, names)."""
         self.scheduler = scheduler
         self.blocks = blocks  # members a server's moderators stopped the bot speaking for
         self.connections = connections
@@ -53,6 +56,7 @@ class SpeechService:
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
         self.max_text_length = max_text_length
         self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
+        self.wording = wording
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -66,6 +70,18 @@ class SpeechService:
                 length=len(text), most=self.max_text_length,
             ))  # fmt: skip
         return text
+
+    async def words(
+        self, text: str, guild: discord.Guild | None, spoken: HowSpoken, language: str
+    ) -> str:
+        """What a member typed to /say or /tts as their chat message is said in `language`
+        (the server's dictionary, emoji, links, the length cap), without "NAME said"."""
+        words = await self.wording.typed(
+            text, guild, spoken.server, language, author_id=spoken.user_id, author=spoken.member
+        )
+        if not words:  # only punctuation or markup: nothing a voice says
+            raise UserError(tr("There is nothing to say: please give me some text."))
+        return words
 
     @staticmethod
     def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
@@ -135,9 +151,11 @@ class SpeechService:
         fallback = self.fallback
         if self.needs_loading(language) and fallback.failed_lately(language):
             # it failed to load a moment ago: the default speaks now, and the member is told
-            said = await self._say(member, channel, text, spoken, self.language, requested_at,
+            words = await self.words(text, channel.guild, spoken, self.language)
+            said = await self._say(member, channel, words, spoken, self.language, requested_at,
                                    epoch)  # fmt: skip
             return lines(fallback.notice(language, self.language), said)
+        words = await self.words(text, channel.guild, spoken, language)  # (or refused now)
         if self.needs_loading(language):
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
@@ -150,7 +168,7 @@ class SpeechService:
                 voice=voice, language=named, channel=channel.mention,
             )  # fmt: skip
         else:
-            return await self._say(member, channel, text, spoken, language, requested_at, epoch)
+            return await self._say(member, channel, words, spoken, language, requested_at, epoch)
         await self.ensure_connected(channel)
         task = asyncio.create_task(
             self._say_once_loaded(member, channel, text, spoken, language, requested_at, epoch)
@@ -163,6 +181,7 @@ class SpeechService:
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
         spoken: HowSpoken, language: str, requested_at: float, epoch: int,
     ) -> str:  # fmt: skip
+        """Speak `text`: the words already made for `language` (see `words`)."""
         voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
@@ -196,7 +215,8 @@ class SpeechService:
     ) -> None:  # fmt: skip
         """Speak once the model is loaded; if it cannot be, in the default language, and the
         voice channel's chat is told once (the member's "Loading…" reply cannot be edited
-        from here, and the people hearing another language are the ones to tell)."""
+        from here, and the people hearing another language are the ones to tell). `text` is
+        as typed: its words are made for the language that speaks, once it is known."""
         try:
             await self.model_ready(language)
         except Exception as error:  # the weights, the network, a config: any failure
@@ -204,7 +224,8 @@ class SpeechService:
             await self.fallback.tell(channel, channel.guild, language, self.language)
             language = self.language
         try:
-            await self._say(member, channel, text, spoken, language, requested_at, epoch)
+            words = await self.words(text, channel.guild, spoken, language)
+            await self._say(member, channel, words, spoken, language, requested_at, epoch)
         except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
             log.info("speech after loading the %s model not said: %s", language, error)
         except Exception:  # the member had their answer; the operator gets the reason
@@ -326,17 +347,20 @@ class SpeechService:
             raise UserError(tr("Nothing is waiting to be read."))
         return tr("Cleared {messages}.", messages=plural(dropped, "waiting message"))
 
-    async def tts_file(self, member: discord.Member | discord.User, guild_id: int | None,
+    async def tts_file(self, member: discord.Member | discord.User, guild: discord.Guild | None,
                        text: str) -> Reply:  # fmt: skip
-        """The speech as an Ogg Opus file, in the member's voice (for people not in voice).
+        """The speech as an Ogg Opus file, in the member's voice (for people not in voice),
+        its words as /say's.
 
         Background work: it waits behind live speech, within the per-member and per-server
-        limits; in DMs (`guild_id` None) the same per-member limit applies."""
+        limits; in DMs (`guild` None) the same per-member limit applies."""
+        guild_id = guild.id if guild is not None else None
         spoken = await self.spoken(member.id, guild_id)
         await self.blocks.check(member.id, guild_id, blocked=spoken.member.blocked)
         text = self.check_text(text)
         wanted = spoken.language
         language = await self.loaded_or_default(wanted)
+        text = await self.words(text, guild, spoken, language)
         voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(member, guild_id, text, voice, "/tts", said=said)

@@ -308,6 +308,11 @@ def _cut_name(spoken: str) -> str:
     return (head[:cut] if cut > MAX_SPOKEN_NAME // 2 else head[:MAX_SPOKEN_NAME]).rstrip(" ,;:")
 
 
+def mentioned_users(text: str) -> list[int]:
+    """The ids of the users `text` mentions (`<@id>`), each once, in order."""
+    return list(dict.fromkeys(int(found) for found in _USER.findall(text)))
+
+
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
     """Message text as the words to say (no announcement, no length cut)."""
     book = options.phrases

@@ -98,8 +98,8 @@ async def test_hostile_options_for_every_command_are_all_answered(
     done = len(speaker.history)
     reply = await (await fake.interaction("say", {"text": "Still fine."})).wait_final(30)
     assert "in <#" in reply["content"], reply["content"]
-    await fake.wait_for(
-        lambda: any("Still fine." in r.text for r in list(speaker.history)[done:]),
+    await fake.wait_for(  # as the fuzzed settings say it ("Stil fine." past repeated_characters 1)
+        lambda: any("fine." in r.text for r in list(speaker.history)[done:]),
         60,
         "the last message",
     )

@@ -2,8 +2,9 @@
 that would need audio replaced by recorders of what they are asked: the scheduler's speakers
 (`RecordingSpeaker` keeps GuildSpeaker's queue contract: the limit, QueueFullError,
 drop_oldest, drops and edits, `on_start` called in playing order) and the voice connections
-(`ServerConnections`: joining is the bot's VOICE_STATE_UPDATE and a discord.py VoiceProtocol).
-No engine, no model: `needs_loading` is False, every language is "loaded"."""
+(`ServerConnections`: joining is the bot's VOICE_STATE_UPDATE and a discord.py VoiceProtocol);
+/tts files are asked of `RecordingDeadlines`. No engine, no model: `needs_loading` is False,
+every language is "loaded"."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import discord
+import numpy as np
 
 from bot.core.errors import UserError
 from bot.playback.speakers import QueueFullError, Utterance
@@ -20,7 +22,9 @@ from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings import SettingsService
 from bot.services.speech import SpeechService
+from bot.services.wording import Wording
 from bot.storage.database import Database
+from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.voice_library import VoiceLibrary
 from tests.services.discord_objects import Server
 
@@ -100,6 +104,22 @@ class RecordingSpeaker:
         return said
 
 
+class RecordingDeadlines:
+    """The scheduler's deadlines as the services see them: never at capacity, and background
+    speech (a /tts file) recorded, each answered with a tenth of a second of silence."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []  # the texts of the files asked for
+
+    def at_capacity(self) -> bool:
+        return False
+
+    async def background_speech(self, text: str, voice: str | None, owner: tuple[int, int | None],
+                                language: str | None = None) -> np.ndarray:  # fmt: skip
+        self.asked.append(text)
+        return np.zeros(MODEL_RATE // 10, np.float32)
+
+
 class RecordingScheduler:
     """SpeechScheduler's face to the services: a speaker per server, no models to load."""
 
@@ -107,6 +127,7 @@ class RecordingScheduler:
 
     def __init__(self) -> None:
         self._speakers: dict[int, RecordingSpeaker] = {}
+        self.deadlines = RecordingDeadlines()
 
     def speaker(self, guild: discord.Guild) -> RecordingSpeaker:
         return self._speakers.setdefault(guild.id, RecordingSpeaker())
@@ -195,7 +216,7 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     blocks = BlockService(db)
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
     how_spoken = HowSpokenResolver(library, LANGUAGES[0], LANGUAGES)
-    speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks)  # type: ignore[arg-type]
+    speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
     settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock)

@@ -1,0 +1,86 @@
+"""Written words as the bot says them in a server, one way wherever it speaks: chat messages
+(bot/services/autoread.py) and what members type to `/say` and `/tts`. Mentions are said by the
+names members are read by (their /set nick), then the server's settings apply: its dictionary
+for the language spoken, emoji, links, markup, the length cap. `bot.text.words` makes the
+words; this reads what they need from the server and the store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import discord
+
+from bot.storage.database import Database, MemberSettings
+from bot.storage.server_settings import ServerSettings
+from bot.text.words import MessageFacts, Names, ReadOptions, announce, mentioned_users
+
+# A text is cut to this many times the longest spoken line before it is rendered: past it the
+# words would be cut anyway (rendering seldom shrinks text eightfold), and a 4,000-character
+# message costs no more than it must.
+CONTENT_PER_SPOKEN = 8
+MIN_CONTENT = 1_000
+CODE_FENCE = "```"
+
+
+def capped(content: str, max_length: int) -> str:
+    """The text cut before rendering (see CONTENT_PER_SPOKEN); a code block it cuts in two is
+    closed, so it is still "a code block" and not its code read out."""
+    most = max(MIN_CONTENT, CONTENT_PER_SPOKEN * max_length)
+    if len(content) <= most:
+        return content
+    content = content[:most]
+    return content + CODE_FENCE if content.count(CODE_FENCE) % 2 else content
+
+
+class Wording:
+    """What the words need from a server: its dictionary, and the names members go by."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def options(
+        self, guild_id: int | None, settings: ServerSettings, language: str
+    ) -> ReadOptions:
+        """How the server's text becomes words, in `language` with its dictionary entries
+        (in a DM, `guild_id` None: the settings' defaults, no dictionary)."""
+        entries = await self.db.dictionary.entries(guild_id, language) if guild_id else {}
+        return settings.read_options(entries, language)
+
+    async def names(
+        self, guild: discord.Guild, people: Mapping[int, str], *, author_id: int | None = None,
+        author: MemberSettings | None = None,
+    ) -> Names:  # fmt: skip
+        """How to call what the words name: `people` (user id: the name Discord shows, "" when
+        not known), each by their /set nick here if they have one; `author`: the settings of
+        `author_id`, when read already (then only the others' nicks are read)."""
+        users = dict(people)
+        others = [user for user in users if author is None or user != author_id]
+        if author is not None and author.nick is not None and author_id is not None:
+            users[author_id] = author.nick  # /set nick wins
+        if others:
+            users.update(await self.db.members.nicks(guild.id, others))
+        return Names(
+            users=users,
+            roles={role.id: role.name for role in guild.roles},
+            channels={channel.id: channel.name for channel in guild.channels},
+        )
+
+    async def typed(
+        self, text: str, guild: discord.Guild | None, settings: ServerSettings | None,
+        language: str, *, author_id: int, author: MemberSettings | None = None,
+    ) -> str:  # fmt: skip
+        """What a member typed (`/say`, `/tts`) as their chat message would be said, without
+        "NAME said" ('' when nothing is left to say). A member mentioned is called as in
+        chat, and "someone" when neither the server's cache nor a /set nick knows them; in a
+        DM (`guild` None), no dictionary and no names."""
+        settings = settings or ServerSettings(guild_id=0)  # (a DM: the defaults)
+        options = await self.options(guild.id if guild else None, settings, language)
+        names = Names()
+        if guild is not None:
+            people: dict[int, str] = {}
+            for user_id in mentioned_users(text):
+                member = guild.get_member(user_id)
+                people[user_id] = member.display_name if member is not None else ""
+            names = await self.names(guild, people, author_id=author_id, author=author)
+        facts = MessageFacts(content=capped(text, settings.max_length))
+        return announce(facts, names, options, say_name=False)
