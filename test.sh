@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite (installs what is missing first). No network needed.
 #   ./test.sh            everything, as CI does (a fake Discord, PostgreSQL, the image): the
-#                        tests side by side (TEST_WORKERS, 3), then the `timing` ones alone
+#                        tests side by side (TEST_WORKERS, 4), then the `timing` ones alone
 #   ./test.sh --fast     the unit tier only: no fake Discord, no process, no container, no
 #                        PostgreSQL server, none of the slow ones (tests/tiers.py): a minute
 #   ./test.sh ARGS       pytest ARGS, in one process (e.g. -m e2e, tests/text -k numbers)
@@ -24,7 +24,7 @@ pytest() {
 
 if [[ $# -eq 0 ]]; then
   failed=0
-  pytest -n "${TEST_WORKERS:-3}" --dist loadgroup -m "not timing" || failed=1
+  pytest -n "${TEST_WORKERS:-4}" --dist loadgroup -m "not timing" || failed=1
   pytest -m timing || failed=1
   exit $failed
 elif [[ "$1" == "--fast" ]]; then

@@ -140,7 +140,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
-        long_text = "This message keeps the first server talking while a model loads. " * 2
+        long_text = "This message keeps the first server talking while a model loads. "  # ~16 s
         first = await fake.interaction("say", {"text": long_text})
         assert (await first.wait_final())["content"].startswith("Speaking in")
         # the first server is speaking (not just starting) when the second asks for italian
@@ -213,7 +213,7 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
         await set_language("bob", fake.GUILD2_ID, "none")
         # Two servers speak (one model: two languages' models speaking at once need twice the
         # CPU of one, which 2 cores do not have for this model; see bench/languages.py)...
-        long_text = "This message keeps a server talking while another language loads. " * 2
+        long_text = "This message keeps a server talking while another language loads. "  # ~16 s
         await say("alice", fake.GUILD_ID, long_text, "Speaking in")
         await say("bob", fake.GUILD2_ID, long_text, "Speaking in")
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 250, 30, "speech")
