@@ -25,7 +25,7 @@ from tests.e2e.test_voices import CLIP, clone, voice_files, voice_rows
 from tests.fakediscord import FakeDiscord
 
 VOICE = FakeDiscord.VOICE_ID
-MEDIUM = "This keeps the bot talking long enough to break something."
+MEDIUM = "This keeps the bot talking long enough."  # about 11 s of speech
 
 
 def full_length(tiny_model: TinyModel) -> dict[str, str]:
@@ -243,7 +243,7 @@ async def test_a_flood_of_files_does_not_delay_another_servers_speech(
 ) -> None:
     async with bot_on_fake_discord(tmp_path, tiny_model, full_length(tiny_model)) as running:
         fake = running.fake
-        long_text = " ".join([MEDIUM] * 2)  # a file of ~30 s, made faster than real time
+        long_text = " ".join([MEDIUM] * 2)  # a file of ~20 s, made faster than real time
         floods = [await fake.interaction("tts", {"text": long_text}) for _ in range(6)]
         answers = [(await f.wait_final(10))["content"] for f in floods[2:]]
         assert all("You already have 2 requests waiting" in a for a in answers), answers

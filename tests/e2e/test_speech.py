@@ -24,6 +24,7 @@ LONG_TEXT = (
 )
 TWO_SERVERS_TEXT = "Both servers hear this message at the same time, from start to end."
 # about 18 s with the full-length tiny model (3 tokens a second, 2 s more)
+SHORT_TEXT = "This keeps the bot talking."  # about 8 s
 FOUR_SERVERS_TEXT = "This is a long message that keeps the bot talking for quite a while."
 CONNECT, SPEAK = 1 << 20, 1 << 21
 
@@ -430,7 +431,7 @@ async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
         assert running.bot.engine.batched and 1 <= running.bot.engine.capacity() <= 2
         members, replies, speakers, by_guild = await four_servers_say(
-            running, TWO_SERVERS_TEXT, joined_first=True
+            running, SHORT_TEXT, joined_first=True
         )
         # a member asking once the two rows are taken is told their speech starts later
         waiting = "I am speaking in as many servers as I can carry"

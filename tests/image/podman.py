@@ -102,7 +102,19 @@ class Storage:
         await podman.run("rm", "-a", "-f", "-t", "0", timeout=120)
         await podman.run("volume", "rm", "-a", "-f", timeout=120)
         await podman.run("system", "reset", "-f", timeout=300)
+        # the overlay driver mounts its own folder; a reset that failed can leave it mounted
+        for mount_point in self.mount_points():
+            await podman.run(mount_point, timeout=60, tool="umount")
         shutil.rmtree(self.folder, ignore_errors=True)
+        left = self.mount_points()
+        assert not left, f"podman left mounts behind: {left}"
+
+    def mount_points(self) -> list[str]:
+        """What is mounted inside the storage folder, deepest first."""
+        inside = str(self.folder.resolve()) + os.sep
+        with open("/proc/self/mounts", encoding="utf-8") as mounts:
+            found = [line.split()[1] for line in mounts]
+        return sorted((m for m in found if m.startswith(inside)), key=len, reverse=True)
 
 
 class Podman:
