@@ -24,7 +24,7 @@ pytest() {
 
 if [[ $# -eq 0 ]]; then
   failed=0
-  pytest -n "${TEST_WORKERS:-4}" --dist loadgroup -m "not timing" || failed=1
+  pytest -n "${TEST_WORKERS:-4}" -m "not timing" || failed=1
   pytest -m timing || failed=1
   exit $failed
 elif [[ "$1" == "--fast" ]]; then

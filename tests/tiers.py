@@ -11,7 +11,8 @@ remember to mark a test:
 Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: gaps between
 packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
 wait on the wire, not the CPU), then these alone, on an otherwise idle machine. The image
-tests stay together on one worker (`xdist_group`): they share one build.
+tests stay together on one worker (`pytest_xdist_make_scheduler`, tests/conftest.py): they
+share one build.
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
@@ -73,8 +74,6 @@ def mark(items: list[pytest.Item]) -> None:
         tiers = tiers_of(item) or {"unit"}
         for tier in tiers:
             item.add_marker(tier)
-        if "image" in tiers:
-            item.add_marker(pytest.mark.xdist_group("image"))
 
 
 class WrongTierError(AssertionError):
