@@ -18,6 +18,7 @@ from bot.services import dictionary_files
 from bot.services.blocks import BlockService, outranks
 from bot.services.change_limits import ChangeLimit
 from bot.services.downloads import read_capped
+from bot.services.member_names import names_in_use, said_as
 from bot.services.replies import (
     Confirmation,
     Reply,
@@ -28,7 +29,7 @@ from bot.storage.database import Database, DictionaryFullError, Pronunciation
 from bot.storage.server_settings import SETTINGS, parse_rate, show_rate
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
-from bot.text.words import Names, ReadOptions, plain_name, speakable
+from bot.text.words import Names, ReadOptions, speakable
 
 log = logging.getLogger(__name__)
 
@@ -398,10 +399,7 @@ class SettingsService:
                             member=target.mention))  # fmt: skip
         if len(nick) > MAX_NICK:
             raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
-        taken = _names_of_others(guild, target.id) | {
-            _said_as(other) for other in await self.db.members.nicks_of_others(guild.id, target.id)
-        }
-        if _said_as(nick) in taken:
+        if said_as(nick) in await names_in_use(self.db, guild, target.id):
             raise UserError(
                 tr("“{nick}” is the name of another member here: please choose another.",
                    nick=nick)
@@ -451,25 +449,6 @@ def _unkeepable(text: str) -> Phrase | None:
         if category == "Cs":
             return tr("an invalid character ({code})", code=f"U+{ord(char):04X}")
     return None
-
-
-def _said_as(name: str) -> str:
-    """A name as it sounds: "𝓑𝓸𝓫", "BOB" and "bob" are one name read aloud."""
-    return plain_name(name).casefold()
-
-
-def _names_of_others(guild: discord.Guild, member_id: int) -> set[str]:
-    """The names the server's other members go by that the bot knows of (display, global and
-    user names; without the members intent, the members in voice and the bot's own cache):
-    a nickname must not make one member's messages sound like another's (nor their /set nick
-    here, which the caller adds)."""
-    return {
-        _said_as(name)
-        for other in guild.members
-        if other.id != member_id
-        for name in (other.display_name, other.global_name, other.name)
-        if name
-    }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,46 @@
+"""The names a server's members go by, as they sound read aloud: one name must not stand for
+two members (`/set nick`, bot/services/settings.py), nor a webhook pass for a member (its
+"NAME said", bot/services/autoread.py)."""
+
+from __future__ import annotations
+
+import functools
+
+import discord
+
+from bot.storage.database import Database
+from bot.text.words import plain_name
+
+
+@functools.lru_cache(maxsize=4096)
+def said_as(name: str) -> str:
+    """A name as it sounds: "𝓑𝓸𝓫", "BOB", "bob!" and "Bob 🔥" are one name read aloud (its
+    letters and digits, folded; a name of neither is kept whole). Cached: a webhook's every
+    message is checked against the names of the members the bot knows of."""
+    said = plain_name(name).casefold()
+    return "".join(c for c in said if c.isalnum()) or said
+
+
+def names_of_others(guild: discord.Guild, member_id: int | None) -> set[str]:
+    """The names the server's members other than `member_id` go by that the bot's cache
+    knows of (display, global and user names; without the members intent, the members in
+    voice and the bot itself), as they sound."""
+    return {
+        said_as(name)
+        for other in guild.members
+        if other.id != member_id
+        for name in (other.display_name, other.global_name, other.name)
+        if name
+    }
+
+
+async def names_in_use(
+    db: Database, guild: discord.Guild, member_id: int | None = None
+) -> set[str]:
+    """The names the server's members other than `member_id` (None: all of them, as for a
+    webhook) go by, as they sound: those of the cache (`names_of_others`) and every
+    `/set nick` here."""
+    member_id = member_id or 0  # (no snowflake is 0)
+    return names_of_others(guild, member_id) | {
+        said_as(nick) for nick in await db.members.nicks_of_others(guild.id, member_id)
+    }
