@@ -37,6 +37,9 @@ READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 # id with the name it posted under (one webhook carries many people: Tupperbox's personas, a
 # bridge's members), each an author of its own.
 Author = int | tuple[int, str]
+# A webhook as a whole is read at most WEBHOOK_NAMES x rate_limit times a window, beside each
+# name's own rate_limit: a name is free to take, and 60 names were 60 members' shares.
+WEBHOOK_NAMES = 5
 
 
 def author_of(message: discord.Message) -> Author:
@@ -73,6 +76,15 @@ class _Reading:
             attested = self.cloned if self.announced else heard_attested
             reader._last_author[self.guild_id] = (self.author_id, reader.clock(), attested)
         utterance.text, utterance.lead = self.words()
+
+
+def _limits(message: discord.Message, rate_limit: int) -> list[tuple[Author, int]]:
+    """The rate limits a message counts against: its author's, and for a webhook's also the
+    webhook's as a whole (its id: never a member's)."""
+    limits: list[tuple[Author, int]] = [(author_of(message), rate_limit)]
+    if message.webhook_id is not None:
+        limits.append((message.webhook_id, rate_limit * WEBHOOK_NAMES))
+    return limits
 
 
 def in_stage_audience(member: discord.Member | discord.User) -> bool:
@@ -159,7 +171,7 @@ class AutoReader:
             return "author not in the bot's voice channel"
         if self._nothing_written(message):
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
-        if self._rate_limited(guild.id, author_of(message), settings.rate_limit, arrived):
+        if self._rate_limited(guild.id, _limits(message, settings.rate_limit), arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
         language = spoken.language
         if self.speech.needs_loading(language) and not await self._wait_for_model(
@@ -254,16 +266,23 @@ class AutoReader:
         return None
 
     def _rate_limited(
-        self, guild_id: int, user_id: Author, limit: int, now: float, *, edit: bool = False
-    ) -> bool:
+        self, guild_id: int, limits: list[tuple[Author, int]], now: float, *,
+        edit: bool = False,
+    ) -> bool:  # fmt: skip
+        """Whether one of `limits` (an author and how many reads it has in a window) is
+        reached; if none is, the read counts for each of them."""
         table = self._recent_edits if edit else self._recent
-        recent = table.get((guild_id, user_id)) or collections.deque()
-        while recent and now - recent[0] > RATE_WINDOW_S:
-            recent.popleft()
-        if len(recent) >= limit:
-            return True
-        recent.append(now)
-        table[(guild_id, user_id)] = recent  # (re)starts its time to live
+        recents = []
+        for author, limit in limits:
+            recent = table.get((guild_id, author)) or collections.deque()
+            while recent and now - recent[0] > RATE_WINDOW_S:
+                recent.popleft()
+            if len(recent) >= limit:
+                return True
+            recents.append((author, recent))
+        for author, recent in recents:
+            recent.append(now)
+            table[(guild_id, author)] = recent  # (re)starts its time to live
         return False
 
     def forget_guild(self, guild_id: int) -> None:
@@ -421,7 +440,7 @@ class AutoReader:
                 "there.",
                 channel=channel.mention,
             ))  # fmt: skip
-        if self._rate_limited(guild.id, invoker.id, settings.rate_limit, self.clock()):
+        if self._rate_limited(guild.id, [(invoker.id, settings.rate_limit)], self.clock()):
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
         language = spoken.language
         if self.speech.needs_loading(language):
@@ -490,7 +509,7 @@ class AutoReader:
         settings = await self.db.guilds.get(message.guild.id)
         skip = settings.skip_prefix and message.content.startswith(settings.skip_prefix)
         if skip or self._rate_limited(
-            message.guild.id, author_of(message), settings.rate_limit, self.clock(), edit=True
+            message.guild.id, _limits(message, settings.rate_limit), self.clock(), edit=True
         ):
             speaker.drop(message.id)
             return

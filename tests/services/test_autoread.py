@@ -250,6 +250,51 @@ async def test_each_name_a_webhook_posts_under_has_its_own_rate_limit(
     ]  # fmt: skip
 
 
+async def test_a_webhook_as_a_whole_is_read_at_most_five_names_worth(
+    bot: Bot, server: Server
+) -> None:
+    """A name is free to take: 60 names of one webhook, one message each, were 60 messages
+    read at once. Now WEBHOOK_NAMES (5) x rate_limit (the default 5) in a window; a name's
+    own limit still holds, a refused message costs the webhook nothing, and another webhook
+    has its own share."""
+    server.in_voice("alice", VOICE_ID)
+    server.start()
+    server.bot_joins(VOICE_ID)
+    await bot.configure(read_channel=int(TEXT_ID), bot_ignore=False)
+    hook, other = "1300000000000000001", "1300000000000000002"
+
+    async def as_(name: str, webhook: str = hook) -> str:
+        return await bot.reader.handle(
+            server.message_create(server.webhook_message(name, "hi", webhook_id=webhook))
+        )
+
+    assert [await as_("Carol") for _ in range(6)] == ["read"] * 5 + ["rate limited"]
+    outcomes = [await as_(f"persona {n}") for n in range(60)]
+    assert outcomes.count("read") == 5 * 5 - 5  # (Carol's five counted: her sixth did not)
+    assert outcomes[:20] == ["read"] * 20  # (the first come, the first read)
+    assert await as_("Dave", other) == "read"
+    bot.clock.advance(RATE_WINDOW_S + 0.1)
+    assert await as_("persona 59") == "read"
+
+
+async def test_a_webhooks_edits_are_limited_as_a_whole_too(bot: Bot, server: Server) -> None:
+    """Each name's edits have its own rate_limit, and the webhook's together five names'
+    (past it a waiting reading is dropped rather than said in words taken back)."""
+    server.in_voice("alice", VOICE_ID)
+    server.start()
+    server.bot_joins(VOICE_ID)
+    await bot.configure(read_channel=int(TEXT_ID), bot_ignore=False, rate_limit=1)
+    hook = "1300000000000000001"
+    posted = [server.webhook_message(f"persona {n}", "hi", webhook_id=hook) for n in range(6)]
+    for n, data in enumerate(posted):
+        if n == 5:
+            bot.clock.advance(RATE_WINDOW_S + 0.1)  # (a sixth name's message, a window later)
+        assert await bot.reader.handle(server.message_create(data)) == "read"
+    for n, data in enumerate(posted):  # one edit each: the sixth is past five names' worth
+        await bot.reader.edited(server.message_update(data, f"edit {n}"))
+    assert bot.speaker.play() == [f"persona {n} said edit {n}" for n in range(5)]
+
+
 async def test_a_full_queue_drops_the_oldest_message(bot: Bot, server: Server) -> None:
     server.in_voice("alice", VOICE_ID)
     server.start()
