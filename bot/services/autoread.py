@@ -21,6 +21,7 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.speakers import SpeechScheduler, Utterance
+from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in
 from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
@@ -347,13 +348,21 @@ class AutoReader:
             message.author.name if attested
             else names.users.get(message.author.id, message.author.display_name)
         )  # fmt: skip
+        reply_to = self._reply_author(message, names)
+        resolved = message.reference.resolved if message.reference else None
+        replied = resolved if isinstance(resolved, discord.Message) and reply_to else None
+        author_webhook, reply_to_webhook = await self._posing(
+            guild, (message, named_as), (replied, reply_to)
+        )
         facts = MessageFacts(
             content=capped(content, settings.max_length),
             author=named_as,
             attachment_types=tuple(a.content_type or "" for a in attachments),
             stickers=len(message.stickers),
-            reply_to=self._reply_author(message, names),
+            reply_to=reply_to,
             forwarded=bool(snapshots),
+            author_webhook=author_webhook,
+            reply_to_webhook=reply_to_webhook,
         )
         lines = announce_both(facts, names, options)
         leads = (lead_phrase(facts, options, say_name=True),
@@ -363,6 +372,24 @@ class AutoReader:
             for line, lead in zip(lines, leads, strict=True)
         )
         return named, unnamed
+
+    async def _posing(
+        self, guild: discord.Guild, *authors: tuple[discord.Message | None, str | None]
+    ) -> list[bool]:
+        """For each (a message, the name its author is said by): whether a webhook posted it
+        under a name a member here goes by, so that it is said as a webhook's and cannot pass
+        for theirs. The members' names are read only when a webhook is named."""
+        hooked = [
+            message is not None and message.webhook_id is not None and name is not None
+            for message, name in authors
+        ]
+        if not any(hooked):
+            return hooked
+        taken = await names_in_use(self.db, guild)
+        return [
+            hook and name is not None and said_as(name) in taken
+            for hook, (_, name) in zip(hooked, authors, strict=True)
+        ]
 
     def _same_author_lately(self, guild_id: int, author_id: Author) -> bool:
         last = self._last_author.get(guild_id)

@@ -26,6 +26,10 @@ class Phrasebook:
     forwarded_message: str  # "{name} forwarded a message:"
     forwarded_message_alone: str  # the same without the name (said recently)
     replying_to: str
+    # A webhook posting under a name a member here goes by is said as one, wherever its name is
+    # (the subject of said, sent and forwarded; replying_to's object, in its own case):
+    webhook_named: str  # "a webhook named {name}"
+    replying_to_webhook: str  # "replying to a webhook named {name}"
     sent: str  # "{name} sent {what}": a message with nothing written
     forwarded_what: str
     and_sent: str  # "{line}, and sent {what}"
@@ -60,6 +64,8 @@ ENGLISH = Phrasebook(
     forwarded_message="{name} forwarded a message:",
     forwarded_message_alone="forwarded a message:",
     replying_to="replying to {name}",
+    webhook_named="a webhook named {name}",
+    replying_to_webhook="replying to a webhook named {name}",
     sent="{name} sent {what}",
     forwarded_what="{name} forwarded {what}",
     and_sent="{line}, and sent {what}",
@@ -118,6 +124,8 @@ FRENCH = Phrasebook(
     forwarded_message="{name} a transféré un message :",
     forwarded_message_alone="a transféré un message :",
     replying_to="en réponse à {name}",
+    webhook_named="un webhook nommé {name}",
+    replying_to_webhook="en réponse à un webhook nommé {name}",
     sent="{name} a envoyé {what}",
     forwarded_what="{name} a transféré {what}",
     and_sent="{line}, et a envoyé {what}",
@@ -176,6 +184,8 @@ GERMAN = Phrasebook(
     forwarded_message="{name} hat eine Nachricht weitergeleitet:",
     forwarded_message_alone="hat eine Nachricht weitergeleitet:",
     replying_to="als Antwort an {name}",
+    webhook_named="ein Webhook namens {name}",
+    replying_to_webhook="als Antwort an einen Webhook namens {name}",
     sent="{name} hat {what} geschickt",
     forwarded_what="{name} hat {what} weitergeleitet",
     and_sent="{line}, und hat {what} geschickt",
@@ -234,6 +244,8 @@ ITALIAN = Phrasebook(
     forwarded_message="{name} ha inoltrato un messaggio:",
     forwarded_message_alone="ha inoltrato un messaggio:",
     replying_to="in risposta a {name}",
+    webhook_named="un webhook chiamato {name}",
+    replying_to_webhook="in risposta a un webhook chiamato {name}",
     sent="{name} ha inviato {what}",
     forwarded_what="{name} ha inoltrato {what}",
     and_sent="{line}, e ha inviato {what}",
@@ -292,6 +304,8 @@ SPANISH = Phrasebook(
     forwarded_message="{name} reenvió un mensaje:",
     forwarded_message_alone="reenvió un mensaje:",
     replying_to="respondiendo a {name}",
+    webhook_named="un webhook llamado {name}",
+    replying_to_webhook="respondiendo a un webhook llamado {name}",
     sent="{name} envió {what}",
     forwarded_what="{name} reenvió {what}",
     and_sent="{line}, y envió {what}",
@@ -350,6 +364,8 @@ PORTUGUESE = Phrasebook(
     forwarded_message="{name} encaminhou uma mensagem:",
     forwarded_message_alone="encaminhou uma mensagem:",
     replying_to="respondendo a {name}",
+    webhook_named="um webhook chamado {name}",
+    replying_to_webhook="respondendo a um webhook chamado {name}",
     sent="{name} enviou {what}",
     forwarded_what="{name} encaminhou {what}",
     and_sent="{line}, e enviou {what}",
@@ -408,6 +424,8 @@ DUTCH = Phrasebook(
     forwarded_message="{name} stuurde een bericht door:",
     forwarded_message_alone="stuurde een bericht door:",
     replying_to="als antwoord op {name}",
+    webhook_named="een webhook met de naam {name}",
+    replying_to_webhook="als antwoord op een webhook met de naam {name}",
     sent="{name} stuurde {what}",
     forwarded_what="{name} stuurde {what} door",
     and_sent="{line}, en stuurde {what}",

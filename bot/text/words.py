@@ -56,6 +56,10 @@ class MessageFacts:
     stickers: int = 0
     reply_to: str | None = None  # the replied-to author's name
     forwarded: bool = False
+    # posted by a webhook under a name a member goes by: said as a webhook's ("a webhook named
+    # Alice said"); the same for the replied-to message's author
+    author_webhook: bool = False
+    reply_to_webhook: bool = False
 
 
 # ---- patterns ---------------------------------------------------------------------------------
@@ -403,7 +407,7 @@ def cut_to_length(text: str, limit: int, and_so_on: str = ENGLISH.and_so_on) -> 
 def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
     """The phrase `announce` starts a line with when the message has words ("Alice said"):
     the same audio every time, so it can be played from a cache ('' when there is none)."""
-    author = plain_name(facts.author, options)
+    author = _author(facts, options)
     book = options.phrases
     if facts.forwarded:
         return book.forwarded_message.format(name=author) if say_name else (
@@ -437,12 +441,18 @@ def _body(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
     return body if any(c.isalnum() for c in body) else ""  # "...", "?!": nothing to read out
 
 
+def _author(facts: MessageFacts, options: ReadOptions) -> str:
+    """The author's name as said: a webhook's under a member's name says it is one."""
+    name = plain_name(facts.author, options)
+    return options.phrases.webhook_named.format(name=name) if facts.author_webhook else name
+
+
 def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
-    author = plain_name(facts.author, options)
+    author = _author(facts, options)
     book = options.phrases
     extras = _attachments_phrase(facts.attachment_types, facts.stickers, book)
-    reply = book.replying_to.format(name=plain_name(facts.reply_to, options)) if (
-        facts.reply_to) else ""  # fmt: skip
+    replying = book.replying_to_webhook if facts.reply_to_webhook else book.replying_to
+    reply = replying.format(name=plain_name(facts.reply_to, options)) if facts.reply_to else ""
     if body:
         lead = lead_phrase(facts, options, say_name=say_name)
         line = ", ".join(p for p in (lead, reply, body) if p) if reply else f"{lead} {body}"

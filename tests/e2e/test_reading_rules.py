@@ -285,9 +285,15 @@ async def test_each_name_a_webhook_posts_under_is_an_author_of_its_own(
     dave = await fake.post_webhook("Dave", "four", hook="Tupperbox")
     assert dave["webhook_id"] == carol[0]["webhook_id"]
     assert await outcome(running_bot, dave) == "read"  # ... not Dave's
-    texts = await spoken_texts(running_bot, 4)
+    # a name a member here goes by is said as a webhook's (issue 33, item 12)
+    posing = await fake.post_webhook("alice", "five", hook="Tupperbox")
+    assert await outcome(running_bot, posing) == "read"
+    texts = await spoken_texts(running_bot, 5)
     # Carol's second message goes without her name again; Dave's is never taken for hers
-    assert texts == ["Alice said hello", "Carol said one", "two", "Dave said four"]
+    assert texts == [
+        "Alice said hello", "Carol said one", "two", "Dave said four",
+        "a webhook named alice said five",
+    ]  # fmt: skip
 
 
 def joins(fake: FakeDiscord) -> int:

@@ -116,6 +116,70 @@ def test_glue_words_are_in_the_language(language: str, facts: MessageFacts, spok
     assert announce(facts, NAMES, options, say_name=True) == spoken
 
 
+# A webhook posting under a name a member goes by (bot/services/autoread.py decides when):
+# said as a webhook's, as its author (said, sent, forwarded) and as the author replied to.
+WEBHOOK_LINES = {
+    "english": ("hi", "look", [
+        "a webhook named Bob said hi", "a webhook named Bob sent an image",
+        "a webhook named Bob forwarded a message: hi",
+        "Alice said, replying to a webhook named Bob, look",
+    ]),
+    "french": ("salut", "regarde", [
+        "un webhook nommé Bob a dit salut", "un webhook nommé Bob a envoyé une image",
+        "un webhook nommé Bob a transféré un message : salut",
+        "Alice a dit, en réponse à un webhook nommé Bob, regarde",
+    ]),
+    "german": ("hallo", "schau", [
+        "ein Webhook namens Bob sagt hallo", "ein Webhook namens Bob hat ein Bild geschickt",
+        "ein Webhook namens Bob hat eine Nachricht weitergeleitet: hallo",
+        "Alice sagt, als Antwort an einen Webhook namens Bob, schau",
+    ]),
+    "italian": ("ciao", "guarda", [
+        "un webhook chiamato Bob ha detto ciao", "un webhook chiamato Bob ha inviato un'immagine",
+        "un webhook chiamato Bob ha inoltrato un messaggio: ciao",
+        "Alice ha detto, in risposta a un webhook chiamato Bob, guarda",
+    ]),
+    "spanish": ("hola", "mira", [
+        "un webhook llamado Bob dijo hola", "un webhook llamado Bob envió una imagen",
+        "un webhook llamado Bob reenvió un mensaje: hola",
+        "Alice dijo, respondiendo a un webhook llamado Bob, mira",
+    ]),
+    "portuguese": ("olá", "olha", [
+        "um webhook chamado Bob disse olá", "um webhook chamado Bob enviou uma imagem",
+        "um webhook chamado Bob encaminhou uma mensagem: olá",
+        "Alice disse, respondendo a um webhook chamado Bob, olha",
+    ]),
+    "dutch": ("hoi", "kijk", [
+        "een webhook met de naam Bob zei hoi", "een webhook met de naam Bob stuurde een afbeelding",
+        "een webhook met de naam Bob stuurde een bericht door: hoi",
+        "Alice zei, als antwoord op een webhook met de naam Bob, kijk",
+    ]),
+}  # fmt: skip
+
+
+def test_every_language_says_a_webhook_under_a_members_name() -> None:
+    assert set(WEBHOOK_LINES) == set(PHRASEBOOKS)
+
+
+@pytest.mark.parametrize("language", sorted(WEBHOOK_LINES))
+def test_a_webhook_under_a_members_name_is_said_as_one(language: str) -> None:
+    hello, look, lines = WEBHOOK_LINES[language]
+    options = ReadOptions(language=language)
+    said = [
+        announce(facts, NAMES, options, say_name=True)
+        for facts in (
+            MessageFacts(hello, "Bob", author_webhook=True),
+            MessageFacts("", "Bob", GIF, author_webhook=True),
+            MessageFacts(hello, "Bob", forwarded=True, author_webhook=True),
+            MessageFacts(look, "Alice", reply_to="Bob", reply_to_webhook=True),
+        )
+    ]
+    assert said == lines
+    unnamed = announce(MessageFacts("", "Bob", GIF, author_webhook=True), NAMES, options,
+                       say_name=False)  # fmt: skip
+    assert unnamed == lines[1]  # (nothing written: always who sent it)
+
+
 @pytest.mark.parametrize("language", sorted(PHRASEBOOKS))
 def test_a_long_message_ends_in_the_language(language: str) -> None:
     options = ReadOptions(language=language, max_length=60)
