@@ -460,6 +460,7 @@ FRENCH_REPLIES: dict[str, str] = {
         "Écrivez la prononciation en mots simples (sans liens, mentions ni mise en forme)."
     ),
     "The word holds {character}: remove it.": "Le mot contient {character} : retirez-le.",
+    "The name holds {character}: remove it.": "Le nom contient {character} : retirez-le.",
     "How to say it holds {character}: remove it.": (
         "La prononciation contient {character} : retirez-le."
     ),

@@ -399,6 +399,8 @@ class SettingsService:
                             member=target.mention))  # fmt: skip
         if len(nick) > MAX_NICK:
             raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
+        if (character := _unkeepable(nick)) is not None:
+            raise UserError(tr("The name holds {character}: remove it.", character=character))
         if said_as(nick) in await names_in_use(self.db, guild, target.id):
             raise UserError(
                 tr("“{nick}” is the name of another member here: please choose another.",

@@ -184,3 +184,22 @@ async def test_the_members_of_a_server_change_their_languages_so_many_times_toge
     bot.clock.advance(LANGUAGE_CHANGES_WINDOW_S)
     for _ in range(LANGUAGE_CHANGES):  # the refusal took none of the last one's own changes
         assert "french" in await _answer(bot.settings.set_language(last, guild, "french"))
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("Bo\x00b", "a control character (U+0000)"),  # PostgreSQL refuses a NUL
+        ("Bob\x07", "a control character (U+0007)"),
+        ("B\udc00ob", "an invalid character (U+DC00)"),  # half of a surrogate pair
+    ],
+)
+async def test_a_reading_name_that_no_store_can_keep_is_refused(
+    bot: Bot, server: Server, name: str, why: str
+) -> None:
+    server.add("bob")
+    guild = server.start()
+    bob, _ = _as(server, "bob")
+    answer = await _answer(bot.settings.set_nick(bob, discord.Permissions(EVERYONE), guild, name))
+    assert answer == f"The name holds {why}: remove it."
+    assert await _nick(bot, "bob") is None
