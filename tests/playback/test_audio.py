@@ -70,6 +70,7 @@ def test_silence_then_end_is_padded_and_counted() -> None:
     assert converter.samples_out == 200
 
 
+@pytest.mark.timing  # `read()` answers within 5 ms
 def test_source_prebuffers_plays_in_order_and_never_blocks() -> None:
     source = StreamingSource(prebuffer_frames=3)
     a, b, c = (bytes([i]) * FRAME_BYTES for i in (1, 2, 3))

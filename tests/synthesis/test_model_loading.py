@@ -72,6 +72,7 @@ def broken_config(folder: Path, base: Path, language: str) -> None:
 
 @pytest.mark.parametrize("outcome", ["loads", "fails"])
 @pytest.mark.slow
+@pytest.mark.timing
 async def test_a_model_load_never_stalls_the_event_loop(
     tmp_path: Path, tiny_model: TinyModel, outcome: str
 ) -> None:
@@ -103,6 +104,7 @@ async def test_a_model_load_never_stalls_the_event_loop(
         await default.close()
 
 
+@pytest.mark.timing
 async def test_loads_in_a_running_bot_never_stall_its_event_loop(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
