@@ -1,6 +1,16 @@
 # PocketVoice: a Discord voice bot speaking with Pocket TTS on the CPU.
 #   docker compose up -d      (see compose.yaml and the README, "Install with Docker")
-FROM python:3.11-slim-bookworm
+
+# The base is pinned by digest, so that a rebuild takes the very image that was tested, not
+# whatever the tag points at that day. The digest is the official image's multi-platform index
+# for python:3.11-slim-bookworm (Python 3.11.16 on Debian bookworm of 2026-08-24), as listed in
+# docker-library/repo-info (repos/python/remote/3.11-slim-bookworm.md); Docker Hub cannot be
+# reached from the machine that wrote this, so the digest was not pulled and checked here.
+# To update it: docker buildx imagetools inspect python:3.11-slim-bookworm (or docker pull
+# python:3.11-slim-bookworm, then docker inspect --format '{{index .RepoDigests 0}}' on it),
+# put the new digest here, rebuild and run ./test.sh. The image tests stand a local image in
+# for it (podman build --from; tests/image/podman.py).
+FROM python:3.11-slim-bookworm@sha256:0bee7276f83efd4a1ee05bbbf4281d95ed28e079220a9457f25a93e3f1e3c31b
 
 # libopus for Discord voice, libsndfile for /clone's audio files.
 # hadolint ignore=DL3008
@@ -8,6 +18,10 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libopus0 libsndfile1 \
     && rm -rf /var/lib/apt/lists/*
 
+# The container runs with a read-only root (compose.yaml): nothing may need writing outside
+# /data, /cache/huggingface and the /tmp tmpfs. So no bytecode is written at run time (pip
+# compiles it at install), and home-relative caches (pocket-tts's, torch's) land in HOME,
+# which is /data, the one place the bot keeps what it makes.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -18,17 +32,24 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     METRICS_PORT=9108
 
 WORKDIR /app
-# torch first, as a CPU build from the PyTorch CPU index: PyPI's is a CUDA build of several GB.
+# The runtime dependencies exactly as locked: requirements.lock names every package with the
+# sha256 of its files, and pip refuses any file whose hash differs or any package it does not
+# name (scripts/lock.sh writes it from constraints.txt). torch is the CPU build, from the
+# PyTorch CPU index: PyPI's is a CUDA build of several GB.
 # A mirror of that index: docker compose build --build-arg TORCH_INDEX_URL=https://...
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-RUN pip install torch==2.13.0 --index-url "$TORCH_INDEX_URL"
+COPY requirements.lock ./src/
+RUN pip install --require-hashes --only-binary :all: \
+        --extra-index-url "$TORCH_INDEX_URL" -r src/requirements.lock
 # The project is installed into site-packages and its source removed: run from a folder that
 # holds the source, `python -m bot` would import that copy, which lacks the packaged migrations.
-COPY constraints.txt pyproject.toml README.md ./src/
+# Its dependencies are all in place, so nothing else is fetched: no index, no build isolation
+# (setuptools, its build backend, is in the lock).
+COPY pyproject.toml README.md ./src/
 COPY bot ./src/bot
 COPY cogs ./src/cogs
 COPY migrations ./src/migrations
-RUN pip install -c src/constraints.txt ./src && rm -rf src
+RUN pip install --no-deps --no-index --no-build-isolation ./src && rm -rf src
 
 RUN groupadd --system --gid 10001 pocketvoice \
     && useradd --system --uid 10001 --gid 10001 --home-dir /data pocketvoice \

@@ -1,10 +1,13 @@
 """Podman as the image tests use it: rootful, with the runc runtime and the limits this machine
 allows, building our `Dockerfile` unchanged and running what it makes.
 
-Docker Hub cannot be reached here, so the base the Dockerfile names (`python:3.11-slim-bookworm`)
-is a local stand-in under the same name when no real one is present: Debian bookworm from
-`debootstrap`, with Python 3.11 as a virtual environment over `/usr/local`, so that `python`,
-`pip` and `site-packages` lie where the official image has them. `postgres:15`, which
+Docker Hub cannot be reached here, so the base the Dockerfile names (`python:3.11-slim-bookworm`,
+pinned by digest) is a local stand-in under that tag when no real one is present: Debian bookworm
+from `debootstrap`, with Python 3.11 as a virtual environment over `/usr/local`, so that
+`python`, `pip` and `site-packages` lie where the official image has them. A digest names one
+image's bytes, which no stand-in can have, so the build takes the stand-in with
+`podman build --from` (in place of the first FROM, every other line as written) unless the pinned
+image itself is present. `postgres:15`, which
 compose.shards.yaml runs, gets a stand-in too: Debian's postgresql-15 on that base, started as the
 official image starts (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, PGDATA).
 
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM
+BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM, by tag
 POSTGRES = "docker.io/library/postgres:15"  # compose.shards.yaml's database
 STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
@@ -46,6 +49,15 @@ runtime = "runc"
 
 class PodmanError(RuntimeError):
     pass
+
+
+def pinned_base() -> str:
+    """The Dockerfile's FROM as written (name, tag and digest), fully qualified."""
+    (line,) = [
+        line for line in (REPO / "Dockerfile").read_text().splitlines() if line.startswith("FROM ")
+    ]
+    image = line.split()[1]
+    return image if "/" in image.split("@")[0] else f"docker.io/library/{image}"
 
 
 def why_podman_cannot_run() -> str | None:
@@ -251,10 +263,18 @@ class Podman:
         pip_conf.write_text("\n".join(config) + "\n")
         return [*args, "-v", f"{pip_conf}:/etc/pip.conf:ro"]
 
+    async def base_args(self) -> list[str]:
+        """How the Dockerfile's pinned base is found: as written when that very image is here,
+        else `--from` the image under its tag (the stand-in, made by `ensure_base`)."""
+        if (await self.run("image", "exists", pinned_base())).code == 0:
+            return []
+        return ["--from", BASE]
+
     async def build(self, tag: str, context: Path = REPO) -> float:
         """Build `context`'s Dockerfile as `tag`; the seconds it took."""
         started = time.monotonic()
-        done = await self.run("build", *self.build_args(), "-t", tag, str(context), timeout=1800)
+        args = [*self.build_args(), *await self.base_args()]
+        done = await self.run("build", *args, "-t", tag, str(context), timeout=1800)
         done.check(f"building {tag}")
         return time.monotonic() - started
 
