@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,7 +55,7 @@ def test_hadolint_finds_nothing() -> None:
 def test_what_the_image_copies_exists_and_is_not_ignored() -> None:
     ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()}
     sources = [s for args in instructions("COPY") for s in args.split()[:-1]]
-    assert {"bot", "cogs", "migrations", "constraints.txt", "pyproject.toml"} <= set(sources)
+    assert {"bot", "cogs", "migrations", "requirements.lock", "pyproject.toml"} <= set(sources)
     for source in sources:
         assert (REPO / source).exists(), source
         assert source not in ignored, source
@@ -74,9 +75,92 @@ def test_the_image_runs_the_bot_as_a_non_root_user_with_cpu_torch() -> None:
     (user,) = instructions("USER")
     assert not user.startswith(("root", "0"))
     assert "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in instructions("ARG")
-    assert any('--index-url "$TORCH_INDEX_URL"' in run for run in instructions("RUN"))
+    assert any('--extra-index-url "$TORCH_INDEX_URL"' in run for run in instructions("RUN"))
     assert any("libopus0" in run and "libsndfile1" in run for run in instructions("RUN"))
     assert DOCKERFILE.startswith("#") and "FROM python:3.11-slim" in DOCKERFILE
+
+
+def locked() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: each package's version and hashes."""
+    joined = re.sub(r"\\\n\s*", " ", (REPO / "requirements.lock").read_text())
+    pins = {}
+    for line in joined.splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, rest = line.split("==", 1)
+            version, *options = rest.split()
+            pins[name] = (version, [o.removeprefix("--hash=sha256:") for o in options])
+    return pins
+
+
+def test_the_image_is_pinned_by_digest_and_installs_only_the_hashed_lock() -> None:
+    """The base by digest; pip checks every file of the lock against its sha256, and installs
+    the project itself from the copied source alone (no index, no build isolation)."""
+    (base,) = instructions("FROM")
+    assert re.fullmatch(r"python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", base), base
+    runs = instructions("RUN")
+    (install,) = [run for run in runs if "requirements.lock" in run]
+    assert "--require-hashes" in install.split() and "--only-binary :all:" in install
+    (project,) = [run for run in runs if "./src" in run]
+    assert {"--no-deps", "--no-index", "--no-build-isolation"} <= set(project.split())
+    pins = locked()
+    for name, (_, hashes) in pins.items():
+        assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), name
+    # the tested versions (constraints.txt), torch as the CPU build of bootstrap.sh's pin
+    tested = dict(re.findall(r"^([\w.-]+)==(\S+)$", (REPO / "constraints.txt").read_text(), re.M))
+    torch_spec = re.search(
+        r"TORCH_SPEC:-torch==([\d.]+)", (REPO / "scripts/bootstrap.sh").read_text()
+    )
+    assert pins.pop("torch")[0] == f"{torch_spec[1]}+cpu"
+    assert {name: version for name, (version, _) in pins.items()}.items() <= tested.items()
+    # the runtime dependencies only: every one pyproject.toml names, no test tool
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = {re.split(r"[\[<>=~!; ]", d)[0].lower().replace(".", "-").replace("_", "-")
+              for d in project["dependencies"]}  # fmt: skip
+    assert wanted <= set(pins) | {"torch"}
+    tools = {re.split(r"[\[<>=~!; ]", d)[0] for d in project["optional-dependencies"]["test"]}
+    assert tools & set(pins) <= {"pyyaml"}  # huggingface-hub's too
+
+
+# What the bot keeps under DATA_DIR: members' data all of it (a checkout's default is DATA_DIR=.)
+MEMBER_DATA = ["pocketvoice.db", "pocketvoice.db-wal", "pocketvoice.db-shm",
+               "pocketvoice.db-journal", "voices/123/mine.safetensors", "voices/123/mine.flac",
+               "voices-quarantine/20260101T000000/voices/123/old.flac",
+               "phrases/model/voice/text.npy"]  # fmt: skip
+
+
+def test_git_ignores_members_data_in_a_checkout() -> None:
+    """With DATA_DIR=. the database, voices, set-aside voices and the phrase cache (audio in
+    members' cloned voices) lie in the checkout: none may be committed."""
+    result = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin", "-v", "-n"], cwd=REPO,
+        input="\n".join([*MEMBER_DATA, "voices/README.md", "bot/__main__.py"]) + "\n",
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    # -n -v: "SOURCE:LINE:PATTERN\tPATH" for each path, "::\tPATH" where no pattern matched
+    # and a "!PATTERN" where the last that matched keeps it
+    matched = dict(reversed(line.split("\t")) for line in result.stdout.splitlines())
+    kept = {path for path, rule in matched.items() if rule == "::" or ":!" in rule}
+    assert kept == {"voices/README.md", "bot/__main__.py"}, result.stdout + result.stderr
+
+
+def compose_services() -> dict[str, dict]:  # type: ignore[type-arg]
+    services = {}
+    for name in ("compose.yaml", "compose.shards.yaml"):
+        services.update(yaml.safe_load((REPO / name).read_text())["services"])
+    return services
+
+
+def test_both_compose_files_harden_the_bot() -> None:
+    """Every bot service: a read-only root with a tmpfs /tmp, no capability, no new
+    privileges (the image tests check the running container; this, that nothing lacks it)."""
+    services = compose_services()
+    bots = {name: s for name, s in services.items() if name != "postgres"}
+    assert set(bots) == {"pocketvoice", "shard0", "shard1"}
+    for name, service in bots.items():
+        assert service["read_only"] is True, name
+        assert [t.split(":")[0] for t in service["tmpfs"]] == ["/tmp"], name
+        assert service["cap_drop"] == ["ALL"] and not service.get("cap_add"), name
+        assert "no-new-privileges:true" in service["security_opt"], name
 
 
 @pytest.mark.parametrize("ready", [True, False])

@@ -1,6 +1,8 @@
-"""Our compose files, read and run by a real compose implementation (podman-compose): both parse,
-and the single-bot one builds, starts, passes its health check and runs the README's
-`docker compose run --rm pocketvoice doctor`, against our fake Discord."""
+"""Our compose files, read and run by a real compose implementation (podman-compose): both parse
+and harden every bot service, and the single-bot one builds, starts hardened (a read-only root,
+a tmpfs /tmp, no capability, no new privileges), passes its health check, comes back after a
+crash and runs the README's `docker compose run --rm pocketvoice doctor`, against our fake
+Discord."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import yaml
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
 from tests.image.podman import REPO, STAND_IN_LABEL, Podman, Storage, why_podman_cannot_run
-from tests.image.test_image import free_port, shared_folder
+from tests.image.test_image import assert_hardened, free_port, shared_folder
 
 pytestmark = pytest.mark.skipif(
     why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
@@ -58,7 +60,12 @@ async def test_both_compose_files_parse(tmp_path: Path, podman_storage: Storage)
         parsed = yaml.safe_load(done.out)
         assert set(parsed["services"]) == services, done.out
         for service in services - {"postgres"}:
-            assert parsed["services"][service]["stop_grace_period"] == "30s"
+            bot = parsed["services"][service]
+            assert bot["stop_grace_period"] == "30s"
+            # the hardening, as compose reads it (shards: from the x-shard anchor)
+            assert bot["read_only"] is True and bot["cap_drop"] == ["ALL"], bot
+            assert bot["tmpfs"] == ["/tmp:size=64m,mode=1777"], bot
+            assert bot["security_opt"] == ["no-new-privileges:true"], bot
     shards = yaml.safe_load(
         (await podman.compose("-f", str(folder / "compose.shards.yaml"), "config")).out
     )["services"]
@@ -137,14 +144,19 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
         "-f",
         str(folder / "compose.test.yaml"),
     ]
-    build_args = " ".join(podman.build_args())
+    build_args = " ".join([*podman.build_args(), *await podman.base_args()])
+    # Docker's read_only gives no tmpfs but the compose file's; podman's adds /tmp, /run and
+    # /var/tmp unless told not to
+    run_args = "--read-only-tmpfs=false"
     try:
         up = await podman.compose(
-            f"--podman-build-args={build_args}", *files, "up", "-d", "--build", timeout=1800
-        )
+            f"--podman-build-args={build_args}", f"--podman-run-args={run_args}",
+            *files, "up", "-d", "--build", timeout=1800,
+        )  # fmt: skip
         up.check("podman-compose up -d --build")
         container = f"{name}_pocketvoice_1"
         await wait_healthy(podman, container)
+        await assert_hardened(podman, container)
 
         # restart: unless-stopped brings it back after a crash
         crashed = await podman.inspect(container)
@@ -154,11 +166,17 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
         again = await podman.inspect(container)
         assert again["RestartCount"] == crashed["RestartCount"] + 1
 
-        doctor = await podman.compose(*files, "run", "--rm", "pocketvoice", "doctor", timeout=300)
+        doctor = await podman.compose(
+            f"--podman-run-args={run_args}", *files, "run", "--rm", "pocketvoice", "doctor",
+            timeout=300,
+        )  # fmt: skip
         for line in ("✔ libopus", "✔ torch: torch 2.13.0+cpu, CPU build", "✔ model", "✔ token"):
             assert line in doctor.out, doctor.out + doctor.err
         fake.registered_commands.clear()
-        synced = await podman.compose(*files, "run", "--rm", "pocketvoice", "sync", timeout=300)
+        synced = await podman.compose(
+            f"--podman-run-args={run_args}", *files, "run", "--rm", "pocketvoice", "sync",
+            timeout=300,
+        )  # fmt: skip
         assert synced.code == 0, synced.out + synced.err
         assert {c["name"] for c in fake.registered_commands} >= {"say", "clone", "voice", "set"}
     finally:

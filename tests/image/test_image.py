@@ -1,11 +1,17 @@
-"""The container image, built from our Dockerfile and run for real with podman: it starts as its
-non-root user, speaks through our fake Discord, turns healthy only once ready, keeps its data
-on its volume, stops cleanly within the compose file's grace period, and answers its CLI."""
+"""The container image, built from our Dockerfile and run for real with podman, hardened as
+compose.yaml runs it (a read-only root, a tmpfs /tmp, no capability, no new privileges): it
+starts as its non-root user, speaks through our fake Discord, turns healthy only once ready,
+keeps its data on its volume, stops cleanly within the compose file's grace period, and
+answers its CLI. It is built from the pinned base and the hashed lock alone, and its build
+context carries no member's data."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import re
+import shutil
 import socket
 import time
 import urllib.request
@@ -20,7 +26,16 @@ import yaml
 from tests.audio_samples import encode, speech_like
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
-from tests.image.podman import REPO, Podman, Storage, why_podman_cannot_run
+from tests.image.podman import (
+    BASE,
+    REPO,
+    STAND_IN_LABEL,
+    Podman,
+    Storage,
+    pinned_base,
+    why_podman_cannot_run,
+)
+from tests.test_deploy import MEMBER_DATA, locked
 
 pytestmark = pytest.mark.skipif(
     why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
@@ -29,11 +44,43 @@ pytestmark = pytest.mark.skipif(
 TAG = "localhost/pocketvoice:image-test"
 ADMIN = FakeDiscord.EVERYONE_PERMISSIONS | (1 << 5)  # Manage Server
 CLIP = encode(speech_like(4.0), "wav")
-GRACE_S = float(
-    yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["pocketvoice"][
-        "stop_grace_period"
-    ].rstrip("s")
-)
+SERVICE = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["pocketvoice"]
+GRACE_S = float(SERVICE["stop_grace_period"].rstrip("s"))
+
+
+def hardening() -> list[str]:
+    """compose.yaml's hardening as `podman run` flags, so that the image runs here as the
+    compose file runs it. Podman's --read-only also mounts tmpfs of its own on /tmp, /run and
+    /var/tmp, and Docker's does not: turned off, only the compose file's tmpfs are there."""
+    args = ["--read-only", "--read-only-tmpfs=false"] if SERVICE.get("read_only") else []
+    for flag, key in (("--tmpfs", "tmpfs"), ("--cap-drop", "cap_drop"),
+                      ("--cap-add", "cap_add"), ("--security-opt", "security_opt")):  # fmt: skip
+        for value in SERVICE.get(key, []):
+            args += [flag, value]
+    return args
+
+
+async def assert_hardened(podman: Podman, name: str) -> None:
+    """The running container is as compose.yaml asks, as podman records it and as the kernel
+    holds the bot's process to it: root read-only, /tmp the one place written outside the
+    volumes, no capability in any set, no_new_privs."""
+    inspected = await podman.inspect(name)
+    host = inspected["HostConfig"]
+    assert host["ReadonlyRootfs"] is True
+    assert not host["CapAdd"] and not inspected["EffectiveCaps"], inspected["EffectiveCaps"]
+    assert "no-new-privileges" in json.dumps(host["SecurityOpt"]), host["SecurityOpt"]
+    status = (await podman.run("exec", name, "cat", "/proc/1/status")).check("status").out
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    assert fields["NoNewPrivs"].strip() == "1"
+    for held in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert int(fields[held], 16) == 0, (held, fields[held])
+    # even root in the container cannot write the image's files; the bot's user can write /tmp
+    refused = await podman.run("exec", "--user", "0", name, "touch", "/usr/local/probe")
+    assert refused.code != 0 and "Read-only file system" in refused.err, refused
+    wrote = await podman.run("exec", name, "sh", "-c", "echo x > /tmp/probe && rm /tmp/probe")
+    assert wrote.code == 0, wrote
+    mounts = (await podman.run("exec", name, "cat", "/proc/mounts")).check("mounts").out
+    assert re.search(r"^tmpfs /tmp tmpfs ", mounts, re.M), mounts
 
 
 @dataclass
@@ -137,7 +184,7 @@ async def container(
     }
     name = f"pocketvoice-test-{uuid.uuid4().hex[:8]}"
     args = ["run", "-d", "--name", name, "--network", "host", "-v", f"{volume}:/data",
-            "-v", f"{share}:{share}:ro", "-v", f"{model}:{model}:ro"]  # fmt: skip
+            "-v", f"{share}:{share}:ro", "-v", f"{model}:{model}:ro", *hardening()]  # fmt: skip
     for key, value in env.items():
         args += ["-e", f"{key}={value}"]
     running = Container(image, name, fake, port)
@@ -159,6 +206,7 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
             # 1. it starts, as its non-root user
             await bot.wait_answering()
             assert (await bot.podman("exec", bot.name, "id", "-u")).strip() == "10001"
+            await assert_hardened(image.podman, bot.name)
             # 3. not healthy while Discord has not said READY; healthy once it has
             await bot.wait_identified()
             assert not await bot.healthy()
@@ -193,6 +241,7 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
             assert fake.bot_voice_channel is None  # it left voice on the way out
             logs = await bot.logs()
             assert "Traceback" not in logs and fake.token not in logs
+            assert "Read-only file system" not in logs  # nothing wanted writing elsewhere
 
             # ... survive a start with the same volume
             fake.identified.clear()
@@ -205,6 +254,10 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
             assert fields["max_length"].startswith("77"), fields
             stats = await bot.podman("exec", bot.name, "stat", "-c", "%a %u", "/data")
             assert stats.split() == ["700", "10001"]  # private, the image user's
+            # all it wrote there is what the ignore files keep out of git and images (no
+            # stray cache: HOME is /data)
+            found = await bot.podman("exec", bot.name, "ls", "-A", "/data")
+            assert set(found.split()) <= {path.split("/")[0] for path in MEMBER_DATA}, found
     finally:
         await image.podman.run("volume", "rm", "-f", volume)
 
@@ -216,7 +269,8 @@ async def test_the_image_answers_its_cli(
     volume = f"pocketvoice-test-cli-{uuid.uuid4().hex[:8]}"
     run = ["run", "--rm", "--network", "none", "-v", f"{volume}:/data", "-v", f"{model}:{model}:ro",
            "-e", f"TTS_CONFIG={tiny_model.config}", "-e", f"DEFAULT_VOICE={tiny_model.clip}",
-           "-e", "HF_HUB_OFFLINE=1", "-e", "DISCORD_TOKEN=not-a-real-token"]  # fmt: skip
+           "-e", "HF_HUB_OFFLINE=1", "-e", "DISCORD_TOKEN=not-a-real-token",
+           *hardening()]  # fmt: skip
     try:
         migrated = await image.podman.run(*run, image.tag, "migrate", timeout=120)
         assert migrated.code == 0, migrated.out + migrated.err
@@ -239,3 +293,78 @@ async def test_the_image_is_lean(image: Image) -> None:
         "run", "--rm", "--network", "none", "--entrypoint", "sh", image.tag, "-c", probe
     )
     assert found.code == 0 and found.out.strip() == "", found.out
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+async def test_the_image_is_built_from_its_pinned_base_and_hashed_lock(image: Image) -> None:
+    """FROM names the base by digest (here the stand-in takes its place: `--from`, see
+    tests/image/podman.py); pip installed requirements.lock with --require-hashes, and what the
+    image holds is exactly what the lock names, at its versions."""
+    assert re.fullmatch(r"docker\.io/library/python:[\w.-]+@sha256:[0-9a-f]{64}", pinned_base())
+    if await image.podman.base_args():
+        labels = (await image.podman.inspect(image.tag))["Config"]["Labels"] or {}
+        assert STAND_IN_LABEL in labels  # built on the stand-in for the pinned base
+        assert (await image.podman.run("image", "exists", BASE)).code == 0
+    history = await image.podman.run(
+        "history", "--no-trunc", "--format", "{{.CreatedBy}}", image.tag
+    )
+    (install,) = [line for line in history.check("history").out.splitlines()
+                  if "pip install" in line and "requirements.lock" in line]  # fmt: skip
+    assert "--require-hashes" in install.split(), install
+    listed = await image.podman.run(
+        "run", "--rm", "--network", "none", *hardening(), "--entrypoint", "python", image.tag,
+        "-m", "pip", "list", "--format", "json",
+    )  # fmt: skip
+    installed = {canonical(p["name"]): p["version"] for p in json.loads(listed.check("pip").out)}
+    assert installed.pop("pocketvoice") == "0.1.0"
+    for tool in ("pip", "wheel"):  # the base's own
+        installed.pop(tool, None)
+    assert installed == {name: version for name, (version, _) in locked().items()}
+
+
+async def test_a_download_that_does_not_match_the_lock_stops_the_build(
+    image: Image, tmp_path: Path
+) -> None:
+    """The build checks what pip downloads against the lock: with one package's hashes
+    replaced, the build stops at that package (the steps before come from the image's cache)."""
+    context = tmp_path / "context"
+    context.mkdir()
+    for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "bot", "cogs",
+                 "migrations"):  # fmt: skip
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy
+        copy(REPO / name, context / name)
+    lock = (REPO / "requirements.lock").read_text()
+    emoji = re.search(r"^emoji==.*?\n(?=\S)", lock, re.M | re.S)  # its line and its hashes
+    assert emoji is not None and "--hash" in emoji[0]
+    wrong = re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, emoji[0])
+    (context / "requirements.lock").write_text(lock.replace(emoji[0], wrong))
+    args = [*image.podman.build_args(), *await image.podman.base_args()]
+    tag = "localhost/pocketvoice:tampered-lock"
+    done = await image.podman.run("build", *args, "-t", tag, str(context), timeout=900)
+    assert done.code != 0
+    assert "DO NOT MATCH THE HASHES" in done.err + done.out, done.out[-2000:] + done.err[-2000:]
+    assert "emoji==" in done.err + done.out
+
+
+async def test_the_build_context_leaves_members_data_out(image: Image, tmp_path: Path) -> None:
+    """A checkout run with DATA_DIR=. holds the database, voices and the phrase cache: built
+    from there, none of it reaches an image (.dockerignore, as the builder reads it)."""
+    context = tmp_path / "checkout"
+    for path in [*MEMBER_DATA, ".env", "bot/__init__.py", "compose.yaml"]:
+        (context / path).parent.mkdir(parents=True, exist_ok=True)
+        (context / path).write_text("member data\n")
+    (context / ".dockerignore").write_text((REPO / ".dockerignore").read_text())
+    containerfile = tmp_path / "Containerfile"
+    containerfile.write_text(f"FROM {BASE}\nCOPY . /checkout/\n")
+    tag = "localhost/pocketvoice:context-test"
+    done = await image.podman.run(
+        "build", "--pull=never", "-f", str(containerfile), "-t", tag, str(context), timeout=300
+    )
+    done.check("building the context probe")
+    found = await image.podman.run("run", "--rm", "--network", "none", tag,
+                                   "find", "/checkout", "-type", "f")  # fmt: skip
+    copied = {line.removeprefix("/checkout/") for line in found.check("find").out.split()}
+    assert copied - {".dockerignore"} == {"bot/__init__.py", "compose.yaml"}, copied
