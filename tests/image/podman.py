@@ -39,11 +39,18 @@ STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 STAND_IN_LABEL = "pocketvoice.test.stand-in"
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
 TORCH_WHEEL = re.compile(r"torch-2\.13\.0\+cpu-cp311-.*\.whl")
-# podman's defaults ask for more open files and processes than this machine allows
+# podman's defaults ask for more open files and processes than this machine allows. The
+# engine's temporary folder (exit files, events, the "alive" mark) and the network configs are
+# the run's own too: in podman's shared defaults (/run/libpod, /etc/containers/networks) another
+# run's `podman system reset` wiped them, and a container killed meanwhile was never restarted
+# (its `restart: unless-stopped` needs its exit file).
 CONTAINERS_CONF = """[containers]
 default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
 [engine]
 runtime = "runc"
+tmp_dir = "{tmp}"
+[network]
+network_config_dir = "{networks}"
 """
 
 
@@ -102,6 +109,8 @@ class Storage:
     def create(self) -> Storage:
         (self.folder / "graph").mkdir(parents=True, exist_ok=True)
         (self.folder / "run").mkdir(parents=True, exist_ok=True)
+        (self.folder / "tmp").mkdir(mode=0o700, exist_ok=True)
+        (self.folder / "networks").mkdir(exist_ok=True)
         self.conf.write_text(
             f'[storage]\ndriver = "overlay"\ngraphroot = "{self.folder / "graph"}"\n'
             f'runroot = "{self.folder / "run"}"\n'
@@ -135,7 +144,9 @@ class Podman:
     def __init__(self, folder: Path, storage: Storage) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         conf = folder / "containers.conf"
-        conf.write_text(CONTAINERS_CONF)
+        conf.write_text(
+            CONTAINERS_CONF.format(tmp=storage.folder / "tmp", networks=storage.folder / "networks")
+        )
         self.env = {
             **os.environ,
             "CONTAINERS_CONF": str(conf),
