@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bot.synthesis.scheduler import FIRST_UNIT_CHARS, split_units
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
@@ -66,6 +67,9 @@ async def set_reply(running: RunningBot, name: str, options: dict, **kw: object)
     return reply
 
 
+# Alone it passes every time; beside three other workers once it heard 1.80 s where 1.44 s
+# was due (the cause not found yet: see the note on issue 32), so it runs alone.
+@pytest.mark.timing
 async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
     running_bot: RunningBot,
 ) -> None:

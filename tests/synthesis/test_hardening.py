@@ -342,10 +342,10 @@ async def test_rate_limit_memory_forgets_old_entries() -> None:
     now = [0.0]
     reader = AutoReader(None, None, clock=lambda: now[0])  # type: ignore[arg-type]
     for user in range(1000):
-        reader._rate_limited(1, user, 5, now[0])
+        reader._rate_limited(1, [(user, 5)], now[0])
     assert len(reader._recent) == 1000
     now[0] += RATE_WINDOW_S + 1
-    reader._rate_limited(1, 5000, 5, now[0])
+    reader._rate_limited(1, [(5000, 5)], now[0])
     reader._recent.expire()
     assert len(reader._recent) == 1
     reader.forget_guild(1)
