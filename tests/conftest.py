@@ -10,7 +10,6 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,20 +35,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark(items)
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`./test.sh`'s workers (pytest-xdist): each test goes to the next free worker, but the
-    image tests all go to one, in order, as they share one build (with pytest 9.2,
-    xdist 3.8's `xdist_group` mark no longer groups: it renames `_nodeid`, which pytest's
-    `nodeid` no longer reads)."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class OneWorkerForTheImage(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "image" if nodeid.startswith("tests/image/") else nodeid
-
-    return OneWorkerForTheImage(config, log)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ remember to mark a test:
 Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: gaps between
 packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
 wait on the wire, not the CPU), then these alone, on an otherwise idle machine. The image
-tests stay together on one worker (`pytest_xdist_make_scheduler`, tests/conftest.py): they
-share one build.
+tests run in a pytest process of their own beside the workers (test.sh): they share one build.
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
