@@ -64,7 +64,9 @@ async def decided(fake: FakeDiscord, notices: Notices, member: int, seen: int) -
     def found() -> str | None:
         return next((o for m, o in notices.outcomes[seen:] if m == member), None)
 
-    await fake.wait_for(lambda: found() is not None, 10, "a notice decision")
+    # (a way out, not a timing: the decision may wait for a model to load and the phrase to be
+    # said, which took more than 10 s beside three other workers once)
+    await fake.wait_for(lambda: found() is not None, 60, "a notice decision")
     return found() or ""
 
 
