@@ -1,5 +1,6 @@
-"""The benchmarks run in the app's own environment (no pytest or other test tools), and the
-README's bench commands name scripts that exist and start."""
+"""The benchmarks start without pytest and the other test runners (they run with the test
+extra, `scripts/bootstrap.sh --test`, for trustme: the fake Discord's TLS), and the bench
+commands the docs show name scripts that exist and start."""
 
 from __future__ import annotations
 
