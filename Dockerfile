@@ -45,7 +45,7 @@ RUN pip install --require-hashes --only-binary :all: \
 # holds the source, `python -m bot` would import that copy, which lacks the packaged migrations.
 # Its dependencies are all in place, so nothing else is fetched: no index, no build isolation
 # (setuptools, its build backend, is in the lock).
-COPY pyproject.toml README.md ./src/
+COPY pyproject.toml README.md LICENSE NOTICE.md ./src/
 COPY bot ./src/bot
 COPY cogs ./src/cogs
 COPY migrations ./src/migrations

@@ -3,7 +3,8 @@
 # a virtual environment in .venv, torch as a CPU build, then the project itself.
 # Usage: scripts/bootstrap.sh [--test]   (--test adds the test tools)
 #        scripts/bootstrap.sh --torch-command   (print how torch would be installed, and stop)
-# Versions come from constraints.txt (refresh: see the README, "Pinned dependencies").
+# Versions come from constraints.txt (refresh: scripts/lock.sh; CONTRIBUTING.md, "Dependencies
+# and the lock").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

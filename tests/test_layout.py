@@ -1,4 +1,4 @@
-"""The house rules of `bot/` (see the README's Development section): packages by role, each
+"""The house rules of `bot/` (CONTRIBUTING.md, "The layout and its rules"): packages by role, each
 importing only those below it; the lower floors never import discord; torch and pocket-tts only
 inside `bot/synthesis/`; the cogs never reach past the services into synthesis or playback."""
 

@@ -686,6 +686,16 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "{reading} {cloning}": "{reading} {cloning}",
     "What next": "Et ensuite",
+    "About": "À propos",
+    "I speak with [Kyutai's Pocket TTS](https://huggingface.co/kyutai/pocket-tts): model "
+    "weights © Kyutai, [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/). "
+    "PocketVoice is free software, "
+    "[GPL-3.0-or-later](https://www.gnu.org/licenses/gpl-3.0.html).": (
+        "Je parle avec [Pocket TTS de Kyutai](https://huggingface.co/kyutai/pocket-tts) : "
+        "poids du modèle © Kyutai, "
+        "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/deed.fr). PocketVoice est un "
+        "logiciel libre, [GPL-3.0 ou ultérieure](https://www.gnu.org/licenses/gpl-3.0.html)."
+    ),
     "Join a voice channel and write in {channel}, or use `/say`.": (
         "Rejoignez un salon vocal et écrivez dans {channel}, ou utilisez `/say`."
     ),

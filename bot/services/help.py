@@ -29,6 +29,17 @@ COMMANDS = [
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
 ]  # fmt: skip
 
+# The attribution Kyutai's weights ask for (CC BY 4.0), and our own licence: `/help` ends with
+# it, in a DM too (NOTICE.md).
+ABOUT = (
+    tr("About"),
+    tr(
+        "I speak with [Kyutai's Pocket TTS](https://huggingface.co/kyutai/pocket-tts): model "
+        "weights © Kyutai, [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/). "
+        "PocketVoice is free software, [GPL-3.0-or-later](https://www.gnu.org/licenses/gpl-3.0.html)."
+    ),
+)
+
 WELCOME = tr(
     "Hello! I read a text channel aloud in voice, in each member's own voice if they clone it. "
     "To start, someone with Manage Server runs `/setup` and picks the channel to read; then "
@@ -41,7 +52,7 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
     if guild is None:
         fields.append((tr("Here"), tr("In a DM only `/tts`, `/voice` and `/help` work; the rest "
                                       "is for servers.")))  # fmt: skip
-        return Reply("", title=tr("What I can do"), fields=fields)
+        return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
     settings = await db.guilds.get(guild.id) if db is not None else None
     read = settings.read_channel if settings is not None else None
     channel = f"<#{read}>"
@@ -62,7 +73,7 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
         next_step = tr("Someone with Manage Server runs `/setup` and picks the channel to read. "
                        "Until then, `/say` works in any voice channel.")  # fmt: skip
     fields.append((tr("What next"), next_step))
-    return Reply("", title=tr("What I can do"), fields=fields)
+    return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
 
 
 async def welcome(guild: discord.Guild) -> bool:

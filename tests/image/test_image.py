@@ -332,8 +332,8 @@ async def test_a_download_that_does_not_match_the_lock_stops_the_build(
     replaced, the build stops at that package (the steps before come from the image's cache)."""
     context = tmp_path / "context"
     context.mkdir()
-    for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "bot", "cogs",
-                 "migrations"):  # fmt: skip
+    for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "LICENSE",
+                 "NOTICE.md", "bot", "cogs", "migrations"):  # fmt: skip
         copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy
         copy(REPO / name, context / name)
     lock = (REPO / "requirements.lock").read_text()

@@ -1,0 +1,27 @@
+"""/help ends with its about line: the attribution Kyutai's weights ask for (CC BY 4.0) and
+PocketVoice's own licence, in a server and in a DM, in English and in French."""
+
+from __future__ import annotations
+
+from bot.i18n.translate import localize
+from bot.services.help import help_reply
+from bot.storage.database import Database
+from tests.services.discord_objects import Server
+
+
+async def test_help_ends_with_the_weights_attribution_and_the_licence(
+    server: Server, db: Database
+) -> None:
+    in_server = await help_reply(db, server.start(), can_clone=True)
+    in_dm = await help_reply(None, None, can_clone=True)
+    for reply in (in_server, in_dm):
+        name, value = reply.fields[-1]
+        assert name == "About"
+        assert "[Kyutai's Pocket TTS](https://huggingface.co/kyutai/pocket-tts)" in value
+        assert "model weights © Kyutai" in value
+        assert "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/)" in value
+        assert "GPL-3.0-or-later" in value
+        assert localize(name, "fr") == "À propos"
+        french = localize(value, "fr")
+        assert "© Kyutai" in french and "CC BY 4.0" in french and "logiciel libre" in french
+    assert [name for name, _ in in_server.fields][-3:] == ["In this server", "What next", "About"]
