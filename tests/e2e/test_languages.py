@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bot.playback.stats import UtteranceResult
 from bot.synthesis.model_pool import ModelPool
 from bot.text.phrasebook import phrasebook
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
@@ -128,6 +129,12 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         assert back.language == "french"
 
 
+def started(result: UtteranceResult) -> float:
+    """When an utterance's first frame was handed to the voice link (time.monotonic())."""
+    assert result.first_frame_latency is not None, result
+    return result.requested_at + result.first_frame_latency
+
+
 @pytest.mark.timing
 async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one_unloads(
     tmp_path: Path, tiny_model: TinyModel
@@ -140,7 +147,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
-        long_text = "This message keeps the first server talking while a model loads. "  # ~16 s
+        long_text = "This keeps the other server talking."  # ~9 s
         first = await fake.interaction("say", {"text": long_text})
         assert (await first.wait_final())["content"].startswith("Speaking in")
         # the first server is speaking (not just starting) when the second asks for italian
@@ -159,8 +166,10 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         spoken, italian = speakers[0].history[0], speakers[1].history[0]  # type: ignore[union-attr]
         assert italian.language == "italian" and italian.error is None
         assert italian.frames_played > 0
-        # the first server's speech went on while italian loaded: no underrun
+        # the first server's speech went on while italian loaded (its first frame came before
+        # that speech ended): no underrun
         assert spoken.error is None and spoken.underruns == 0, spoken
+        assert started(italian) < spoken.ended_at, (italian, spoken)
         assert bot.models.loaded() == ["english", "italian"]
 
         # a third language, over TTS_MODELS=2: the idle italian model is unloaded
@@ -213,7 +222,7 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
         await set_language("bob", fake.GUILD2_ID, "none")
         # Two servers speak (one model: two languages' models speaking at once need twice the
         # CPU of one, which 2 cores do not have for this model; see bench/languages.py)...
-        long_text = "This message keeps a server talking while another language loads. "  # ~16 s
+        long_text = "This keeps the other server talking."  # ~9 s
         await say("alice", fake.GUILD_ID, long_text, "Speaking in")
         await say("bob", fake.GUILD2_ID, long_text, "Speaking in")
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 250, 30, "speech")
@@ -225,9 +234,11 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
         italian = speakers[2].history[0]
         assert (first.language, second.language, italian.language) == (None, None, "italian")
         assert italian.error is None and italian.frames_played > 0
-        # the two servers' speech went on while italian loaded: no underrun
+        # the two servers' speech went on while italian loaded (its first frame came before
+        # theirs ended): no underrun
         for result in (first, second):
             assert result.error is None and result.underruns == 0, result
+            assert started(italian) < result.ended_at, (italian, result)
         assert bot.models.loaded() == ["english", "french", "italian"]
 
         # a fourth, over TTS_MODELS=3: the idle model used least recently is unloaded

@@ -25,7 +25,7 @@ LONG_TEXT = (
 TWO_SERVERS_TEXT = "Both servers hear this message at the same time, from start to end."
 # about 18 s with the full-length tiny model (3 tokens a second, 2 s more)
 SHORT_TEXT = "This keeps the bot talking."  # about 8 s
-FOUR_SERVERS_TEXT = "This is a long message that keeps the bot talking for quite a while."
+FOUR_SERVERS_TEXT = "This keeps the bot talking for a while."  # about 11 s
 CONNECT, SPEAK = 1 << 20, 1 << 21
 
 
@@ -417,7 +417,7 @@ async def test_four_servers_speak_at_once_without_gaps(
             )
             spans.append((voiced[0].arrived, voiced[-1].arrived))
         # all four at once: every message overlaps every other one by most of its length
-        assert min(end for _, end in spans) - max(start for start, _ in spans) > 12
+        assert min(end for _, end in spans) - max(start for start, _ in spans) > 8
 
 
 @pytest.mark.timing
