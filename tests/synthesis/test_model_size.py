@@ -17,6 +17,12 @@ from tests.conftest import TinyModel
 from tests.tiny_model import write_random_config
 
 
+def _zeros(tensor: torch.Tensor, *_: object, **__: object) -> torch.Tensor:
+    """An initialiser of `torch.nn.init`'s kind (in place, without grad) that writes zeros."""
+    with torch.no_grad():
+        return tensor.zero_()
+
+
 def _shapes(model: torch.nn.Module) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
 
@@ -46,7 +52,7 @@ async def test_the_size_of_a_packaged_config_is_its_loaded_models(
     # A size does not depend on the values: the weights are zeros, not drawn at random (which
     # was most of the 24-layer model's two loads, 13 s alone and 40 s beside other workers)
     for name in ("kaiming_uniform_", "uniform_", "normal_", "trunc_normal_", "xavier_uniform_"):
-        monkeypatch.setattr(torch.nn.init, name, lambda tensor, *_, **__: tensor.zero_())
+        monkeypatch.setattr(torch.nn.init, name, _zeros)
     tokenizer = tiny_model.config.parent / "tokenizer.model"
     config = write_random_config(base, tmp_path, tokenizer=tokenizer)
     model = await asyncio.to_thread(TTSModel.load_model, config=str(config))
