@@ -37,9 +37,11 @@ WORKDIR /app
 # name (scripts/lock.sh writes it from constraints.txt). torch is the CPU build, from the
 # PyTorch CPU index: PyPI's is a CUDA build of several GB.
 # A mirror of that index: docker compose build --build-arg TORCH_INDEX_URL=https://...
+# Wheels only, but docopt (num2words' dependency, one pure-Python file) publishes none: its
+# hashed sdist is built, with setuptools from a wheel.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 COPY requirements.lock ./src/
-RUN pip install --require-hashes --only-binary :all: \
+RUN pip install --require-hashes --only-binary :all: --no-binary docopt \
         --extra-index-url "$TORCH_INDEX_URL" -r src/requirements.lock
 # The project is installed into site-packages and its source removed: run from a folder that
 # holds the source, `python -m bot` would import that copy, which lacks the packaged migrations.

@@ -16,10 +16,12 @@ upgrade=(--upgrade)
 # written, each with the sha256 of its files, for the Dockerfile's `pip install --require-hashes`.
 # torch is the CPU build for Linux x86_64, found on the PyTorch CPU index's torch page; where
 # that cannot be reached, TORCH_FIND_LINKS=a folder holding the wheel (its hash is then that
-# file's: check it against the index's before you commit).
+# file's: check it against the index's before you commit). Wheels only, but for docopt
+# (num2words' dependency), which publishes none: the Dockerfile builds its sdist.
 .venv/bin/uv pip compile pyproject.toml --quiet --generate-hashes --no-annotate \
   --constraint constraints.txt --constraint <(echo "${TORCH_SPEC:-torch==2.13.0}+cpu") \
-  --python-version 3.11 --python-platform x86_64-manylinux_2_28 --only-binary :all: \
+  --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+  --only-binary :all: --no-binary docopt \
   --index-url https://pypi.org/simple \
   --find-links "${TORCH_FIND_LINKS:-https://download.pytorch.org/whl/torch/}" \
   --custom-compile-command "scripts/lock.sh" -o requirements.lock

@@ -158,7 +158,9 @@ class SettingsService:
             raise UserError(
                 tr("Keep the word to {most} characters and how to say it to 100.", most=MAX_WORD)
             )
-        plain = speakable(spoken, Names(), ReadOptions(max_length=200), dictionary=False)
+        plain = speakable(
+            spoken, Names(), ReadOptions(max_length=200, numbers=False), dictionary=False
+        )  # (digits are read when it is said)
         if plain != spoken:
             raise UserError(
                 tr("Write how to say it as plain words (no links, mentions or markup).")

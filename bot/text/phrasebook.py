@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 class Attachment:
     one: str  # with its article: "an image"
     many: str  # "{n} images"
+    feminine: bool = False  # the count agrees: "duas imagens", "vingt et une images"
 
 
 @dataclass(frozen=True)
@@ -168,8 +169,8 @@ FRENCH = Phrasebook(
         "décembre",
     ),
     attachments={
-        "image": Attachment("une image", "{n} images"),
-        "video": Attachment("une vidéo", "{n} vidéos"),
+        "image": Attachment("une image", "{n} images", feminine=True),
+        "video": Attachment("une vidéo", "{n} vidéos", feminine=True),
         "audio": Attachment("un fichier audio", "{n} fichiers audio"),
         "file": Attachment("un fichier", "{n} fichiers"),
         "sticker": Attachment("un autocollant", "{n} autocollants"),
@@ -230,8 +231,8 @@ GERMAN = Phrasebook(
     attachments={
         "image": Attachment("ein Bild", "{n} Bilder"),
         "video": Attachment("ein Video", "{n} Videos"),
-        "audio": Attachment("eine Audiodatei", "{n} Audiodateien"),
-        "file": Attachment("eine Datei", "{n} Dateien"),
+        "audio": Attachment("eine Audiodatei", "{n} Audiodateien", feminine=True),
+        "file": Attachment("eine Datei", "{n} Dateien", feminine=True),
         "sticker": Attachment("einen Sticker", "{n} Sticker"),
     },
 )
@@ -288,7 +289,7 @@ ITALIAN = Phrasebook(
         "dicembre",
     ),
     attachments={
-        "image": Attachment("un'immagine", "{n} immagini"),
+        "image": Attachment("un'immagine", "{n} immagini", feminine=True),
         "video": Attachment("un video", "{n} video"),
         "audio": Attachment("un file audio", "{n} file audio"),
         "file": Attachment("un file", "{n} file"),
@@ -348,7 +349,7 @@ SPANISH = Phrasebook(
         "diciembre",
     ),
     attachments={
-        "image": Attachment("una imagen", "{n} imágenes"),
+        "image": Attachment("una imagen", "{n} imágenes", feminine=True),
         "video": Attachment("un vídeo", "{n} vídeos"),
         "audio": Attachment("un archivo de audio", "{n} archivos de audio"),
         "file": Attachment("un archivo", "{n} archivos"),
@@ -408,11 +409,11 @@ PORTUGUESE = Phrasebook(
         "dezembro",
     ),
     attachments={
-        "image": Attachment("uma imagem", "{n} imagens"),
+        "image": Attachment("uma imagem", "{n} imagens", feminine=True),
         "video": Attachment("um vídeo", "{n} vídeos"),
         "audio": Attachment("um arquivo de áudio", "{n} arquivos de áudio"),
         "file": Attachment("um arquivo", "{n} arquivos"),
-        "sticker": Attachment("uma figurinha", "{n} figurinhas"),
+        "sticker": Attachment("uma figurinha", "{n} figurinhas", feminine=True),
     },
 )
 

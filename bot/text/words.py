@@ -1,7 +1,8 @@
 """A Discord message to the words a person would say reading it aloud. Pure functions.
 
 `speakable()` turns message text into plain words: mentions become names, emoji their names,
-links "a link to HOST", code blocks "a code block", spoilers "a spoiler"; markdown markers go,
+links "a link to HOST", code blocks "a code block", spoilers "a spoiler"; numbers, dates, times,
+money and units become words in the reading language (bot/text/numbers.py); markdown goes,
 long runs of one character are cut, the server's pronunciation dictionary applies last.
 `announce()` adds who said it, replies, forwards, attachments and stickers, and keeps the
 whole under the length limit.
@@ -21,7 +22,8 @@ from urllib.parse import urlsplit
 
 import emoji
 
-from bot.text.phrasebook import ENGLISH, Phrasebook, phrasebook
+from bot.text.numbers import cardinal, read_numbers
+from bot.text.phrasebook import ENGLISH, Attachment, Phrasebook, phrasebook
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class ReadOptions:
     max_length: int = 300
     dictionary: Mapping[str, str] = field(default_factory=dict)  # word -> how to say it
     language: str = "english"  # a pocket-tts language: what the bot adds is said in it
+    numbers: bool = True  # numbers, dates, times, money and units as words in `language`
 
     @property
     def phrases(self) -> Phrasebook:
@@ -212,14 +215,20 @@ def _emoji_words_in(found: str, code: str) -> str:
 
 
 def _symbols(text: str, book: Phrasebook) -> str:
-    """Symbols a person says: a heart, comparisons and sums between numbers."""
+    """Symbols a person says: a heart, and comparisons beside numbers (found by the digits,
+    so before the numbers are read)."""
 
     def comparison(match: re.Match[str]) -> str:
         symbol = match.group(1) or match.group(2)
         return f" {book.comparisons[_SAME_COMPARISON.get(symbol, symbol)]} "
 
     text = _HEART.sub(f" {book.heart} ", text)
-    text = _COMPARISON.sub(comparison, text)
+    return _COMPARISON.sub(comparison, text)
+
+
+def _products(text: str, book: Phrasebook) -> str:
+    """ "5*3=15" as "5 times 3 equals 15" where the digits are kept (`numbers` off; read,
+    the numbers reader says the whole sum)."""
     text = _TIMES.sub(f" {book.times} ", text)
     return _EQUALS.sub(f" {book.equals} ", text)
 
@@ -253,11 +262,13 @@ class _Protected:
 
 
 def _apply_dictionary(
-    text: str, dictionary: Mapping[str, str], protected: _Protected | None = None
-) -> str:
+    text: str, dictionary: Mapping[str, str], protected: _Protected | None = None,
+    numbers_in: str | None = None,
+) -> str:  # fmt: skip
     """Whole words (or emoji), any case, longest first: "New York" before "New". Applied to
     the text as written (so `snake_case` and 🔥 keys match), its output protected from the
-    later steps, so it is, in effect, applied last."""
+    later steps, so it is, in effect, applied last; numbers in it are read in the language
+    `numbers_in` (as the words around it will be), when given."""
     if not dictionary:
         return text
     words = sorted(dictionary, key=len, reverse=True)
@@ -268,6 +279,8 @@ def _apply_dictionary(
 
     def spoken(match: re.Match[str]) -> str:
         said = lookup.get(match.group(1).casefold(), match.group(1))
+        if numbers_in is not None:
+            said = read_numbers(said, numbers_in)
         return protected.hold(said) if protected is not None else said
 
     return pattern.sub(spoken, text)
@@ -320,7 +333,8 @@ def mentioned_users(text: str) -> list[int]:
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
     """Message text as the words to say (no announcement, no length cut)."""
     book = options.phrases
-    named = ReadOptions(max_length=100, language=options.language)  # mentioned names
+    named = ReadOptions(max_length=100, language=options.language,
+                        numbers=options.numbers)  # mentioned names  # fmt: skip
     text = _fold_letters(_plain(text))
     text = _CODE_BLOCK.sub(f" {book.code_block}. ", text)
     text = _SPOILER.sub(f" {book.spoiler} ", text)
@@ -356,7 +370,8 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = _EVERYONE.sub(lambda m: m.group(1), text)
     protected = _Protected()
     if dictionary:
-        text = _apply_dictionary(text, options.dictionary, protected)
+        numbers_in = options.language if options.numbers else None
+        text = _apply_dictionary(text, options.dictionary, protected, numbers_in)
     text = _ESCAPED_INSIDE.sub(" ", text)  # snake\_case: two words
     text = _ESCAPED.sub("", text)  # \_\_init\_\_: init, without backslashes
     text = _cut_repeats(text, options.repeated_characters)  # before emoji become words
@@ -367,24 +382,33 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
             lambda m: f" {book.custom_emoji.format(name=_emoji_name(m.group(1)))} ", text
         )
     text = _emoji_words(text, options)
+    text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))  # "1. ", "> "
     text = _symbols(text, book)
-    text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))
+    if options.numbers:  # past what is said (max_length), digits are left: it is cut there
+        text = read_numbers(text, options.language, limit=options.max_length)
+    text = _products(text, book)
     text = _unmark(text)
     text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
     text = _cut_repeats(text, options.repeated_characters)
     return _sentences(protected.restore(text))
 
 
-def _attachments_phrase(types: tuple[str, ...], stickers: int, book: Phrasebook) -> str:
+def _attachments_phrase(types: tuple[str, ...], stickers: int, options: ReadOptions) -> str:
+    book = options.phrases
+
+    def many(noun: Attachment, n: int) -> str:
+        count = cardinal(n, options.language, feminine=noun.feminine) if options.numbers else n
+        return noun.many.format(n=count)
+
     phrases = []
     if types:
         kinds = {t.split("/")[0] if t else "file" for t in types}
         kind = kinds.pop() if len(kinds) == 1 else "file"
         noun = book.attachments.get(kind, book.attachments["file"])
-        phrases.append(noun.one if len(types) == 1 else noun.many.format(n=len(types)))
+        phrases.append(noun.one if len(types) == 1 else many(noun, len(types)))
     if stickers:
         noun = book.attachments["sticker"]
-        phrases.append(noun.one if stickers == 1 else noun.many.format(n=stickers))
+        phrases.append(noun.one if stickers == 1 else many(noun, stickers))
     return book.and_.join(phrases)
 
 
@@ -450,7 +474,7 @@ def _author(facts: MessageFacts, options: ReadOptions) -> str:
 def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
     author = _author(facts, options)
     book = options.phrases
-    extras = _attachments_phrase(facts.attachment_types, facts.stickers, book)
+    extras = _attachments_phrase(facts.attachment_types, facts.stickers, options)
     replying = book.replying_to_webhook if facts.reply_to_webhook else book.replying_to
     reply = replying.format(name=plain_name(facts.reply_to, options)) if facts.reply_to else ""
     if body:

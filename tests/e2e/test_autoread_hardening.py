@@ -207,7 +207,7 @@ async def test_a_language_that_cannot_load_is_spoken_in_the_default_one(
         await fake.wait_for(lambda: len(speaker(running).history) == 2, 60, "both messages")
         for result in speaker(running).history:  # heard, in the default language
             assert result.language is None and result.error is None and result.frames_played
-        assert speaker(running).history[0].text == "Alice said message 1"
+        assert speaker(running).history[0].text == "Alice said message one"
         assert len(audio_packets(fake.udp.packets)) > 0
         fallback = "I could not load french just now, so I'm speaking in english instead."
         notices = [m for m in fake.channel_messages if m["content"] == fallback]

@@ -292,7 +292,8 @@ async def test_a_webhooks_edits_are_limited_as_a_whole_too(bot: Bot, server: Ser
         assert await bot.reader.handle(server.message_create(data)) == "read"
     for n, data in enumerate(posted):  # one edit each: the sixth is past five names' worth
         await bot.reader.edited(server.message_update(data, f"edit {n}"))
-    assert bot.speaker.play() == [f"persona {n} said edit {n}" for n in range(5)]
+    numbers = ("zero", "one", "two", "three", "four")  # (read as words, names and all)
+    assert bot.speaker.play() == [f"persona {n} said edit {n}" for n in numbers]
 
 
 async def test_a_full_queue_drops_the_oldest_message(bot: Bot, server: Server) -> None:
