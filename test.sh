@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite (installs what is missing first). No network needed.
 #   ./test.sh            everything, as CI does (a fake Discord, PostgreSQL, the image): the
-#                        tests side by side (TEST_WORKERS, 4, and the image tests beside
+#                        tests side by side (TEST_WORKERS, 6, and the image tests beside
 #                        them), then the `timing` ones alone
 #   ./test.sh --fast     the unit tier only: no fake Discord, no process, no container, no
 #                        PostgreSQL server, none of the slow ones (tests/tiers.py): a minute
@@ -31,7 +31,8 @@ if [[ $# -eq 0 ]]; then
   trap 'rm -f "$image_log"' EXIT
   pytest -m "image and not timing" >"$image_log" 2>&1 &
   image=$!
-  pytest -n "${TEST_WORKERS:-4}" -m "not image and not timing" || failed=1
+  # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
+  pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
   wait "$image" || failed=1
   cat "$image_log"
   pytest -m timing || failed=1
