@@ -25,16 +25,24 @@ pytest() {
 
 if [[ $# -eq 0 ]]; then
   failed=0
-  # The image tests in a process of their own beside the workers: they share one build, and
-  # podman's restart of a crashed container did not happen under an xdist worker (CONTRIBUTING.md)
-  image_log="$(mktemp)"
-  trap 'rm -f "$image_log"' EXIT
-  pytest -m "image and not timing" >"$image_log" 2>&1 &
+  # The image tests in processes of their own beside the workers (podman's restart of a crashed
+  # container did not happen under an xdist worker, CONTRIBUTING.md): the PostgreSQL stand-in's
+  # build in one, the bot's image (one build, shared by its tests) in the other, each on
+  # container storage and a temporary folder of its own
+  shards_test=tests/image/test_compose.py::test_the_shards_compose_file_starts_its_postgresql
+  image_tmp="$(mktemp -d)"
+  trap 'rm -rf "$image_tmp"' EXIT
+  pytest -m "image and not timing" --basetemp "$image_tmp/shards" "$shards_test" \
+    >"$image_tmp/shards.log" 2>&1 &
+  shards=$!
+  pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
+    >"$image_tmp/image.log" 2>&1 &
   image=$!
   # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
   pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
+  wait "$shards" || failed=1
   wait "$image" || failed=1
-  cat "$image_log"
+  cat "$image_tmp/shards.log" "$image_tmp/image.log"
   pytest -m timing || failed=1
   exit $failed
 elif [[ "$1" == "--fast" ]]; then
