@@ -196,6 +196,8 @@ class SettingsService:
         entries for some languages, the member is told which."""
         require_manage_guild(permissions)
         word = " ".join(word.split())
+        if (character := _unkeepable(word)) is not None:  # no entry holds it (PostgreSQL: NUL)
+            raise UserError(tr("The word holds {character}: remove it.", character=character))
         chosen = self.dictionary_language(language)
         if await self.db.dictionary.remove(guild.id, word, chosen):
             if chosen is not None:

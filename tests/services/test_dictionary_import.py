@@ -234,6 +234,21 @@ async def test_dict_add_refuses_what_the_import_refuses(
 
 
 @pytest.mark.parametrize(
+    ("word", "refused"),
+    [("br\x00b", "The word holds a control character (U+0000): remove it."),
+     ("br\ud800b", "The word holds an invalid character (U+D800): remove it.")],
+)  # fmt: skip
+async def test_dict_remove_refuses_a_word_no_entry_can_hold(
+    bot: Bot, server: Server, word: str, refused: str
+) -> None:
+    """Refused before the store is asked (PostgreSQL fails on a NUL in a query's text)."""
+    guild = server.start()
+    with pytest.raises(UserError) as error:
+        await bot.settings.dict_remove(discord.Permissions(MANAGE_GUILD), guild, word)
+    assert error.value.message == refused
+
+
+@pytest.mark.parametrize(
     ("data", "text"),
     [(b"\xef\xbb\xbfbrb,be right back\n", "brb,be right back\n"), (b"a,b\n", "a,b\n")],
 )
