@@ -21,7 +21,8 @@ from bot.storage.server_settings import SETTINGS, SettingSpec
 from cogs.common import choose_voice, respond
 
 ADMIN = discord.Permissions(manage_guild=True)
-TextChannel = discord.TextChannel
+# a channel setting's option (read_channel): a text channel, or a forum, whose posts are read
+TextChannel = discord.TextChannel | discord.ForumChannel
 
 
 def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any, None]:
@@ -114,11 +115,13 @@ class SettingsCog(commands.Cog):
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
 
-    @app_commands.command(name="setup", description="Choose the text channel that is read aloud")
+    @app_commands.command(
+        name="setup", description="Choose the text or forum channel that is read aloud"
+    )
     @app_commands.describe(channel="The channel to read")
     @app_commands.default_permissions(manage_guild=True)
     @app_commands.guild_only()
-    async def setup(self, interaction: discord.Interaction, channel: discord.TextChannel) -> None:
+    async def setup(self, interaction: discord.Interaction, channel: TextChannel) -> None:
         assert interaction.guild is not None
         guild = interaction.guild
         await respond(

@@ -72,7 +72,8 @@ FRENCH: dict[str, str] = {
         "La voix avec laquelle vous parlez (la vôtre ou intégrée)"
     ),
     # server settings
-    "The text channel that is read aloud": "Le salon textuel lu à voix haute",
+    "The text or forum channel that is read aloud": "Le salon textuel ou forum lu à voix haute",
+    "Also read the threads of the read channel": "Lire aussi les fils du salon lu",
     "Also read the chat of the voice channel the bot is in": (
         "Lire aussi le chat du salon vocal du bot"
     ),
@@ -124,7 +125,9 @@ FRENCH: dict[str, str] = {
     "How fast speech is here, the pitch kept (0.5 to 2)": (
         "La vitesse de la parole ici, sans changer la hauteur (de 0.5 à 2)"
     ),
-    "Choose the text channel that is read aloud": "Choisir le salon textuel lu à voix haute",
+    "Choose the text or forum channel that is read aloud": (
+        "Choisir le salon textuel ou forum lu à voix haute"
+    ),
     "The channel to read": "Le salon à lire",
     "Show this server's settings": "Afficher les réglages de ce serveur",
     # moderators

@@ -674,6 +674,10 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "In this server": "Sur ce serveur",
     "I read {channel} aloud.": "Je lis {channel} à voix haute.",
+    "{reading} Its posts are read, each title first.": (
+        "{reading} Ses publications sont lues, chacune précédée de son titre."
+    ),
+    "{reading} Its threads are read too.": "{reading} Ses fils sont lus aussi.",
     "No channel is read aloud yet.": "Aucun salon n'est encore lu à voix haute.",
     "Voice cloning is not available on this bot (only built-in voices).": (
         "Le clonage de voix n'est pas disponible sur ce bot (voix intégrées seulement)."

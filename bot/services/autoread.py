@@ -94,6 +94,34 @@ def in_stage_audience(member: discord.Member | discord.User) -> bool:
     return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
 
 
+def thread_of(message: discord.Message) -> discord.Thread | None:
+    """The thread a message is in (None outside one). discord.py gives the threads it knows
+    (GUILD_CREATE's active ones, THREAD_CREATE, THREAD_LIST_SYNC: the guilds intent's) as
+    such; a thread it did not know when the message came is a PartialMessageable of the
+    payload's `channel_id`, looked up in the cache again (it may have come since)."""
+    channel = message.channel
+    if isinstance(channel, discord.Thread):
+        return channel
+    if isinstance(channel, discord.PartialMessageable) and message.guild is not None:
+        return message.guild.get_thread(channel.id)
+    return None
+
+
+def in_forum(thread: discord.Thread) -> bool:
+    """A forum's (or a media channel's) post: a thread-only channel holds nothing else, so
+    its posts are read whatever `read_threads` says."""
+    return isinstance(thread.parent, discord.ForumChannel)
+
+
+def forum_title(message: discord.Message) -> str:
+    """A forum post's title when `message` is its first (its starter message has the
+    thread's id); '' for any other message."""
+    thread = thread_of(message)
+    if thread is None or thread.id != message.id or not in_forum(thread):
+        return ""
+    return thread.name
+
+
 class AutoReader:
     def __init__(
         self,
@@ -149,7 +177,13 @@ class AutoReader:
             and (bot_channel.id == message.channel.id)
         )
         if not (in_read_channel or in_voice_chat):
-            return "not a read channel"
+            thread = thread_of(message)
+            if thread is None or settings.read_channel is None:
+                return "not a read channel"
+            if thread.parent_id != settings.read_channel:
+                return "not a read channel"
+            if not (settings.read_threads or in_forum(thread)):
+                return "threads are not read"
         skip = self._skip_reason(message, settings)
         if skip:
             return skip
@@ -363,6 +397,7 @@ class AutoReader:
             forwarded=bool(snapshots),
             author_webhook=author_webhook,
             reply_to_webhook=reply_to_webhook,
+            title=forum_title(message),
         )
         lines = announce_both(facts, names, options)
         leads = (lead_phrase(facts, options, say_name=True),

@@ -58,6 +58,10 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
     channel = f"<#{read}>"
     reading = tr("I read {channel} aloud.", channel=channel) if read else tr(
         "No channel is read aloud yet.")  # fmt: skip
+    if read and isinstance(guild.get_channel(read), discord.ForumChannel):
+        reading = tr("{reading} Its posts are read, each title first.", reading=reading)
+    elif read and settings is not None and settings.read_threads:
+        reading = tr("{reading} Its threads are read too.", reading=reading)
     if not can_clone:
         cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
     elif settings is not None and not settings.cloning:

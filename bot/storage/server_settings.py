@@ -50,7 +50,10 @@ def _setting(default: Any, description: str, **bounds: Any) -> Any:
 @dataclass(frozen=True)
 class ServerSettings:
     guild_id: int
-    read_channel: int | None = _setting(None, "The text channel that is read aloud", kind="channel")
+    read_channel: int | None = _setting(
+        None, "The text or forum channel that is read aloud", kind="channel"
+    )
+    read_threads: bool = _setting(True, "Also read the threads of the read channel")
     text_in_voice: bool = _setting(True, "Also read the chat of the voice channel the bot is in")
     autojoin: bool = _setting(True, "Join when someone in voice posts in the read channel")
     idle_timeout: int = _setting(

@@ -33,6 +33,10 @@ class Phrasebook:
     replying_to_webhook: str  # "replying to a webhook named {name}"
     sent: str  # "{name} sent {what}": a message with nothing written
     forwarded_what: str
+    # a forum post's first message, its title first ("{name} posted: {title}"), and the same
+    # without the name (said recently, or xsaid off)
+    posted: str
+    new_post: str
     and_sent: str  # "{line}, and sent {what}"
     and_: str  # joins attachments and stickers
     and_so_on: str  # ends a message cut to the length limit
@@ -69,6 +73,8 @@ ENGLISH = Phrasebook(
     replying_to_webhook="replying to a webhook named {name}",
     sent="{name} sent {what}",
     forwarded_what="{name} forwarded {what}",
+    posted="{name} posted: {title}",
+    new_post="new post: {title}",
     and_sent="{line}, and sent {what}",
     and_=" and ",
     and_so_on="and so on",
@@ -129,6 +135,8 @@ FRENCH = Phrasebook(
     replying_to_webhook="en réponse à un webhook nommé {name}",
     sent="{name} a envoyé {what}",
     forwarded_what="{name} a transféré {what}",
+    posted="{name} a publié : {title}",
+    new_post="nouvelle publication : {title}",
     and_sent="{line}, et a envoyé {what}",
     and_=" et ",
     and_so_on="et cetera",
@@ -189,6 +197,8 @@ GERMAN = Phrasebook(
     replying_to_webhook="als Antwort an einen Webhook namens {name}",
     sent="{name} hat {what} geschickt",
     forwarded_what="{name} hat {what} weitergeleitet",
+    posted="{name} hat gepostet: {title}",
+    new_post="neuer Beitrag: {title}",
     and_sent="{line}, und hat {what} geschickt",
     and_=" und ",
     and_so_on="und so weiter",
@@ -249,6 +259,8 @@ ITALIAN = Phrasebook(
     replying_to_webhook="in risposta a un webhook chiamato {name}",
     sent="{name} ha inviato {what}",
     forwarded_what="{name} ha inoltrato {what}",
+    posted="{name} ha pubblicato: {title}",
+    new_post="nuovo post: {title}",
     and_sent="{line}, e ha inviato {what}",
     and_=" e ",
     and_so_on="eccetera",
@@ -309,6 +321,8 @@ SPANISH = Phrasebook(
     replying_to_webhook="respondiendo a un webhook llamado {name}",
     sent="{name} envió {what}",
     forwarded_what="{name} reenvió {what}",
+    posted="{name} publicó: {title}",
+    new_post="nueva publicación: {title}",
     and_sent="{line}, y envió {what}",
     and_=" y ",
     and_so_on="etcétera",
@@ -369,6 +383,8 @@ PORTUGUESE = Phrasebook(
     replying_to_webhook="respondendo a um webhook chamado {name}",
     sent="{name} enviou {what}",
     forwarded_what="{name} encaminhou {what}",
+    posted="{name} publicou: {title}",
+    new_post="nova publicação: {title}",
     and_sent="{line}, e enviou {what}",
     and_=" e ",
     and_so_on="e assim por diante",
@@ -429,6 +445,8 @@ DUTCH = Phrasebook(
     replying_to_webhook="als antwoord op een webhook met de naam {name}",
     sent="{name} stuurde {what}",
     forwarded_what="{name} stuurde {what} door",
+    posted="{name} plaatste: {title}",
+    new_post="nieuw bericht: {title}",
     and_sent="{line}, en stuurde {what}",
     and_=" en ",
     and_so_on="enzovoort",

@@ -63,6 +63,7 @@ class MessageFacts:
     # Alice said"); the same for the replied-to message's author
     author_webhook: bool = False
     reply_to_webhook: bool = False
+    title: str = ""  # a forum post's title, read before its first message ('' elsewhere)
 
 
 # ---- patterns ---------------------------------------------------------------------------------
@@ -448,21 +449,34 @@ def presence_phrase(name: str, options: ReadOptions, *, joined: bool) -> str:
 
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
-    return _line(_body(facts, names, options), facts, options, say_name=say_name)
+    body = _body(facts, names, options)
+    return _line(body, _title(facts, names, options), facts, options, say_name=say_name)
 
 
 def announce_both(facts: MessageFacts, names: Names, options: ReadOptions) -> tuple[str, str]:
     """The line with its author's name and without (`announce` both ways, the message's words
     made speakable once): which one is said can then be decided when it is its turn."""
-    body = _body(facts, names, options)
+    body, title = _body(facts, names, options), _title(facts, names, options)
     return (
-        _line(body, facts, options, say_name=True), _line(body, facts, options, say_name=False)
-    )  # fmt: skip
+        _line(body, title, facts, options, say_name=True),
+        _line(body, title, facts, options, say_name=False),
+    )
 
 
 def _body(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
     body = speakable(facts.content, names, options)
     return body if any(c.isalnum() for c in body) else ""  # "...", "?!": nothing to read out
+
+
+MAX_TITLE = 100  # characters of a forum post's title read (Discord's own limit)
+
+
+def _title(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
+    """A forum post's title made speakable ('' when none, or nothing in it to read)."""
+    if not facts.title:
+        return ""
+    title = speakable(facts.title[:MAX_TITLE], names, options).rstrip(" .")
+    return title if any(c.isalnum() for c in title) else ""
 
 
 def _author(facts: MessageFacts, options: ReadOptions) -> str:
@@ -471,7 +485,23 @@ def _author(facts: MessageFacts, options: ReadOptions) -> str:
     return options.phrases.webhook_named.format(name=name) if facts.author_webhook else name
 
 
-def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
+def _line(
+    body: str, title: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool
+) -> str:
+    """The line said for a message; a forum post's title first ("Alice posted: TITLE."),
+    then what its first message holds (its author named once)."""
+    line = _message_line(body, facts, options, say_name=say_name and not title)
+    if title:
+        book = options.phrases
+        posted = (
+            book.posted.format(name=_author(facts, options), title=title) if say_name
+            else book.new_post.format(title=title)
+        )  # fmt: skip
+        line = f"{posted}. {line}" if line else posted
+    return cut_to_length(line, options.max_length, options.phrases.and_so_on) if line else ""
+
+
+def _message_line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool) -> str:
     author = _author(facts, options)
     book = options.phrases
     extras = _attachments_phrase(facts.attachment_types, facts.stickers, options)
@@ -488,4 +518,4 @@ def _line(body: str, facts: MessageFacts, options: ReadOptions, *, say_name: boo
         line = said.format(name=author, what=extras) + (f", {reply}" if reply else "")
     else:
         return ""
-    return cut_to_length(line, options.max_length, book.and_so_on)
+    return line

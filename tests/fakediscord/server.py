@@ -178,6 +178,7 @@ class FakeDiscord:
     VOICE_ID = "1100000000000000003"
     VOICE2_ID = "1100000000000000004"
     STAGE_ID = "1100000000000000005"  # the first server's stage channel
+    FORUM_ID = "1100000000000000006"  # the first server's forum channel, once `add_forum()`
     GUILD2_ID = "2100000000000000001"  # a second server, for tests of several at once
     GUILD2_TEXT_ID = "2100000000000000002"
     GUILD2_VOICE_ID = "2100000000000000003"
@@ -210,6 +211,8 @@ class FakeDiscord:
             self.GUILD2_ID: (self.GUILD2_TEXT_ID, self.GUILD2_VOICE_ID, self.GUILD2_VOICE2_ID),
         }
         self.stages = {self.GUILD_ID: self.STAGE_ID}  # guild -> its stage channel
+        self.forums: dict[str, JSON] = {}  # forum channel id -> the channel (`add_forum`)
+        self.threads: dict[str, JSON] = {}  # thread id -> the thread, as GUILD_CREATE lists it
         # guild -> user id -> voice channel id
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
         self.suppressed: set[tuple[str, str]] = set()  # (guild, user id): a stage's audience
@@ -358,8 +361,10 @@ class FakeDiscord:
             option = {"name": key, "type": typed[type(value)], "value": value}
             if key == "channel":
                 option["type"] = 7
+                forum = self.forums.get(value)
                 resolved.setdefault("channels", {})[value] = {  # a partial channel
-                    "id": value, "type": 0, "name": "general",
+                    "id": value, "type": 15 if forum else 0,
+                    "name": forum["name"] if forum else "general",
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
             if key == "member" and isinstance(value, str):  # a member by name ("bob"):
@@ -460,6 +465,9 @@ class FakeDiscord:
             return guild
         if channel_id is None:
             return self.GUILD_ID
+        made = self.forums.get(channel_id) or self.threads.get(channel_id)
+        if made is not None:
+            return str(made["guild_id"])
         for g, ids in self.channels.items():
             if channel_id in ids or channel_id == self.stages.get(g):
                 return g
@@ -510,12 +518,16 @@ class FakeDiscord:
         attachments: tuple[FakeFile, ...] = (),
         reply_to: JSON | None = None,
         flags: int = 0,
+        message_id: str | None = None,
     ) -> JSON:
-        """`user` (a human's name, or 'otherbot') writes in a channel (default: #general);
-        `flags`: the message's flags (1 << 12: sent with @silent)."""
+        """`user` (a human's name, or 'otherbot') writes in a channel (default: #general; a
+        thread's id: in that thread); `flags`: the message's flags (1 << 12: sent with
+        @silent); `message_id`: its id (a forum post's first message has the post's)."""
         author = self.other_bot if user == "otherbot" else self.humans[user]
         guild = self._guild_of(channel_id, None)
         message = self._message_json(content, flags, author=author, channel_id=channel_id)
+        if message_id is not None:
+            message["id"] = message_id
         message["member"] = self._author_member_json(author, guild)
         message["mentions"] = [
             dict(self.humans[m].to_json(), member=self._author_member_json(self.humans[m], guild))
@@ -554,6 +566,53 @@ class FakeDiscord:
         message["type"] = 0
         await self.dispatch("MESSAGE_CREATE", message)
         return message
+
+    async def add_forum(self, name: str = "ideas", guild: str | None = None) -> str:
+        """An admin creates a forum channel (type 15, a channel of posts only): CHANNEL_CREATE,
+        and in GUILD_CREATE from then on. Its id (FORUM_ID in the first server)."""
+        guild = guild or self.GUILD_ID
+        forum_id = self.FORUM_ID if guild == self.GUILD_ID else snowflake()
+        self.forums[forum_id] = {
+            "id": forum_id, "type": 15, "guild_id": guild, "name": name, "position": 4,
+            "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None,
+            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
+            "available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
+            "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0,
+        }  # fmt: skip
+        await self.dispatch("CHANNEL_CREATE", self.forums[forum_id])
+        return forum_id
+
+    async def create_thread(self, user: str, parent_id: str, name: str) -> JSON:
+        """`user` starts a public thread (type 11) in a text channel, or a post in a forum:
+        THREAD_CREATE as a bot with the guilds intent gets it (`newly_created`, no thread
+        `member`: the bot has not joined it), and in GUILD_CREATE's active `threads` from
+        then on. The thread object (as GUILD_CREATE lists it)."""
+        created = now_iso()
+        thread: JSON = {
+            "id": snowflake(), "type": 11, "guild_id": self._guild_of(parent_id, None),
+            "name": name, "parent_id": parent_id, "owner_id": self.humans[user].id,
+            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
+            "message_count": 0, "member_count": 1, "total_message_sent": 0,
+            "thread_metadata": {
+                "archived": False, "auto_archive_duration": 4320, "archive_timestamp": created,
+                "locked": False, "create_timestamp": created,
+            },
+        }  # fmt: skip
+        if parent_id in self.forums:
+            thread["applied_tags"] = []  # a forum post's tags (the forum has none)
+        self.threads[thread["id"]] = thread
+        await self.dispatch("THREAD_CREATE", dict(thread, newly_created=True))
+        return thread
+
+    async def post_in_forum(
+        self, user: str, title: str, content: str, forum_id: str | None = None
+    ) -> tuple[JSON, JSON]:
+        """`user` posts in a forum as Discord sends it: THREAD_CREATE of the post (a thread
+        named `title` in the forum), then MESSAGE_CREATE of its first message, the starter,
+        whose id is the thread's. (the thread, the message)."""
+        thread = await self.create_thread(user, forum_id or self.FORUM_ID, title)
+        first = await self.post(user, content, thread["id"], message_id=thread["id"])
+        return thread, first
 
     async def edit(self, message: JSON, content: str) -> JSON:
         edited = dict(message, content=content, edited_timestamp=now_iso())
@@ -1204,13 +1263,14 @@ class FakeDiscord:
                     if guild in self.stages
                     else []
                 ),
+                *(forum for forum in self.forums.values() if forum["guild_id"] == guild),
             ],
             "members": [self._member_json(m, guild=guild) for m in members],
             "voice_states": [  # without their `guild_id`, the guild's
                 without(self._voice_state_json(self._user(uid), cid, guild), "guild_id")
                 for uid, cid in self.voice_by_guild[guild].items()
             ],
-            "threads": [],
+            "threads": [t for t in self.threads.values() if t["guild_id"] == guild],  # active
             "emojis": [],
             "stickers": [],
             "joined_at": now_iso(),

@@ -258,6 +258,12 @@ async def test_the_fakes_dispatches_of_every_event_are_accepted(fake: FakeDiscor
     reply = await fake.post("alice", "a reply", reply_to=message, flags=1 << 12)
     await fake.post("otherbot", "beep")
     await fake.post_webhook("Tupperbox", "a persona", hook="tupper")
+    thread = await fake.create_thread("bob", fake.TEXT_ID, "Plans")  # a thread of #general
+    await fake.post("alice", "in the thread", thread["id"])
+    await fake.add_forum()  # a forum, and a post in it: a thread with its starter message
+    await fake.post_in_forum("bob", "Weekend plans", "Who is in?")
+    await fake.resend_guild()  # (with the forum in its channels, the threads in its threads)
+    await fake.interaction("setup", {"channel": fake.FORUM_ID}, permissions=8)
     await fake.edit(reply, "an edited reply")
     await fake.delete(message)
     await fake.interaction("say", {"text": "hi", "speed": 1.5, "count": 2, "loud": True})

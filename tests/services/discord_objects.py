@@ -43,6 +43,7 @@ OTHER_TEXT_ID = "1100000000000000011"  # #off-topic
 VOICE_ID = "1100000000000000020"  # Lounge
 VOICE2_ID = "1100000000000000021"  # Gaming
 STAGE_ID = "1100000000000000022"  # Town Hall
+FORUM_ID = "1100000000000000030"  # #ideas, a forum channel (`Server.forum()` creates it)
 
 P = discord.Permissions
 EVERYONE = P(
@@ -236,6 +237,50 @@ class Server:
         if self.guild is not None:
             (spec,) = [c for c in self.CHANNELS if c[0] == channel_id]
             self.state.parsers["CHANNEL_UPDATE"](self._channel(*spec))
+
+    # ---- forums and threads ----------------------------------------------------------------
+    def forum(self, channel_id: str = FORUM_ID, name: str = "ideas") -> JSON:
+        """CHANNEL_CREATE of a forum channel (type 15), as an admin makes one: a channel
+        that holds only threads, its posts."""
+        data: JSON = {
+            "id": channel_id, "type": 15, "guild_id": self.id, "name": name, "position": 5,
+            "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None,
+            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
+            "available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
+            "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0,
+        }  # fmt: skip
+        self.state.parsers["CHANNEL_CREATE"](data)
+        return data
+
+    def thread_create(self, parent_id: str, name: str, owner: Person, *,
+                      thread_id: str | None = None) -> JSON:  # fmt: skip
+        """THREAD_CREATE of a public thread (type 11) `owner` started in `parent_id` (a
+        forum's post is one: its id is its starter message's), as Discord sends it to a bot
+        with the guilds intent: `newly_created`, no `member` (the bot has not joined it)."""
+        created = now_iso()
+        data: JSON = {
+            "id": thread_id or snowflake(), "type": 11, "guild_id": self.id, "name": name,
+            "parent_id": parent_id, "owner_id": owner.id, "last_message_id": None,
+            "rate_limit_per_user": 0, "flags": 0, "message_count": 0, "member_count": 1,
+            "total_message_sent": 0,
+            "thread_metadata": {
+                "archived": False, "auto_archive_duration": 4320, "archive_timestamp": created,
+                "locked": False, "create_timestamp": created,
+            },
+            "newly_created": True,
+        }  # fmt: skip
+        self.state.parsers["THREAD_CREATE"](data)
+        return data
+
+    def forum_post(self, author: Person, title: str, content: str,
+                   forum_id: str = FORUM_ID) -> tuple[JSON, JSON]:  # fmt: skip
+        """`author` posts in a forum: THREAD_CREATE of the post (a thread named `title`),
+        then the message object of its first message, whose id is the thread's (the
+        starter message): (the thread, the message)."""
+        thread = self.thread_create(forum_id, title, author)
+        first = self.message(author, content, channel_id=thread["id"])
+        first["id"] = thread["id"]
+        return thread, first
 
     # ---- GUILD_CREATE ----------------------------------------------------------------------
     def _channel(self, channel_id: str, name: str, kind: int, position: int) -> JSON:

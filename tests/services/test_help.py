@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.i18n.translate import localize
 from bot.services.help import help_reply
 from bot.storage.database import Database
-from tests.services.discord_objects import Server
+from tests.services.discord_objects import FORUM_ID, TEXT_ID, Server
 
 
 async def test_help_ends_with_the_weights_attribution_and_the_licence(
@@ -25,3 +25,23 @@ async def test_help_ends_with_the_weights_attribution_and_the_licence(
         french = localize(value, "fr")
         assert "© Kyutai" in french and "CC BY 4.0" in french and "logiciel libre" in french
     assert [name for name, _ in in_server.fields][-3:] == ["In this server", "What next", "About"]
+
+
+async def test_help_says_threads_and_forum_posts_are_read(server: Server, db: Database) -> None:
+    guild = server.start()
+
+    async def in_this_server() -> str:
+        reply = await help_reply(db, guild, can_clone=True)
+        return dict(reply.fields)["In this server"]
+
+    await db.guilds.set(guild.id, "read_channel", int(TEXT_ID))
+    said = await in_this_server()
+    assert f"I read <#{TEXT_ID}> aloud. Its threads are read too." in said
+    assert f"Je lis <#{TEXT_ID}> à voix haute. Ses fils sont lus aussi." in localize(said, "fr")
+    await db.guilds.set(guild.id, "read_threads", False)
+    assert "threads" not in await in_this_server()
+    server.forum()
+    await db.guilds.set(guild.id, "read_channel", int(FORUM_ID))
+    said = await in_this_server()
+    assert f"I read <#{FORUM_ID}> aloud. Its posts are read, each title first." in said
+    assert "chacune précédée de son titre" in localize(said, "fr")
