@@ -124,6 +124,9 @@ FRENCH: dict[str, str] = {
     "How fast speech is here, the pitch kept (0.5 to 2)": (
         "La vitesse de la parole ici, sans changer la hauteur (de 0.5 à 2)"
     ),
+    "Speak faster while messages wait, up to 1.5× at 5 waiting": (
+        "Parler plus vite quand des messages attendent, jusqu'à 1.5× à 5 en attente"
+    ),
     "Choose the text channel that is read aloud": "Choisir le salon textuel lu à voix haute",
     "The channel to read": "Le salon à lire",
     "Show this server's settings": "Afficher les réglages de ce serveur",
