@@ -128,6 +128,9 @@ FRENCH: dict[str, str] = {
     "Choose the text or forum channel that is read aloud": (
         "Choisir le salon textuel ou forum lu à voix haute"
     ),
+    "Speak faster while messages wait, up to 1.5× at 5 waiting": (
+        "Parler plus vite quand des messages attendent, jusqu'à 1.5× à 5 en attente"
+    ),
     "The channel to read": "Le salon à lire",
     "Show this server's settings": "Afficher les réglages de ce serveur",
     # moderators

@@ -22,6 +22,7 @@ import numpy as np
 from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
 from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource
+from bot.playback.queue_speedup import queue_rate
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
@@ -53,6 +54,9 @@ class Utterance:
     phrase: bool = False
     # whose words these are (a message's author, /say's member): a block drops them waiting
     author_id: int | None = None
+    # the server's queue_speedup: spoken faster the more messages wait behind it when its
+    # synthesis begins (bot/playback/queue_speedup.py)
+    speedup: bool = False
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -244,19 +248,21 @@ class GuildSpeaker:
         sink = PlaybackSink(
             source, lambda: self._attach(playback), follows=follows, on_failed=failed
         )
+        # decided now, not when queued: a queue that drained meanwhile speaks at the chosen rate
+        rate = queue_rate(utterance.rate, self.queued, speedup=utterance.speedup)
         phrase_audio = self._cached_phrase(utterance)
         text, lead_audio = utterance.text, None
         if phrase_audio is None:
-            lead_audio = self._cached_lead(utterance)
+            lead_audio = self._cached_lead(utterance, rate)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
         if utterance.phrase and phrase_audio is None and self._phrase_key(utterance):
             sink.keep = []  # synthesized now: kept for the next time
         job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
         job.language = utterance.language
-        if not normal(utterance.rate):
-            job.tempo = Tempo(utterance.rate)
-        playback = _Playback(utterance, source, sink, job, played)
+        if not normal(rate):
+            job.tempo = Tempo(rate)
+        playback = _Playback(utterance, source, sink, job, played, rate=rate)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
             job.finish()
@@ -387,8 +393,9 @@ class GuildSpeaker:
         self._renders.add(task)
         task.add_done_callback(self._renders.discard)
 
-    def _cached_lead(self, utterance: Utterance) -> np.ndarray | None:
-        """The lead's audio if the cache has it (else it is rendered for next time)."""
+    def _cached_lead(self, utterance: Utterance, rate: float) -> np.ndarray | None:
+        """The lead's audio at `rate` if the cache has it (else it is rendered for next
+        time)."""
         lead = utterance.lead
         if self._phrases is None or not lead or not utterance.text.startswith(lead):
             return None
@@ -396,7 +403,7 @@ class GuildSpeaker:
             return None
         if not utterance.text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
-        voice, rate = utterance.voice or self._default_voice, utterance.rate
+        voice = utterance.voice or self._default_voice
         audio = self._phrases.in_memory(voice, lead, rate=rate)
         if audio is None and (voice, lead, rate) not in self._rendering:
             self._rendering.add((voice, lead, rate))
@@ -521,6 +528,7 @@ class GuildSpeaker:
             requested_at=utterance.requested_at,
             ended_at=time.monotonic(),
             language=utterance.language,
+            rate=playback.rate,
         )
 
 
@@ -533,6 +541,7 @@ class _Playback:
     sink: PlaybackSink
     job: SpeechJob
     played: asyncio.Future[Exception | None]
+    rate: float = 1.0  # the rate it is spoken at (its queue's speed-up included)
     not_connected: bool = False
     synthesized: bool = False  # every unit is in the source; it is playing out
     generation: int = 0  # which player's end counts: the one attached last

@@ -37,6 +37,7 @@ class UtteranceResult:
     requested_at: float = 0.0  # time.monotonic() of the message or interaction
     ended_at: float = 0.0  # when its playback ended (or it was given up)
     language: str | None = None  # the model that spoke it (None: the default language)
+    rate: float = 1.0  # the speaking rate it was said at (a queue's speed-up included)
 
 
 @dataclass(frozen=True)

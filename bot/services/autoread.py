@@ -238,6 +238,7 @@ class AutoReader:
             on_start=reading,
             rate=spoken.rate,
             author_id=author.id,
+            speedup=spoken.speedup,
         )
         if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
             return "blocked by a moderator"  # while it waited (a voice connect, a model)
@@ -514,8 +515,9 @@ class AutoReader:
         if not text:
             raise UserError(tr("That message has nothing I can read aloud."))
         channel = await self.speech.speak_in_callers_channel(
-            invoker, text, voice, announced=True, language=language, rate=spoken.rate
-        )
+            invoker, text, voice, announced=True, language=language, rate=spoken.rate,
+            speedup=spoken.speedup,
+        )  # fmt: skip
         return tr("Speaking that message in {channel}.", channel=channel.mention)
 
     @staticmethod

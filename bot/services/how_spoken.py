@@ -9,7 +9,8 @@ operator's `TTS_LANGUAGE`; a choice the operator no longer offers falls through.
 the member's choice in that server, else their global one, else the server's default, else
 None (the operator's `DEFAULT_VOICE`); a cloned voice that cannot be used falls through too.
 The speaking rate is the member's own in that server, else the server's `speaking_rate`
-(1.0 in a DM); it is read with the settings above, no query of its own.
+(1.0 in a DM); it is read with the settings above, no query of its own, as is whether the
+server speeds it up while messages wait (`queue_speedup`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class HowSpoken:
         self.server = server
         self.language = resolver.language_of(member, server)  # wanted: its model may not load
         self.rate = rate_of(member, server)
+        # the server's queue_speedup: the rate rises while messages wait (bot/playback)
+        self.speedup = server is not None and server.queue_speedup
         self._chosen: str | VoiceRecord | None = None
         self._chosen_read = False  # the voice choice is read when a voice is first needed
 

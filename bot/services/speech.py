@@ -194,6 +194,7 @@ class SpeechService:
             language=self.model_language(language),
             rate=spoken.rate,
             author_id=member.id,
+            speedup=spoken.speedup,
         )
         full = self.scheduler.deadlines.at_capacity()
         ahead = await self._speak(channel, utterance, epoch)
@@ -252,10 +253,12 @@ class SpeechService:
     async def speak_in_callers_channel(
         self, member: discord.Member | discord.User, text: str, voice: Voice,
         *, announced: bool = False, language: str | None = None, rate: float = 1.0,
+        speedup: bool = False,
     ) -> VoiceChannel:  # fmt: skip
         """Speak `text` in `voice` where the member is (a preview, a sample, a message);
         `announced`: the text already says whose words they are; `language`: whose model
-        (default: the member's own); `rate`: the speaking rate (a message: its author's)."""
+        (default: the member's own); `rate`: the speaking rate (a message: its author's);
+        `speedup`: the server's `queue_speedup` (a message: faster while others wait)."""
         channel = self.caller_channel(member)
         text = self.check_text(text)
         if language is None:
@@ -270,7 +273,7 @@ class SpeechService:
         )  # fmt: skip
         utterance = Utterance(
             text, voice.spec, language=self.model_language(language), rate=rate,
-            author_id=member.id,
+            author_id=member.id, speedup=speedup,
         )  # fmt: skip
         await self._speak(channel, utterance)
         return channel

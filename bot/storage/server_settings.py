@@ -96,6 +96,9 @@ class ServerSettings:
         1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
         lo=SLOWEST, hi=FASTEST,
     )  # fmt: skip
+    queue_speedup: bool = _setting(
+        False, "Speak faster while messages wait, up to 1.5× at 5 waiting"
+    )
 
     def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
         """How this server's chat becomes words, in `language` with its dictionary entries."""
