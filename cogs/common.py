@@ -130,14 +130,14 @@ def _view_for(reply: Reply, interaction: discord.Interaction) -> discord.ui.View
 
 def guild_of(interaction: discord.Interaction) -> discord.Guild:
     """The server a guild-only command came from, called inside `respond`'s action. Discord
-    never sends a guild-only command from a DM, so a missing server is the bot's own state
-    (one not in its cache yet), not the member's mistake: not a `UserError` but the generic
-    reply with an error id (an `assert` before `respond` left the member with no reply, and
-    goes with `python -O`)."""
+    never sends a guild-only command from a DM (and discord.py makes a partial server of any
+    `guild_id`), so no server is a bug of ours, not the member's mistake: no `UserError` but
+    the generic reply with an error id (an `assert` before `respond` left the member with no
+    reply at all, and goes with `python -O`)."""
     guild = interaction.guild
     if guild is None:
         command = getattr(interaction.command, "qualified_name", "a command")
-        raise RuntimeError(f"/{command} came from server {interaction.guild_id}, not in the cache")
+        raise RuntimeError(f"/{command} came without a server (guild_id {interaction.guild_id})")
     return guild
 
 
