@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from cogs.common import respond
+from cogs.common import guild_of, respond
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +52,11 @@ class AutoReadCog(commands.Cog):
     @app_commands.command(name="clear", description="Drop the messages waiting to be read")
     @app_commands.guild_only()
     async def clear(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.speech.clear(guild, interaction.user, interaction.permissions),
+            lambda: self.bot.speech.clear(
+                guild_of(interaction), interaction.user, interaction.permissions
+            ),
         )
 
     @app_commands.command(name="tts", description="Get a line as an audio file, in your voice")

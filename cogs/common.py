@@ -128,6 +128,19 @@ def _view_for(reply: Reply, interaction: discord.Interaction) -> discord.ui.View
     return view
 
 
+def guild_of(interaction: discord.Interaction) -> discord.Guild:
+    """The server a guild-only command came from, called inside `respond`'s action. Discord
+    never sends a guild-only command from a DM (and discord.py makes a partial server of any
+    `guild_id`), so no server is a bug of ours, not the member's mistake: no `UserError` but
+    the generic reply with an error id (an `assert` before `respond` left the member with no
+    reply at all, and goes with `python -O`)."""
+    guild = interaction.guild
+    if guild is None:
+        command = getattr(interaction.command, "qualified_name", "a command")
+        raise RuntimeError(f"/{command} came without a server (guild_id {interaction.guild_id})")
+    return guild
+
+
 async def respond(interaction: discord.Interaction, action: Action) -> None:
     """Acknowledge at once (ephemeral), run the action, then show its reply or error: the
     member's own mistake in words, anything else as a generic reply with an error id."""
@@ -164,10 +177,10 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
 
 async def choose_voice(interaction: discord.Interaction, name: str, everywhere: bool) -> None:
     """`/voice use` and `/set voice`: the same choice, two places members look for it."""
-    assert interaction.guild is not None
-    guild = interaction.guild
     service = interaction.client.voices  # type: ignore[attr-defined]
-    await respond(interaction, lambda: service.use(interaction.user, guild, name, everywhere))
+    await respond(
+        interaction, lambda: service.use(interaction.user, guild_of(interaction), name, everywhere)
+    )
 
 
 def progress_reporter(interaction: discord.Interaction) -> Callable[[str], Awaitable[None]]:

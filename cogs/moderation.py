@@ -13,7 +13,7 @@ from discord.ext import commands
 
 from bot.client import PocketVoiceBot
 from bot.services.blocks import server_permissions
-from cogs.common import respond
+from cogs.common import guild_of, respond
 
 
 class ModerationCog(commands.Cog):
@@ -27,12 +27,14 @@ class ModerationCog(commands.Cog):
     async def block(
         self, interaction: discord.Interaction, member: discord.Member, reason: str | None = None
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.blocks.block(
-                server_permissions(interaction.user), guild, interaction.user, member, reason
+                server_permissions(interaction.user),
+                guild_of(interaction),
+                interaction.user,
+                member,
+                reason,
             ),
         )
 
@@ -43,12 +45,13 @@ class ModerationCog(commands.Cog):
     @app_commands.default_permissions(manage_messages=True)
     @app_commands.guild_only()
     async def unblock(self, interaction: discord.Interaction, member: discord.Member) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.blocks.unblock(
-                server_permissions(interaction.user), guild, interaction.user, member
+                server_permissions(interaction.user),
+                guild_of(interaction),
+                interaction.user,
+                member,
             ),
         )
 
@@ -59,11 +62,11 @@ class ModerationCog(commands.Cog):
     async def blocked(
         self, interaction: discord.Interaction, page: app_commands.Range[int, 1, 1000] = 1
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.blocks.listing(server_permissions(interaction.user), guild, page),
+            lambda: self.bot.blocks.listing(
+                server_permissions(interaction.user), guild_of(interaction), page
+            ),
         )
 
 

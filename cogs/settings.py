@@ -18,7 +18,7 @@ from discord.ext import commands
 from bot.client import PocketVoiceBot
 from bot.services.settings import builtin_voice_names
 from bot.storage.server_settings import SETTINGS, SettingSpec
-from cogs.common import choose_voice, respond
+from cogs.common import choose_voice, guild_of, respond
 
 ADMIN = discord.Permissions(manage_guild=True)
 # a channel setting's option (read_channel): a text channel, or a forum, whose posts are read
@@ -30,11 +30,12 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
 
     async def apply(interaction: discord.Interaction, raw: str) -> None:
         bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
-        assert interaction.guild is not None
-        guild = interaction.guild
         service = bot.settings_service
         await respond(
-            interaction, lambda: service.set_server(interaction.permissions, guild, spec.name, raw)
+            interaction,
+            lambda: service.set_server(
+                interaction.permissions, guild_of(interaction), spec.name, raw
+            ),
         )
 
     async def on_off(interaction: discord.Interaction, value: bool) -> None:
@@ -122,19 +123,17 @@ class SettingsCog(commands.Cog):
     @app_commands.default_permissions(manage_guild=True)
     @app_commands.guild_only()
     async def setup(self, interaction: discord.Interaction, channel: TextChannel) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.settings_service.setup(interaction.permissions, guild, channel),
+            lambda: self.bot.settings_service.setup(
+                interaction.permissions, guild_of(interaction), channel
+            ),
         )
 
     @app_commands.command(name="settings", description="Show this server's settings")
     @app_commands.guild_only()
     async def settings(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.settings_service.show(guild))
+        await respond(interaction, lambda: self.bot.settings_service.show(guild_of(interaction)))
 
     @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
     @app_commands.describe(
@@ -144,13 +143,11 @@ class SettingsCog(commands.Cog):
     async def nick(
         self, interaction: discord.Interaction, name: str, member: discord.Member | None = None
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         service = self.bot.settings_service
         await respond(
             interaction,
             lambda: service.set_nick(
-                interaction.user, interaction.permissions, guild, name, member
+                interaction.user, interaction.permissions, guild_of(interaction), name, member
             ),
         )
 
@@ -163,32 +160,32 @@ class SettingsCog(commands.Cog):
         ]
     )
     async def autoread(self, interaction: discord.Interaction, value: str) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_autoread(interaction.user, guild, value == "on"),
+            lambda: self.bot.settings_service.set_autoread(
+                interaction.user, guild_of(interaction), value == "on"
+            ),
         )
 
     @set_group.command(name="my_language", description="The language your messages are read in")
     @app_commands.describe(language="A language, or 'none' for the server's")
     @app_commands.autocomplete(language=_languages)
     async def my_language(self, interaction: discord.Interaction, language: str) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_language(interaction.user, guild, language),
+            lambda: self.bot.settings_service.set_language(
+                interaction.user, guild_of(interaction), language
+            ),
         )
 
     @set_group.command(name="my_rate", description="How fast your messages are read here")
     @app_commands.describe(rate="0.5 to 2 (1: normal), or 'none' for the server's")
     async def my_rate(self, interaction: discord.Interaction, rate: str) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_rate(interaction.user, guild, rate),
+            lambda: self.bot.settings_service.set_rate(
+                interaction.user, guild_of(interaction), rate
+            ),
         )
 
     @set_group.command(name="voice", description="The voice you speak with (yours or built-in)")
@@ -224,12 +221,10 @@ class SettingsCog(commands.Cog):
     async def dict_add(
         self, interaction: discord.Interaction, word: str, spoken: str, language: str | None = None
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.settings_service.dict_add(
-                interaction.permissions, guild, word, spoken, language
+                interaction.permissions, guild_of(interaction), word, spoken, language
             ),
         )
 
@@ -242,12 +237,10 @@ class SettingsCog(commands.Cog):
     async def dict_remove(
         self, interaction: discord.Interaction, word: str, language: str | None = None
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.settings_service.dict_remove(
-                interaction.permissions, guild, word, language
+                interaction.permissions, guild_of(interaction), word, language
             ),
         )
 
@@ -257,10 +250,9 @@ class SettingsCog(commands.Cog):
         self, interaction: discord.Interaction, contains: str | None = None,
         page: app_commands.Range[int, 1, 100] = 1,
     ) -> None:  # fmt: skip
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
-            interaction, lambda: self.bot.settings_service.dict_list(guild, contains, page)
+            interaction,
+            lambda: self.bot.settings_service.dict_list(guild_of(interaction), contains, page),
         )
 
     @dictionary_group.command(name="export", description="Get the dictionary as a file")
@@ -272,9 +264,10 @@ class SettingsCog(commands.Cog):
         ]
     )
     async def dict_export(self, interaction: discord.Interaction, format: str = "json") -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.settings_service.dict_export(guild, format))
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.dict_export(guild_of(interaction), format),
+        )
 
     @dict_group.command(
         name="import", description="Add words from a file (JSON or CSV), after a preview"
@@ -283,12 +276,10 @@ class SettingsCog(commands.Cog):
         file="A file from /dictionary export, or CSV lines: word,spoken,language"
     )
     async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.settings_service.dict_import(
-                interaction.permissions, interaction.user, guild, file
+                interaction.permissions, interaction.user, guild_of(interaction), file
             ),
         )
 

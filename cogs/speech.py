@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from cogs.common import respond
+from cogs.common import guild_of, respond
 
 log = logging.getLogger(__name__)
 
@@ -38,23 +38,23 @@ class SpeechCog(commands.Cog):
     @app_commands.command(name="leave", description="Make the bot leave the voice channel")
     @app_commands.guild_only()
     async def leave(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.leave(guild, *_who(interaction)))
+        await respond(
+            interaction, lambda: self.bot.speech.leave(guild_of(interaction), *_who(interaction))
+        )
 
     @app_commands.command(name="skip", description="Stop the current message, keep the queue")
     @app_commands.guild_only()
     async def skip(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.skip(guild, *_who(interaction)))
+        await respond(
+            interaction, lambda: self.bot.speech.skip(guild_of(interaction), *_who(interaction))
+        )
 
     @app_commands.command(name="stop", description="Stop speaking and clear the queue")
     @app_commands.guild_only()
     async def stop(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.speech.stop(guild, *_who(interaction)))
+        await respond(
+            interaction, lambda: self.bot.speech.stop(guild_of(interaction), *_who(interaction))
+        )
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:

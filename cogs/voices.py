@@ -7,7 +7,14 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from cogs.common import ForgetButton, PreviewButton, choose_voice, progress_reporter, respond
+from cogs.common import (
+    ForgetButton,
+    PreviewButton,
+    choose_voice,
+    guild_of,
+    progress_reporter,
+    respond,
+)
 
 
 class VoicesCog(commands.Cog):
@@ -42,20 +49,23 @@ class VoicesCog(commands.Cog):
         clip: discord.Attachment,
         consent: bool,
     ) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
         await respond(
             interaction,
             lambda: self.bot.voices.clone(
-                interaction.user, guild, name, clip, consent, progress_reporter(interaction)
+                interaction.user,
+                guild_of(interaction),
+                name,
+                clip,
+                consent,
+                progress_reporter(interaction),
             ),
         )
 
     @voice.command(name="list", description="Your voices and the built-in ones")
     async def list_voices(self, interaction: discord.Interaction) -> None:
-        assert interaction.guild is not None
-        guild = interaction.guild
-        await respond(interaction, lambda: self.bot.voices.list(interaction.user, guild))
+        await respond(
+            interaction, lambda: self.bot.voices.list(interaction.user, guild_of(interaction))
+        )
 
     @voice.command(name="use", description="Speak with one of your voices or a built-in one")
     @app_commands.describe(name="The voice", everywhere="Use it in every server (default: here)")

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 from urllib.parse import urlparse
 
 from dotenv import dotenv_values
@@ -110,13 +111,30 @@ def _existing_file(env: Mapping[str, str], name: str) -> Path | None:
     return path
 
 
+@overload
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int | None = None,
+         what: str = "") -> int: ...  # fmt: skip
+@overload
+def _int(env: Mapping[str, str], name: str, default: None, low: int, high: int | None = None,
+         what: str = "") -> int | None: ...  # fmt: skip
+def _int(env: Mapping[str, str], name: str, default: int | None, low: int,
+         high: int | None = None, what: str = "") -> int | None:  # fmt: skip
+    """The whole number `name` sets, from `low` to `high` (None: no top), else `default`
+    (checked too; None: unset stays None). `what` words the error when it is not "a whole
+    number from LOW to HIGH"."""
+    raw = env.get(name, "").strip() or ("" if default is None else str(default))
+    if not raw:
+        return None
+    if not raw.isdigit() or not low <= int(raw) <= (int(raw) if high is None else high):
+        raise ConfigError(f"{name} must be {what or f'a whole number from {low} to {high}'}")
+    return int(raw)
+
+
 def _shards(env: Mapping[str, str]) -> tuple[int | None, tuple[int, ...] | None]:
     """SHARD_COUNT and SHARD_IDS ("0,1", "0-3", "0-1,4"); ids alone need a count."""
-    raw_count = env.get("SHARD_COUNT", "").strip()
+    count = _int(env, "SHARD_COUNT", None, 1, 4096,
+                 "a whole number from 1 to 4096 (unset: automatic)")  # fmt: skip
     raw_ids = env.get("SHARD_IDS", "").strip()
-    if raw_count and (not raw_count.isdigit() or not 1 <= int(raw_count) <= 4096):
-        raise ConfigError("SHARD_COUNT must be a whole number from 1 to 4096 (unset: automatic)")
-    count = int(raw_count) if raw_count else None
     if not raw_ids:
         return count, None
     if count is None:
@@ -169,12 +187,8 @@ def load_settings(
     config_dir = env.get("TTS_CONFIG_DIR", "").strip()
     if config_dir and not Path(config_dir).expanduser().is_dir():
         raise ConfigError("TTS_CONFIG_DIR must be a folder of <language>.yaml configs")
-    raw_memory = env.get("TTS_MEMORY_MB", "").strip() or "0"
-    if not raw_memory.isdigit():
-        raise ConfigError("TTS_MEMORY_MB must be a whole number of megabytes (0: no limit)")
-    raw_models = env.get("TTS_MODELS", "").strip() or "3"
-    if not raw_models.isdigit() or not 1 <= int(raw_models) <= 16:
-        raise ConfigError("TTS_MODELS must be a whole number from 1 to 16")
+    memory_mb = _int(env, "TTS_MEMORY_MB", 0, 0, None, "a whole number of megabytes (0: no limit)")
+    models = _int(env, "TTS_MODELS", 3, 1, 16)
 
     log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
     if not isinstance(logging.getLevelName(log_level), int):
@@ -183,21 +197,10 @@ def load_settings(
     if discord_log_level and not isinstance(logging.getLevelName(discord_log_level), int):
         raise ConfigError("DISCORD_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
 
-    raw_limit = env.get("MAX_TEXT_LENGTH", "").strip() or "1000"
-    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 4000:
-        raise ConfigError("MAX_TEXT_LENGTH must be a whole number from 1 to 4000")
-
-    raw_workers = env.get("TTS_WORKERS", "").strip() or str(default_workers())
-    if not raw_workers.isdigit() or not 1 <= int(raw_workers) <= 16:
-        raise ConfigError("TTS_WORKERS must be a whole number from 1 to 16")
-
-    raw_batch = env.get("TTS_BATCH", "").strip() or str(DEFAULT_BATCH)
-    if not raw_batch.isdigit() or not 1 <= int(raw_batch) <= 32:
-        raise ConfigError("TTS_BATCH must be a whole number from 1 to 32")
-
-    raw_port = env.get("METRICS_PORT", "").strip()
-    if raw_port and (not raw_port.isdigit() or not 1 <= int(raw_port) <= 65535):
-        raise ConfigError("METRICS_PORT must be a port number from 1 to 65535 (unset: off)")
+    max_text_length = _int(env, "MAX_TEXT_LENGTH", 1000, 1, 4000)
+    workers = _int(env, "TTS_WORKERS", default_workers(), 1, 16)
+    batch = _int(env, "TTS_BATCH", DEFAULT_BATCH, 1, 32)
+    port = _int(env, "METRICS_PORT", None, 1, 65535, "a port number from 1 to 65535 (unset: off)")
     log_format = env.get("LOG_FORMAT", "").strip().lower() or "text"
     if log_format not in ("text", "json"):
         raise ConfigError("LOG_FORMAT must be text or json")
@@ -221,8 +224,8 @@ def load_settings(
         tts_config=tts_config,
         tts_languages=languages,
         tts_config_dir=Path(config_dir).expanduser() if config_dir else None,
-        tts_memory_mb=int(raw_memory),
-        tts_models=int(raw_models),
+        tts_memory_mb=memory_mb,
+        tts_models=models,
         tts_quantize=_flag(env, "TTS_QUANTIZE", True),
         default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
         data_dir=data_dir,
@@ -233,10 +236,10 @@ def load_settings(
         log_level=log_level,
         discord_log_level=discord_log_level,
         sync_commands=_flag(env, "SYNC_COMMANDS", False),
-        max_text_length=int(raw_limit),
-        tts_workers=int(raw_workers),
-        tts_batch=int(raw_batch),
-        metrics_port=int(raw_port) if raw_port else None,
+        max_text_length=max_text_length,
+        tts_workers=workers,
+        tts_batch=batch,
+        metrics_port=port,
         metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
         log_format=log_format,
         hf_token=env.get("HF_TOKEN", "").strip() or None,

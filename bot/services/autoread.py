@@ -269,10 +269,8 @@ class AutoReader:
                     log.info("could not post the loading notice in %s: %s", message.channel.id,
                              error)  # fmt: skip
             try:
-                await self.speech.model_ready(language)
-                return True
-            except Exception as error:  # the weights, the network, a config: any failure
-                fallback.failed(language, error)
+                if await self.speech.load_or_default(language) == language:
+                    return True
             finally:
                 self._loading_told.discard(key)
         await fallback.tell(message.channel, message.guild, language, self.speech.language)
@@ -507,7 +505,9 @@ class AutoReader:
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
         language = spoken.language
         if self.speech.needs_loading(language):
-            language = await self._loaded_or_default(channel, language)
+            wanted, language = language, await self.speech.load_or_default(language)
+            if language != wanted:  # the voice channel's chat is told once
+                await self.speech.fallback.tell(channel, channel.guild, wanted, language)
         voice = await spoken.voice(language)
         text = await self.render(message, settings, say_name=True, language=language,
                                  attested=voice.cloned_id is not None,
@@ -544,20 +544,6 @@ class AutoReader:
             raise UserError(tr(
                 "I could not check its author's roles just now: please try again in a moment."
             )) from None  # fmt: skip
-
-    async def _loaded_or_default(self, channel: discord.VoiceChannel | discord.StageChannel,
-                                 language: str) -> str:  # fmt: skip
-        """The language once its model is loaded, or the default one if it cannot be (the
-        voice channel's chat is told once)."""
-        fallback = self.speech.fallback
-        if not fallback.failed_lately(language):
-            try:
-                await self.speech.model_ready(language)
-                return language
-            except Exception as error:  # the weights, the network, a config: any failure
-                fallback.failed(language, error)
-        await fallback.tell(channel, channel.guild, language, self.speech.language)
-        return self.speech.language
 
     # ---- edits and deletions ---------------------------------------------------------------
     async def edited(self, message: discord.Message) -> None:

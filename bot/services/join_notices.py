@@ -18,7 +18,6 @@ from collections.abc import Callable
 import cachetools
 import discord
 
-from bot.core.errors import UserError
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError, Utterance
 from bot.services.speech import SpeechService, humans_in
@@ -85,10 +84,7 @@ class JoinNotices:
         started = self.clock()
         # the server's language (not the member's own): the bot speaks to the channel
         wanted = self.speech.how_spoken.language_of(MemberSettings(), settings)
-        try:
-            language = await self.speech.loaded_or_default(wanted)
-        except UserError:  # its model is over the operator's budget: the default speaks
-            language = self.speech.language
+        language = await self.speech.load_or_default(wanted)  # (or the default one)
         if self.clock() - started > NOTICE_STALE_S:
             return "too late"
         options = await self.speech.wording.options(guild.id, settings, language)

@@ -26,6 +26,7 @@ from bot.services.wording import Wording
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import VoiceError
+from bot.synthesis.model_pool import ModelsBusyError
 from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
 
@@ -121,15 +122,20 @@ class SpeechService:
         if models is not None and language != self.language:
             await models.ensure(language)
 
-    async def loaded_or_default(self, language: str) -> str:
-        """The language that will speak: `language` once its model is loaded, or the default
-        one when it cannot load (a refusal over the model budget is still the member's)."""
+    async def load_or_default(self, language: str) -> str:
+        """The language that speaks: `language` once its model is loaded, else the default
+        one; the one policy of chat, commands and notices. A load that fails (the weights,
+        the network, a config: anything) keeps the language out for a minute, so that each
+        message does not wait for the same failure. A busy pool (`ModelsBusyError`: every
+        model it may keep is in use) is no failed load: this speech is said in the default
+        language, and the next one tries again."""
         if self.needs_loading(language) and self.fallback.failed_lately(language):
             return self.language
         try:
             await self.model_ready(language)
-        except UserError:
-            raise
+        except ModelsBusyError:
+            log.info("no room to load the %s model now: this speech in the default", language)
+            return self.language
         except Exception as error:  # the weights, the network, a config: any failure
             self.fallback.failed(language, error)
             return self.language
@@ -218,12 +224,9 @@ class SpeechService:
         voice channel's chat is told once (the member's "Loading…" reply cannot be edited
         from here, and the people hearing another language are the ones to tell). `text` is
         as typed: its words are made for the language that speaks, once it is known."""
-        try:
-            await self.model_ready(language)
-        except Exception as error:  # the weights, the network, a config: any failure
-            self.fallback.failed(language, error)
-            await self.fallback.tell(channel, channel.guild, language, self.language)
-            language = self.language
+        wanted, language = language, await self.load_or_default(language)
+        if language != wanted:
+            await self.fallback.tell(channel, channel.guild, wanted, language)
         try:
             words = await self.words(text, channel.guild, spoken, language)
             await self._say(member, channel, words, spoken, language, requested_at, epoch)
@@ -263,7 +266,7 @@ class SpeechService:
         text = self.check_text(text)
         if language is None:
             language = await self.language_of(member.id, channel.guild.id)
-        wanted, language = language, await self.loaded_or_default(language)
+        wanted, language = language, await self.load_or_default(language)
         if language != wanted:  # said in the default language; the channel hears why once
             await self.fallback.tell(channel, channel.guild, wanted, language)
         said = phrasebook(language).said.format(name=member.name)
@@ -362,7 +365,7 @@ class SpeechService:
         await self.blocks.check(member.id, guild_id, blocked=spoken.member.blocked)
         text = self.check_text(text)
         wanted = spoken.language
-        language = await self.loaded_or_default(wanted)
+        language = await self.load_or_default(wanted)
         text = await self.words(text, guild, spoken, language)
         voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.name)

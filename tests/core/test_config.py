@@ -82,3 +82,39 @@ def test_shards(count: str, ids: str, expected: tuple[object, object]) -> None:
 def test_shard_ids_outside_the_count_are_refused(ids: str) -> None:
     with pytest.raises(ConfigError, match="SHARD_IDS"):
         settings(DISCORD_TOKEN=TOKEN, SHARD_COUNT="2", SHARD_IDS=ids)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("TTS_MEMORY_MB", "-1", "TTS_MEMORY_MB must be a whole number of megabytes (0: no limit)"),
+        ("TTS_MODELS", "17", "TTS_MODELS must be a whole number from 1 to 16"),
+        ("MAX_TEXT_LENGTH", "0", "MAX_TEXT_LENGTH must be a whole number from 1 to 4000"),
+        ("TTS_WORKERS", "two", "TTS_WORKERS must be a whole number from 1 to 16"),
+        ("TTS_BATCH", "33", "TTS_BATCH must be a whole number from 1 to 32"),
+        ("METRICS_PORT", "65536",
+         "METRICS_PORT must be a port number from 1 to 65535 (unset: off)"),
+        ("SHARD_COUNT", "4097",
+         "SHARD_COUNT must be a whole number from 1 to 4096 (unset: automatic)"),
+    ],
+)  # fmt: skip
+def test_a_whole_number_out_of_its_range_is_refused_in_words(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings(DISCORD_TOKEN=TOKEN, **{name: value})
+    assert str(caught.value) == message
+
+
+def test_whole_numbers_unset_take_their_defaults_and_set_are_read() -> None:
+    unset = settings(DISCORD_TOKEN=TOKEN)
+    assert (unset.tts_memory_mb, unset.tts_models, unset.metrics_port, unset.shard_count) == (
+        0, 3, None, None,
+    )  # fmt: skip
+    given = settings(DISCORD_TOKEN=TOKEN, TTS_MEMORY_MB=" 2048 ", TTS_MODELS="16",
+                     MAX_TEXT_LENGTH="4000", TTS_WORKERS="1", TTS_BATCH="32",
+                     METRICS_PORT="9100", SHARD_COUNT="1")  # fmt: skip
+    assert (given.tts_memory_mb, given.tts_models, given.max_text_length, given.tts_workers,
+            given.tts_batch, given.metrics_port, given.shard_count) == (
+        2048, 16, 4000, 1, 32, 9100, 1,
+    )  # fmt: skip
