@@ -233,6 +233,7 @@ def _render_seconds(text: str) -> float:
     return best
 
 
+@pytest.mark.timing  # a ratio of times: the load of other workers must not decide it
 @pytest.mark.parametrize("unit", ["__a ", "**a ", "~~a ", "_a ", "***a ", "<#9>", "<@3> "])
 def test_rendering_time_grows_linearly_with_the_length(unit: str) -> None:
     """Four times the text takes about four times as long, not sixteen (emphasis markers that
