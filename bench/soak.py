@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.client import PocketVoiceBot
 from bot.core import native_memory
 from bot.core.config import load_settings
+from bot.text.numbers import cardinal
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.fakediscord import FakeDiscord
 from tests.tiny_model import train_tokenizer, write_random_config
@@ -169,7 +170,9 @@ async def server_load(
         )[0]
         try:
             if action == "say":
-                line = f"{rng.choice(LINES)} Number {count}."
+                # the count in words: the bot reads digits as words, and the line is looked for
+                # in what it said
+                line = f"{rng.choice(LINES)} Number {cardinal(count, 'english')}."
                 inter = await fake.interaction("say", {"text": line}, user=user, guild=guild)
                 reply = (await inter.wait_final(60)).get("content") or ""
                 if reply.startswith(("Speaking in", "Queued")):  # accepted: it must be heard
