@@ -396,7 +396,9 @@ def _guild_check(
     if read_id is not None:
         read = next((c for c in channels if c.id == read_id), None)
         if read is None:
-            problems.append("its read channel no longer exists (/config read_channel)")
+            problems.append(
+                "its read channel no longer exists (/setup, or /config reading read_channel)"
+            )
         elif missing := _missing(read.permissions_for(member), READ_CHANNEL_NEEDS):
             problems.append(f"in #{read.name} (read channel) it lacks {', '.join(missing)}")
     voice = [c for c in channels if isinstance(c, discord.VoiceChannel | discord.StageChannel)]

@@ -17,7 +17,7 @@ from discord.ext import commands
 
 from bot.client import PocketVoiceBot
 from bot.services.settings import builtin_voice_names
-from bot.storage.server_settings import SETTINGS, SettingSpec
+from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
 from cogs.common import choose_voice, guild_of, respond
 
 ADMIN = discord.Permissions(manage_guild=True)
@@ -107,7 +107,8 @@ class SettingsCog(commands.Cog):
     set_group = app_commands.Group(
         name="set", description="Your reading preferences in this server", guild_only=True
     )
-    # Apart from /set: Discord allows 25 subcommands a group, and members see only their own.
+    # Apart from /set, which members see (their own). `/config <group> <setting>`: the groups
+    # are added in setup(), from the settings' schema.
     config_group = app_commands.Group(
         name="config", description="This server's settings (Manage Server)", guild_only=True,
         default_permissions=ADMIN,
@@ -286,6 +287,9 @@ class SettingsCog(commands.Cog):
 
 async def setup(bot: PocketVoiceBot) -> None:
     cog = SettingsCog(bot)
-    for spec in SETTINGS.values():
-        cog.config_group.add_command(_server_setting_command(spec))
+    for group, description in GROUPS.items():
+        commands_of_group = app_commands.Group(name=group, description=description)
+        for spec in settings_in(group):
+            commands_of_group.add_command(_server_setting_command(spec))
+        cog.config_group.add_command(commands_of_group)
     await bot.add_cog(cog)

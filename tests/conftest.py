@@ -203,3 +203,17 @@ def fake_discord_payloads_checked() -> Iterator[None]:
 
     with fail_on_invalid_payloads():
         yield
+
+
+def shown_settings(message: dict[str, object]) -> dict[str, str]:
+    """/settings' embed as {setting: "value · description"}: each group's field holds a line
+    `name: value · description` per setting (French: `name : ...`); other fields (the
+    dictionary) by their name."""
+    shown: dict[str, str] = {}
+    for field in message["embeds"][0]["fields"]:  # type: ignore[index]
+        lines = [re.match(r"([a-z_]+) ?: (.*)", line) for line in field["value"].split("\n")]
+        if all(lines):
+            shown.update(line.group(1, 2) for line in lines if line)
+        else:
+            shown[field["name"]] = field["value"]
+    return shown

@@ -71,6 +71,12 @@ FRENCH: dict[str, str] = {
     "The voice you speak with (yours or built-in)": (
         "La voix avec laquelle vous parlez (la vôtre ou intégrée)"
     ),
+    # server settings: their groups (`/config <group>`), then each one
+    "Which messages are read": "Quels messages sont lus",
+    "How a message becomes words": "Comment un message devient des mots",
+    "How the bot sounds": "Comment le bot parle",
+    "When the bot joins and leaves voice": "Quand le bot rejoint et quitte le vocal",
+    "How much is read": "Combien est lu",
     # server settings
     "The text or forum channel that is read aloud": "Le salon textuel ou forum lu à voix haute",
     "Also read the threads of the read channel": "Lire aussi les fils du salon lu",

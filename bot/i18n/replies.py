@@ -449,7 +449,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "That channel is not in this server.": "Ce salon n'est pas sur ce serveur.",
     "That role is not in this server.": "Ce rôle n'est pas sur ce serveur.",
     "{key} is now {value}.": "{key} vaut maintenant {value}.",
-    "{value} · {description}": "{value} · {description}",
+    "{name}: {value} · {description}": "{name} : {value} · {description}",
     "{words} · /dictionary list": "{words} · /dictionary list",
     "PocketVoice settings for {server}": "Réglages de PocketVoice pour {server}",
     "Give both the word and how to say it.": "Donnez le mot et la façon de le dire.",

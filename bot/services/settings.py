@@ -26,7 +26,7 @@ from bot.services.replies import (
     require_manage_nicknames,
 )
 from bot.storage.database import Database, DictionaryFullError, Pronunciation
-from bot.storage.server_settings import SETTINGS, parse_rate, show_rate
+from bot.storage.server_settings import GROUPS, SETTINGS, parse_rate, settings_in, show_rate
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, speakable
@@ -44,7 +44,7 @@ IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is impor
 LIST_PAGE_CHARS = 1800  # a /dictionary list page, within Discord's 2,000 characters
 PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
 # Each language a member or server switches to may load a model (seconds of CPU, hundreds of
-# MB): at most this many changes per member (/set my_language) or server (/config language).
+# MB): at most this many changes per member (/set my_language) or server (/config speech language).
 LANGUAGE_CHANGES = 3
 LANGUAGE_CHANGES_WINDOW_S = 300.0
 # ... and at most this many by all the members of a server together: alts would each bring
@@ -129,9 +129,16 @@ class SettingsService:
         settings = await self.db.guilds.get(guild.id)
         words = await self.db.dictionary.count(guild.id)
         fields = [
-            (name, tr("{value} · {description}", value=spec.show(getattr(settings, name)),
-                      description=tr(spec.description)))
-            for name, spec in SETTINGS.items()
+            (
+                tr(GROUPS[group]),
+                lines(*(
+                    tr("{name}: {value} · {description}", name=spec.name,
+                       value=spec.show(getattr(settings, spec.name)),
+                       description=tr(spec.description))
+                    for spec in settings_in(group)
+                )),
+            )
+            for group in GROUPS
         ]  # fmt: skip
         fields.append(("dictionary", tr("{words} · /dictionary list", words=plural(words, "word"))))
         return Reply(

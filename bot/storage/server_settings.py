@@ -43,61 +43,93 @@ def show_rate(rate: float) -> str:
     return f"{rate:g}×"
 
 
-def _setting(default: Any, description: str, **bounds: Any) -> Any:
-    return field(default=default, metadata={"description": description, **bounds})
+# The settings' groups, in the order /settings shows them: `/config <group> <setting>` (Discord
+# allows 25 subcommands a group, and 25 fields an embed; one group each keeps room to grow).
+GROUPS: dict[str, str] = {
+    "reading": "Which messages are read",
+    "text": "How a message becomes words",
+    "speech": "How the bot sounds",
+    "joining": "When the bot joins and leaves voice",
+    "limits": "How much is read",
+}
+
+
+def _setting(default: Any, description: str, *, group: str, **bounds: Any) -> Any:
+    assert group in GROUPS, group
+    return field(default=default, metadata={"description": description, "group": group, **bounds})
 
 
 @dataclass(frozen=True)
 class ServerSettings:
     guild_id: int
     read_channel: int | None = _setting(
-        None, "The text or forum channel that is read aloud", kind="channel"
+        None, "The text or forum channel that is read aloud", kind="channel", group="reading"
     )
-    read_threads: bool = _setting(True, "Also read the threads of the read channel")
-    text_in_voice: bool = _setting(True, "Also read the chat of the voice channel the bot is in")
-    autojoin: bool = _setting(True, "Join when someone in voice posts in the read channel")
+    read_threads: bool = _setting(
+        True, "Also read the threads of the read channel", group="reading"
+    )
+    text_in_voice: bool = _setting(
+        True, "Also read the chat of the voice channel the bot is in", group="reading"
+    )
+    autojoin: bool = _setting(
+        True, "Join when someone in voice posts in the read channel", group="joining"
+    )
     idle_timeout: int = _setting(
-        300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400
+        300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400, group="joining"
     )
-    xsaid: bool = _setting(True, "Say who is speaking (“NAME said”)")
+    xsaid: bool = _setting(True, "Say who is speaking (“NAME said”)", group="text")
     join_leave: bool = _setting(
-        False, "Say when members join or leave the bot's voice channel (“NAME joined”)"
+        False,
+        "Say when members join or leave the bot's voice channel (“NAME joined”)",
+        group="joining",
     )
-    skip_emoji: bool = _setting(False, "Leave emoji out instead of reading their names")
+    skip_emoji: bool = _setting(
+        False, "Leave emoji out instead of reading their names", group="text"
+    )
     repeated_characters: int = _setting(
-        4, "Cut runs of one character to this many (0: keep)", lo=0, hi=50
+        4, "Cut runs of one character to this many (0: keep)", lo=0, hi=50, group="text"
     )
-    max_length: int = _setting(300, "Longest spoken message, in characters", lo=20, hi=2_000)
-    bot_ignore: bool = _setting(True, "Ignore messages from bots and webhooks")
+    max_length: int = _setting(
+        300, "Longest spoken message, in characters", lo=20, hi=2_000, group="text"
+    )
+    bot_ignore: bool = _setting(True, "Ignore messages from bots and webhooks", group="reading")
     skip_prefix: str = _setting(
-        "-", "Messages starting with this are not read ('none': off)", max_len=10
+        "-", "Messages starting with this are not read ('none': off)", max_len=10, group="reading"
     )
     required_role: int | None = _setting(
-        None, "Only read members with this role ('none': everyone)", kind="role"
+        None, "Only read members with this role ('none': everyone)", kind="role", group="reading"
     )
     ignored_role: int | None = _setting(
-        None, "Never read members with this role ('none': no one)", kind="role"
+        None, "Never read members with this role ('none': no one)", kind="role", group="reading"
     )
-    require_voice: bool = _setting(True, "Only read members who are in the bot's voice channel")
-    skip_silent: bool = _setting(True, "Do not read @silent messages (sent without notifications)")
-    audience_ignore: bool = _setting(True, "In a stage, do not read members of the audience")
+    require_voice: bool = _setting(
+        True, "Only read members who are in the bot's voice channel", group="reading"
+    )
+    skip_silent: bool = _setting(
+        True, "Do not read @silent messages (sent without notifications)", group="reading"
+    )
+    audience_ignore: bool = _setting(
+        True, "In a stage, do not read members of the audience", group="reading"
+    )
     queue_limit: int = _setting(
-        20, "Most messages waiting; beyond, the oldest is dropped", lo=1, hi=100
+        20, "Most messages waiting; beyond, the oldest is dropped", lo=1, hi=100, group="limits"
     )
-    rate_limit: int = _setting(5, "Most messages read per member every 10 seconds", lo=1, hi=50)
-    cloning: bool = _setting(True, "Members may clone their own voice here")
+    rate_limit: int = _setting(
+        5, "Most messages read per member every 10 seconds", lo=1, hi=50, group="limits"
+    )
+    cloning: bool = _setting(True, "Members may clone their own voice here", group="speech")
     default_voice: str | None = _setting(
-        None, "Built-in voice for members without one", kind="voice"
+        None, "Built-in voice for members without one", kind="voice", group="speech"
     )
     language: str | None = _setting(
-        None, "Language spoken here ('none': the bot's default)", kind="language"
+        None, "Language spoken here ('none': the bot's default)", kind="language", group="speech"
     )
     speaking_rate: float = _setting(
         1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
-        lo=SLOWEST, hi=FASTEST,
+        lo=SLOWEST, hi=FASTEST, group="speech"
     )  # fmt: skip
     queue_speedup: bool = _setting(
-        False, "Speak faster while messages wait, up to 1.5× at 5 waiting"
+        False, "Speak faster while messages wait, up to 1.5× at 5 waiting", group="speech"
     )
 
     def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
@@ -117,6 +149,7 @@ class SettingSpec:
     kind: str  # bool, int, str, channel, role, voice, language, rate
     default: Any
     description: str
+    group: str
     lo: float | None = None
     hi: float | None = None
     max_len: int | None = None
@@ -184,6 +217,7 @@ SETTINGS: dict[str, SettingSpec] = {
         _kind(f),
         f.default,
         f.metadata["description"],
+        f.metadata["group"],
         f.metadata.get("lo"),
         f.metadata.get("hi"),
         f.metadata.get("max_len"),
@@ -191,3 +225,8 @@ SETTINGS: dict[str, SettingSpec] = {
     for f in dataclasses.fields(ServerSettings)
     if f.name != "guild_id"
 }
+
+
+def settings_in(group: str) -> list[SettingSpec]:
+    """The settings of one group, in the order they are declared."""
+    return [spec for spec in SETTINGS.values() if spec.group == group]

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from bot.playback.speakers import GuildSpeaker
-from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord, shown_settings
 from tests.fakediscord import FakeDiscord
 
 TEXT, VOICE, VOICE2 = FakeDiscord.TEXT_ID, FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
@@ -144,16 +144,16 @@ async def test_settings_persist_across_a_restart(tmp_path: Path, tiny_model: Tin
         fake = running.fake
         await setup_read_channel(fake)
         for command, value in [
-            ("config xsaid", False),
-            ("config skip_prefix", "!"),
-            ("config max_length", 40),
+            ("config text xsaid", False),
+            ("config reading skip_prefix", "!"),
+            ("config text max_length", 40),
         ]:
             reply = await (
                 await fake.interaction(command, {"value": value}, permissions=ADMIN)
             ).wait_final()
             assert " is now " in reply["content"]
         refused = await (
-            await fake.interaction("config max_length", {"value": 5}, permissions=ADMIN)
+            await fake.interaction("config text max_length", {"value": 5}, permissions=ADMIN)
         ).wait_final()
         assert refused["content"] == "max_length goes from 20 to 2000."
         nick = await (await fake.interaction("set nick", {"name": "Captain"})).wait_final()
@@ -167,7 +167,7 @@ async def test_settings_persist_across_a_restart(tmp_path: Path, tiny_model: Tin
     async with bot_on_fake_discord(tmp_path, tiny_model) as running:  # same DATA_DIR
         fake = running.fake
         shown = await (await fake.interaction("settings")).wait_response(2)
-        fields = {f["name"]: f["value"].split(" · ")[0] for f in shown["embeds"][0]["fields"]}
+        fields = {name: value.split(" · ")[0] for name, value in shown_settings(shown).items()}
         assert fields["read_channel"] == f"<#{TEXT}>"
         assert (fields["xsaid"], fields["skip_prefix"], fields["max_length"]) == ("off", "!", "40")
         assert fields["dictionary"] == "1 word"
@@ -197,7 +197,7 @@ async def test_idle_timeout_leaves_voice(running_bot: RunningBot) -> None:
     if bot._idle_task is not None:  # restart the watch with the short interval
         bot._idle_task.cancel()
         bot._idle_task = asyncio.create_task(bot._leave_when_idle())
-    idle = await fake.interaction("config idle_timeout", {"value": 1}, permissions=ADMIN)
+    idle = await fake.interaction("config joining idle_timeout", {"value": 1}, permissions=ADMIN)
     await idle.wait_final()
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("join")).wait_final()

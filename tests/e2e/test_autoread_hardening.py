@@ -56,7 +56,7 @@ async def test_rate_limited_messages_and_edits_are_not_rendered(
     async with bot_on_fake_discord(tmp_path, tiny_model, full_length(tiny_model)) as running:
         fake = running.fake
         await setup_read_channel(fake)
-        await set_server(fake, "config rate_limit", 1)
+        await set_server(fake, "config limits rate_limit", 1)
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", VOICE)
         flood = [await fake.post("alice", f"flood {i} " + "__a " * 900) for i in range(10)]
@@ -69,7 +69,7 @@ async def test_rate_limited_messages_and_edits_are_not_rendered(
         # edits of a waiting message are rate-limited too (apart from messages): past the
         # limit the reading is dropped, not rendered again
         await (await fake.interaction("stop")).wait_final()
-        await set_server(fake, "config rate_limit", 2)
+        await set_server(fake, "config limits rate_limit", 2)
         talking = await fake.post("bob", LONG)
         assert await outcome(running, talking) == "read"
         await fake.wait_for(lambda: speaker(running).busy, 10, "bob's message")
@@ -102,7 +102,7 @@ async def test_speak_this_message_keeps_the_reading_rules(running_bot: RunningBo
 
     skipped = await fake.post("bob", "-not for reading")
     assert await menu(skipped) == ("Messages starting with “-” are not read aloud in this server.")
-    await set_server(fake, "config rate_limit", 1)
+    await set_server(fake, "config limits rate_limit", 1)
     first = await fake.post("bob", "read me")
     assert await menu(first) == f"Speaking that message in <#{VOICE}>."
     assert await menu(first) == "That is a lot of reading at once: please wait a few seconds."
@@ -144,7 +144,7 @@ async def test_a_cloned_voice_is_announced_under_its_owners_username_edits_inclu
             )
         nick = await (await fake.interaction("set nick", {"name": "Captain"})).wait_final()
         assert nick["content"] == "I will call you “Captain” when reading your messages."
-        await set_server(fake, "config xsaid", False)
+        await set_server(fake, "config text xsaid", False)
         await (await clone(fake, "Mine")).wait_content("is ready")
         await (await fake.interaction("voice use", {"name": "Mine"})).wait_final()
         await fake.wait_for(lambda: len(speaker(running).history) == 1, 60, "the sample")

@@ -91,9 +91,11 @@ async def test_members_joining_and_leaving_are_announced(
     assert fake.bot_voice_channel == VOICE
     # off by default
     assert await moved(running_bot, notices, "bob", VOICE) == "notices off"
-    turned_on = await fake.interaction("config join_leave", {"value": True}, permissions=ADMIN)
+    turned_on = await fake.interaction(
+        "config joining join_leave", {"value": True}, permissions=ADMIN
+    )
     assert (await turned_on.wait_final())["content"] == "join_leave is now on."
-    refused = await fake.interaction("config join_leave", {"value": False}, user="bob")
+    refused = await fake.interaction("config joining join_leave", {"value": False}, user="bob")
     assert "Manage Server" in (await refused.wait_final())["content"]  # checked by the bot too
 
     assert await moved(running_bot, notices, "bob", VOICE2) == "left"  # moved out of its channel
@@ -145,7 +147,10 @@ async def test_notices_are_said_in_the_servers_language(
         fake = run.fake
         await fake.set_voice_state("alice", VOICE)
         await (await fake.interaction("join")).wait_final()
-        for setting, value in (("config join_leave", True), ("config language", "german")):
+        for setting, value in (
+            ("config joining join_leave", True),
+            ("config speech language", "german"),
+        ):
             changed = await fake.interaction(setting, {"value": value}, permissions=ADMIN)
             assert " is now " in (await changed.wait_final())["content"]
         mine = await fake.interaction("set my_language", {"language": "french"}, user="bob")
@@ -170,7 +175,10 @@ async def test_a_notice_never_pushes_a_message_out_of_a_full_queue(
         fake = run.fake
         await fake.set_voice_state("alice", VOICE)
         await (await fake.interaction("join")).wait_final()
-        for setting, value in (("config join_leave", True), ("config queue_limit", 1)):
+        for setting, value in (
+            ("config joining join_leave", True),
+            ("config limits queue_limit", 1),
+        ):
             changed = await fake.interaction(setting, {"value": value}, permissions=ADMIN)
             await changed.wait_final()
         for text in (LONG, "second line"):
@@ -190,7 +198,7 @@ async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
         assert phrases is not None
         await fake.set_voice_state("alice", VOICE)
         await (await fake.interaction("join")).wait_final()
-        on = await fake.interaction("config join_leave", {"value": True}, permissions=ADMIN)
+        on = await fake.interaction("config joining join_leave", {"value": True}, permissions=ADMIN)
         await on.wait_final()
         assert await moved(run, notices, "bob", VOICE) == "joined"
         assert await spoken_after(run, 1) == ["Bob joined"]
@@ -210,7 +218,7 @@ async def notices_on(running: RunningBot) -> None:
     fake = running.fake
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("join")).wait_final()
-    on = await fake.interaction("config join_leave", {"value": True}, permissions=ADMIN)
+    on = await fake.interaction("config joining join_leave", {"value": True}, permissions=ADMIN)
     await on.wait_final()
 
 
@@ -237,7 +245,9 @@ async def test_no_notice_for_blocked_members_nor_the_ignored_role(
     assert await spoken_after(running_bot, 1) == ["Mallory left"]
     role = await fake.add_role("No TTS")
     fake.give_role("bob", role)
-    ignored = await fake.interaction("config ignored_role", {"value": role}, permissions=ADMIN)
+    ignored = await fake.interaction(
+        "config reading ignored_role", {"value": role}, permissions=ADMIN
+    )
     await ignored.wait_final()
     a_minute_later(running_bot)
     assert await moved(running_bot, notices, "bob", VOICE) == "has the ignored role"

@@ -73,18 +73,22 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         await fake.set_voice_state("bob", VOICE)
 
         # only admins set the server's language, and only to a language on offer
-        denied = await fake.interaction("config language", {"value": "french"})
+        denied = await fake.interaction("config speech language", {"value": "french"})
         assert "Manage Server" in (await denied.wait_final())["content"]
-        unknown = await fake.interaction("config language", {"value": "klingon"}, permissions=ADMIN)
+        unknown = await fake.interaction(
+            "config speech language", {"value": "klingon"}, permissions=ADMIN
+        )
         assert (
             "Choose one of: english, french, german, italian"
             in (await unknown.wait_final())["content"]
         )
         offered = await fake.interaction(
-            "config language", {"value": "fr"}, permissions=ADMIN, focused="value"
+            "config speech language", {"value": "fr"}, permissions=ADMIN, focused="value"
         )
         assert [c["value"] for c in (await offered.wait_response())["choices"]] == ["french"]
-        done = await fake.interaction("config language", {"value": "french"}, permissions=ADMIN)
+        done = await fake.interaction(
+            "config speech language", {"value": "french"}, permissions=ADMIN
+        )
         assert (await done.wait_final())["content"] == "language is now french."
 
         # /voice list puts the built-in voices recorded in the server's language first, and a
@@ -153,7 +157,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         # the first server is speaking (not just starting) when the second asks for italian
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 100, 30, "speech")
         admin = {"permissions": ADMIN, "user": "bob", "guild": fake.GUILD2_ID}
-        changed = await fake.interaction("config language", {"value": "italian"}, **admin)
+        changed = await fake.interaction("config speech language", {"value": "italian"}, **admin)
         await changed.wait_final()
         second = await fake.interaction("say", {"text": "Ciao."}, user="bob", guild=fake.GUILD2_ID)
         assert (await second.wait_final())["content"].startswith("Loading italian…")
@@ -173,7 +177,9 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         assert bot.models.loaded() == ["english", "italian"]
 
         # a third language, over TTS_MODELS=2: the idle italian model is unloaded
-        await (await fake.interaction("config language", {"value": "german"}, **admin)).wait_final()
+        await (
+            await fake.interaction("config speech language", {"value": "german"}, **admin)
+        ).wait_final()
         third = await fake.interaction("say", {"text": "Hallo."}, user="bob", guild=fake.GUILD2_ID)
         assert (await third.wait_final())["content"].startswith("Loading german…")
         await fake.wait_for(lambda: len(speakers[1].history) == 2, 60, "german")  # type: ignore[union-attr]
@@ -203,7 +209,9 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
 
         async def set_language(user: str, guild: str, language: str) -> None:
             change = {"value": language}
-            inter = await fake.interaction("config language", change, user, ADMIN, guild=guild)
+            inter = await fake.interaction(
+                "config speech language", change, user, ADMIN, guild=guild
+            )
             assert (await inter.wait_final())["content"] == f"language is now {language}."
 
         async def say(user: str, guild: str, text: str, answer: str) -> None:
@@ -310,7 +318,9 @@ async def test_set_language_refuses_a_language_whose_model_cannot_load(
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
         assert bot.db is not None and bot.models is not None
-        broken = await fake.interaction("config language", {"value": "german"}, permissions=ADMIN)
+        broken = await fake.interaction(
+            "config speech language", {"value": "german"}, permissions=ADMIN
+        )
         content = (await broken.wait_final())["content"]
         assert content.startswith("I cannot speak german on this bot now: its model config")
         assert "german.yaml is broken" in content

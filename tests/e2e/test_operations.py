@@ -155,7 +155,7 @@ async def test_help_shows_how_the_server_is_set_up_and_what_to_do_next(
     await (
         await fake.interaction("setup", {"channel": fake.TEXT_ID}, permissions=admin)
     ).wait_final()
-    cloning = await fake.interaction("config cloning", {"value": False}, permissions=admin)
+    cloning = await fake.interaction("config speech cloning", {"value": False}, permissions=admin)
     await cloning.wait_final()
     text = embed_text(await (await fake.interaction("help")).wait_final())
     assert f"I read <#{fake.TEXT_ID}> aloud." in text

@@ -120,7 +120,7 @@ async def test_a_flood_costs_two_queries_a_message(quiet_bot: RunningBot) -> Non
     """A rate-limited message is decided on the server's and the member's settings alone."""
     running, fake = quiet_bot, quiet_bot.fake
     await setup_read_channel(fake)
-    limit = fake.interaction("config rate_limit", {"value": 1}, permissions=ADMIN)
+    limit = fake.interaction("config limits rate_limit", {"value": 1}, permissions=ADMIN)
     assert " is now " in (await (await limit).wait_final())["content"]
     await fake.set_voice_state("alice", VOICE)
     assert await outcome(running, await fake.post("alice", "warming up")) == "read"

@@ -1,4 +1,4 @@
-"""A rate that keeps up, end to end: with `/config queue_speedup on`, a message begun while
+"""A rate that keeps up, end to end: with `/config speech queue_speedup on`, a message begun while
 others wait behind it goes out shorter on the wire than the same message said with the queue
 empty; with it off, it goes out as long. The tiny model's full-length config (no end of
 speech): a text's length is fixed, so the same text gives the same audio each time."""
@@ -70,7 +70,9 @@ async def test_queue_speedup_speaks_faster_while_messages_wait(
         fake = running.fake
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", VOICE)
-        reply = await set_reply(running, "config queue_speedup", {"value": True}, permissions=ADMIN)
+        reply = await set_reply(
+            running, "config speech queue_speedup", {"value": True}, permissions=ADMIN
+        )
         assert reply["content"] == "queue_speedup is now on."
 
         # nobody waiting: at the member's own rate, sped up or not
@@ -91,7 +93,7 @@ async def test_queue_speedup_speaks_faster_while_messages_wait(
 
         # off: as many waiting, and the message is as long as alone
         reply = await set_reply(
-            running, "config queue_speedup", {"value": False}, permissions=ADMIN
+            running, "config speech queue_speedup", {"value": False}, permissions=ADMIN
         )
         assert reply["content"] == "queue_speedup is now off."
         unchanged, result = await said_while_others_wait(running)

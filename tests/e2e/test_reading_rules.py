@@ -146,7 +146,7 @@ async def test_webhook_messages_are_read_under_the_webhooks_name(running_bot: Ru
     # bot_ignore is on by default: webhooks and bots are not read
     hook = await fake.post_webhook("Bridge Bob", "from the other side")
     assert await outcome(running_bot, hook) == "from a bot"
-    off = await fake.interaction("config bot_ignore", {"value": False}, permissions=ADMIN)
+    off = await fake.interaction("config reading bot_ignore", {"value": False}, permissions=ADMIN)
     assert await final(off) == "bot_ignore is now off."
     # a webhook is never in voice: it cannot bring the bot there
     assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "hi")) == (
@@ -161,7 +161,7 @@ async def test_webhook_messages_are_read_under_the_webhooks_name(running_bot: Ru
     # a webhook has no roles: with a required role it is not read
     role = await fake.add_role("Readers")
     await (
-        await fake.interaction("config required_role", {"value": role}, permissions=ADMIN)
+        await fake.interaction("config reading required_role", {"value": role}, permissions=ADMIN)
     ).wait_final()
     assert await outcome(running_bot, await fake.post_webhook("Bridge Bob", "again")) == (
         "missing the required role"
@@ -176,7 +176,7 @@ async def test_each_name_a_webhook_posts_under_is_an_author_of_its_own(
     fake = running_bot.fake
     await setup_read_channel(fake)
     await fake.set_voice_state("alice", VOICE)
-    for setting, value in (("bot_ignore", False), ("rate_limit", 2)):
+    for setting, value in (("reading bot_ignore", False), ("limits rate_limit", 2)):
         await (
             await fake.interaction(f"config {setting}", {"value": value}, permissions=ADMIN)
         ).wait_final()

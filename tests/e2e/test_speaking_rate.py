@@ -95,7 +95,9 @@ async def test_my_rate_and_the_servers_rate_change_the_length_of_speech(
     assert faster == stretched(normal, 1.5), (normal, faster)
 
     # the server's rate applies to members without their own; a member's own wins
-    reply = await set_reply(running, "config speaking_rate", {"value": 0.75}, permissions=ADMIN)
+    reply = await set_reply(
+        running, "config speech speaking_rate", {"value": 0.75}, permissions=ADMIN
+    )
     assert reply["content"] == "speaking_rate is now 0.75×."
     faster_still, _ = await said_seconds(running)
     assert abs(normal / faster_still - 1.5) <= 0.05 * 1.5, (normal, faster_still)
@@ -116,14 +118,16 @@ async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
             "my_rate goes from 0.5 to 2.0.",
             "my_rate is a number such as 1.5.",
         ), reply["content"]
-    reply = await set_reply(running, "config speaking_rate", {"value": 2.5}, permissions=ADMIN)
+    reply = await set_reply(
+        running, "config speech speaking_rate", {"value": 2.5}, permissions=ADMIN
+    )
     assert reply["content"] == "speaking_rate goes from 0.5 to 2.0."
     db, guild = running.bot.db, int(FakeDiscord.GUILD_ID)
     assert db is not None
     assert (await db.members.get(int(running.fake.humans["alice"].id), guild)).rate is None
     assert (await db.guilds.get(guild)).speaking_rate == 1.0
     # without Manage Server, the server's rate is refused on the bot's side too
-    reply = await set_reply(running, "config speaking_rate", {"value": 1.5})
+    reply = await set_reply(running, "config speech speaking_rate", {"value": 1.5})
     assert "Manage Server" in reply["content"]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import soundfile
 
 from tests.audio_samples import encode, speech_like
-from tests.conftest import RunningBot
+from tests.conftest import RunningBot, shown_settings
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.server import FakeInteraction
 
@@ -136,12 +136,14 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
     assert len(voice_files(running_bot)) == 4
 
     # cloning switched off: only admins may do it, and then it applies
-    inter = await fake.interaction("config cloning", {"value": False}, user="bob")
+    inter = await fake.interaction("config speech cloning", {"value": False}, user="bob")
     assert (await inter.wait_final())["content"] == (
         "You need the Manage Server permission to change this server's settings."
     )
     inter = await fake.interaction(
-        "config cloning", {"value": False}, permissions=fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
+        "config speech cloning",
+        {"value": False},
+        permissions=fake.EVERYONE_PERMISSIONS | MANAGE_GUILD,
     )
     assert (await inter.wait_final())["content"] == "cloning is now off."
     await (await clone(fake, "Bobs", user="bob")).wait_content(
@@ -225,11 +227,13 @@ async def test_list_rename_and_server_default_voice(running_bot: RunningBot) -> 
     assert others.startswith("Other built-in voices (they speak english with an accent): ")
     assert "estelle" in others and "alba" not in others
     admin = fake.EVERYONE_PERMISSIONS | MANAGE_GUILD
-    bad = await fake.interaction("config default_voice", {"value": "Me"}, permissions=admin)
+    bad = await fake.interaction("config speech default_voice", {"value": "Me"}, permissions=admin)
     assert "is not a built-in voice" in (await bad.wait_final())["content"]
-    good = await fake.interaction("config default_voice", {"value": "Marius"}, permissions=admin)
+    good = await fake.interaction(
+        "config speech default_voice", {"value": "Marius"}, permissions=admin
+    )
     assert (await good.wait_final())["content"] == "default_voice is now marius."
     shown = await (await fake.interaction("settings")).wait_response(2)
-    fields = {f["name"]: f["value"] for f in shown["embeds"][0]["fields"]}
+    fields = shown_settings(shown)
     assert fields["default_voice"].startswith("marius · ")
     assert fields["cloning"].startswith("on · ")

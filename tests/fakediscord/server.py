@@ -346,7 +346,8 @@ class FakeDiscord:
         """Send a slash command as `user` would, through the gateway, from a Discord client
         in `locale`.
 
-        `name` may hold a subcommand ("voice use"). With `focused`, it is an autocomplete
+        `name` may hold a subcommand ("voice use"), or a group and its subcommand
+        ("config speech language"). With `focused`, it is an autocomplete
         request for that option instead of an invocation; with `target`, a message command
         (context menu) on that message. A channel option is given as its id string when the
         option is named "channel", a member as their name ("bob") when it is named "member".
@@ -391,8 +392,10 @@ class FakeDiscord:
                 option["focused"] = True
             option_list.append(option)
         command, *subcommand = name.split() if target is None else [name]
-        if subcommand:
-            option_list = [{"name": subcommand[0], "type": 1, "options": option_list}]
+        if subcommand:  # "voice use": a subcommand; "config speech language": one in a group
+            option_list = [{"name": subcommand[-1], "type": 1, "options": option_list}]
+            if len(subcommand) == 2:
+                option_list = [{"name": subcommand[0], "type": 2, "options": option_list}]
         data: JSON = {"id": snowflake(), "name": command, "type": 1, "options": option_list}
         if target is not None:
             data = {"id": snowflake(), "name": name, "type": 3, "target_id": target["id"]}

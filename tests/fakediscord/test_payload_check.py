@@ -268,7 +268,7 @@ async def test_the_fakes_dispatches_of_every_event_are_accepted(fake: FakeDiscor
     await fake.delete(message)
     await fake.interaction("say", {"text": "hi", "speed": 1.5, "count": 2, "loud": True})
     await fake.interaction("voice use", {"name": "al"}, focused="name", locale="fr")
-    await fake.interaction("config ignored_role", {"value": role}, permissions=8)
+    await fake.interaction("config reading ignored_role", {"value": role}, permissions=8)
     await fake.interaction("block", {"member": "bob", "channel": fake.TEXT_ID})
     await fake.interaction("xsaid", {"user": fake.humans["bob"]}, guild=fake.GUILD2_ID)
     await fake.interaction("clone", {"name": "Mine", "clip": clip, "consent": True})

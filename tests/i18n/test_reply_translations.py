@@ -14,7 +14,7 @@ from bot.i18n.replies import FRENCH_REPLIES, TABLES
 from bot.i18n.translate import Phrase, lines, localize, plural, tr
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.model_pool import available_languages
-from tests.conftest import RunningBot
+from tests.conftest import RunningBot, shown_settings
 from tests.e2e.test_autoread import ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,16 +97,18 @@ async def test_a_french_client_gets_french_replies_errors_and_embeds(
     assert french["content"] == "Rejoignez d'abord un salon vocal, puis réessayez."
     # a refusal made of several pieces (a setting's bounds) and a success
     bad = await fake.interaction(
-        "config idle_timeout", {"value": "-5"}, permissions=ADMIN, locale="fr"
+        "config joining idle_timeout", {"value": "-5"}, permissions=ADMIN, locale="fr"
     )
     assert (await bad.wait_final())["content"] == "idle_timeout va de 0 à 86400."
-    good = await fake.interaction("config xsaid", {"value": False}, permissions=ADMIN, locale="fr")
+    good = await fake.interaction(
+        "config text xsaid", {"value": False}, permissions=ADMIN, locale="fr"
+    )
     assert (await good.wait_final())["content"] == "xsaid vaut maintenant désactivé."
     # embeds: titles, field names and values
     shown = await (await fake.interaction("settings", locale="fr")).wait_response(2)
     embed = shown["embeds"][0]
     assert embed["title"].startswith("Réglages de PocketVoice pour ")
-    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    fields = shown_settings(shown)
     assert fields["xsaid"] == "désactivé · Dire qui parle (« NOM a dit »)"
     assert fields["dictionary"] == "0 mots · /dictionary list"
     helped = await (await fake.interaction("help", locale="fr")).wait_response(2)

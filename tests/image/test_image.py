@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from tests.audio_samples import encode, speech_like
-from tests.conftest import TinyModel
+from tests.conftest import TinyModel, shown_settings
 from tests.fakediscord import FakeDiscord
 from tests.image.podman import (
     BASE,
@@ -227,7 +227,9 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
                 "clone", {"name": "Mine", "clip": clip, "consent": True}
             )
             await cloned.wait_content("is ready", 120)
-            changed = await fake.interaction("config max_length", {"value": 77}, permissions=ADMIN)
+            changed = await fake.interaction(
+                "config text max_length", {"value": 77}, permissions=ADMIN
+            )
             await changed.wait_final()
 
             # 5. podman stop (SIGTERM) ends it within the grace period, leaving voice first
@@ -250,7 +252,7 @@ async def test_the_image_speaks_turns_healthy_keeps_its_data_and_stops_cleanly(
             listed = await (await fake.interaction("voice list")).wait_final()
             assert "Mine" in listed["content"]
             shown = await (await fake.interaction("settings", permissions=ADMIN)).wait_response(2)
-            fields = {f["name"]: f["value"] for f in shown["embeds"][0]["fields"]}
+            fields = shown_settings(shown)
             assert fields["max_length"].startswith("77"), fields
             stats = await bot.podman("exec", bot.name, "stat", "-c", "%a %u", "/data")
             assert stats.split() == ["700", "10001"]  # private, the image user's
