@@ -144,6 +144,8 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
     command = last(fake, "INTERACTION_CREATE")
     webhook = await fake.post_webhook("hook", "hi")
     role = (await fake.add_role("Mods")).to_json()
+    asked = await fake.post("bob", "", poll=FakeDiscord.poll_json("Q?", ["Pizza", "Pasta"]))
+    result = await fake.end_poll(asked, {1: 2})
     cases: dict[str, tuple[JSON, str]] = {
         "READY with a user account's fields": (
             dispatch("READY", old(ready, private_channels=[], relationships=[])),
@@ -209,6 +211,26 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
                 without(FakeDiscord.poll_json("Q?", ["a", "b"]), "expiry", "results"),
                 duration=24))),
             "'duration' was unexpected",
+        ),
+        "a poll result's winner by a field name Discord has not": (
+            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
+                *result["embeds"][0]["fields"], {"name": "winner", "value": "Pizza"}]}])),
+            "a poll_result field Discord has not: 'winner'",
+        ),
+        "a poll result's count as a word": (
+            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
+                {"name": "poll_question_text", "value": "Q?"},
+                {"name": "victor_answer_votes", "value": "two"},
+                {"name": "total_votes", "value": "3"}]}])),
+            "poll_result victor_answer_votes='two'",
+        ),
+        "a poll result without the poll it ends": (
+            dispatch("MESSAGE_CREATE", without(result, "message_reference")),
+            "references no poll",
+        ),
+        "a poll result embed on a plain message": (
+            dispatch("MESSAGE_CREATE", old(message, embeds=result["embeds"])),
+            "a poll_result embed on a message of type 0",
         ),
         "a poll result embed of a type Discord has not": (
             dispatch("MESSAGE_CREATE", old(message, type=46, embeds=[
