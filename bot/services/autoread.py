@@ -27,6 +27,7 @@ from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import (
+    MAX_POLL_ANSWERS,
     MessageFacts,
     Names,
     PollFacts,
@@ -135,7 +136,7 @@ def poll_of(message: discord.Message) -> PollFacts | None:
     if poll is None:
         return None
     answers = []
-    for answer in poll.answers[:10]:
+    for answer in poll.answers[:MAX_POLL_ANSWERS]:
         emoji = answer.media.emoji
         answers.append(poll_answer_text(
             answer.text,
