@@ -678,6 +678,10 @@ FRENCH_REPLIES: dict[str, str] = {
         "{reading} Ses publications sont lues, chacune précédée de son titre."
     ),
     "{reading} Its threads are read too.": "{reading} Ses fils sont lus aussi.",
+    "{reading} Polls are read with their options, and their results while I am in voice.": (
+        "{reading} Les sondages sont lus avec leurs choix, et leurs résultats quand je suis en "
+        "vocal."
+    ),
     "No channel is read aloud yet.": "Aucun salon n'est encore lu à voix haute.",
     "Voice cloning is not available on this bot (only built-in voices).": (
         "Le clonage de voix n'est pas disponible sur ce bot (voix intégrées seulement)."

@@ -26,7 +26,19 @@ from bot.services.speech import SpeechService, humans_in
 from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
-from bot.text.words import MessageFacts, Names, announce_both, lead_phrase
+from bot.text.words import (
+    MAX_POLL_ANSWERS,
+    MessageFacts,
+    Names,
+    PollFacts,
+    PollOutcome,
+    announce_both,
+    lead_phrase,
+    poll_answer_text,
+    poll_facts,
+    poll_outcome,
+    poll_result_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +116,49 @@ def thread_of(message: discord.Message) -> discord.Thread | None:
         return channel
     if isinstance(channel, discord.PartialMessageable) and message.guild is not None:
         return message.guild.get_thread(channel.id)
+    return None
+
+
+MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
+POLL_RESULT_EMBED = "poll_result"
+# the author key a poll result is read under: its words are Discord's, not its author's, so it
+# never counts as their speech for "NAME said" (a webhook's key is a tuple with its own id)
+POLL_RESULT_SPEAKER: Author = (0, "a poll result")
+
+
+def is_poll_result(message: discord.Message) -> bool:
+    return message.type == discord.MessageType.poll_result
+
+
+def poll_of(message: discord.Message) -> PollFacts | None:
+    """The message's poll, bounded (Discord's limits) before anything is made of it."""
+    poll = getattr(message, "poll", None)
+    if poll is None:
+        return None
+    answers = []
+    for answer in poll.answers[:MAX_POLL_ANSWERS]:
+        emoji = answer.media.emoji
+        answers.append(poll_answer_text(
+            answer.text,
+            getattr(emoji, "name", None),
+            getattr(emoji, "id", None),
+            bool(getattr(emoji, "animated", False)),
+        ))  # fmt: skip
+    return poll_facts(poll.question or "", answers)
+
+
+def poll_result_of(message: discord.Message) -> PollOutcome | None:
+    """A poll result message's outcome, from its `poll_result` embed's fields (None when the
+    message has no such embed: nothing to read)."""
+    if not is_poll_result(message):
+        return None
+    for embed in message.embeds[:10]:
+        if embed.type == POLL_RESULT_EMBED:
+            fields = {
+                str(f.name)[:64]: str(f.value)[:1024] for f in embed.fields[:MAX_EMBED_FIELDS]
+            }
+            outcome = poll_outcome(fields)
+            return outcome if outcome.question.strip() else None
     return None
 
 
@@ -194,14 +249,18 @@ class AutoReader:
             return "member opted out"
         voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)
         author_channel = voice_state.channel if voice_state is not None else None
+        result = is_poll_result(message)  # a poll's end: read only where the bot already is
         if bot_channel is None:
-            if not settings.autojoin or author_channel is None:
+            if result or not settings.autojoin or author_channel is None:
                 return "not in voice"
             try:
                 await self.speech.ensure_connected(author_channel)
             except UserError as error:
                 return f"cannot join: {error}"
-        elif settings.require_voice and not webhook and author_channel != bot_channel:
+        elif (
+            settings.require_voice and not webhook and not result
+            and author_channel != bot_channel
+        ):  # fmt: skip
             # a webhook is never in voice: with bot_ignore off it is read where the bot is
             return "author not in the bot's voice channel"
         if self._nothing_written(message):
@@ -284,7 +343,7 @@ class AutoReader:
         author = message.author
         if settings.bot_ignore and (author.bot or message.webhook_id is not None):
             return "from a bot"
-        if message.type not in READ_TYPES:
+        if message.type not in READ_TYPES and not is_poll_result(message):
             return "system message"
         if settings.skip_silent and message.flags.suppress_notifications:
             return "a @silent message"
@@ -329,10 +388,14 @@ class AutoReader:
     # ---- wording ---------------------------------------------------------------------------
     @staticmethod
     def _nothing_written(message: discord.Message) -> bool:
-        """Nothing at all to render: no text, file, sticker or forward."""
+        """Nothing at all to render: no text, file, sticker, forward or poll (a poll result:
+        no outcome)."""
+        if is_poll_result(message):
+            return poll_result_of(message) is None
         return not (
             message.content.strip() or message.attachments or message.stickers
             or getattr(message, "message_snapshots", None)
+            or getattr(message, "poll", None) is not None
         )  # fmt: skip
 
     async def _reading(
@@ -346,7 +409,8 @@ class AutoReader:
         )
         if not (settings.xsaid or cloned):
             named = unnamed
-        return _Reading(self, message.guild.id, author_of(message), named, unnamed, cloned)
+        speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
+        return _Reading(self, message.guild.id, speaker, named, unnamed, cloned)
 
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
@@ -372,6 +436,10 @@ class AutoReader:
         names = await self._names(message, guild, author)
         language = language or self.language
         options = await self.speech.wording.options(guild.id, settings, language)
+        outcome = poll_result_of(message)
+        if outcome is not None:  # Discord's words, not the author's: never named
+            line = poll_result_line(outcome, names, options)
+            return (line, ""), (line, "")
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")
         attachments = list(message.attachments)
@@ -397,6 +465,7 @@ class AutoReader:
             author_webhook=author_webhook,
             reply_to_webhook=reply_to_webhook,
             title=forum_title(message),
+            poll=poll_of(message),
         )
         lines = announce_both(facts, names, options)
         leads = (lead_phrase(facts, options, say_name=True),

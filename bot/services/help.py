@@ -62,6 +62,9 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
         reading = tr("{reading} Its posts are read, each title first.", reading=reading)
     elif read and settings is not None and settings.read_threads:
         reading = tr("{reading} Its threads are read too.", reading=reading)
+    if read:
+        reading = tr("{reading} Polls are read with their options, and their results while I "
+                     "am in voice.", reading=reading)  # fmt: skip
     if not can_clone:
         cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
     elif settings is not None and not settings.cloning:

@@ -57,6 +57,18 @@ class Phrasebook:
     equals: str
     date: str  # "{day} {month} {year}"
     months: tuple[str, ...]
+    # a poll: "{name} asks: {question}", the same without the name, then its answers
+    # ("Options: a, b, or c": `or_` between two, `or_last` before the last of three or more)
+    asks: str
+    poll: str
+    options: str
+    or_: str
+    or_last: str
+    # a poll's end (Discord's poll result message): its winner, a tie, no votes at all
+    poll_won: str  # "{question}", "{answer}", "{votes}" (the `votes` noun with its count)
+    poll_tie: str
+    poll_no_votes: str
+    votes: Attachment
     attachments: dict[str, Attachment] = field(default_factory=dict)  # image, video, audio,
     # file, sticker
 
@@ -114,6 +126,15 @@ ENGLISH = Phrasebook(
         "November",
         "December",
     ),
+    asks="{name} asks: {question}",
+    poll="a poll: {question}",
+    options="Options: {answers}",
+    or_=" or ",
+    or_last=", or ",
+    poll_won="The poll “{question}” ended: {answer} won with {votes}",
+    poll_tie="The poll “{question}” ended in a tie",
+    poll_no_votes="The poll “{question}” ended with no votes",
+    votes=Attachment("one vote", "{n} votes"),
     attachments={
         "image": Attachment("an image", "{n} images"),
         "video": Attachment("a video", "{n} videos"),
@@ -176,6 +197,15 @@ FRENCH = Phrasebook(
         "novembre",
         "décembre",
     ),
+    asks="{name} demande : {question}",
+    poll="un sondage : {question}",
+    options="Choix : {answers}",
+    or_=" ou ",
+    or_last=" ou ",
+    poll_won="Le sondage « {question} » est terminé : {answer} l'emporte avec {votes}",
+    poll_tie="Le sondage « {question} » s'est terminé sur une égalité",
+    poll_no_votes="Le sondage « {question} » s'est terminé sans aucun vote",
+    votes=Attachment("une voix", "{n} voix", feminine=True),
     attachments={
         "image": Attachment("une image", "{n} images", feminine=True),
         "video": Attachment("une vidéo", "{n} vidéos", feminine=True),
@@ -238,6 +268,15 @@ GERMAN = Phrasebook(
         "November",
         "Dezember",
     ),
+    asks="{name} fragt: {question}",
+    poll="eine Umfrage: {question}",
+    options="Optionen: {answers}",
+    or_=" oder ",
+    or_last=" oder ",
+    poll_won="Die Umfrage „{question}“ ist beendet: {answer} gewinnt mit {votes}",
+    poll_tie="Die Umfrage „{question}“ endete unentschieden",
+    poll_no_votes="Die Umfrage „{question}“ endete ohne Stimmen",
+    votes=Attachment("einer Stimme", "{n} Stimmen", feminine=True),
     attachments={
         "image": Attachment("ein Bild", "{n} Bilder"),
         "video": Attachment("ein Video", "{n} Videos"),
@@ -300,6 +339,15 @@ ITALIAN = Phrasebook(
         "novembre",
         "dicembre",
     ),
+    asks="{name} chiede: {question}",
+    poll="un sondaggio: {question}",
+    options="Opzioni: {answers}",
+    or_=" o ",
+    or_last=" o ",
+    poll_won="Il sondaggio «{question}» è terminato: vince {answer} con {votes}",
+    poll_tie="Il sondaggio «{question}» è terminato in parità",
+    poll_no_votes="Il sondaggio «{question}» è terminato senza voti",
+    votes=Attachment("un voto", "{n} voti"),
     attachments={
         "image": Attachment("un'immagine", "{n} immagini", feminine=True),
         "video": Attachment("un video", "{n} video"),
@@ -362,6 +410,15 @@ SPANISH = Phrasebook(
         "noviembre",
         "diciembre",
     ),
+    asks="{name} pregunta: {question}",
+    poll="una encuesta: {question}",
+    options="Opciones: {answers}",
+    or_=" o ",
+    or_last=" o ",
+    poll_won="La encuesta «{question}» terminó: ganó {answer} con {votes}",
+    poll_tie="La encuesta «{question}» terminó en empate",
+    poll_no_votes="La encuesta «{question}» terminó sin votos",
+    votes=Attachment("un voto", "{n} votos"),
     attachments={
         "image": Attachment("una imagen", "{n} imágenes", feminine=True),
         "video": Attachment("un vídeo", "{n} vídeos"),
@@ -424,6 +481,15 @@ PORTUGUESE = Phrasebook(
         "novembro",
         "dezembro",
     ),
+    asks="{name} pergunta: {question}",
+    poll="uma enquete: {question}",
+    options="Opções: {answers}",
+    or_=" ou ",
+    or_last=" ou ",
+    poll_won="A enquete “{question}” terminou: {answer} venceu com {votes}",
+    poll_tie="A enquete “{question}” terminou empatada",
+    poll_no_votes="A enquete “{question}” terminou sem votos",
+    votes=Attachment("um voto", "{n} votos"),
     attachments={
         "image": Attachment("uma imagem", "{n} imagens", feminine=True),
         "video": Attachment("um vídeo", "{n} vídeos"),
@@ -486,6 +552,15 @@ DUTCH = Phrasebook(
         "november",
         "december",
     ),
+    asks="{name} vraagt: {question}",
+    poll="een peiling: {question}",
+    options="Opties: {answers}",
+    or_=" of ",
+    or_last=" of ",
+    poll_won="De peiling ‘{question}’ is afgelopen: {answer} wint met {votes}",
+    poll_tie="De peiling ‘{question}’ eindigde gelijk",
+    poll_no_votes="De peiling ‘{question}’ eindigde zonder stemmen",
+    votes=Attachment("één stem", "{n} stemmen"),
     attachments={
         "image": Attachment("een afbeelding", "{n} afbeeldingen"),
         "video": Attachment("een video", "{n} video's"),

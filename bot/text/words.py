@@ -49,6 +49,83 @@ class ReadOptions:
         return phrasebook(self.language)
 
 
+# Discord's own limits on a poll: what is read of one, bounded before anything is made of it
+MAX_POLL_QUESTION = 300  # characters of the question
+MAX_POLL_ANSWERS = 10
+MAX_POLL_ANSWER = 55  # characters of each answer
+MAX_VOTES_DIGITS = 9  # a poll result's counts come as text: longer is not a count
+
+
+@dataclass(frozen=True)
+class PollFacts:
+    """A message's poll: its question and its answers' texts (an answer with only an emoji
+    has the emoji as its text, `<:name:id>` for a custom one). Make one with `poll_facts`."""
+
+    question: str
+    answers: tuple[str, ...] = ()
+
+
+def poll_facts(question: str, answers: list[str] | tuple[str, ...]) -> PollFacts:
+    """A poll bounded as Discord bounds it (300 characters, 10 answers of 55), so that a
+    payload past Discord's limits costs no more than one within them."""
+    return PollFacts(
+        question[:MAX_POLL_QUESTION],
+        tuple(answer[:MAX_POLL_ANSWER] for answer in answers[:MAX_POLL_ANSWERS]),
+    )
+
+
+@dataclass(frozen=True)
+class PollOutcome:
+    """How a poll ended, from the fields of Discord's poll result message. `winner` is None
+    when there is none: a tie (Discord then names no `victor_answer_id`) or no votes."""
+
+    question: str
+    total_votes: int
+    winner: str | None = None
+    winner_votes: int = 0
+
+
+def _count(value: str | None) -> int:
+    value = (value or "").strip()
+    return int(value) if value.isdigit() and len(value) <= MAX_VOTES_DIGITS else 0
+
+
+def poll_outcome(fields: Mapping[str, str]) -> PollOutcome:
+    """A poll result embed's fields (name -> value, as Discord documents them:
+    `poll_question_text`, `victor_answer_votes`, `total_votes`, and for a winner
+    `victor_answer_id`, `victor_answer_text` and `victor_answer_emoji_id/_name/_animated`),
+    each bounded before it is read."""
+    question = (fields.get("poll_question_text") or "")[:MAX_POLL_QUESTION]
+    total = _count(fields.get("total_votes"))
+    winner = None
+    if fields.get("victor_answer_id") and total:
+        winner = (fields.get("victor_answer_text") or "")[:MAX_POLL_ANSWER]
+        if not winner.strip():
+            winner = _emoji_text(
+                fields.get("victor_answer_emoji_name"), fields.get("victor_answer_emoji_id"),
+                fields.get("victor_answer_emoji_animated") == "true",
+            )  # fmt: skip
+    return PollOutcome(question, total, winner or None, _count(fields.get("victor_answer_votes")))
+
+
+def _emoji_text(name: str | None, emoji_id: str | int | None, animated: bool = False) -> str:
+    """An emoji as written in a message: a custom one as `<:name:id>`, so that it is read
+    (or skipped) as in a message; '' for none."""
+    name = (name or "")[:64]
+    if not name:
+        return ""
+    if emoji_id:
+        return f"<{'a' if animated else ''}:{name}:{str(emoji_id)[:20]}>"
+    return name
+
+
+def poll_answer_text(text: str | None, emoji_name: str | None, emoji_id: str | int | None,
+                     animated: bool = False) -> str:  # fmt: skip
+    """What an answer says: its text, or its emoji when it has no text."""
+    text = (text or "")[:MAX_POLL_ANSWER]
+    return text if text.strip() else _emoji_text(emoji_name, emoji_id, animated)
+
+
 @dataclass(frozen=True)
 class MessageFacts:
     """What a message holds besides its text."""
@@ -64,6 +141,7 @@ class MessageFacts:
     author_webhook: bool = False
     reply_to_webhook: bool = False
     title: str = ""  # a forum post's title, read before its first message ('' elsewhere)
+    poll: PollFacts | None = None  # the message's poll, read before its text
 
 
 # ---- patterns ---------------------------------------------------------------------------------
@@ -449,17 +527,18 @@ def presence_phrase(name: str, options: ReadOptions, *, joined: bool) -> str:
 
 def announce(facts: MessageFacts, names: Names, options: ReadOptions, *, say_name: bool) -> str:
     """The whole spoken line for a message ('' when there is nothing to say)."""
-    body = _body(facts, names, options)
-    return _line(body, _title(facts, names, options), facts, options, say_name=say_name)
+    body, poll = _body(facts, names, options), _poll(facts, names, options)
+    return _line(body, _title(facts, names, options), poll, facts, options, say_name=say_name)
 
 
 def announce_both(facts: MessageFacts, names: Names, options: ReadOptions) -> tuple[str, str]:
     """The line with its author's name and without (`announce` both ways, the message's words
     made speakable once): which one is said can then be decided when it is its turn."""
     body, title = _body(facts, names, options), _title(facts, names, options)
+    poll = _poll(facts, names, options)
     return (
-        _line(body, title, facts, options, say_name=True),
-        _line(body, title, facts, options, say_name=False),
+        _line(body, title, poll, facts, options, say_name=True),
+        _line(body, title, poll, facts, options, say_name=False),
     )
 
 
@@ -479,6 +558,51 @@ def _title(facts: MessageFacts, names: Names, options: ReadOptions) -> str:
     return title if any(c.isalnum() for c in title) else ""
 
 
+def _poll_part(text: str, names: Names, options: ReadOptions) -> str:
+    """A poll's question or answer as words ('' when nothing in it can be read)."""
+    said = speakable(text, names, options)
+    return said if any(c.isalnum() for c in said) else ""
+
+
+def _poll(facts: MessageFacts, names: Names, options: ReadOptions) -> tuple[str, str]:
+    """A poll's question and its answers as a list ("a, b, or c"), made speakable under the
+    message's rules; ('', '') when it has nothing to read."""
+    if facts.poll is None:
+        return "", ""
+    poll = poll_facts(facts.poll.question, facts.poll.answers)  # (bounded, whoever made it)
+    question = _poll_part(poll.question, names, options)
+    if question and not _SENTENCE_END.search(question):
+        question += "?"
+    answers = [a.rstrip(" .") for a in (_poll_part(a, names, options) for a in poll.answers)]
+    answers = [a for a in answers if a]
+    book = options.phrases
+    if len(answers) > 2:
+        listed = ", ".join(answers[:-1]) + book.or_last + answers[-1]
+    else:
+        listed = book.or_.join(answers)
+    return question, book.options.format(answers=listed) if listed else ""
+
+
+def poll_result_line(outcome: PollOutcome, names: Names, options: ReadOptions) -> str:
+    """ "The poll “question” ended: X won with N votes" (or in a tie, or with no votes),
+    under the message's reading rules and length ('' when the question has nothing to read)."""
+    question = _poll_part(outcome.question[:MAX_POLL_QUESTION], names, options).rstrip(" .")
+    if not question:
+        return ""
+    book = options.phrases
+    winner = _poll_part(outcome.winner, names, options).rstrip(" .") if outcome.winner else ""
+    if not outcome.total_votes:
+        line = book.poll_no_votes.format(question=question)
+    elif not winner:
+        line = book.poll_tie.format(question=question)
+    else:
+        noun, n = book.votes, outcome.winner_votes
+        count = cardinal(n, options.language, feminine=noun.feminine) if options.numbers else n
+        votes = noun.one if n == 1 else noun.many.format(n=count)
+        line = book.poll_won.format(question=question, answer=winner, votes=votes)
+    return cut_to_length(line, options.max_length, book.and_so_on)
+
+
 def _author(facts: MessageFacts, options: ReadOptions) -> str:
     """The author's name as said: a webhook's under a member's name says it is one."""
     name = plain_name(facts.author, options)
@@ -486,13 +610,23 @@ def _author(facts: MessageFacts, options: ReadOptions) -> str:
 
 
 def _line(
-    body: str, title: str, facts: MessageFacts, options: ReadOptions, *, say_name: bool
-) -> str:
+    body: str, title: str, poll: tuple[str, str], facts: MessageFacts, options: ReadOptions,
+    *, say_name: bool,
+) -> str:  # fmt: skip
     """The line said for a message; a forum post's title first ("Alice posted: TITLE."),
-    then what its first message holds (its author named once)."""
-    line = _message_line(body, facts, options, say_name=say_name and not title)
+    then its poll ("Alice asks: QUESTION? Options: a, b, or c."), then what the message holds
+    (its author named once)."""
+    question, answers = poll
+    line = _message_line(body, facts, options, say_name=say_name and not (title or question))
+    book = options.phrases
+    if question:
+        asked = (
+            book.asks.format(name=_author(facts, options), question=question)
+            if say_name and not title else book.poll.format(question=question)
+        )  # fmt: skip
+        asked = f"{asked} {answers}" if answers else asked
+        line = f"{asked.rstrip('.')}. {line}" if line else asked
     if title:
-        book = options.phrases
         posted = (
             book.posted.format(name=_author(facts, options), title=title) if say_name
             else book.new_post.format(title=title)

@@ -114,7 +114,51 @@ def _no_member_on_webhook_messages(payload: Any) -> list[str]:
     return []
 
 
-GATEWAY_RULES = (_no_member_on_webhook_messages,)
+# The fields of a poll result embed, name -> what its value (always a string) holds: the "Poll
+# Result Embed Fields" table of the message resource's documentation
+# (https://discord.com/developers/docs/resources/message#embed-fields-by-embed-type-poll-result-embed-fields).
+# discord-api-types 0.38.57 does not type them (an embed field is any name and value), so
+# the typings cannot refuse a field Discord never sends there.
+POLL_RESULT_FIELDS = {
+    "poll_question_text": r"(?s).{0,300}", "victor_answer_votes": r"[0-9]+",
+    "total_votes": r"[0-9]+", "victor_answer_id": r"[0-9]+", "victor_answer_text": r"(?s).{0,55}",
+    "victor_answer_emoji_id": r"[0-9]+", "victor_answer_emoji_name": r"(?s).+",
+    "victor_answer_emoji_animated": r"true|false",
+}  # fmt: skip
+POLL_RESULT_REQUIRED = ("poll_question_text", "victor_answer_votes", "total_votes")
+
+
+def _poll_results_as_documented(payload: Any) -> list[str]:
+    """A POLL_RESULT message (type 46) holds a `poll_result` embed whose fields are those
+    documented, values as text, the three unmarked ones always there, and a reference to the
+    poll's message; a `poll_result` embed is on no other message."""
+    if payload.get("op") != 0 or payload.get("t") not in ("MESSAGE_CREATE", "MESSAGE_UPDATE"):
+        return []
+    message = payload.get("d") or {}
+    results = [e for e in message.get("embeds") or [] if e.get("type") == "poll_result"]
+    where = f"gateway {payload['t']}"
+    if message.get("type") != 46:
+        return [f"{where}: a poll_result embed on a message of type {message.get('type')}"
+                ] if results else []  # fmt: skip
+    errors = [] if results else [f"{where}: a POLL_RESULT message without a poll_result embed"]
+    if not (message.get("message_reference") or {}).get("message_id"):
+        errors.append(f"{where}: a POLL_RESULT message that references no poll")
+    for embed in results:
+        names = [field.get("name") for field in embed.get("fields") or []]
+        for field in embed.get("fields") or []:
+            pattern = POLL_RESULT_FIELDS.get(field.get("name"))
+            if pattern is None:
+                errors.append(
+                    f"{where}: a poll_result field Discord has not: {field.get('name')!r}"
+                )
+            elif not re.fullmatch(pattern, str(field.get("value"))):
+                errors.append(f"{where}: poll_result {field['name']}={field.get('value')!r}")
+        errors += [f"{where}: a poll_result embed without {name}"
+                   for name in POLL_RESULT_REQUIRED if name not in names]  # fmt: skip
+    return errors
+
+
+GATEWAY_RULES = (_no_member_on_webhook_messages, _poll_results_as_documented)
 
 
 class InvalidPayloadError(AssertionError):

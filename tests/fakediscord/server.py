@@ -15,7 +15,7 @@ import os
 import ssl
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -522,10 +522,12 @@ class FakeDiscord:
         reply_to: JSON | None = None,
         flags: int = 0,
         message_id: str | None = None,
+        poll: JSON | None = None,
     ) -> JSON:
         """`user` (a human's name, or 'otherbot') writes in a channel (default: #general; a
         thread's id: in that thread); `flags`: the message's flags (1 << 12: sent with
-        @silent); `message_id`: its id (a forum post's first message has the post's)."""
+        @silent); `message_id`: its id (a forum post's first message has the post's); `poll`:
+        the message's poll object (`poll_json`)."""
         author = self.other_bot if user == "otherbot" else self.humans[user]
         guild = self._guild_of(channel_id, None)
         message = self._message_json(content, flags, author=author, channel_id=channel_id)
@@ -539,6 +541,8 @@ class FakeDiscord:
         message["attachments"] = [self._attachment_json(f) for f in attachments]
         message["guild_id"] = guild
         message["type"] = 0
+        if poll is not None:
+            message["poll"] = poll
         if reply_to is not None:
             message["type"] = 19
             message["message_reference"] = {
@@ -549,6 +553,71 @@ class FakeDiscord:
             message["referenced_message"] = self._message_object_json(reply_to)
         await self.dispatch("MESSAGE_CREATE", message)
         return message
+
+    @staticmethod
+    def poll_json(
+        question: str, answers: list[str | tuple[str, str]], hours: int = 24,
+        multiselect: bool = False,
+    ) -> JSON:  # fmt: skip
+        """A message's poll object as Discord sends it in MESSAGE_CREATE (the poll resource's
+        documentation): the question (text only), the answers numbered from 1, each its
+        `poll_media` (text, and an emoji for a (text, emoji) pair: a Unicode one, id null),
+        the expiry, layout 1 (the only one), and results with no votes counted yet."""
+        expiry = datetime.now(UTC) + timedelta(hours=hours)
+        listed = []
+        for number, answer in enumerate(answers, start=1):
+            text, emoji = (answer, None) if isinstance(answer, str) else answer
+            media: JSON = {"text": text}
+            if emoji is not None:
+                media["emoji"] = {"id": None, "name": emoji}
+            listed.append({"answer_id": number, "poll_media": media})
+        return {
+            "question": {"text": question}, "answers": listed,
+            "expiry": expiry.isoformat(), "allow_multiselect": multiselect, "layout_type": 1,
+            "results": {"is_finalized": False, "answer_counts": []},
+        }  # fmt: skip
+
+    async def end_poll(self, message: JSON, votes: dict[int, int]) -> JSON:
+        """A poll's time is up: Discord posts a POLL_RESULT message (type 46) in its channel,
+        by the poll's author, referencing the poll's message, with one `poll_result` embed
+        whose fields (name/value, values as text) are the poll result embed fields of the
+        message resource's documentation: the question, the total, the most votes any answer
+        had, and the winner's id, text and emoji only when one answer had them alone.
+        `votes`: answer id -> votes."""
+        poll = message["poll"]
+        top = max(votes.values(), default=0)
+        leaders = [answer for answer, count in votes.items() if count == top and top]
+        fields = [
+            ("poll_question_text", poll["question"]["text"]),
+            ("victor_answer_votes", str(top)),
+            ("total_votes", str(sum(votes.values()))),
+        ]
+        if len(leaders) == 1:
+            winner = next(a for a in poll["answers"] if a["answer_id"] == leaders[0])
+            fields += [("victor_answer_id", str(leaders[0])),
+                       ("victor_answer_text", winner["poll_media"].get("text", ""))]  # fmt: skip
+            emoji = winner["poll_media"].get("emoji")
+            if emoji is not None:
+                if emoji["id"] is not None:
+                    fields.append(("victor_answer_emoji_id", emoji["id"]))
+                fields += [("victor_answer_emoji_name", emoji["name"]),
+                           ("victor_answer_emoji_animated", "false")]  # fmt: skip
+        author = next(u for u in self.humans.values() if u.id == message["author"]["id"])
+        guild = message["guild_id"]
+        result = self._message_json("", author=author, channel_id=message["channel_id"])
+        result["type"] = 46
+        result["guild_id"] = guild
+        result["member"] = self._author_member_json(author, guild)
+        result["embeds"] = [{
+            "type": "poll_result",
+            "fields": [{"name": n, "value": v, "inline": False} for n, v in fields],
+        }]  # fmt: skip
+        result["message_reference"] = {
+            "type": 0, "message_id": message["id"], "channel_id": message["channel_id"],
+            "guild_id": guild,
+        }  # fmt: skip
+        await self.dispatch("MESSAGE_CREATE", result)
+        return result
 
     async def post_webhook(
         self, name: str, content: str, channel_id: str | None = None, *, hook: str | None = None

@@ -26,7 +26,7 @@ from tests.fakediscord.payload_check import (
     rest_errors,
     voice_errors,
 )
-from tests.fakediscord.server import FakeDiscord
+from tests.fakediscord.server import FakeDiscord, without
 
 JSON = dict[str, Any]
 
@@ -144,6 +144,8 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
     command = last(fake, "INTERACTION_CREATE")
     webhook = await fake.post_webhook("hook", "hi")
     role = (await fake.add_role("Mods")).to_json()
+    asked = await fake.post("bob", "", poll=FakeDiscord.poll_json("Q?", ["Pizza", "Pasta"]))
+    result = await fake.end_poll(asked, {1: 2})
     cases: dict[str, tuple[JSON, str]] = {
         "READY with a user account's fields": (
             dispatch("READY", old(ready, private_channels=[], relationships=[])),
@@ -204,6 +206,37 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             dispatch("RESUMED", None),  # type: ignore[arg-type]
             "None is not of type 'object'",
         ),
+        "a poll as a bot creates it (its duration), not as Discord sends it": (
+            dispatch("MESSAGE_CREATE", old(message, poll=dict(
+                without(FakeDiscord.poll_json("Q?", ["a", "b"]), "expiry", "results"),
+                duration=24))),
+            "'duration' was unexpected",
+        ),
+        "a poll result's winner by a field name Discord has not": (
+            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
+                *result["embeds"][0]["fields"], {"name": "winner", "value": "Pizza"}]}])),
+            "a poll_result field Discord has not: 'winner'",
+        ),
+        "a poll result's count as a word": (
+            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
+                {"name": "poll_question_text", "value": "Q?"},
+                {"name": "victor_answer_votes", "value": "two"},
+                {"name": "total_votes", "value": "3"}]}])),
+            "poll_result victor_answer_votes='two'",
+        ),
+        "a poll result without the poll it ends": (
+            dispatch("MESSAGE_CREATE", without(result, "message_reference")),
+            "references no poll",
+        ),
+        "a poll result embed on a plain message": (
+            dispatch("MESSAGE_CREATE", old(message, embeds=result["embeds"])),
+            "a poll_result embed on a message of type 0",
+        ),
+        "a poll result embed of a type Discord has not": (
+            dispatch("MESSAGE_CREATE", old(message, type=46, embeds=[
+                {"type": "poll_results", "fields": []}])),
+            "'poll_results' is not one of",
+        ),
         "a message flag that Discord has not": (
             dispatch("MESSAGE_CREATE", old(message, flags=1 << 40)),
             "has bits that no flag names",
@@ -258,6 +291,11 @@ async def test_the_fakes_dispatches_of_every_event_are_accepted(fake: FakeDiscor
     reply = await fake.post("alice", "a reply", reply_to=message, flags=1 << 12)
     await fake.post("otherbot", "beep")
     await fake.post_webhook("Tupperbox", "a persona", hook="tupper")
+    poll = FakeDiscord.poll_json("Pizza or pasta?", [("Pizza", "🍕"), "Pasta"])
+    asked = await fake.post("bob", "", poll=poll)
+    await fake.end_poll(asked, {1: 2, 2: 1})  # a winner, with its emoji
+    await fake.end_poll(asked, {1: 1, 2: 1})  # a tie
+    await fake.end_poll(asked, {})  # no votes
     thread = await fake.create_thread("bob", fake.TEXT_ID, "Plans")  # a thread of #general
     await fake.post("alice", "in the thread", thread["id"])
     await fake.add_forum()  # a forum, and a post in it: a thread with its starter message

@@ -38,6 +38,8 @@ async def test_help_says_threads_and_forum_posts_are_read(server: Server, db: Da
     said = await in_this_server()
     assert f"I read <#{TEXT_ID}> aloud. Its threads are read too." in said
     assert f"Je lis <#{TEXT_ID}> à voix haute. Ses fils sont lus aussi." in localize(said, "fr")
+    assert "Polls are read with their options, and their results while I am in voice." in said
+    assert "Les sondages sont lus avec leurs choix" in localize(said, "fr")
     await db.guilds.set(guild.id, "read_threads", False)
     assert "threads" not in await in_this_server()
     server.forum()
