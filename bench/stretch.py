@@ -179,6 +179,18 @@ def bot_tempo(rate: float) -> tuple[Push, Finish]:
     return tempo.push, tempo.finish
 
 
+def bot_pitch(semitones: int) -> Callable[[float], tuple[Push, Finish]]:
+    """The bot's `Tempo` with a pitch shift (formants kept) in the same stretcher."""
+
+    def make(rate: float) -> tuple[Push, Finish]:
+        tempo = Tempo(rate, semitones)
+        return tempo.push, tempo.finish
+
+    return make
+
+
+PITCHES = (6, -6, 3)
+
 CANDIDATES: dict[str, Callable[[float], tuple[Push, Finish]]] = {
     "pedalboard time_stretch": pedalboard_stream,
     "python-stretch Signalsmith": python_stretch_stream,
@@ -324,6 +336,17 @@ def main() -> None:
             f"{r.prebuffer_chunks:>6}/{r.ideal_chunks:<3} {r.length_ratio:>7.3f} "
             f"{r.pitch_hz:>7.1f} {r.envelope[0]:>5.2f}-{r.envelope[1]:<5.2f}"
         )
+    print("\npitch (bot Tempo, formants kept) beside the rate-only Tempo, same run:")
+    for rate in (1.0, *RATES[1:]):
+        plain = None if rate == 1.0 else measure(bot_tempo, rate, args.seconds, args.runs)
+        base = plain.cpu_per_s if plain else baseline.cpu_per_s
+        for semitones in PITCHES:
+            r = measure(bot_pitch(semitones), rate, args.seconds, args.runs)
+            print(
+                f"  rate {rate:<4} pitch {semitones:+d}: cpu/s {r.cpu_per_s:.4f} (rate only "
+                f"{base:.4f}, +{r.cpu_per_s - base:.4f} CPU-s per audio s), pitch of 220 Hz "
+                f"{r.pitch_hz:.1f} Hz, length {r.length_ratio:.3f}"
+            )
     if args.engine:
         print("\nthe bot's path (english architecture, random weights, int8):")
         for line in asyncio.run(engine_path(3, max(1, args.runs // 2))):

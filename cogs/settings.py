@@ -189,6 +189,18 @@ class SettingsCog(commands.Cog):
             ),
         )
 
+    @set_group.command(name="my_pitch", description="How high your messages are read here")
+    @app_commands.describe(
+        pitch="-6 to +6 semitones (0: the voice's own), or 'none' for the server's"
+    )
+    async def my_pitch(self, interaction: discord.Interaction, pitch: str) -> None:
+        await respond(
+            interaction,
+            lambda: self.bot.settings_service.set_pitch(
+                interaction.user, guild_of(interaction), pitch
+            ),
+        )
+
     @set_group.command(name="voice", description="The voice you speak with (yours or built-in)")
     @app_commands.describe(name="The voice", everywhere="Use it in every server (default: here)")
     async def voice(

@@ -165,7 +165,7 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     assert first.returncode == 0, first.stderr
     assert (
         first.stdout.strip()
-        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009."
+        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010."
         " Schema version 9."
     )
     again = run_cli(["migrate"], tmp_path, env)

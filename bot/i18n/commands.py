@@ -68,6 +68,10 @@ FRENCH: dict[str, str] = {
     "0.5 to 2 (1: normal), or 'none' for the server's": (
         "De 0.5 à 2 (1 : normale), ou 'none' pour celle du serveur"
     ),
+    "How high your messages are read here": "La hauteur à laquelle vos messages sont lus ici",
+    "-6 to +6 semitones (0: the voice's own), or 'none' for the server's": (
+        "De -6 à +6 demi-tons (0 : celle de la voix), ou 'none' pour celle du serveur"
+    ),
     "The voice you speak with (yours or built-in)": (
         "La voix avec laquelle vous parlez (la vôtre ou intégrée)"
     ),
@@ -130,6 +134,9 @@ FRENCH: dict[str, str] = {
     ),
     "How fast speech is here, the pitch kept (0.5 to 2)": (
         "La vitesse de la parole ici, sans changer la hauteur (de 0.5 à 2)"
+    ),
+    "Pitch of speech here in semitones, -6 to +6 (the voice's character kept)": (
+        "La hauteur de la parole ici en demi-tons, de -6 à +6 (le timbre de la voix gardé)"
     ),
     "Choose the text or forum channel that is read aloud": (
         "Choisir le salon textuel ou forum lu à voix haute"

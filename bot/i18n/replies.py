@@ -638,6 +638,12 @@ FRENCH_REPLIES: dict[str, str] = {
     "Your messages are read at {rate} speed in this server.": (
         "Vos messages sont lus à la vitesse {rate} sur ce serveur."
     ),
+    "Your messages are read at this server's pitch again.": (
+        "Vos messages sont de nouveau lus à la hauteur de ce serveur."
+    ),
+    "Your messages are read at a pitch of {pitch} semitones in this server.": (
+        "Vos messages sont lus à une hauteur de {pitch} demi-tons sur ce serveur."
+    ),
     # /help and the welcome
     "What I can do": "Ce que je sais faire",
     "`/say` a line in your voice channel · `/tts` sends it to you as a file · `/join` · "
@@ -653,11 +659,11 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "You": "Vous",
     "`/set nick` the name I call you · `/set autoread` whether I read your messages · `/set "
-    "my_language` the language I read them in · `/set my_rate` how fast · `/dictionary list` "
-    "how words are said here": (
+    "my_language` the language I read them in · `/set my_rate` how fast · `/set my_pitch` how "
+    "high · `/dictionary list` how words are said here": (
         "`/set nick` le nom que je vous donne · `/set autoread` si je lis vos messages · "
         "`/set my_language` la langue dans laquelle je les lis · `/set my_rate` à quelle vitesse"
-        " · `/dictionary list` comment les mots sont dits ici"
+        " · `/set my_pitch` à quelle hauteur · `/dictionary list` comment les mots sont dits ici"
     ),
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
     "`/setup` the channel I read · `/config …` reading rules · `/settings` shows them all · "

@@ -46,6 +46,7 @@ class Utterance:
     lead: str = ""  # the phrase `text` starts with ("Alice said"): played from the phrase cache
     language: str | None = None  # the model that speaks it (None: the default language)
     rate: float = 1.0  # speaking rate (2.0: twice as fast), the pitch kept
+    pitch: int = 0  # semitones higher (negative: lower), the formants kept; in the rate's stretcher
     # called as its synthesis begins, in playing order: its last chance to settle its words
     # (auto-reading decides there whether to say "NAME said", from who was heard last)
     on_start: Callable[[Utterance], None] | None = None
@@ -90,8 +91,8 @@ class GuildSpeaker:
     ) -> None:
         self._phrases = phrases
         self._default_voice = default_voice
-        # phrases being rendered for the cache: (voice, phrase, rate)
-        self._rendering: set[tuple[str, str, float]] = set()
+        # phrases being rendered for the cache: (voice, phrase, rate, pitch)
+        self._rendering: set[tuple[str, str, float, int]] = set()
         self._on_result = on_result
         self._deadlines = deadlines
         self._voice_client = voice_client
@@ -260,8 +261,8 @@ class GuildSpeaker:
             sink.keep = []  # synthesized now: kept for the next time
         job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
         job.language = utterance.language
-        if not normal(rate):
-            job.tempo = Tempo(rate)
+        if not normal(rate, utterance.pitch):  # (1x at pitch 0: no stretcher at all)
+            job.tempo = Tempo(rate, utterance.pitch)
         playback = _Playback(utterance, source, sink, job, played, rate=rate)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
@@ -359,6 +360,8 @@ class GuildSpeaker:
         the default model's phrases only, as for leads."""
         if self._phrases is None or not utterance.phrase or utterance.language is not None:
             return None
+        if utterance.pitch:  # the cache keeps whole phrases at the voice's own pitch only
+            return None
         return utterance.voice or self._default_voice
 
     def _cached_phrase(self, utterance: Utterance) -> np.ndarray | None:
@@ -394,8 +397,8 @@ class GuildSpeaker:
         task.add_done_callback(self._renders.discard)
 
     def _cached_lead(self, utterance: Utterance, rate: float) -> np.ndarray | None:
-        """The lead's audio at `rate` if the cache has it (else it is rendered for next
-        time)."""
+        """The lead's audio at `rate` and the utterance's pitch if the cache has it (else it
+        is rendered for next time)."""
         lead = utterance.lead
         if self._phrases is None or not lead or not utterance.text.startswith(lead):
             return None
@@ -403,34 +406,36 @@ class GuildSpeaker:
             return None
         if not utterance.text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
-        voice = utterance.voice or self._default_voice
-        audio = self._phrases.in_memory(voice, lead, rate=rate)
-        if audio is None and (voice, lead, rate) not in self._rendering:
-            self._rendering.add((voice, lead, rate))
-            task = asyncio.create_task(self._render(voice, utterance.voice, lead, rate))
+        voice, pitch = utterance.voice or self._default_voice, utterance.pitch
+        audio = self._phrases.in_memory(voice, lead, rate=rate, pitch=pitch)
+        if audio is None and (voice, lead, rate, pitch) not in self._rendering:
+            self._rendering.add((voice, lead, rate, pitch))
+            task = asyncio.create_task(self._render(voice, utterance.voice, lead, rate, pitch))
             self._renders.add(task)
             task.add_done_callback(self._renders.discard)
         return audio
 
-    async def _render(self, key: str, voice: str | None, lead: str, rate: float) -> None:
+    async def _render(
+        self, key: str, voice: str | None, lead: str, rate: float, pitch: int = 0
+    ) -> None:
         """Load a lead phrase from disk, else render it alone as background work (at the
-        speaking rate, in a thread), for the next message."""
+        speaking rate and pitch, in a thread), for the next message."""
         phrases = self._phrases
         try:
             assert phrases is not None
-            if await asyncio.to_thread(phrases.get, key, lead, rate=rate) is not None:
+            if await asyncio.to_thread(phrases.get, key, lead, rate=rate, pitch=pitch) is not None:
                 return  # it was on disk: in memory now
             audio = await self._deadlines.background_speech(lead, voice, owner=(0, self.key))
             if len(audio):
 
                 def keep() -> None:
-                    phrases.put(key, lead, stretch(audio, rate), rate=rate)
+                    phrases.put(key, lead, stretch(audio, rate, pitch), rate=rate, pitch=pitch)
 
                 await asyncio.to_thread(keep)
         except Exception as error:  # the cache is an optimisation: never an error for anyone
             log.info("could not render a phrase for the cache: %s", error)
         finally:
-            self._rendering.discard((key, lead, rate))
+            self._rendering.discard((key, lead, rate, pitch))
 
     # ---- speaking -----------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -529,6 +534,7 @@ class GuildSpeaker:
             ended_at=time.monotonic(),
             language=utterance.language,
             rate=playback.rate,
+            pitch=utterance.pitch,
         )
 
 

@@ -38,6 +38,7 @@ class UtteranceResult:
     ended_at: float = 0.0  # when its playback ended (or it was given up)
     language: str | None = None  # the model that spoke it (None: the default language)
     rate: float = 1.0  # the speaking rate it was said at (a queue's speed-up included)
+    pitch: int = 0  # the semitones it was shifted by (the formants kept)
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,7 @@ class AutoReader:
             language=model,
             on_start=reading,
             rate=spoken.rate,
+            pitch=spoken.pitch,
             author_id=author.id,
             speedup=spoken.speedup,
         )
@@ -585,7 +586,7 @@ class AutoReader:
             raise UserError(tr("That message has nothing I can read aloud."))
         channel = await self.speech.speak_in_callers_channel(
             invoker, text, voice, announced=True, language=language, rate=spoken.rate,
-            speedup=spoken.speedup,
+            speedup=spoken.speedup, pitch=spoken.pitch,
         )  # fmt: skip
         return tr("Speaking that message in {channel}.", channel=channel.mention)
 

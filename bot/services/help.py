@@ -21,7 +21,8 @@ COMMANDS = [
                           "`/voice forget-me`")),
     (tr("You"), tr("`/set nick` the name I call you · `/set autoread` whether I read your "
                    "messages · `/set my_language` the language I read them in · "
-                   "`/set my_rate` how fast · `/dictionary list` how words are said here")),
+                   "`/set my_rate` how fast · `/set my_pitch` how high · `/dictionary list` "
+                   "how words are said here")),
     (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/config …` reading rules · "
                                       "`/settings` shows them all · `/dict` how words are said")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "

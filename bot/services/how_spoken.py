@@ -10,7 +10,8 @@ the member's choice in that server, else their global one, else the server's def
 None (the operator's `DEFAULT_VOICE`); a cloned voice that cannot be used falls through too.
 The speaking rate is the member's own in that server, else the server's `speaking_rate`
 (1.0 in a DM); it is read with the settings above, no query of its own, as is whether the
-server speeds it up while messages wait (`queue_speedup`).
+server speeds it up while messages wait (`queue_speedup`). The pitch likewise: the member's
+own in that server (`/set my_pitch`), else the server's `pitch` (0 in a DM).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class HowSpoken:
         self.server = server
         self.language = resolver.language_of(member, server)  # wanted: its model may not load
         self.rate = rate_of(member, server)
+        self.pitch = pitch_of(member, server)  # semitones, in the rate's stretcher
         # the server's queue_speedup: the rate rises while messages wait (bot/playback)
         self.speedup = server is not None and server.queue_speedup
         self._chosen: str | VoiceRecord | None = None
@@ -95,6 +97,13 @@ def rate_of(member: MemberSettings, server: ServerSettings | None) -> float:
     if member.rate is not None:
         return member.rate
     return server.speaking_rate if server is not None else 1.0
+
+
+def pitch_of(member: MemberSettings, server: ServerSettings | None) -> int:
+    """The pitch in semitones: the member's own here, else the server's, else the voice's own."""
+    if member.pitch is not None:
+        return member.pitch
+    return server.pitch if server is not None else 0
 
 
 class HowSpokenResolver:

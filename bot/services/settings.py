@@ -26,7 +26,15 @@ from bot.services.replies import (
     require_manage_nicknames,
 )
 from bot.storage.database import Database, DictionaryFullError, Pronunciation
-from bot.storage.server_settings import GROUPS, SETTINGS, parse_rate, settings_in, show_rate
+from bot.storage.server_settings import (
+    GROUPS,
+    SETTINGS,
+    parse_pitch,
+    parse_rate,
+    settings_in,
+    show_pitch,
+    show_rate,
+)
 from bot.synthesis.engine import BUILTIN_VOICES
 from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, speakable
@@ -382,6 +390,17 @@ class SettingsService:
         await self.db.members.set_rate(member.id, guild.id, rate)
         return Reply(tr("Your messages are read at {rate} speed in this server.",
                         rate=show_rate(rate)))  # fmt: skip
+
+    async def set_pitch(self, member: discord.Member | discord.User, guild: discord.Guild,
+                        raw: str) -> Reply:  # fmt: skip
+        """A member's own pitch in this server, in semitones ('none': the server's)."""
+        if raw.strip().lower() in ("", "none", "reset"):
+            await self.db.members.set_pitch(member.id, guild.id, None)
+            return Reply(tr("Your messages are read at this server's pitch again."))
+        pitch = parse_pitch(raw, "my_pitch")  # a SettingError is the member's to fix
+        await self.db.members.set_pitch(member.id, guild.id, pitch)
+        return Reply(tr("Your messages are read at a pitch of {pitch} semitones in this server.",
+                        pitch=show_pitch(pitch)))  # fmt: skip
 
     async def set_nick(
         self, invoker: discord.Member | discord.User, permissions: discord.Permissions,

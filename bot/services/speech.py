@@ -199,6 +199,7 @@ class SpeechService:
             lead=lead,
             language=self.model_language(language),
             rate=spoken.rate,
+            pitch=spoken.pitch,
             author_id=member.id,
             speedup=spoken.speedup,
         )
@@ -256,12 +257,13 @@ class SpeechService:
     async def speak_in_callers_channel(
         self, member: discord.Member | discord.User, text: str, voice: Voice,
         *, announced: bool = False, language: str | None = None, rate: float = 1.0,
-        speedup: bool = False,
+        speedup: bool = False, pitch: int = 0,
     ) -> VoiceChannel:  # fmt: skip
         """Speak `text` in `voice` where the member is (a preview, a sample, a message);
         `announced`: the text already says whose words they are; `language`: whose model
         (default: the member's own); `rate`: the speaking rate (a message: its author's);
-        `speedup`: the server's `queue_speedup` (a message: faster while others wait)."""
+        `speedup`: the server's `queue_speedup` (a message: faster while others wait);
+        `pitch`: in semitones (a message: its author's)."""
         channel = self.caller_channel(member)
         text = self.check_text(text)
         if language is None:
@@ -276,7 +278,7 @@ class SpeechService:
         )  # fmt: skip
         utterance = Utterance(
             text, voice.spec, language=self.model_language(language), rate=rate,
-            author_id=member.id, speedup=speedup,
+            pitch=pitch, author_id=member.id, speedup=speedup,
         )  # fmt: skip
         await self._speak(channel, utterance)
         return channel
@@ -374,7 +376,8 @@ class SpeechService:
             text, voice.spec, (member.id, guild_id), fallback=True,
             language=self.model_language(language),
         )  # fmt: skip
-        samples = await asyncio.to_thread(stretch, samples, spoken.rate)  # at their rate
+        # at their rate and pitch
+        samples = await asyncio.to_thread(stretch, samples, spoken.rate, spoken.pitch)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         seconds = len(samples) / MODEL_RATE
         content = tr("{seconds:.1f} s of speech.", seconds=seconds)

@@ -407,6 +407,7 @@ class MemberSettings:
     language: str | None = None  # their own language here (None: the server's)
     rate: float | None = None  # their own speaking rate here (None: the server's)
     blocked: bool = False  # by this server's moderators (/block), read in the same query
+    pitch: int | None = None  # their own pitch here in semitones (None: the server's)
 
 
 class MemberSettingsRepository:
@@ -417,7 +418,7 @@ class MemberSettingsRepository:
         """Their settings here, and whether they are blocked here, in one query (every chat
         message reads them)."""
         row = await self._db.fetch_one(
-            "SELECT m.nick, m.autoread, m.language, m.rate, b.user_id IS NOT NULL"
+            "SELECT m.nick, m.autoread, m.language, m.rate, b.user_id IS NOT NULL, m.pitch"
             " FROM (SELECT CAST(? AS BIGINT) AS user_id, CAST(? AS BIGINT) AS guild_id) AS k"
             " LEFT JOIN member_settings m ON m.user_id = k.user_id AND m.guild_id = k.guild_id"
             " LEFT JOIN member_blocks b ON b.user_id = k.user_id AND b.guild_id = k.guild_id",
@@ -428,7 +429,8 @@ class MemberSettingsRepository:
         if row[1] is None:  # no settings of their own here
             return MemberSettings(blocked=blocked)
         rate = None if row[3] is None else float(row[3])
-        return MemberSettings(row[0], bool(row[1]), row[2], rate, blocked)
+        pitch = None if row[5] is None else int(row[5])
+        return MemberSettings(row[0], bool(row[1]), row[2], rate, blocked, pitch)
 
     async def set_nick(self, user_id: int, guild_id: int, nick: str | None) -> None:
         await self._db.execute(
@@ -456,6 +458,13 @@ class MemberSettingsRepository:
             "INSERT INTO member_settings (user_id, guild_id, rate) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET rate = excluded.rate",
             user_id, guild_id, rate,
+        )  # fmt: skip
+
+    async def set_pitch(self, user_id: int, guild_id: int, pitch: int | None) -> None:
+        await self._db.execute(
+            "INSERT INTO member_settings (user_id, guild_id, pitch) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_id, guild_id) DO UPDATE SET pitch = excluded.pitch",
+            user_id, guild_id, pitch,
         )  # fmt: skip
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
@@ -487,7 +496,7 @@ class MemberSettingsRepository:
         not data about them)."""
         async with self._db.transaction():
             await self._db.execute(
-                "UPDATE member_settings SET nick = NULL, language = NULL, rate = NULL"
+                "UPDATE member_settings SET nick = NULL, language = NULL, rate = NULL, pitch = NULL"
                 " WHERE user_id = ?",
                 user_id,
             )

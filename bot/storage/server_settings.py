@@ -43,6 +43,27 @@ def show_rate(rate: float) -> str:
     return f"{rate:g}×"
 
 
+LOWEST_PITCH, HIGHEST_PITCH = -6, 6  # semitones below and above the voice's own pitch
+
+
+def parse_pitch(raw: str, name: str) -> int:
+    """A pitch in semitones as typed ("3", "+3", "-2", "−2"), within LOWEST-HIGHEST_PITCH."""
+    text = raw.strip().replace("\u2212", "-")
+    try:
+        value = int(text)
+    except ValueError:
+        raise SettingError(tr("{name} is a whole number.", name=name)) from None
+    if not LOWEST_PITCH <= value <= HIGHEST_PITCH:
+        raise SettingError(
+            tr("{name} goes from {lo} to {hi}.", name=name, lo=LOWEST_PITCH, hi=HIGHEST_PITCH)
+        )
+    return value
+
+
+def show_pitch(pitch: int) -> str:
+    return f"{pitch:+d}" if pitch else "0"
+
+
 # The settings' groups, in the order /settings shows them: `/config <group> <setting>` (Discord
 # allows 25 subcommands a group, and 25 fields an embed; one group each keeps room to grow).
 GROUPS: dict[str, str] = {
@@ -131,6 +152,10 @@ class ServerSettings:
     queue_speedup: bool = _setting(
         False, "Speak faster while messages wait, up to 1.5× at 5 waiting", group="speech"
     )
+    pitch: int = _setting(
+        0, "Pitch of speech here in semitones, -6 to +6 (the voice's character kept)",
+        lo=LOWEST_PITCH, hi=HIGHEST_PITCH, group="speech",
+    )  # fmt: skip
 
     def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
         """How this server's chat becomes words, in `language` with its dictionary entries."""

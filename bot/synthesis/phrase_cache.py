@@ -6,7 +6,8 @@ model works on the body behind it, so the first audio no longer waits for the mo
 Kept in memory (least recently used first out, within `max_memory_bytes`) and on disk under
 `DATA_DIR/phrases/<model fingerprint>/<voice hash>/<text hash>.npy` (0700 folders, 0600
 files), so it survives restarts. A phrase at another speaking rate is another entry, its audio
-already stretched (`<text hash>-x<rate in hundredths>.npy`). The disk copy is bounded by
+already stretched (`<text hash>-x<rate in hundredths>.npy`), as is one at another pitch
+(`-p+3`, in semitones). The disk copy is bounded by
 size: past `max_disk_bytes` (every model's folder counted) the least recently used files go.
 Deleting a voice deletes its phrases under every model; forgetting a member deletes every
 phrase (`forget_all`), since a lead names a member and the cache cannot tell whose name it
@@ -55,7 +56,7 @@ def _longest(rate: float) -> int:
 
 
 class PhraseCache:
-    """(voice, phrase, rate) -> 24 kHz float32 audio; thread-safe, bounded in bytes in memory
+    """(voice, phrase, rate, pitch) -> 24 kHz float32 audio; thread-safe, bounded in bytes in memory
     and on disk."""
 
     def __init__(
@@ -66,7 +67,8 @@ class PhraseCache:
         self.folder = folder / fingerprint
         self.max_memory_bytes = max_memory_bytes
         self.max_disk_bytes = max_disk_bytes
-        self._memory: collections.OrderedDict[tuple[str, str, float], np.ndarray] = (
+        # (voice, phrase, rate, pitch) -> audio
+        self._memory: collections.OrderedDict[tuple[str, str, float, int], np.ndarray] = (
             collections.OrderedDict()
         )
         self._memory_bytes = 0  # the audio in `_memory`
@@ -76,43 +78,51 @@ class PhraseCache:
         self._disk_bytes = 0
         self._disk_lock = threading.Lock()  # the disk index: taken in threads only
 
-    def _path(self, voice: str, phrase: str, rate: float = 1.0) -> Path:
+    def _path(self, voice: str, phrase: str, rate: float = 1.0, pitch: int = 0) -> Path:
         tempo = "" if round(rate * 100) == 100 else f"-x{round(rate * 100)}"
+        tempo += f"-p{pitch:+d}" if pitch else ""
         return self.folder / _digest(voice) / f"{_digest(phrase)}{tempo}.npy"
 
-    def in_memory(self, voice: str, phrase: str, *, rate: float = 1.0) -> np.ndarray | None:
+    def in_memory(
+        self, voice: str, phrase: str, *, rate: float = 1.0, pitch: int = 0
+    ) -> np.ndarray | None:
         """The phrase's audio if it is in memory (no I/O: safe on the event loop)."""
-        key = (voice, phrase, _rate_key(rate))
+        key = (voice, phrase, _rate_key(rate), pitch)
         with self._lock:
             audio = self._memory.get(key)
             if audio is not None:
                 self._memory.move_to_end(key)
             return audio
 
-    def get(self, voice: str, phrase: str, *, rate: float = 1.0) -> np.ndarray | None:
+    def get(
+        self, voice: str, phrase: str, *, rate: float = 1.0, pitch: int = 0
+    ) -> np.ndarray | None:
         """The phrase's audio from memory, else from disk (I/O: call it off the loop)."""
-        audio = self.in_memory(voice, phrase, rate=rate)
+        audio = self.in_memory(voice, phrase, rate=rate, pitch=pitch)
         if audio is not None:
             return audio
-        key = (voice, phrase, _rate_key(rate))
+        key = (voice, phrase, _rate_key(rate), pitch)
+        path = self._path(voice, phrase, rate, pitch)
         try:
-            audio = np.load(self._path(voice, phrase, rate), allow_pickle=False)
+            audio = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
             return None
         if audio.dtype != np.float32 or audio.ndim != 1 or len(audio) > _longest(rate):
             return None
         self._remember(key, audio)
-        self._used(self._path(voice, phrase, rate))
+        self._used(path)
         return audio
 
-    def put(self, voice: str, phrase: str, audio: np.ndarray, *, rate: float = 1.0) -> None:
-        """Keep a rendered phrase, its audio at `rate` (in memory, and on disk if the disk
-        lets us)."""
+    def put(
+        self, voice: str, phrase: str, audio: np.ndarray, *, rate: float = 1.0, pitch: int = 0
+    ) -> None:
+        """Keep a rendered phrase, its audio at `rate` and `pitch` (in memory, and on disk if
+        the disk lets us)."""
         if len(phrase) > MAX_PHRASE_CHARS or not 0 < len(audio) <= _longest(rate):
             return
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        self._remember((voice, phrase, _rate_key(rate)), audio)
-        path = self._path(voice, phrase, rate)
+        self._remember((voice, phrase, _rate_key(rate), pitch), audio)
+        path = self._path(voice, phrase, rate, pitch)
         try:
             make_private_dir(path.parent)
             handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -198,7 +208,7 @@ class PhraseCache:
                     oldest.unlink(missing_ok=True)
                     oldest.parent.rmdir()  # when it was the voice's last phrase
 
-    def _remember(self, key: tuple[str, str, float], audio: np.ndarray) -> None:
+    def _remember(self, key: tuple[str, str, float, int], audio: np.ndarray) -> None:
         with self._lock:
             replaced = self._memory.pop(key, None)
             if replaced is not None:

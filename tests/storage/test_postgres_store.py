@@ -108,7 +108,7 @@ async def test_migrate_and_voice_commands_against_postgresql(
     migrated = run_cli(["migrate"], tmp_path, env)
     assert migrated.returncode == 0, migrated.stderr
     assert (
-        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009."
+        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010."
         " Schema version 9." in migrated.stdout
     )
     assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
