@@ -213,7 +213,6 @@ async def inject_faults(
     rng: random.Random, counts: collections.Counter[str],
 ) -> None:  # fmt: skip
     """Strike a random fault every `every_s` seconds on average, until `stop_at`."""
-    assert bot.db is not None
     while time.monotonic() < stop_at:
         await asyncio.sleep(rng.expovariate(1 / every_s))
         kind = rng.choices(["voice", "gateway", "language"], [6, 2, 1])[0]
@@ -235,9 +234,9 @@ async def inject_faults(
                 await fake.close_gateway(4000)
             else:
                 fault, guild = "language that cannot load", rng.choice(guilds)
-                current = (await bot.db.guilds.get(int(guild))).language
+                current = (await bot.app.db.guilds.get(int(guild))).language
                 switched = "english" if current == BROKEN_LANGUAGE else BROKEN_LANGUAGE
-                await bot.db.guilds.set(int(guild), "language", switched)
+                await bot.app.db.guilds.set(int(guild), "language", switched)
             counts[fault] += 1
         except (RuntimeError, ConnectionError, KeyError) as error:  # e.g. mid-reconnect
             print(f"  could not inject a fault: {error}", file=sys.stderr)
@@ -308,8 +307,8 @@ async def soak(args: argparse.Namespace) -> None:
                 errors_at_warm = len(errors.records)
                 objects_at_warm = object_counts()
                 lag.worst = 0.0
-            phrases = bot.engine.phrases
-            cache = (bot.engine.voice_cache.bytes + (phrases.bytes if phrases else 0)) / 1e6
+            phrases = bot.app.engine.phrases
+            cache = (bot.app.engine.voice_cache.bytes + (phrases.bytes if phrases else 0)) / 1e6
             samples.append((now - start, rss_mb(), open_fds(), len(asyncio.all_tasks()), cache))
             t, rss, fds, tasks, _ = samples[-1]
             print(
@@ -321,8 +320,7 @@ async def soak(args: argparse.Namespace) -> None:
     grown = (object_counts() - objects_at_warm).most_common(6)
 
     # the load has stopped: every server's last /say must be spoken (or end with an error)
-    scheduler = bot.scheduler
-    assert scheduler is not None
+    scheduler = bot.app.speakers
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         busy = [g for g in guilds if (s := scheduler.get(int(g))) is not None and s.busy]
@@ -357,8 +355,7 @@ async def soak(args: argparse.Namespace) -> None:
     print(f"  servers whose last /say was never spoken: {len(stuck)} of {len(last_say)}")
     print("  faults injected: " + (", ".join(f"{k} x{v}" for k, v in sorted(faults.items()))
                                    or "none"))  # fmt: skip
-    connections = bot.connections
-    print(f"  voice links healed by the watchdog: {connections.heals if connections else 0}")
+    print(f"  voice links healed by the watchdog: {bot.app.connections.heals}")
     if args.why:
         trim_fake(fake)
         grown_after = (object_counts() - objects_at_warm).most_common(6)

@@ -30,31 +30,31 @@ class AutoReadCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        outcome = await self.bot.reader.handle(message)
+        outcome = await self.bot.app.reader.handle(message)
         log.debug("message %s: %s", message.id, outcome)
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        await self.bot.reader.edited(payload.message)
+        await self.bot.app.reader.edited(payload.message)
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        self.bot.reader.deleted(payload.guild_id, {payload.message_id})
+        self.bot.app.reader.deleted(payload.guild_id, {payload.message_id})
 
     @commands.Cog.listener()
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
-        self.bot.reader.deleted(payload.guild_id, set(payload.message_ids))
+        self.bot.app.reader.deleted(payload.guild_id, set(payload.message_ids))
 
     @commands.Cog.listener()
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
-        await self.bot.speech.on_channel_deleted(channel.guild, channel.id)
+        await self.bot.app.speech.on_channel_deleted(channel.guild, channel.id)
 
     @app_commands.command(name="clear", description="Drop the messages waiting to be read")
     @app_commands.guild_only()
     async def clear(self, interaction: discord.Interaction) -> None:
         await respond(
             interaction,
-            lambda: self.bot.speech.clear(
+            lambda: self.bot.app.speech.clear(
                 guild_of(interaction), interaction.user, interaction.permissions
             ),
         )
@@ -64,14 +64,14 @@ class AutoReadCog(commands.Cog):
     async def tts(self, interaction: discord.Interaction, text: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.speech.tts_file(interaction.user, interaction.guild, text),
+            lambda: self.bot.app.speech.tts_file(interaction.user, interaction.guild, text),
         )
 
     async def speak_message(
         self, interaction: discord.Interaction, message: discord.Message
     ) -> None:
         await respond(
-            interaction, lambda: self.bot.reader.speak_on_request(interaction.user, message)
+            interaction, lambda: self.bot.app.reader.speak_on_request(interaction.user, message)
         )
 
 

@@ -9,12 +9,22 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
+from bot.app import App
+from bot.client import PocketVoiceBot
 from bot.i18n.translate import localize, tr
 from bot.services.replies import Confirmation, Reply, reply_for
 
 log = logging.getLogger(__name__)
 
 Action = Callable[[], Awaitable[str | Reply] | str | Reply]
+
+
+def services(interaction: discord.Interaction) -> App:
+    """The bot's services, for what has only the interaction (a button, an autocomplete)."""
+    client = interaction.client
+    if not isinstance(client, PocketVoiceBot):
+        raise TypeError(f"an interaction of {type(client).__name__}, not of the bot")
+    return client.app
 
 
 class PreviewButton(
@@ -38,7 +48,7 @@ class PreviewButton(
         return cls(int(match["voice_id"]))  # type: ignore[index]
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        service = interaction.client.voices  # type: ignore[attr-defined]
+        service = services(interaction).voices
         await respond(
             interaction,
             lambda: service.preview_button(interaction.user, self.voice_id, interaction.guild_id),
@@ -66,7 +76,7 @@ class ForgetButton(
         return cls(int(match["user_id"]))  # type: ignore[index]
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        service = interaction.client.voices  # type: ignore[attr-defined]
+        service = services(interaction).voices
         await respond(interaction, lambda: service.forget(interaction.user.id, self.user_id))
 
 
@@ -177,7 +187,7 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
 
 async def choose_voice(interaction: discord.Interaction, name: str, everywhere: bool) -> None:
     """`/voice use` and `/set voice`: the same choice, two places members look for it."""
-    service = interaction.client.voices  # type: ignore[attr-defined]
+    service = services(interaction).voices
     await respond(
         interaction, lambda: service.use(interaction.user, guild_of(interaction), name, everywhere)
     )

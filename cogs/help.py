@@ -17,9 +17,9 @@ class HelpCog(commands.Cog):
 
     @app_commands.command(name="help", description="What the bot can do, and how it is set up here")
     async def help(self, interaction: discord.Interaction) -> None:
-        can_clone = self.bot.engine.has_voice_cloning
+        can_clone = self.bot.app.engine.has_voice_cloning
         guild = interaction.guild
-        await respond(interaction, lambda: help_reply(self.bot.db, guild, can_clone))
+        await respond(interaction, lambda: help_reply(self.bot.app.db, guild, can_clone))
 
     @commands.Cog.listener()
     async def on_guild_join(self, guild: discord.Guild) -> None:

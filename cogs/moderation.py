@@ -29,7 +29,7 @@ class ModerationCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.blocks.block(
+            lambda: self.bot.app.blocks.block(
                 server_permissions(interaction.user),
                 guild_of(interaction),
                 interaction.user,
@@ -47,7 +47,7 @@ class ModerationCog(commands.Cog):
     async def unblock(self, interaction: discord.Interaction, member: discord.Member) -> None:
         await respond(
             interaction,
-            lambda: self.bot.blocks.unblock(
+            lambda: self.bot.app.blocks.unblock(
                 server_permissions(interaction.user),
                 guild_of(interaction),
                 interaction.user,
@@ -64,7 +64,7 @@ class ModerationCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.blocks.listing(
+            lambda: self.bot.app.blocks.listing(
                 server_permissions(interaction.user), guild_of(interaction), page
             ),
         )

@@ -18,7 +18,7 @@ from discord.ext import commands
 from bot.client import PocketVoiceBot
 from bot.services.settings import builtin_voice_names
 from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
-from cogs.common import choose_voice, guild_of, respond
+from cogs.common import choose_voice, guild_of, respond, services
 
 ADMIN = discord.Permissions(manage_guild=True)
 # a channel setting's option (read_channel): a text channel, or a forum, whose posts are read
@@ -29,8 +29,7 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     """`/set <name> value:` with the option type that fits the setting."""
 
     async def apply(interaction: discord.Interaction, raw: str) -> None:
-        bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
-        service = bot.settings_service
+        service = services(interaction).settings_service
         await respond(
             interaction,
             lambda: service.set_server(
@@ -77,9 +76,7 @@ def _language_choices(
     interaction: discord.Interaction, current: str, first: str
 ) -> list[app_commands.Choice[str]]:
     """`first`, then the languages the operator offers (read from the installed pocket-tts)."""
-    bot: PocketVoiceBot = interaction.client  # type: ignore[assignment]
-    offered = bot.models.languages if bot.models is not None else ()
-    names = [first, *offered]
+    names = [first, *services(interaction).models.languages]
     return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
 
@@ -126,7 +123,7 @@ class SettingsCog(commands.Cog):
     async def setup(self, interaction: discord.Interaction, channel: TextChannel) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.setup(
+            lambda: self.bot.app.settings_service.setup(
                 interaction.permissions, guild_of(interaction), channel
             ),
         )
@@ -134,7 +131,9 @@ class SettingsCog(commands.Cog):
     @app_commands.command(name="settings", description="Show this server's settings")
     @app_commands.guild_only()
     async def settings(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.settings_service.show(guild_of(interaction)))
+        await respond(
+            interaction, lambda: self.bot.app.settings_service.show(guild_of(interaction))
+        )
 
     @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
     @app_commands.describe(
@@ -144,7 +143,7 @@ class SettingsCog(commands.Cog):
     async def nick(
         self, interaction: discord.Interaction, name: str, member: discord.Member | None = None
     ) -> None:
-        service = self.bot.settings_service
+        service = self.bot.app.settings_service
         await respond(
             interaction,
             lambda: service.set_nick(
@@ -163,7 +162,7 @@ class SettingsCog(commands.Cog):
     async def autoread(self, interaction: discord.Interaction, value: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_autoread(
+            lambda: self.bot.app.settings_service.set_autoread(
                 interaction.user, guild_of(interaction), value == "on"
             ),
         )
@@ -174,7 +173,7 @@ class SettingsCog(commands.Cog):
     async def my_language(self, interaction: discord.Interaction, language: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_language(
+            lambda: self.bot.app.settings_service.set_language(
                 interaction.user, guild_of(interaction), language
             ),
         )
@@ -184,7 +183,7 @@ class SettingsCog(commands.Cog):
     async def my_rate(self, interaction: discord.Interaction, rate: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_rate(
+            lambda: self.bot.app.settings_service.set_rate(
                 interaction.user, guild_of(interaction), rate
             ),
         )
@@ -196,7 +195,7 @@ class SettingsCog(commands.Cog):
     async def my_pitch(self, interaction: discord.Interaction, pitch: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.set_pitch(
+            lambda: self.bot.app.settings_service.set_pitch(
                 interaction.user, guild_of(interaction), pitch
             ),
         )
@@ -212,7 +211,7 @@ class SettingsCog(commands.Cog):
     async def _voice_names(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        names = await self.bot.voices.names_for(interaction.user.id, current, builtin=True)
+        names = await self.bot.app.voices.names_for(interaction.user.id, current, builtin=True)
         return [app_commands.Choice(name=n, value=n) for n in names]
 
     dict_group = app_commands.Group(
@@ -236,7 +235,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_add(
+            lambda: self.bot.app.settings_service.dict_add(
                 interaction.permissions, guild_of(interaction), word, spoken, language
             ),
         )
@@ -252,7 +251,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_remove(
+            lambda: self.bot.app.settings_service.dict_remove(
                 interaction.permissions, guild_of(interaction), word, language
             ),
         )
@@ -265,7 +264,7 @@ class SettingsCog(commands.Cog):
     ) -> None:  # fmt: skip
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_list(guild_of(interaction), contains, page),
+            lambda: self.bot.app.settings_service.dict_list(guild_of(interaction), contains, page),
         )
 
     @dictionary_group.command(name="export", description="Get the dictionary as a file")
@@ -279,7 +278,7 @@ class SettingsCog(commands.Cog):
     async def dict_export(self, interaction: discord.Interaction, format: str = "json") -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_export(guild_of(interaction), format),
+            lambda: self.bot.app.settings_service.dict_export(guild_of(interaction), format),
         )
 
     @dict_group.command(
@@ -291,7 +290,7 @@ class SettingsCog(commands.Cog):
     async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         await respond(
             interaction,
-            lambda: self.bot.settings_service.dict_import(
+            lambda: self.bot.app.settings_service.dict_import(
                 interaction.permissions, interaction.user, guild_of(interaction), file
             ),
         )

@@ -28,54 +28,56 @@ class SpeechCog(commands.Cog):
     @app_commands.describe(text="What to say")
     @app_commands.guild_only()
     async def say(self, interaction: discord.Interaction, text: str) -> None:
-        await respond(interaction, lambda: self.bot.speech.say(interaction.user, text))
+        await respond(interaction, lambda: self.bot.app.speech.say(interaction.user, text))
 
     @app_commands.command(name="join", description="Bring the bot into your voice channel")
     @app_commands.guild_only()
     async def join(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.speech.join(interaction.user))
+        await respond(interaction, lambda: self.bot.app.speech.join(interaction.user))
 
     @app_commands.command(name="leave", description="Make the bot leave the voice channel")
     @app_commands.guild_only()
     async def leave(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.speech.leave(guild_of(interaction), *_who(interaction))
+            interaction,
+            lambda: self.bot.app.speech.leave(guild_of(interaction), *_who(interaction)),
         )
 
     @app_commands.command(name="skip", description="Stop the current message, keep the queue")
     @app_commands.guild_only()
     async def skip(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.speech.skip(guild_of(interaction), *_who(interaction))
+            interaction, lambda: self.bot.app.speech.skip(guild_of(interaction), *_who(interaction))
         )
 
     @app_commands.command(name="stop", description="Stop speaking and clear the queue")
     @app_commands.guild_only()
     async def stop(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.speech.stop(guild_of(interaction), *_who(interaction))
+            interaction, lambda: self.bot.app.speech.stop(guild_of(interaction), *_who(interaction))
         )
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.speech.botstats(self.bot.process_shards()))
+        await respond(interaction, lambda: self.bot.app.speech.botstats(self.bot.process_shards()))
 
     @commands.Cog.listener()
     async def on_voice_state_update(
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
     ) -> None:
-        if before.channel != after.channel and hasattr(self.bot, "speech"):
-            await self.bot.speech.on_voice_state_change(member.guild, member, after.channel)
-            outcome = await self.bot.notices.on_voice_state(member, before.channel, after.channel)
+        if before.channel != after.channel:
+            await self.bot.app.speech.on_voice_state_change(member.guild, member, after.channel)
+            outcome = await self.bot.app.notices.on_voice_state(
+                member, before.channel, after.channel
+            )
             log.debug("voice notice for member %s: %s", member.id, outcome)
 
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (or it was deleted): forget its state."""
-        if hasattr(self.bot, "speech"):
-            await self.bot.speech.forget_guild(guild)
-            self.bot.reader.forget_guild(guild.id)
-            self.bot.notices.forget_guild(guild.id)
+        await self.bot.app.speech.forget_guild(guild)
+        self.bot.app.reader.forget_guild(guild.id)
+        self.bot.app.notices.forget_guild(guild.id)
 
 
 async def setup(bot: PocketVoiceBot) -> None:

@@ -26,13 +26,13 @@ class VoicesCog(commands.Cog):
     async def _own_names(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        names = await self.bot.voices.names_for(interaction.user.id, current, builtin=False)
+        names = await self.bot.app.voices.names_for(interaction.user.id, current, builtin=False)
         return [app_commands.Choice(name=n, value=n) for n in names]
 
     async def _all_names(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        names = await self.bot.voices.names_for(interaction.user.id, current, builtin=True)
+        names = await self.bot.app.voices.names_for(interaction.user.id, current, builtin=True)
         return [app_commands.Choice(name=n, value=n) for n in names]
 
     @app_commands.command(name="clone", description="Make a voice from a recording of YOUR voice")
@@ -51,7 +51,7 @@ class VoicesCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.voices.clone(
+            lambda: self.bot.app.voices.clone(
                 interaction.user,
                 guild_of(interaction),
                 name,
@@ -64,7 +64,7 @@ class VoicesCog(commands.Cog):
     @voice.command(name="list", description="Your voices and the built-in ones")
     async def list_voices(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.voices.list(interaction.user, guild_of(interaction))
+            interaction, lambda: self.bot.app.voices.list(interaction.user, guild_of(interaction))
         )
 
     @voice.command(name="use", description="Speak with one of your voices or a built-in one")
@@ -83,24 +83,26 @@ class VoicesCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.voices.preview(interaction.user, name, text, interaction.guild_id),
+            lambda: self.bot.app.voices.preview(interaction.user, name, text, interaction.guild_id),
         )
 
     @voice.command(name="rename", description="Rename one of your voices")
     @app_commands.describe(name="The voice", new_name="Its new name")
     @app_commands.autocomplete(name=_own_names)
     async def rename(self, interaction: discord.Interaction, name: str, new_name: str) -> None:
-        await respond(interaction, lambda: self.bot.voices.rename(interaction.user, name, new_name))
+        await respond(
+            interaction, lambda: self.bot.app.voices.rename(interaction.user, name, new_name)
+        )
 
     @voice.command(name="delete", description="Delete one of your voices and its recording")
     @app_commands.describe(name="The voice")
     @app_commands.autocomplete(name=_own_names)
     async def delete(self, interaction: discord.Interaction, name: str) -> None:
-        await respond(interaction, lambda: self.bot.voices.delete(interaction.user, name))
+        await respond(interaction, lambda: self.bot.app.voices.delete(interaction.user, name))
 
     @voice.command(name="forget-me", description="Delete all your voices and voice settings")
     async def forget_me(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.voices.ask_forget(interaction.user))
+        await respond(interaction, lambda: self.bot.app.voices.ask_forget(interaction.user))
 
 
 async def setup(bot: PocketVoiceBot) -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # From the bottom up: a module may import its own floor and those below, never one above.
 FLOORS = ("core", "text", "i18n", "storage", "synthesis", "playback", "ops", "services")
-WAYS_IN = ("client", "__main__", "doctor")  # the floor above the services
+WAYS_IN = ("app", "client", "__main__", "doctor")  # the floor above the services
 ORDER = (*FLOORS, "ways in", "cogs")
 NO_DISCORD = ("core", "text", "i18n", "storage", "synthesis")
 MODEL_LIBRARIES = ("torch", "pocket_tts")  # imported only inside synthesis/

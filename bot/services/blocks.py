@@ -87,11 +87,11 @@ def _check_rank(
 
 
 class BlockService:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, on_block: Callable[[int, int], object] | None = None) -> None:
+        """`on_block(server, member)`, called when a member is blocked: the bot drops what
+        they have waiting to be said (`services.speech.drop_waiting`)."""
         self.db = db
-        # called with (server, member) when a member is blocked: the bot drops what they
-        # have waiting to be said (`SpeechService.drop_waiting`)
-        self.on_block: Callable[[int, int], object] | None = None
+        self.on_block = on_block
         # blocks made here, counted: what was asked before a block and is about to be spoken
         # after it (a voice connect, a model's load in between) is dropped, with no query
         self.epoch = 0

@@ -37,6 +37,14 @@ log = logging.getLogger(__name__)
 MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
 
 
+def drop_waiting(speakers: SpeechScheduler, guild_id: int, user_id: int) -> int:
+    """A member was blocked: what they have waiting to be said here (their messages, their
+    /say) is dropped; how many. `BlockService`'s `on_block`: it needs only the speakers, so
+    the block service is built before the speech service that checks it."""
+    speaker = speakers.get(guild_id)
+    return 0 if speaker is None else speaker.drop_author(user_id)
+
+
 class SpeechService:
     def __init__(
         self,
@@ -296,12 +304,6 @@ class SpeechService:
             return self.scheduler.speaker(channel.guild).enqueue(utterance)
         except QueueFullError:
             raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
-
-    def drop_waiting(self, guild_id: int, user_id: int) -> int:
-        """A member was blocked: what they have waiting to be said here (their messages, their
-        /say) is dropped; how many."""
-        speaker = self.scheduler.get(guild_id)
-        return 0 if speaker is None else speaker.drop_author(user_id)
 
     async def join(self, member: discord.Member | discord.User) -> str:
         channel = self.caller_channel(member)

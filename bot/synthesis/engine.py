@@ -346,6 +346,7 @@ class TTSEngine:
         spare_lanes: int = 0,
         batch: int = 1,
         costs: list[BatchCost] | None = None,
+        phrases: PhraseCache | None = None,
     ) -> None:
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
@@ -360,7 +361,7 @@ class TTSEngine:
         self.fingerprint = fingerprint
         self._executor: ThreadPoolExecutor = executor
         self.voice_cache = StateCache()
-        self.phrases: PhraseCache | None = None  # short phrases' audio ("Alice said")
+        self.phrases = phrases  # short phrases' audio ("Alice said"): the first model's only
         self._active: weakref.WeakSet[threading.Event] = weakref.WeakSet()
         self._closed = False
         self._can_clone = bool(getattr(model, "has_voice_cloning", False))
@@ -384,13 +385,15 @@ class TTSEngine:
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
     async def load(
-        cls, settings: Settings, batch: int | None = None, *, background: bool = False
-    ) -> TTSEngine:
+        cls, settings: Settings, batch: int | None = None, *, background: bool = False,
+        phrases: Path | None = None,
+    ) -> TTSEngine:  # fmt: skip
         """Load the model in the engine's worker thread (never on the event loop).
 
         `batch`: the batch size, when already known (another language's model of the same
         size): measuring it takes seconds of both cores, which speaking servers need.
-        `background`: others are speaking: load in a thread of lower CPU priority."""
+        `background`: others are speaking: load in a thread of lower CPU priority.
+        `phrases`: the folder of the phrase cache, kept per model fingerprint."""
         workers = settings.tts_workers
         threads = workers + SPARE_LANES
         executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
@@ -411,6 +414,7 @@ class TTSEngine:
         if batch is None:
             batch, costs = await cls._measured_batch(settings, executor, model)
         default_voice = settings.default_voice or cls._language_default_voice(settings)
+        fingerprint = cls._fingerprint(settings)
         # Not on the event loop: the batched engine copies the model and sets up its batch
         # (0.4 s alone, over 1 s beside speech), and every stream's audio passes the loop.
         engine = await run(
@@ -418,12 +422,13 @@ class TTSEngine:
                 cls,
                 model,
                 default_voice=default_voice,
-                fingerprint=cls._fingerprint(settings),
+                fingerprint=fingerprint,
                 executor=executor,
                 replicas=replicas,
                 spare_lanes=SPARE_LANES,
                 batch=batch,
                 costs=costs,
+                phrases=None if phrases is None else PhraseCache(phrases, fingerprint),
             )
         )
         log.info("%s", engine.describe())

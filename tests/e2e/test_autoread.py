@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.playback.speakers import GuildSpeaker
+from bot.services.upkeep import IdleUpkeep
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord, shown_settings
 from tests.fakediscord import FakeDiscord
 
@@ -17,7 +19,7 @@ LONG = "This is a long message that keeps the bot talking for a while."
 
 
 def speaker(running: RunningBot) -> GuildSpeaker:
-    found = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))  # type: ignore[union-attr]
+    found = running.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     assert found is not None
     return found
 
@@ -191,18 +193,20 @@ async def test_bot_leaves_when_its_voice_channel_is_deleted(running_bot: Running
     await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the bot to leave")
 
 
-async def test_idle_timeout_leaves_voice(running_bot: RunningBot) -> None:
-    fake, bot = running_bot.fake, running_bot.bot
-    bot.idle_check_s = 0.2
-    if bot._idle_task is not None:  # restart the watch with the short interval
-        bot._idle_task.cancel()
-        bot._idle_task = asyncio.create_task(bot._leave_when_idle())
-    idle = await fake.interaction("config joining idle_timeout", {"value": 1}, permissions=ADMIN)
-    await idle.wait_final()
-    await fake.set_voice_state("alice", VOICE)
-    await (await fake.interaction("join")).wait_final()
-    await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "join")
-    await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the idle leave")
+async def test_idle_timeout_leaves_voice(
+    tmp_path: Path, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(IdleUpkeep, "every_s", 0.2)  # the upkeep's round, every 15 s
+    async with bot_on_fake_discord(tmp_path, tiny_model) as running:
+        fake = running.fake
+        idle = await fake.interaction(
+            "config joining idle_timeout", {"value": 1}, permissions=ADMIN
+        )
+        await idle.wait_final()
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("join")).wait_final()
+        await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 10, "join")
+        await fake.wait_for(lambda: fake.bot_voice_channel is None, 10, "the idle leave")
 
 
 async def test_tts_file_and_speak_this_message(running_bot: RunningBot) -> None:

@@ -150,8 +150,7 @@ async def test_model_failure_mid_stream_ends_that_message_only(
         await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the failed message")
         assert speaker.history[0].error == "the model fell over"
         assert "synthesis of a unit failed" in caplog.text
-        scheduler = running.bot.scheduler
-        assert scheduler is not None
+        scheduler = running.bot.app.speakers
         second = scheduler.get(int(fake.GUILD2_ID))
         assert second is not None
         await fake.wait_for(lambda: len(second.history) == 1, 60, "the other server")
@@ -253,8 +252,7 @@ async def test_a_flood_of_files_does_not_delay_another_servers_speech(
             "say", {"text": "Hello there."}, user="bob", guild=fake.GUILD2_ID
         )
         assert (await say.wait_final())["content"].startswith("Speaking in")
-        scheduler = running.bot.scheduler
-        assert scheduler is not None
+        scheduler = running.bot.app.speakers
         speaker = scheduler.get(int(fake.GUILD2_ID))
         assert speaker is not None
         await fake.wait_for(lambda: len(speaker.history) == 1, 30, "bob's message")
@@ -274,7 +272,7 @@ async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
     def broken(*_: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(running_bot.bot.speech, "botstats", broken)
+    monkeypatch.setattr(running_bot.bot.app.speech, "botstats", broken)
     reply = await (await running_bot.fake.interaction("botstats")).wait_final()
     assert reply["content"].startswith("Something went wrong on my side (error id ")
 

@@ -78,8 +78,8 @@ async def spoken_after(running: RunningBot, count: int, timeout: float = 20) -> 
 
 
 def a_minute_later(running: RunningBot) -> None:
-    clock = running.bot.notices.clock
-    running.bot.notices.clock = lambda: clock() + 61.0
+    clock = running.bot.app.notices.clock
+    running.bot.app.notices.clock = lambda: clock() + 61.0
 
 
 async def test_members_joining_and_leaving_are_announced(
@@ -104,9 +104,9 @@ async def test_members_joining_and_leaving_are_announced(
     assert await moved(running_bot, notices, "bob", VOICE) == "announced lately"
     assert await moved(running_bot, notices, "bob", None) == "announced lately"
     # the first notice was kept in the phrase cache: the same words play from it, not the model
-    phrases = bot.engine.phrases
+    phrases = bot.app.engine.phrases
     assert phrases is not None
-    voice = bot.engine.default_voice
+    voice = bot.app.engine.default_voice
     await fake.wait_for(lambda: phrases.in_memory(voice, "Bob left") is not None, 10, "cache")
     marker = np.zeros(MODEL_RATE, dtype=np.float32)  # 1 s exactly: no model's output
     phrases.put(voice, "Bob left", marker)
@@ -159,7 +159,7 @@ async def test_notices_are_said_in_the_servers_language(
         # the notices' clock stands still: a notice that waits over NOTICE_STALE_S for its
         # model is dropped ("too late"), and beside five other workers the german model's load
         # once took that long; the language is what this test is about
-        run.bot.notices.clock = lambda: 1_000.0
+        run.bot.app.notices.clock = lambda: 1_000.0
         assert await moved(run, notices, "bob", VOICE) == "joined"
         await spoken_after(run, 1)
         notice = speaker(run).history[0]
@@ -194,7 +194,7 @@ async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
     tmp_path: Path, tiny_model: TinyModel, notices: Notices
 ) -> None:
     async with bot_on_fake_discord(tmp_path, tiny_model) as run:
-        fake, phrases = run.fake, run.bot.engine.phrases
+        fake, phrases = run.fake, run.bot.app.engine.phrases
         assert phrases is not None
         await fake.set_voice_state("alice", VOICE)
         await (await fake.interaction("join")).wait_final()
@@ -203,7 +203,9 @@ async def test_a_notice_kept_on_disk_plays_from_it_after_a_restart(
         assert await moved(run, notices, "bob", VOICE) == "joined"
         assert await spoken_after(run, 1) == ["Bob joined"]
         await fake.wait_for(lambda: phrases.disk_bytes > 0, 10, "the phrase on disk")
-        phrases.put(run.bot.engine.default_voice, "Bob joined", np.zeros(MODEL_RATE, np.float32))
+        phrases.put(
+            run.bot.app.engine.default_voice, "Bob joined", np.zeros(MODEL_RATE, np.float32)
+        )
     async with bot_on_fake_discord(tmp_path, tiny_model) as run:
         fake = run.fake
         await fake.set_voice_state("alice", VOICE)
@@ -283,8 +285,8 @@ async def test_two_quick_moves_are_announced_once(
     assert bob is not None and isinstance(elsewhere, discord.VoiceChannel)
     channel = guild.voice_client.channel
     outcomes = await asyncio.gather(
-        bot.notices.on_voice_state(bob, elsewhere, channel),
-        bot.notices.on_voice_state(bob, channel, elsewhere),
+        bot.app.notices.on_voice_state(bob, elsewhere, channel),
+        bot.app.notices.on_voice_state(bob, channel, elsewhere),
     )
     assert sorted(outcomes) == ["announced lately", "joined"]
     assert await spoken_after(running_bot, 1) == ["Bob joined"]

@@ -66,8 +66,8 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
 ) -> None:
     async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
         fake, bot = run.fake, run.bot
-        assert bot.models is not None and bot.models.loaded() == ["english"]
-        english_model = bot.models.default.fingerprint
+        assert bot.app.models.loaded() == ["english"]
+        english_model = bot.app.models.default.fingerprint
         await setup_read_channel(fake)
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", VOICE)
@@ -110,8 +110,8 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         french = phrasebook("french")
         assert said.language == "french" and said.error is None and said.frames_played > 0
         assert said.text == "Alice a dit look at " + french.link_to.format(host="example.com")
-        assert bot.models.loaded() == ["english", "french"]
-        french_model = bot.models.engine_for("french").fingerprint
+        assert bot.app.models.loaded() == ["english", "french"]
+        french_model = bot.app.models.engine_for("french").fingerprint
         assert french_model != english_model
         assert any(lang == "french" and model == french_model for lang, model, _ in model_calls)
         assert all(model == french_model for lang, model, _ in model_calls if lang == "french")
@@ -124,7 +124,7 @@ async def test_server_and_member_languages_choose_the_model_and_the_words(
         german_line = await read_aloud(run, "bob", "hello there", 2)
         assert german_line.language == "german"
         assert german_line.text.startswith(phrasebook("german").said.format(name="Bob"))
-        german_model = bot.models.engine_for("german").fingerprint
+        german_model = bot.app.models.engine_for("german").fingerprint
         assert any(lang == "german" and m == german_model for lang, m, _ in model_calls)
         # /say speaks in the member's language too; "none" goes back to the server's
         reset = await fake.interaction("set my_language", {"language": "none"}, user="bob")
@@ -147,8 +147,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
     env["TTS_CONFIG"] = str(tiny_model.full_length_config)  # speech of natural length
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
-        assert bot.models is not None
-        bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
+        bot.app.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
         await fake.set_voice_state("alice", VOICE)
         await fake.set_voice_state("bob", FakeDiscord.GUILD2_VOICE_ID)
         long_text = "This keeps the other server talking."  # ~9 s
@@ -161,8 +160,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         await changed.wait_final()
         second = await fake.interaction("say", {"text": "Ciao."}, user="bob", guild=fake.GUILD2_ID)
         assert (await second.wait_final())["content"].startswith("Loading italian…")
-        scheduler = bot.scheduler
-        assert scheduler is not None
+        scheduler = bot.app.speakers
         speakers = [scheduler.get(int(g)) for g in (fake.GUILD_ID, fake.GUILD2_ID)]
         await fake.wait_for(
             lambda: all(s is not None and len(s.history) == 1 for s in speakers), 120, "both"
@@ -174,7 +172,7 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         # that speech ended): no underrun
         assert spoken.error is None and spoken.underruns == 0, spoken
         assert started(italian) < spoken.ended_at, (italian, spoken)
-        assert bot.models.loaded() == ["english", "italian"]
+        assert bot.app.models.loaded() == ["english", "italian"]
 
         # a third language, over TTS_MODELS=2: the idle italian model is unloaded
         await (
@@ -184,8 +182,8 @@ async def test_a_new_language_loads_while_another_server_speaks_and_the_idle_one
         assert (await third.wait_final())["content"].startswith("Loading german…")
         await fake.wait_for(lambda: len(speakers[1].history) == 2, 60, "german")  # type: ignore[union-attr]
         assert speakers[1].history[1].language == "german"  # type: ignore[union-attr]
-        assert bot.models.loaded() == ["english", "german"]
-        assert bot.models.unloads == 1
+        assert bot.app.models.loaded() == ["english", "german"]
+        assert bot.app.models.unloads == 1
 
 
 @pytest.mark.timing
@@ -196,8 +194,7 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
     env["TTS_CONFIG"] = str(tiny_model.full_length_config)  # speech of natural length
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=1) as run:
         fake, bot = run.fake, run.bot
-        assert bot.models is not None and bot.scheduler is not None
-        bot.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
+        bot.app.models.idle_before_unload_s = 0.0  # unload as soon as a model is idle
         third_guild = list(fake.channels)[2]
         members = [
             ("alice", fake.GUILD_ID, VOICE),
@@ -218,7 +215,7 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
             inter = await fake.interaction("say", {"text": text}, user=user, guild=guild)
             assert (await inter.wait_final())["content"].startswith(answer)
 
-        speakers = [bot.scheduler.speaker(bot.get_guild(int(g))) for _, g, _ in members]  # type: ignore[arg-type]
+        speakers = [bot.app.speakers.speaker(bot.get_guild(int(g))) for _, g, _ in members]  # type: ignore[arg-type]
 
         def spoken(counts: tuple[int, int, int]) -> bool:
             return all(len(s.history) >= n for s, n in zip(speakers, counts, strict=True))
@@ -247,16 +244,16 @@ async def test_a_third_language_loads_while_two_servers_speak_and_the_idle_one_u
         for result in (first, second):
             assert result.error is None and result.underruns == 0, result
             assert started(italian) < result.ended_at, (italian, result)
-        assert bot.models.loaded() == ["english", "french", "italian"]
+        assert bot.app.models.loaded() == ["english", "french", "italian"]
 
         # a fourth, over TTS_MODELS=3: the idle model used least recently is unloaded
-        older = min(("french", "italian"), key=bot.models.last_used)
+        older = min(("french", "italian"), key=bot.app.models.last_used)
         await set_language("member0", third_guild, "german")
         await say("member0", third_guild, "Hallo.", "Loading german…")
         await fake.wait_for(lambda: spoken((1, 2, 2)), 60, "german")
         assert speakers[2].history[1].language == "german"
-        assert older not in bot.models.loaded() and len(bot.models.loaded()) == 3
-        assert bot.models.unloads == 1
+        assert older not in bot.app.models.loaded() and len(bot.app.models.loaded()) == 3
+        assert bot.app.models.unloads == 1
 
 
 async def test_a_cloned_voice_speaks_another_language_from_its_recording(
@@ -317,7 +314,6 @@ async def test_set_language_refuses_a_language_whose_model_cannot_load(
     unloadable_configs(Path(env["TTS_CONFIG_DIR"]), tiny_model.config)
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
-        assert bot.db is not None and bot.models is not None
         broken = await fake.interaction(
             "config speech language", {"value": "german"}, permissions=ADMIN
         )
@@ -330,9 +326,9 @@ async def test_set_language_refuses_a_language_whose_model_cannot_load(
         assert "cannot be fetched now (model.safetensors)" in content
         # nothing was stored, nothing was loaded
         guild, member = int(fake.GUILD_ID), int(fake.humans["alice"].id)
-        assert (await bot.db.guilds.get(guild)).language is None
-        assert (await bot.db.members.get(member, guild)).language is None
-        assert bot.models.loaded() == ["english"] and bot.models.loads == 0
+        assert (await bot.app.db.guilds.get(guild)).language is None
+        assert (await bot.app.db.members.get(member, guild)).language is None
+        assert bot.app.models.loaded() == ["english"] and bot.app.models.loads == 0
         # a language that can load is taken
         fine = await fake.interaction("set my_language", {"language": "french"})
         assert "in french" in (await fine.wait_final())["content"]

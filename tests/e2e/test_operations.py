@@ -69,8 +69,7 @@ async def test_health_and_metrics_are_served_while_the_bot_speaks(
         await fake.set_voice_state("alice", FakeDiscord.VOICE_ID)
         inter = await fake.interaction("say", {"text": "Hello there, friend."})
         await inter.wait_final()
-        scheduler = running.bot.scheduler
-        assert scheduler is not None
+        scheduler = running.bot.app.speakers
         speaker = scheduler.get(int(FakeDiscord.GUILD_ID))
         assert speaker is not None
         await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the utterance to end")

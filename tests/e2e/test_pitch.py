@@ -60,7 +60,7 @@ async def test_my_pitch_and_the_servers_pitch_change_what_is_heard(
     reply = await set_reply(running, "set my_pitch", {"pitch": "6"})
     assert reply["content"] == "Your messages are read at a pitch of +6 semitones in this server."
     high_s, high = await said_seconds(running, SHORT_SENTENCES)
-    speaker = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))  # type: ignore[union-attr]
+    speaker = running.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     assert speaker is not None and speaker.history[-1].pitch == 6
     reply = await set_reply(running, "config speech pitch", {"value": -6}, permissions=ADMIN)
     assert reply["content"] == "pitch is now -6."
@@ -92,7 +92,7 @@ async def test_pitches_out_of_bounds_get_a_clear_error_and_change_nothing(
         ), reply["content"]  # fmt: skip
     reply = await set_reply(running, "config speech pitch", {"value": 7}, permissions=ADMIN)
     assert reply["content"] == "pitch goes from -6 to 6."
-    db, guild = running.bot.db, int(FakeDiscord.GUILD_ID)
+    db, guild = running.bot.app.db, int(FakeDiscord.GUILD_ID)
     assert db is not None
     assert (await db.members.get(int(running.fake.humans["alice"].id), guild)).pitch is None
     assert (await db.guilds.get(guild)).pitch == 0

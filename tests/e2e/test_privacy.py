@@ -40,7 +40,7 @@ async def test_say_in_a_cloned_voice_is_announced_and_logged(
     await (await fake.interaction("say", {"text": "A secret sentence."})).wait_final()
     await fake.wait_for(lambda: len(speaker(running_bot).history) == 1, 20, "speech")
     assert speaker(running_bot).history[0].text == "alice said: A secret sentence."  # username
-    (record,) = await bot.voices.library.list_for(int(fake.humans["alice"].id))
+    (record,) = await bot.app.voices.library.list_for(int(fake.humans["alice"].id))
     assert f"cloned voice {record.id} used for /say by user" in caplog.text
     assert "A secret sentence" not in caplog.text  # never the text
     assert record.consent_guild_id == int(fake.GUILD_ID) and record.upload_sha256
@@ -70,10 +70,10 @@ async def test_leaving_a_server_forgets_its_state(running_bot: RunningBot) -> No
     fake, bot = running_bot.fake, running_bot.bot
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("say", {"text": "Hello."})).wait_final()
-    assert bot.scheduler is not None and bot.scheduler.get(int(fake.GUILD_ID)) is not None
+    assert bot.app.speakers.get(int(fake.GUILD_ID)) is not None
     await fake.remove_guild(fake.GUILD_ID)
     await fake.wait_for(
-        lambda: bot.scheduler is not None and bot.scheduler.get(int(fake.GUILD_ID)) is None,
+        lambda: bot.app.speakers.get(int(fake.GUILD_ID)) is None,
         10,
         "the server's speaker to go",
     )

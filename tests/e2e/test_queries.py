@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.client import PocketVoiceBot
+from bot.services.upkeep import IdleUpkeep
 from bot.storage.stores import SQLiteStore
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel, speaker
@@ -28,8 +28,7 @@ NICKS = "SELECT user_id, nick FROM member_settings"
 @contextlib.asynccontextmanager
 async def statements(running: RunningBot) -> AsyncIterator[list[str]]:
     """Every SQL statement the bot's store runs inside the block, in order."""
-    assert running.bot.db is not None
-    store = running.bot.db.store
+    store = running.bot.app.db.store
     assert isinstance(store, SQLiteStore)
     seen: list[str] = []
     await store.connection.set_trace_callback(seen.append)
@@ -53,7 +52,7 @@ async def quiet_bot(
     tmp_path: Path, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[RunningBot]:
     """A bot whose idle watch (server settings every 15 s) stays out of the counts."""
-    monkeypatch.setattr(PocketVoiceBot, "idle_check_s", 3600.0)
+    monkeypatch.setattr(IdleUpkeep, "every_s", 3600.0)
     async with bot_on_fake_discord(tmp_path, tiny_model) as running:
         yield running
 

@@ -22,7 +22,7 @@ async def nick(fake: FakeDiscord, name: str, *, by: str, member: str | None = No
 
 async def read(running: RunningBot, user: str, text: str) -> str:
     """What is said for `user`'s message (the next line spoken)."""
-    existing = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))  # type: ignore[union-attr]
+    existing = running.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     count = len(existing.history) if existing is not None else 0
     message = await running.fake.post(user, text)
     assert await outcome(running, message) == "read"

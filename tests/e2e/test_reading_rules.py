@@ -233,7 +233,7 @@ async def test_what_waits_for_the_voice_link_is_not_said_after_a_block(
         assert await final(say) == NOTICE
         assert say.responses[0]["flags"] & EPHEMERAL
         await fake.wait_for(lambda: fake.bot_voice_channel == VOICE, 30, "the join")
-        found = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))
+        found = running.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
         assert found is None or not found.history  # nothing was said
 
 

@@ -34,8 +34,7 @@ async def said_seconds(running: RunningBot, text: str = TEXT) -> tuple[float, np
     """Say `text` with /say; the seconds of voiced Opus the fake Discord heard for it, and
     its decoded 48 kHz mono PCM."""
     fake = running.fake
-    scheduler = running.bot.scheduler
-    assert scheduler is not None
+    scheduler = running.bot.app.speakers
     known = scheduler.get(int(FakeDiscord.GUILD_ID))
     before, heard = len(known.history) if known else 0, len(fake.udp.packets)
     reply = await (await fake.interaction("say", {"text": text})).wait_final()
@@ -122,7 +121,7 @@ async def test_rates_out_of_bounds_get_a_clear_error_and_change_nothing(
         running, "config speech speaking_rate", {"value": 2.5}, permissions=ADMIN
     )
     assert reply["content"] == "speaking_rate goes from 0.5 to 2.0."
-    db, guild = running.bot.db, int(FakeDiscord.GUILD_ID)
+    db, guild = running.bot.app.db, int(FakeDiscord.GUILD_ID)
     assert db is not None
     assert (await db.members.get(int(running.fake.humans["alice"].id), guild)).rate is None
     assert (await db.guilds.get(guild)).speaking_rate == 1.0
@@ -153,7 +152,7 @@ async def test_an_announced_lead_is_cached_at_the_members_rate(running_bot: Runn
     """ "Alice said" is rendered once per rate: at 1.5x its cached audio is 1.5x shorter than
     the model's, and the cache at 1x stays apart."""
     running = running_bot
-    fake, engine = running.fake, running.bot.scheduler.engine  # type: ignore[union-attr]
+    fake, engine = running.fake, running.bot.app.speakers.engine
     phrases = engine.phrases
     assert phrases is not None
     await setup_read_channel(fake)

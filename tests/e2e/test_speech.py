@@ -30,8 +30,7 @@ CONNECT, SPEAK = 1 << 20, 1 << 21
 
 
 def speaker_of(running: RunningBot) -> GuildSpeaker:
-    assert running.bot.scheduler is not None
-    speaker = running.bot.scheduler.get(int(FakeDiscord.GUILD_ID))
+    speaker = running.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     assert speaker is not None
     return speaker
 
@@ -312,8 +311,7 @@ async def test_two_servers_speak_at_once(tmp_path: Path, tiny_model: TinyModel) 
         )
         for inter in (first, second):
             assert (await inter.wait_final())["content"].startswith("Speaking in")
-        scheduler = running.bot.scheduler
-        assert scheduler is not None
+        scheduler = running.bot.app.speakers
         speakers = [scheduler.get(int(g)) for g in (fake.GUILD_ID, fake.GUILD2_ID)]
         await fake.wait_for(
             lambda: all(s is not None and len(s.history) == 1 for s in speakers), 120, "both"
@@ -381,8 +379,7 @@ async def four_servers_say(
         for user, guild, _ in members
     ]
     replies = [(await inter.wait_final())["content"] for inter in interactions]
-    scheduler = bot.scheduler
-    assert scheduler is not None
+    scheduler = bot.app.speakers
     found = [scheduler.get(int(guild)) for _, guild, _ in members]
     await fake.wait_for(
         lambda: all(s is not None and len(s.history) == 1 for s in found), 150, "all four"
@@ -404,7 +401,7 @@ async def test_four_servers_speak_at_once_without_gaps(
     gap over 100 ms (the tiny model: what is measured is the batching, not the model's size)."""
     env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
-        assert running.bot.engine.batched and running.bot.engine.workers >= 4
+        assert running.bot.app.engine.batched and running.bot.app.engine.workers >= 4
         members, replies, speakers, by_guild = await four_servers_say(running, FOUR_SERVERS_TEXT)
         assert all(reply.startswith("Speaking in") for reply in replies)
         spans = []
@@ -436,7 +433,7 @@ async def test_servers_beyond_the_capacity_start_later_in_order_without_gaps(
     and every message is heard to its end."""
     env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_BATCH": "2"}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=2) as running:
-        assert running.bot.engine.batched and 1 <= running.bot.engine.capacity() <= 2
+        assert running.bot.app.engine.batched and 1 <= running.bot.app.engine.capacity() <= 2
         members, replies, speakers, by_guild = await four_servers_say(
             running, SHORT_TEXT, joined_first=True
         )

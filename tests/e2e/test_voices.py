@@ -28,7 +28,7 @@ def voice_files(running: RunningBot, user: str = "alice") -> list[Path]:
 
 
 async def voice_rows(running: RunningBot, user: str = "alice") -> list[str]:
-    voices = await running.bot.voices.library.list_for(int(running.fake.humans[user].id))
+    voices = await running.bot.app.voices.library.list_for(int(running.fake.humans[user].id))
     return [v.name for v in voices]
 
 
@@ -69,7 +69,7 @@ async def test_clone_use_say_delete(running_bot: RunningBot) -> None:
     assert used["content"] == "You will now speak with “Alice” in this server."
     await fake.set_voice_state("alice", VOICE)
     await (await fake.interaction("say", {"text": "In my own voice."})).wait_final()
-    speaker = bot.scheduler.get(int(FakeDiscord.GUILD_ID))  # type: ignore[union-attr]
+    speaker = bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     await fake.wait_for(lambda: speaker is not None and len(speaker.history) == 1, 20, "speech")
     state_path = next(p for p in voice_files(running_bot) if p.suffix == ".safetensors")
     assert speaker.history[0].voice == str(state_path)  # the engine got Alice's state
@@ -89,7 +89,7 @@ async def test_clone_while_in_voice_speaks_a_sample(running_bot: RunningBot) -> 
     ready = await (await clone(fake, "Mine")).wait_content("is ready")
     assert ready["content"].endswith(f"Playing a short sample in <#{VOICE}>.")
     assert not ready.get("components")
-    speaker = running_bot.bot.scheduler.get(int(FakeDiscord.GUILD_ID))  # type: ignore[union-attr]
+    speaker = running_bot.bot.app.speakers.get(int(FakeDiscord.GUILD_ID))
     await fake.wait_for(lambda: speaker is not None and len(speaker.history) == 1, 20, "sample")
     assert speaker.history[0].voice is not None and speaker.history[0].voice.endswith(
         ".safetensors"
@@ -152,14 +152,14 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
     assert await voice_rows(running_bot, "bob") == []
 
     # weights without voice cloning
-    await bot.voices.db.guilds.set_cloning(int(FakeDiscord.GUILD_ID), True)
-    bot.engine._can_clone = False
+    await bot.app.voices.db.guilds.set_cloning(int(FakeDiscord.GUILD_ID), True)
+    bot.app.engine._can_clone = False
     try:
         await (await clone(fake, "Bobs", user="bob")).wait_content(
             "Voice cloning is not available on this bot yet"
         )
     finally:
-        bot.engine._can_clone = True
+        bot.app.engine._can_clone = True
     assert await voice_rows(running_bot, "bob") == []
 
 
@@ -202,7 +202,7 @@ async def test_forget_me_deletes_everything_after_confirmation(running_bot: Runn
         "content"
     ] == "Done: deleted 1 voice and all your voice choices."
     assert await voice_rows(running_bot) == [] and voice_files(running_bot) == []
-    choice = await running_bot.bot.voices.db.choices.for_user(alice_id(fake), None)
+    choice = await running_bot.bot.app.voices.db.choices.for_user(alice_id(fake), None)
     assert choice is None
     assert await voice_rows(running_bot, "bob") == ["Bobs"]
 

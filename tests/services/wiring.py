@@ -1,4 +1,4 @@
-"""The services wired as bot/client.py wires them, on a real SQLite store, with the two parts
+"""The services wired as bot/app.py wires them, on a real SQLite store, with the two parts
 that would need audio replaced by recorders of what they are asked: the scheduler's speakers
 (`RecordingSpeaker` keeps GuildSpeaker's queue contract: the limit, QueueFullError,
 drop_oldest, drops and edits, `on_start` called in playing order) and the voice connections
@@ -9,6 +9,7 @@ every language is "loaded"."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import discord
@@ -21,7 +22,7 @@ from bot.services.blocks import BlockService
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings import SettingsService
-from bot.services.speech import SpeechService
+from bot.services.speech import SpeechService, drop_waiting
 from bot.services.wording import Wording
 from bot.storage.database import Database
 from bot.synthesis.audio_files import MODEL_RATE
@@ -213,14 +214,13 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     clock = Clock()
     scheduler = RecordingScheduler()
     connections = ServerConnections(server)
-    blocks = BlockService(db)
+    blocks = BlockService(db, on_block=partial(drop_waiting, scheduler))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
     how_spoken = HowSpokenResolver(library, LANGUAGES[0], LANGUAGES)
     speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
     settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock)
-    blocks.on_block = speech.drop_waiting
     return Bot(
         server, db, data_dir, clock, scheduler, connections, blocks, library, how_spoken,
         speech, reader, notices, settings,

@@ -117,7 +117,6 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
     }  # fmt: skip
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
-        assert bot.db is not None and bot.models is not None
         # Not asyncio's debug mode: it names slow callbacks, but it also extracts a stack for
         # every callback (each chunk a synthesis thread hands the loop), and that alone made
         # the probe's stalls 24-74 ms where they are 18-37 ms without it.
@@ -132,17 +131,17 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
             if outcome == "fails":  # checked at /set, broken since
                 broken_config(folder, tiny_model.config, language)
             guild, alice = int(fake.GUILD_ID), int(fake.humans["alice"].id)
-            await bot.db.members.set_language(alice, guild, language)
+            await bot.app.db.members.set_language(alice, guild, language)
             async with loop_stalls() as lateness:
                 say = await fake.interaction("say", {"text": "Hello there."})
                 assert (await say.wait_final())["content"].startswith(f"Loading {language}")
                 await fake.wait_for(
-                    lambda language=language: language in bot.models.loaded()  # type: ignore[union-attr]
-                    or bot.models.failures > 0,  # type: ignore[union-attr]
+                    lambda language=language: language in bot.app.models.loaded()
+                    or bot.app.models.failures > 0,
                     60, f"the {language} load",
                 )  # fmt: skip
                 await asyncio.sleep(0.5)  # and what follows it
             longest[outcome] = max(lateness)
         print(", ".join(f"{k}: longest loop stall {v * 1000:.1f} ms" for k, v in longest.items()))
         assert all(stall < STALL_LIMIT_S for stall in longest.values()), longest
-        assert "german" not in bot.models.loaded() and "french" in bot.models.loaded()
+        assert "german" not in bot.app.models.loaded() and "french" in bot.app.models.loaded()

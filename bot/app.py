@@ -1,0 +1,186 @@
+"""The composition root: the one place that builds the bot's parts, in order, from the
+operator's settings down, each given what it needs when it is made; and the one place that
+closes them, in the reverse order.
+
+    await probes.start()  # first: probes see "not ready" while the model loads
+    app = await build(settings, client, ssl_context, probes)
+    ...
+    await app.close()
+
+`PocketVoiceBot.setup_hook` calls `build` (discord.py's loop runs from there), before the
+gateway connects, so no event or command ever meets a part that is not built yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import discord
+
+from bot.core.config import Settings
+from bot.core.supervisor import supervise
+from bot.ops.endpoints import HttpEndpoints
+from bot.ops.metrics import Metrics
+from bot.ops.shards import ProcessShards
+from bot.playback.audio_source import ensure_opus
+from bot.playback.connection import VoiceConnections, leave_voice
+from bot.playback.speakers import SpeechScheduler
+from bot.services.autoread import AutoReader
+from bot.services.blocks import BlockService
+from bot.services.how_spoken import HowSpokenResolver
+from bot.services.join_notices import JoinNotices
+from bot.services.settings import SettingsService
+from bot.services.speech import SpeechService, drop_waiting
+from bot.services.upkeep import IdleUpkeep
+from bot.services.voices import VoiceService
+from bot.services.wording import Wording
+from bot.storage.database import Database, database_location
+from bot.synthesis.engine import TTSEngine, VoiceError
+from bot.synthesis.model_pool import ModelPool
+from bot.synthesis.voice_library import VoiceLibrary
+
+log = logging.getLogger(__name__)
+
+
+class Probes:
+    """The operator's HTTP endpoints (METRICS_PORT): started before anything else is built,
+    so /healthz answers "not ready: loading the model" while the model loads."""
+
+    def __init__(
+        self, host: str, port: int, ready: Callable[[], str | None],
+        shards: Callable[[], ProcessShards],
+    ) -> None:  # fmt: skip
+        """`ready()`: None, or what the bot still waits for."""
+        self.host, self.port = host, port
+        self._speakers: SpeechScheduler | None = None  # the gauges' source, once built
+        self.metrics = Metrics(lambda: self._speakers, shards)
+        self.endpoints = HttpEndpoints(self.metrics, ready)
+
+    async def start(self) -> None:
+        self.metrics.count_log_problems()
+        await self.endpoints.start(self.host, self.port)
+
+    def watch(self, speakers: SpeechScheduler) -> None:
+        """The one late wiring, as the endpoints start before the model loads: from now on
+        the speakers' gauges are served, and every utterance is counted."""
+        self._speakers = speakers
+        speakers.stats.listeners.append(self.metrics.record)
+
+    async def close(self) -> None:
+        await self.endpoints.close()
+        self.metrics.stop_counting()
+
+
+@dataclass(frozen=True)
+class App:
+    """Everything the bot is made of beside its Discord connection, built (`build`)."""
+
+    settings: Settings  # the operator's
+    client: discord.Client  # the Discord side: guilds, voice clients, presence
+    db: Database
+    engine: TTSEngine  # the default language's model
+    models: ModelPool  # every language's models
+    speakers: SpeechScheduler  # a speaker per server, one deadline scheduler for the models
+    library: VoiceLibrary  # members' cloned voices
+    connections: VoiceConnections
+    blocks: BlockService
+    speech: SpeechService
+    voices: VoiceService
+    reader: AutoReader
+    notices: JoinNotices
+    settings_service: SettingsService
+    upkeep: IdleUpkeep
+    tasks: tuple[asyncio.Task[None], ...]  # other supervised work (watchdogs, followers)
+
+    async def close(self) -> None:
+        """Stop speaking, leave voice, stop the models, then close the database."""
+        self.upkeep.stop()
+        for task in self.tasks:
+            task.cancel()
+        await self.connections.close()
+        await self.speakers.close()
+        for voice_client in list(self.client.voice_clients):
+            try:
+                await leave_voice(voice_client)
+            except Exception:  # shutting down: keep closing the rest
+                log.debug("voice disconnect failed during shutdown", exc_info=True)
+        await self.models.close()
+        await self.engine.close()
+        await self.db.close()
+
+
+async def build(
+    settings: Settings,
+    client: discord.Client,
+    ssl_context: ssl.SSLContext,
+    probes: Probes | None = None,
+) -> App:
+    """Build the whole graph, in order. A part that fails closes those made before it."""
+    ensure_opus()
+    async with contextlib.AsyncExitStack() as undo:
+        engine = await TTSEngine.load(settings, phrases=settings.data_dir / "phrases")
+        undo.push_async_callback(engine.close)
+        try:  # load the default voice now, so the first /say answers fast
+            await engine.voice_state()
+        except VoiceError as error:
+            raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
+        db = await Database.open(database_location(settings.database_url, settings.data_dir))
+        undo.push_async_callback(db.close)
+        models = ModelPool(
+            settings, engine, partial(TTSEngine.load, batch=engine.rows, background=True)
+        )
+        undo.push_async_callback(models.close)
+        speakers = SpeechScheduler(engine, models=models)
+        undo.push_async_callback(speakers.close)
+        if probes is not None:
+            probes.watch(speakers)
+        library = VoiceLibrary(db, engine, settings.data_dir, deadlines=speakers.deadlines)
+        # VoiceLibrary takes its model pool by attribute (no constructor argument yet)
+        library.models = models
+        await library.reconcile()
+        connections = VoiceConnections(speakers, client.get_guild)
+        blocks = BlockService(db, on_block=partial(drop_waiting, speakers))
+        speech = SpeechService(
+            speakers,
+            connections,
+            settings.max_text_length,
+            HowSpokenResolver(library, models.default_language, models.languages),
+            blocks,
+            Wording(db),
+        )
+        settings_service = SettingsService(
+            db, models.languages, can_load=models.check_loadable, ssl_context=ssl_context,
+            blocks=blocks,
+        )  # fmt: skip
+        tasks = []
+        if library.shared:  # other processes delete voices too
+            tasks.append(supervise(library.follow_deletions, "voice-deletions"))
+        tasks.append(supervise(connections.watch, "voice-watchdog"))
+        app = App(
+            settings=settings,
+            client=client,
+            db=db,
+            engine=engine,
+            models=models,
+            speakers=speakers,
+            library=library,
+            connections=connections,
+            blocks=blocks,
+            speech=speech,
+            voices=VoiceService(library, speech, engine),
+            reader=AutoReader(db, speech, language=settings.tts_language),
+            notices=JoinNotices(db, speech),
+            settings_service=settings_service,
+            upkeep=IdleUpkeep(client, speakers, models, db, speech),
+            tasks=tuple(tasks),
+        )
+        app.upkeep.start()
+        undo.pop_all()  # built: from now on `App.close` closes it all
+        return app
+    raise AssertionError("unreachable")  # the stack re-raises whatever stopped the build
