@@ -196,10 +196,10 @@ async def test_a_language_that_cannot_load_is_spoken_in_the_default_one(
     env = {"TTS_CONFIG_DIR": str(folder), "TTS_LANGUAGES": "french,german"}
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
         fake, bot_ = running.fake, running.bot
-        assert bot_.db is not None
+        assert bot_.app.db is not None
         guild_id = int(fake.GUILD_ID)
         await setup_read_channel(fake)
-        await bot_.db.guilds.set(guild_id, "language", "french")
+        await bot_.app.db.guilds.set(guild_id, "language", "french")
         await fake.set_voice_state("alice", VOICE)
         for number in (1, 2):
             message = await fake.post("alice", f"message {number}")
@@ -216,7 +216,7 @@ async def test_a_language_that_cannot_load_is_spoken_in_the_default_one(
 
         # /say in a language that fails after the member was told "Loading…": spoken in the
         # default language, and the voice channel's chat is told once
-        await bot_.db.members.set_language(int(fake.humans["alice"].id), guild_id, "german")
+        await bot_.app.db.members.set_language(int(fake.humans["alice"].id), guild_id, "german")
         for number in (1, 2):
             said = await (await fake.interaction("say", {"text": f"say {number}"})).wait_final()
             if number == 1:
@@ -234,7 +234,7 @@ async def test_a_language_that_cannot_load_is_spoken_in_the_default_one(
 
         # /tts too (the soak found it raising with an error id): the file, in the default
         # language, and the reply says why
-        await bot_.db.members.set_language(int(fake.humans["bob"].id), guild_id, "french")
+        await bot_.app.db.members.set_language(int(fake.humans["bob"].id), guild_id, "french")
         tts = await (await fake.interaction("tts", {"text": "a file"}, user="bob")).wait_final(60)
         assert tts["content"].startswith(
             "I could not load french just now, so I'm speaking in english instead.\n"
