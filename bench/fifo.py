@@ -12,7 +12,8 @@ import collections
 from typing import Any
 
 from bot.playback.speakers import GuildSpeaker
-from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
+from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_jobs import SpeechJob
 
 
 class FifoScheduler(DeadlineScheduler):

@@ -27,7 +27,8 @@ from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, VoiceError
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
-from bot.synthesis.scheduler import DeadlineScheduler, SpeechJob
+from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_jobs import SpeechJob
 from bot.synthesis.tempo import Tempo, normal, stretch
 
 log = logging.getLogger(__name__)

@@ -102,14 +102,16 @@ class BotStats:
     def _load(self) -> float:
         """Share of the workers' time spent synthesizing over the last minute."""
         now = self.clock()
-        self._busy_marks.append((now, self.deadlines.busy_seconds))
+        self._busy_marks.append((now, self.deadlines.estimate.busy_seconds))
         while len(self._busy_marks) > 1 and now - self._busy_marks[1][0] >= WINDOW_S:
             self._busy_marks.popleft()
         then, busy_then = self._busy_marks[0]
         if now - then < 1.0:
             return 0.0
         return min(
-            1.0, (self.deadlines.busy_seconds - busy_then) / ((now - then) * self.deadlines.workers)
+            1.0,
+            (self.deadlines.estimate.busy_seconds - busy_then)
+            / ((now - then) * self.deadlines.workers),
         )
 
     def snapshot(self, speaking_servers: int) -> Snapshot:
@@ -117,20 +119,20 @@ class BotStats:
         ttfa = [r.first_frame_latency for r in started if r.first_frame_latency is not None]
         audio_min = sum(r.frames_played for r in started) * FRAME_S / 60
         underrun_s = sum(r.underruns for r in started) * FRAME_S
-        busy = self.deadlines.busy_seconds
+        busy = self.deadlines.estimate.busy_seconds
         snapshot = Snapshot(
             utterances=len(started),
             ttfa_p50=_percentile(ttfa, 0.5),
             ttfa_p95=_percentile(ttfa, 0.95),
             underruns_per_audio_min=underrun_s / audio_min if audio_min else 0.0,
-            real_time_factor=self.deadlines.audio_seconds / busy if busy else None,
+            real_time_factor=self.deadlines.estimate.audio_seconds / busy if busy else None,
             load=self._load(),
             queued_units=self.deadlines.queued_units,
             speaking_servers=speaking_servers,
             waiting_for_room=self.deadlines.held_back(),
             background_waiting=self.deadlines.background_waiting(),
-            background_done=self.deadlines.background_done,
-            background_refused=self.deadlines.background_refused,
+            background_done=self.deadlines.background.done,
+            background_refused=self.deadlines.background.refused,
         )
         log.debug("stats: %s", snapshot)
         return snapshot

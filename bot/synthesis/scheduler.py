@@ -29,24 +29,34 @@ import collections
 import contextlib
 import functools
 import logging
-import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
-from bot.core.errors import UserError
 from bot.core.supervisor import supervise
-from bot.i18n.translate import tr
 from bot.synthesis.audio_files import MODEL_RATE
-from bot.synthesis.tempo import Tempo
+from bot.synthesis.background_work import (
+    BACKGROUND_LANES,
+    BACKGROUND_UNIT_CHARS,
+    BackgroundAdmission,
+    BackgroundLimits,
+)
+from bot.synthesis.speech_jobs import (
+    FIRST_UNIT_CHARS,
+    CallInFlight,
+    FileSink,
+    Owner,
+    RunCall,
+    SpeechJob,
+    Synthesize,
+    cut_text,
+)
+from bot.synthesis.speed_estimate import SpeedEstimate
 
 log = logging.getLogger(__name__)
 
-FIRST_UNIT_CHARS = 60
-UNIT_CHARS = 180
 MIN_UNIT_CHARS = 20
 MIN_UNIT_AUDIO_S = 2.0  # a cut unit still gives this much speech
 SPARE_MIN_SPEED = 1.5  # spare lanes run only while the model alone is this much faster than speech
@@ -55,146 +65,7 @@ SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this
 # only by the step's margin, and a prefill or a slow step early on would break it up
 BATCH_PREBUFFER_S = 0.3
 READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
-DEFAULT_SPEED = 2.0  # audio seconds per second of work, until measured
-DEFAULT_SECONDS_PER_CHAR = 0.07  # speech runs about 14 characters a second
-MIN_SPEED = 0.05  # a model that gave no audio yet is slow, not infinitely slow
-BACKGROUND_UNIT_CHARS = FIRST_UNIT_CHARS  # short units: a live unit never waits long
 T = TypeVar("T")
-Owner = tuple[int, int | None]  # (member, server; None for a DM)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
-
-
-def _cut(text: str, limit: int) -> tuple[str, str]:
-    """Split `text` near `limit`: after a clause mark if there is one late enough, else at a
-    space; never inside a word unless it has no space at all."""
-    window = text[: limit + 1]
-    for marks in (",;:", " "):
-        at = max(window.rfind(m) for m in marks)
-        if at >= limit // 3:
-            return text[: at + 1].strip(), text[at + 1 :].strip()
-    return text[:limit], text[limit:]
-
-
-def split_units(
-    text: str, first_chars: int = FIRST_UNIT_CHARS, unit_chars: int = UNIT_CHARS
-) -> list[str]:
-    """Sentences (long ones cut at clauses), with a short first unit for a fast start."""
-    units: list[str] = []
-    for sentence in _SENTENCE_SPLIT.split(text.strip()):
-        while len(sentence) > unit_chars:
-            head, sentence = _cut(sentence, unit_chars)
-            units.append(head)
-        if sentence:
-            units.append(sentence)
-    if units and len(units[0]) > first_chars:
-        head, rest = _cut(units[0], first_chars)
-        units[:1] = [u for u in (head, rest) if u]
-    return units
-
-
-class Stream(Protocol):
-    """What a synthesizer returns: an async iterator of chunks that can be cancelled."""
-
-    def __aiter__(self) -> AsyncIterator[np.ndarray]: ...
-
-    def cancel(self) -> None: ...
-
-    @property
-    def paced_seconds(self) -> float:
-        """How long a batch held its frames back (listener far enough ahead): not work."""
-        ...
-
-
-# (text, voice, *, background=, language=, tempo=, last=) -> Stream
-Synthesize = Callable[..., Stream]
-RunCall = Callable[..., Awaitable[Any]]  # (fn, *, background=, language=) -> fn(model)
-BACKGROUND_LANES = 1  # background jobs in flight at once (the engine has one thread for them)
-
-
-class BusyError(UserError):
-    """Too much background work is waiting for this member, server or bot."""
-
-
-@dataclass(frozen=True)
-class BackgroundLimits:
-    per_member: int = 2
-    per_server: int = 4  # DMs count together as one server
-    total: int = 32
-
-
-class FileSink:
-    """Collects a background job's audio (a `/tts` file, a preview): never plays."""
-
-    started = False
-
-    def __init__(self) -> None:
-        self.chunks: list[np.ndarray] = []
-
-    def buffered_seconds(self) -> float:
-        return 0.0
-
-    def feed(self, chunk: np.ndarray) -> None:
-        self.chunks.append(chunk)
-
-    def prebuffer(self, seconds: float) -> None:
-        pass
-
-    def audio(self) -> np.ndarray:
-        return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.float32)
-
-
-class Sink(Protocol):
-    """Where a job's audio goes (the guild's playback buffer)."""
-
-    @property
-    def started(self) -> bool: ...
-
-    def buffered_seconds(self) -> float: ...
-
-    def feed(self, chunk: np.ndarray) -> None: ...
-
-    def prebuffer(self, seconds: float) -> None:
-        """Hold back the start of playback until this much audio is buffered."""
-
-
-@dataclass(eq=False)
-class SpeechJob:
-    units: collections.deque[str]
-    voice: str | None
-    sink: Sink
-    requested_at: float
-    key: object = None  # the guild, for logs and fairness figures
-    cancelled: bool = False
-    error: BaseException | None = None
-    in_flight: Stream | None = None
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    units_done: int = 0
-    admitted: bool = False  # its first unit was picked: from now on it is kept fed
-    free_at: float | None = None  # when its server's voice channel became free for it
-    unit_chars: int = 0  # the unit in flight: its length
-    unit_audio: float = 0.0  # and the audio it gave so far
-    owner: Owner | None = None  # set for background work: whose request it is
-    call: Callable[[Any], Any] | None = None  # background work that is not speech
-    result: Any = None  # what `call` returned
-    language: str | None = None  # the model that speaks it (None: the default one)
-    tempo: Tempo | None = None  # its speaking rate's stretcher, across all its units
-
-    @property
-    def background(self) -> bool:
-        return self.owner is not None
-
-    @classmethod
-    def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
-                 key: object = None) -> SpeechJob:  # fmt: skip
-        return cls(collections.deque(split_units(text)), voice, sink, requested_at, key)
-
-    @property
-    def active(self) -> bool:
-        """Admitted and still has text to synthesize."""
-        return self.admitted and not self.cancelled and bool(self.units or self.in_flight)
-
-    def finish(self) -> None:
-        self.done.set()
 
 
 class DeadlineScheduler:
@@ -240,49 +111,16 @@ class DeadlineScheduler:
         self.jobs: list[SpeechJob] = []
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self.busy_seconds = 0.0  # synthesis wall time, summed over workers
-        self.audio_seconds = 0.0  # audio produced
-        # recent units, older ones fading (x0.9 a unit): the estimates follow voice changes
-        self._recent_busy = self._recent_audio = 0.0
-        self._recent_chars = self._recent_chars_audio = 0.0
+        self.estimate = SpeedEstimate()
         self._running: dict[SpeechJob, bool] = {}  # units in flight: crowded or not
         # messages wait for room (`held_back`), kept by the loop for `slack` on other threads
         self._room_wanted = False
         self._run_call = run_call
-        self.background_limits = background_limits or BackgroundLimits()
-        self.background_done = 0
-        self.background_refused = 0
+        self.background = BackgroundAdmission(background_limits)
 
-    # ---- estimates (measured as the model runs) -------------------------------------------
-    def record_unit(
-        self, chars: int, audio_s: float, busy_s: float, complete: bool, crowded: bool = False
-    ) -> None:
-        """Take one unit's figures into the estimates: the speed only from units that ran
-        without a spare lane beside them (so it stays the speed of the workers alone), the
-        speech rate only from units synthesized to their end."""
-        self.busy_seconds += busy_s
-        self.audio_seconds += audio_s
-        if not crowded:
-            self._recent_busy = 0.9 * self._recent_busy + busy_s
-            self._recent_audio = 0.9 * self._recent_audio + audio_s
-        if complete:
-            self._recent_chars = 0.9 * self._recent_chars + chars
-            self._recent_chars_audio = 0.9 * self._recent_chars_audio + audio_s
-
-    def speed(self) -> float:
-        """Audio seconds one worker makes per second of work."""
-        if self._recent_busy < 0.5:
-            return DEFAULT_SPEED
-        return max(MIN_SPEED, self._recent_audio / self._recent_busy)
-
-    def seconds_per_char(self) -> float:
-        """Seconds of speech per character of text."""
-        if self._recent_chars < 30:
-            return DEFAULT_SECONDS_PER_CHAR
-        return self._recent_chars_audio / self._recent_chars
-
+    # ---- admission (measured as the model runs: `estimate`) -------------------------------
     def remaining_audio(self, job: SpeechJob) -> float:
-        per_char = self.seconds_per_char()
+        per_char = self.estimate.seconds_per_char()
         left = sum(len(u) for u in job.units) * per_char
         if job.in_flight is not None:
             left += max(0.0, job.unit_chars * per_char - job.unit_audio)
@@ -294,7 +132,7 @@ class DeadlineScheduler:
         if remaining <= 0.0:
             return 0.0
         slack = job.sink.buffered_seconds() if job.sink.started else self.first_audio_budget_s
-        return remaining / (self.speed() * (slack + remaining))
+        return remaining / (self.estimate.speed() * (slack + remaining))
 
     def live(self) -> list[SpeechJob]:
         return [j for j in self.jobs if not j.background]
@@ -339,9 +177,9 @@ class DeadlineScheduler:
         if not others:
             return None
         work_s = 0.5 * min(others)
-        per_char = self.seconds_per_char()
+        per_char = self.estimate.seconds_per_char()
         floor = max(MIN_UNIT_CHARS, int(MIN_UNIT_AUDIO_S / per_char))
-        return max(floor, int(work_s * self.speed() / per_char))
+        return max(floor, int(work_s * self.estimate.speed() / per_char))
 
     # ---- the choice (pure: unit-testable with a fake clock) --------------------------------
     def deadline(self, job: SpeechJob, now: float) -> float:
@@ -409,7 +247,7 @@ class DeadlineScheduler:
         new request past its first-audio budget), and only while the model alone is fast
         enough to share the CPU (two units at once run at about half speed each)."""
         busy = sum(1 for j in self.live() if j.in_flight is not None)
-        if busy < self.workers or self.speed() < SPARE_MIN_SPEED:
+        if busy < self.workers or self.estimate.speed() < SPARE_MIN_SPEED:
             return None
         candidates = [j for j in self.live() if self.eligible(j)]
         urgent = self._urgent(candidates)
@@ -460,7 +298,7 @@ class DeadlineScheduler:
         if spare:
             limit = min(limit or FIRST_UNIT_CHARS, FIRST_UNIT_CHARS)
         if limit is not None and len(text) > limit:
-            head, rest = _cut(text, limit)
+            head, rest = cut_text(text, limit)
             if rest:
                 job.units.appendleft(rest)
             text = head
@@ -508,29 +346,6 @@ class DeadlineScheduler:
         """Background jobs not finished (files, previews, clones)."""
         return len(self._background_jobs())
 
-    def _admit_background(self, owner: Owner) -> None:
-        limits, jobs = self.background_limits, self._background_jobs()
-        mine = sum(1 for j in jobs if j.owner is not None and j.owner[0] == owner[0])
-        server = sum(1 for j in jobs if j.owner is not None and j.owner[1] == owner[1])
-        if mine >= limits.per_member:
-            refusal = tr(
-                "You already have {count} requests waiting. Please wait for them to finish.",
-                count=mine,
-            )
-        elif server >= limits.per_server:
-            where = tr("this server") if owner[1] is not None else tr("direct messages")
-            refusal = tr(
-                "{count} requests from {where} are waiting. Please try again shortly.",
-                count=server,
-                where=where,
-            )
-        elif len(jobs) >= limits.total:
-            refusal = tr("I'm busy with many requests right now. Please try again in a minute.")
-        else:
-            return
-        self.background_refused += 1
-        raise BusyError(refusal)
-
     async def _await_background(self, job: SpeechJob) -> None:
         self.submit(job)
         try:
@@ -542,13 +357,13 @@ class DeadlineScheduler:
             raise job.error
         if job.cancelled:  # the bot is shutting down: no half a file
             raise RuntimeError("background work was cancelled")
-        self.background_done += 1
+        self.background.done += 1
 
     async def background_speech(
         self, text: str, voice: str | None, owner: Owner, language: str | None = None
     ) -> np.ndarray:
         """Synthesize a whole text as background work (files, previews)."""
-        self._admit_background(owner)
+        self.background.admit(self._background_jobs(), owner)
         sink = FileSink()
         job = SpeechJob.for_text(text, voice, sink, self.clock(), key=owner[1])
         job.owner, job.language = owner, language
@@ -562,7 +377,7 @@ class DeadlineScheduler:
         `language` (None: the default one)."""
         if self._run_call is None:
             raise RuntimeError("this scheduler was made without a way to run model calls")
-        self._admit_background(owner)
+        self.background.admit(self._background_jobs(), owner)
         job = SpeechJob(collections.deque(["(model call)"]), None, FileSink(), self.clock())
         job.owner, job.call, job.language = owner, fn, language
         await self._await_background(job)
@@ -628,7 +443,7 @@ class DeadlineScheduler:
         assert self._run_call is not None and job.call is not None
         job.admitted = True
         job.units.clear()
-        job.in_flight = _CallInFlight()  # type: ignore[assignment]
+        job.in_flight = CallInFlight()  # type: ignore[assignment]
         started = self.clock()
         try:
             options: dict[str, Any] = {"background": True}
@@ -638,7 +453,7 @@ class DeadlineScheduler:
         except Exception as error:
             job.error = error
         finally:
-            self.busy_seconds += self.clock() - started
+            self.estimate.busy_seconds += self.clock() - started
             job.in_flight = None
             self._retire(job)
             self._changed.set()
@@ -662,7 +477,7 @@ class DeadlineScheduler:
             "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
             len(text), job.key, " on a spare lane" if spare else "",
             ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
-            self.speed(),
+            self.estimate.speed(),
         )  # fmt: skip
         options: dict[str, Any] = {"background": True} if job.background else {}
         if self.capacity is not None and not job.background:  # a batch: it paces its steps
@@ -691,17 +506,10 @@ class DeadlineScheduler:
             stream.cancel()  # a no-op when it ended; stops the model when abandoned
             crowded = self._running.pop(job, False)
             busy_s = max(0.0, self.clock() - started - stream.paced_seconds)  # waits: not work
-            self.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
+            self.estimate.record_unit(len(text), job.unit_audio, busy_s, complete, crowded)
             job.in_flight = None
             job.units_done += 1
             if job.cancelled or not job.units:
                 self._retire(job)
             self._room_wanted = self.held_back() > 0
             self._changed.set()
-
-
-class _CallInFlight:
-    """Marks a model call in flight (`SpeechJob.in_flight`); it cannot be interrupted."""
-
-    def cancel(self) -> None:
-        pass

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.playback.stats import UtteranceResult
-from bot.synthesis.scheduler import FIRST_UNIT_CHARS, split_units
+from bot.synthesis.speech_jobs import FIRST_UNIT_CHARS, split_units
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_autoread import ADMIN, outcome, setup_read_channel
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of

@@ -16,8 +16,10 @@ import pytest
 from bot.core.supervisor import supervise
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.storage.database import Database
+from bot.synthesis.background_work import BusyError
 from bot.synthesis.engine import TTSEngine
-from bot.synthesis.scheduler import BusyError, DeadlineScheduler, FileSink, SpeechJob
+from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_jobs import FileSink, SpeechJob
 from tests.player import Ended, PlayerVoiceClient
 
 
@@ -53,7 +55,7 @@ async def finished(job: SpeechJob, timeout: float = 5.0) -> None:
 # ---- hole 4: the synthesis workers never die silently ---
 async def test_a_model_that_gave_no_audio_yet_does_not_kill_the_workers() -> None:
     scheduler = DeadlineScheduler(lambda text, voice: OneChunk())  # type: ignore[arg-type,return-value]
-    scheduler.record_unit(20, 0.0, 1.0, complete=True)  # a second of work, no audio at all
+    scheduler.estimate.record_unit(20, 0.0, 1.0, complete=True)  # a second of work, no audio at all
     scheduler.start()
     try:
         playing = job()
@@ -168,7 +170,7 @@ async def test_background_work_waits_behind_live_speech_and_has_limits(engine: T
         assert all(len(a) > 0 for a in audio)
         clone_size = await scheduler.background_call(lambda model: 42, (5, 10))
         assert clone_size == 42
-        assert scheduler.background_done == 5 and scheduler.background_refused == 3
+        assert scheduler.background.done == 5 and scheduler.background.refused == 3
         assert scheduler.background_waiting() == 0
     finally:
         await scheduler.close()

@@ -16,7 +16,8 @@ from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
 from bot.synthesis.engine import TTSEngine, state_nbytes
-from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler, SpeechJob, split_units
+from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
+from bot.synthesis.speech_jobs import SpeechJob, split_units
 from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000
@@ -413,7 +414,7 @@ def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> 
     clock.now += 0.6
     assert scheduler.pick_spare(clock()) is fresh
     for _ in range(30):  # a slow model: two units at once would fall far behind real time
-        scheduler.record_unit(chars=50, audio_s=2.5, busy_s=2.0, complete=True)
+        scheduler.estimate.record_unit(chars=50, audio_s=2.5, busy_s=2.0, complete=True)
     assert scheduler.pick_spare(clock()) is None
     fifo = FifoScheduler(lambda text, voice: None, spare_lanes=1)  # type: ignore[arg-type,return-value]
     assert fifo.spare_lanes == 0  # the baseline has none
@@ -422,20 +423,24 @@ def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> 
 def test_speed_and_speech_rate_are_measured_from_recent_units() -> None:
     scheduler = DeadlineScheduler(lambda text, voice: None, workers=2)  # type: ignore[arg-type,return-value]
     assert scheduler.max_load == pytest.approx(1.8)
-    assert scheduler.speed() == 2.0 and scheduler.seconds_per_char() == 0.07  # until measured
-    scheduler.record_unit(chars=50, audio_s=10.0, busy_s=4.0, complete=True)
-    assert scheduler.speed() == pytest.approx(2.5)
-    assert scheduler.seconds_per_char() == pytest.approx(0.2)
-    scheduler.record_unit(chars=100, audio_s=1.0, busy_s=1.0, complete=False)  # cancelled
-    assert scheduler.seconds_per_char() == pytest.approx(0.2)  # a cut-off unit says nothing
-    alone = scheduler.speed()
-    scheduler.record_unit(chars=50, audio_s=1.0, busy_s=1.0, complete=True, crowded=True)
-    assert scheduler.speed() == alone  # it shared the CPU with a spare lane
+    assert (
+        scheduler.estimate.speed() == 2.0 and scheduler.estimate.seconds_per_char() == 0.07
+    )  # until measured
+    scheduler.estimate.record_unit(chars=50, audio_s=10.0, busy_s=4.0, complete=True)
+    assert scheduler.estimate.speed() == pytest.approx(2.5)
+    assert scheduler.estimate.seconds_per_char() == pytest.approx(0.2)
+    scheduler.estimate.record_unit(chars=100, audio_s=1.0, busy_s=1.0, complete=False)  # cancelled
+    assert scheduler.estimate.seconds_per_char() == pytest.approx(
+        0.2
+    )  # a cut-off unit says nothing
+    alone = scheduler.estimate.speed()
+    scheduler.estimate.record_unit(chars=50, audio_s=1.0, busy_s=1.0, complete=True, crowded=True)
+    assert scheduler.estimate.speed() == alone  # it shared the CPU with a spare lane
     for _ in range(60):  # a slower voice for a while: the old figures fade away
-        scheduler.record_unit(chars=50, audio_s=5.0, busy_s=5.0, complete=True)
-    assert scheduler.speed() == pytest.approx(1.0, rel=0.01)
-    assert scheduler.seconds_per_char() == pytest.approx(0.1, rel=0.01)
-    assert scheduler.audio_seconds == 312.0  # the totals (for /botstats) keep everything
+        scheduler.estimate.record_unit(chars=50, audio_s=5.0, busy_s=5.0, complete=True)
+    assert scheduler.estimate.speed() == pytest.approx(1.0, rel=0.01)
+    assert scheduler.estimate.seconds_per_char() == pytest.approx(0.1, rel=0.01)
+    assert scheduler.estimate.audio_seconds == 312.0  # the totals (for /botstats) keep everything
 
 
 def test_the_bot_says_when_messages_wait_for_room() -> None:
