@@ -9,6 +9,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
+from bot.services.botstats import botstats
 from cogs.common import guild_of, respond
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,9 @@ class SpeechCog(commands.Cog):
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.app.speech.botstats(self.bot.process_shards()))
+        await respond(
+            interaction, lambda: botstats(self.bot.app.speakers, self.bot.process_shards())
+        )
 
     @commands.Cog.listener()
     async def on_voice_state_update(
