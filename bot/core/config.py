@@ -40,6 +40,8 @@ class Settings:
     tts_memory_mb: int = 0
     tts_models: int = 3
     tts_quantize: bool = True  # int8 flow LM: 2-3x faster steps (bench/load.py); 0 opts out
+    # Mimi's decoder in bfloat16 ("auto": where the CPU has AVX512-BF16 or AMX), or "fp32"
+    tts_decoder_precision: str = "auto"
     default_voice: str | None = None
     data_dir: Path = Path(".")
     # PostgreSQL shared by several bot processes (None: SQLite in DATA_DIR); holds a password
@@ -201,6 +203,9 @@ def load_settings(
     workers = _int(env, "TTS_WORKERS", default_workers(), 1, 16)
     batch = _int(env, "TTS_BATCH", DEFAULT_BATCH, 1, 32)
     port = _int(env, "METRICS_PORT", None, 1, 65535, "a port number from 1 to 65535 (unset: off)")
+    decoder_precision = env.get("TTS_DECODER_PRECISION", "").strip().lower() or "auto"
+    if decoder_precision not in ("auto", "fp32", "bf16"):
+        raise ConfigError("TTS_DECODER_PRECISION must be auto, fp32 or bf16")
     log_format = env.get("LOG_FORMAT", "").strip().lower() or "text"
     if log_format not in ("text", "json"):
         raise ConfigError("LOG_FORMAT must be text or json")
@@ -227,6 +232,7 @@ def load_settings(
         tts_memory_mb=memory_mb,
         tts_models=models,
         tts_quantize=_flag(env, "TTS_QUANTIZE", True),
+        tts_decoder_precision=decoder_precision,
         default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
         data_dir=data_dir,
         database_url=database_url,

@@ -42,6 +42,7 @@ from pocket_tts.modules.stateful_module import init_states
 
 from bot.synthesis import pocket_tts_adapter
 from bot.synthesis.capacity import BatchCost, StepCosts
+from bot.synthesis.decoder_precision import half_decoder
 
 log = logging.getLogger(__name__)
 # Dead attention slots (no live row reads them) are dropped once there are this many.
@@ -428,12 +429,15 @@ class BatchedMimi:
         self.context = min(
             (m.context or 10**9) for m in self._modules.values() if hasattr(m, "rope")
         )
+        self.half = half_decoder(model)  # the decoder in bfloat16 (decoder_precision)
         self.state = self._new_state(capacity)
 
     def _new_state(self, capacity: int) -> ModelState:
         state = init_states(self.mimi, batch_size=self.max_rows, sequence_length=capacity)
         for name in self._attention:
             state[name]["cache"].zero_()  # masked slots enter the product: no NaN there
+        if self.half is not None:
+            self.half.cast_state(state)
         return state
 
     @property
@@ -480,8 +484,9 @@ class BatchedMimi:
                 module_state = self.state[name]
                 cache = module_state["cache"]
                 moved = cache[:, :count, dead : self.offset].clone()
-                keys = moved[0].reshape(-1, *moved.shape[-2:])
-                moved[0] = rotate_keys(keys, -dead, self._attention[name]).reshape(moved[0].shape)
+                keys = moved[0].reshape(-1, *moved.shape[-2:]).float()  # bf16: rotate in fp32
+                rotated = rotate_keys(keys, -dead, self._attention[name])
+                moved[0] = rotated.reshape(moved[0].shape).to(moved.dtype)
                 cache[:, :count, : self.offset - dead] = moved
                 module_state["pad"][:] = (module_state["pad"] - dead).clamp(min=0)
                 module_state["offset"][:] = self.offset - dead
@@ -526,6 +531,8 @@ class BatchedMimi:
             }
             for name, module_state in self.state.items()
         }
+        if self.half is not None:
+            return self.half.decode(latents, view)
         return self.mimi.decode_from_latent(latents, view)
 
 

@@ -36,6 +36,7 @@ from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 
 from bot.core.config import Settings
+from bot.synthesis import decoder_precision
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, prefill_chunks
 from bot.synthesis.capacity import BatchCost, choose_batch
@@ -448,7 +449,12 @@ class TTSEngine:
         batch = settings.tts_batch
         if batch <= 1:
             return batch, None
-        key = (cls._fingerprint(settings), settings.tts_quantize, batch)
+        key = (
+            cls._fingerprint(settings),
+            settings.tts_quantize,
+            settings.tts_decoder_precision,
+            batch,
+        )
         if key not in _CHOSEN_BATCH:
             loop = asyncio.get_running_loop()
             _CHOSEN_BATCH[key] = await loop.run_in_executor(executor, cls._batch_size, model, batch)
@@ -488,6 +494,7 @@ class TTSEngine:
                     f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
                 ) from error
             raise
+        decoder_precision.attach(model, settings.tts_decoder_precision)  # before the packing
         log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
         return model
 
