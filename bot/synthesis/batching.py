@@ -733,9 +733,10 @@ class Batcher:
         self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
         self._thread.start()
 
-    def capacity(self) -> int:
-        """How many rows stay in real time, from the live step times."""
-        return self.costs.capacity()
+    def capacity(self, rate: float = 1.0) -> int:
+        """How many rows stay in real time, from the live step times, the fastest of them
+        spoken at `rate`."""
+        return self.costs.capacity(rate)
 
     def submit(self, request: Request) -> None:
         if not request.more:

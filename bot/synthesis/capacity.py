@@ -247,15 +247,18 @@ class StepCosts:
         """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
         return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
 
-    def capacity(self) -> int:
-        """The most rows that all get their frames in real time: sizes are tried upwards and
-        the first that does not fit ends the search (more rows never cost less); at most one
-        row past the largest size seen live."""
+    def capacity(self, rate: float = 1.0) -> int:
+        """The most rows that all get their frames in real time when the fastest of them
+        speaks at `rate` (2.0: its listener hears a frame's audio in half a frame, so every
+        step must take half as long; the batch steps all rows at once): sizes are tried
+        upwards and the first that does not fit ends the search (more rows never cost less);
+        at most one row past the largest size seen live."""
         seen = self.steps.seen()
         largest = max(seen) + 1 if seen else self.max_rows
+        budget = MARGIN * self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
-            if self.estimate(rows) > MARGIN * self.frame_s:
+            if self.estimate(rows) > budget:
                 break
             fitting = rows
         return fitting

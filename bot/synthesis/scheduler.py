@@ -68,6 +68,12 @@ READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for ro
 T = TypeVar("T")
 
 
+def rate_of(job: SpeechJob) -> float:
+    """How many seconds of model audio the job's listener hears per second (its speaking
+    rate; slower than 1x still costs a frame per step)."""
+    return max(1.0, job.tempo.rate) if job.tempo is not None else 1.0
+
+
 class DeadlineScheduler:
     """Picks the next unit across all jobs; `workers` units are synthesized at a time.
 
@@ -94,10 +100,11 @@ class DeadlineScheduler:
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
         background_lanes: int = BACKGROUND_LANES,
-        capacity: Callable[[], int] | None = None,
+        capacity: Callable[[float], int] | None = None,
     ) -> None:
-        """`capacity`: for a batched engine, how many jobs may synthesize at once in real time
-        (measured live); admission then counts jobs instead of estimating their demand."""
+        """`capacity(rate)`: for a batched engine, how many jobs may synthesize at once in real
+        time, the fastest spoken at `rate` (measured live); admission then counts jobs instead
+        of estimating their demand."""
         self._synthesize = synthesize
         self.capacity = capacity
         self.workers = workers
@@ -127,12 +134,13 @@ class DeadlineScheduler:
         return left
 
     def demand(self, job: SpeechJob) -> float:
-        """The share of one worker the job needs from now on to play without a gap."""
+        """The share of one worker the job needs from now on to play without a gap: its
+        remaining model audio within the time it takes to play (at its speaking rate)."""
         remaining = self.remaining_audio(job)
         if remaining <= 0.0:
             return 0.0
         slack = job.sink.buffered_seconds() if job.sink.started else self.first_audio_budget_s
-        return remaining / (self.estimate.speed() * (slack + remaining))
+        return remaining / (self.estimate.speed() * (slack + remaining / rate_of(job)))
 
     def live(self) -> list[SpeechJob]:
         return [j for j in self.jobs if not j.background]
@@ -144,19 +152,26 @@ class DeadlineScheduler:
         """Live jobs admitted and still synthesizing: with a batch, the rows in use."""
         return sum(1 for j in self.live() if j.active)
 
+    def _fastest(self, job: SpeechJob | None = None) -> float:
+        """The fastest speaking rate among the admitted live jobs (and `job`): the batch
+        steps every row at once, so its fastest listener sets the pace it must keep."""
+        jobs = [j for j in self.live() if j.active]
+        return max(rate_of(j) for j in [*jobs, *([job] if job is not None else [])])
+
     def has_room(self, job: SpeechJob) -> bool:
         active = self._active()
         if not active:
             return True  # an idle model always takes the job, however slow it is
         if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
-            return active < self.capacity()
+            return active < self.capacity(self._fastest(job))
         return self.load() + self.demand(job) <= self.max_load
 
     def at_capacity(self) -> bool:
         """A message asked for now would wait for room: the bot already speaks in as many
         servers as the model carries."""
         if self.capacity is not None:
-            return self._active() >= self.capacity()
+            active = self._active()
+            return bool(active) and active >= self.capacity(self._fastest())
         return self.held_back() > 0
 
     def held_back(self) -> int:

@@ -307,6 +307,10 @@ def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     period, share = costs.split(8)
     assert 2 <= share <= 4 and period < 0.060  # the decoder's thread alone: 82 ms
     assert costs.capacity() == 8
+    # a row spoken at 2x needs every step within 36 ms: 8 rows (split) take more
+    assert costs.estimate(8) > 0.036 and costs.capacity(2.0) < 8
+    assert costs.estimate(costs.capacity(2.0)) <= 0.036
+    assert costs.capacity(0.5) == costs.capacity(1.0) == 8  # slower: still a frame a step
     # 4 rows: the decoder's thread alone keeps up (41 ms), and 2 + 2 would cost more CPU
     assert costs.split(4)[1] == 0
     assert costs.estimate(4) < costs.split(4)[0]  # the capacity counts the shortest period

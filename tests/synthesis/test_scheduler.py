@@ -18,6 +18,7 @@ from bot.synthesis.clip import read_file
 from bot.synthesis.engine import TTSEngine, state_nbytes
 from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob, split_units
+from bot.synthesis.tempo import Tempo
 from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000
@@ -244,6 +245,47 @@ def text_job(clock: FakeClock, key: str, units: int, chars: int, buffered_s: flo
     return made
 
 
+def test_a_fast_speaking_rate_counts_in_the_batchs_room() -> None:
+    """The batch steps every row at once: a row spoken at 2x needs every step in half the
+    time, so the capacity is asked at the fastest admitted rate, the new job's included."""
+    clock = FakeClock()
+    asked: list[float] = []
+
+    def capacity(rate: float = 1.0) -> int:
+        asked.append(rate)
+        return 3 if rate <= 1.0 else 2  # the live step times: 3 rows at 1x, 2 at 2x
+
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock, ahead_s=3.0, capacity=capacity,
+    )  # fmt: skip
+    first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
+    second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
+    scheduler.jobs += [first, second]
+    plain, fast = text_job(clock, "plain", 3, 50), text_job(clock, "fast", 3, 50)
+    fast.tempo = Tempo(2.0)
+    assert scheduler.has_room(plain) and asked[-1] == 1.0
+    assert not scheduler.has_room(fast) and asked[-1] == 2.0  # its row would break up
+    assert not scheduler.at_capacity()
+    second.tempo = Tempo(1.5)  # an admitted row speaks faster: the room shrinks for all
+    assert not scheduler.has_room(plain) and asked[-1] == 1.5
+    assert scheduler.at_capacity()
+    slow = text_job(clock, "slow", 3, 50)
+    slow.tempo = Tempo(0.5)  # slower than 1x still takes a frame a step
+    second.tempo = None
+    assert scheduler.has_room(slow) and asked[-1] == 1.0
+
+
+def test_without_a_batch_a_jobs_demand_counts_its_speaking_rate() -> None:
+    clock = FakeClock()
+    scheduler = make_scheduler(clock, [], max_load=0.9)  # 2x real time, 0.07 s per char
+    playing = text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True)
+    scheduler.jobs.append(playing)
+    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s in 72 s
+    playing.tempo = Tempo(2.0)
+    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 37))  # played in 2 + 35 s
+
+
 def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
     clock = FakeClock()
     scheduler = make_scheduler(clock, [], max_load=0.9)  # 2x real time, 0.07 s per char
@@ -271,7 +313,7 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     capacity = [2]
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda: capacity[0],
+        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: capacity[0],
     )  # fmt: skip
     first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
     second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
@@ -303,7 +345,7 @@ async def test_a_batched_unit_tells_the_batch_how_far_ahead_its_server_is() -> N
 
     capacity = [2]
     scheduler = DeadlineScheduler(
-        stream, clock=clock, ahead_s=3.0, capacity=lambda: capacity[0], workers=2
+        stream, clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: capacity[0], workers=2
     )
     first = text_job(clock, "first", 3, 50, buffered_s=1.5, admitted=True)
     second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
@@ -556,7 +598,7 @@ async def test_messages_starting_together_on_an_idle_batch_all_wait_for_a_prebuf
     clock, log = FakeClock(), []
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream(log, clock, text, 0.1, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda: 4, workers=4,
+        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: 4, workers=4,
     )  # fmt: skip
     jobs = [
         SpeechJob(collections.deque([f"{key}0"]), None, _PrebufferSink(clock), clock(), key)
