@@ -165,15 +165,15 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
                 record = await a.create(1, f"v{run}", upload, consented_at=consent_now())
                 b = VoiceLibrary(b_db, engine, folder / f"b{run}", VoiceLimits(quota=1000))
                 t0 = time.perf_counter()
-                await b.state_spec(record)  # B never had it: fetched from the store
+                await b.states.state_spec(record)  # B never had it: fetched from the store
                 fetch.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                await b.state_spec(record)  # B has it now
+                await b.states.state_spec(record)  # B has it now
                 hit.append(time.perf_counter() - t0)
                 await a_db.execute("DELETE FROM voice_states WHERE voice_id = ?", record.id)
                 c = VoiceLibrary(b_db, engine, folder / f"c{run}", VoiceLimits(quota=1000))
                 t0 = time.perf_counter()
-                await c.state_spec(record)  # nothing kept: rebuilt from the recording
+                await c.states.state_spec(record)  # nothing kept: rebuilt from the recording
                 rebuild.append(time.perf_counter() - t0)
             state = await a_db.voices.state(record.id, engine.fingerprint)
             recording = await a_db.voices.recording(record.id)

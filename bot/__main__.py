@@ -141,7 +141,7 @@ async def migrate(settings: Settings) -> None:
 async def db_copy(settings: Settings, to: str | None) -> int:
     from bot.storage.copy_to_postgres import CopyError, copy_store
     from bot.storage.database import DATABASE_NAME, Database, is_postgres_url
-    from bot.synthesis.voice_library import keep_old_recordings
+    from bot.storage.voice_records import keep_old_recordings
 
     target_url = to or settings.database_url
     if not target_url or not is_postgres_url(target_url):
@@ -188,7 +188,8 @@ async def doctor(settings: Settings) -> int:
 
 async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
     from bot.storage.database import Database, database_location
-    from bot.synthesis.voice_library import VoiceLibrary, VoiceLibraryError, consent_now
+    from bot.storage.voice_records import VoiceLibraryError
+    from bot.synthesis.voice_library import VoiceLibrary, consent_now
 
     engine = None
     if args.action == "import":  # the only action that needs the model
@@ -200,9 +201,9 @@ async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.action == "list":
             records = (
-                await library.list_for(args.user)
+                await library.records.list_for(args.user)
                 if args.user
-                else await library.db.voices.list_all()
+                else await library.records.list_all()
             )
             for r in records:
                 print(f"{r.owner_id}\t{r.id}\t{r.name}\t{r.duration_s:.1f} s\t{r.created_at}")

@@ -140,9 +140,9 @@ async def build(
         undo.push_async_callback(speakers.close)
         if probes is not None:
             probes.watch(speakers)
-        library = VoiceLibrary(db, engine, settings.data_dir, deadlines=speakers.deadlines)
-        # VoiceLibrary takes its model pool by attribute (no constructor argument yet)
-        library.models = models
+        library = VoiceLibrary(
+            db, engine, settings.data_dir, deadlines=speakers.deadlines, models=models
+        )
         await library.reconcile()
         connections = VoiceConnections(speakers, client.get_guild)
         blocks = BlockService(db, on_block=partial(drop_waiting, speakers))
@@ -150,7 +150,9 @@ async def build(
             speakers,
             connections,
             settings.max_text_length,
-            HowSpokenResolver(library, models.default_language, models.languages),
+            HowSpokenResolver(
+                library.records, library.states, models.default_language, models.languages
+            ),
             blocks,
             Wording(db),
         )

@@ -1,6 +1,7 @@
 """The house rules of `bot/` (CONTRIBUTING.md, "The layout and its rules"): packages by role, each
 importing only those below it; the lower floors never import discord; torch and pocket-tts only
-inside `bot/synthesis/`; the cogs never reach past the services into synthesis or playback."""
+inside `bot/synthesis/`; synthesis never reaches into the database (storage's classes do); the
+cogs never reach past the services into synthesis or playback."""
 
 from __future__ import annotations
 
@@ -73,6 +74,19 @@ def _ours(name: str, modules: dict[str, str]) -> str | None:
     return None
 
 
+def _database_uses(source: str) -> list[int]:
+    """The lines using a database object (`db.x`, `self.db.x`, ...): its repositories, its SQL.
+    Handing one on (`follow(self.records.db)`) is not a use."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            named = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
+            if named in ("db", "_db"):
+                lines.append(node.lineno)
+    return lines
+
+
 def layout_problems(modules: dict[str, str]) -> list[str]:
     """What breaks the rules in `modules` (dotted name -> source; a package is its
     `__init__`)."""
@@ -81,6 +95,9 @@ def layout_problems(modules: dict[str, str]) -> list[str]:
     for module, source in modules.items():
         floor = _floor(module)
         where = module
+        if floor == "synthesis":
+            for line in _database_uses(source):
+                problems.add(f"{where}:{line}: synthesis/ uses the database (go through storage/)")
         for line, name in _imports(source, module, module in packages):
             top = name.split(".")[0]
             if top == "discord" and floor in NO_DISCORD:
@@ -128,6 +145,7 @@ def test_the_check_flags_each_kind_of_forbidden_import() -> None:
         "bot.text.words": "from ..i18n import translate\nfrom ..synthesis import engine\n",
         "cogs.settings": "from bot.synthesis.engine import BUILTIN_VOICES\n",  # past services
         "bot.services.help": "import cogs.common\n",  # bot never imports cogs
+        "bot.synthesis.voice_states": "async def f(library):\n    await library.db.voices.get(1)\n",
     }
     problems = layout_problems({**sources, **broken})
     flagged = {problem.split(":")[0] for problem in problems}

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from bot.storage.database import MemberSettings, VoiceRecord
 from bot.storage.server_settings import ServerSettings
-from bot.synthesis.voice_library import VoiceLibrary
+from bot.storage.voice_records import VoiceRecords
+from bot.synthesis.voice_states import VoiceStates
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,8 @@ class HowSpoken:
 
     async def _choice(self) -> str | VoiceRecord | None:
         if not self._chosen_read:
-            library = self._resolver.library
-            self._chosen = await library.chosen_voice(self.user_id, self.guild_id)
+            records = self._resolver.records
+            self._chosen = await records.chosen_voice(self.user_id, self.guild_id)
             self._chosen_read = True
         return self._chosen
 
@@ -73,7 +74,7 @@ class HowSpoken:
             return Voice(chosen)
         if chosen is not None:
             model = self._resolver.model_of(language)
-            spec = await self._resolver.library.usable_state(chosen, model)
+            spec = await self._resolver.states.usable_state(chosen, model)
             if spec is not None:
                 return Voice(spec, chosen.id)
         if self.server is not None and self.server.default_voice:
@@ -89,7 +90,7 @@ class HowSpoken:
         chosen = await self._choice()
         if not isinstance(chosen, VoiceRecord):
             return None
-        return chosen.name if await self._resolver.library.needs_state(chosen, model) else None
+        return chosen.name if await self._resolver.states.needs_state(chosen, model) else None
 
 
 def rate_of(member: MemberSettings, server: ServerSettings | None) -> float:
@@ -109,9 +110,12 @@ def pitch_of(member: MemberSettings, server: ServerSettings | None) -> int:
 class HowSpokenResolver:
     """Reads how members are spoken: one `resolve()` per message or command."""
 
-    def __init__(self, library: VoiceLibrary, language: str, languages: Sequence[str]) -> None:
+    def __init__(
+        self, records: VoiceRecords, states: VoiceStates, language: str, languages: Sequence[str]
+    ) -> None:
         """`language`: the operator's default; `languages`: those offered (with it)."""
-        self.library = library
+        self.records = records
+        self.states = states
         self.language = language
         self.languages = tuple(languages)
 
@@ -121,7 +125,7 @@ class HowSpokenResolver:
         """`server`: the server's settings, when the caller has read them already."""
         if guild_id is None:  # a DM: no server, no member settings
             return HowSpoken(self, user_id, None, MemberSettings(), None)
-        db = self.library.db
+        db = self.records.db
         member = await db.members.get(user_id, guild_id)
         if server is None:
             server = await db.guilds.get(guild_id)

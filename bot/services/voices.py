@@ -42,7 +42,7 @@ class VoiceService:
 
     @property
     def db(self) -> Database:
-        return self.library.db
+        return self.library.records.db
 
     # ---- cloning ---------------------------------------------------------------------------
     async def clone(
@@ -65,7 +65,7 @@ class VoiceService:
         if not self.engine.has_voice_cloning:
             raise UserError(CLONING_OFF_FOR_MEMBERS)
         clips.check_size(attachment.size, self.library.limits.clip)
-        name = await self.library.check_can_create(member.id, name)
+        name = await self.library.records.check_can_create(member.id, name)
         async with self.library.admitted(member.id, guild.id):  # before the download
             await progress(tr("Downloading your clip…"))
             try:
@@ -83,7 +83,7 @@ class VoiceService:
             name=record.name, seconds=record.duration_s,
         )  # fmt: skip
         sample = PREVIEW_TEXT.format(name=record.name)
-        voice = Voice(await self.library.state_spec(record), record.id)
+        voice = Voice(await self.library.states.state_spec(record), record.id)
         channel = await self._speak_if_in_voice(member, sample, voice)
         if channel is not None:
             return Reply(
@@ -104,7 +104,7 @@ class VoiceService:
 
     # ---- listing and choosing --------------------------------------------------------------
     async def list(self, member: discord.Member | discord.User, guild: discord.Guild) -> Reply:
-        voices = await self.library.list_for(member.id)
+        voices = await self.library.records.list_for(member.id)
         choice = await self.db.choices.for_user(member.id, guild.id)
         shown: list[str] = []
         if voices:
@@ -154,7 +154,7 @@ class VoiceService:
 
     async def names_for(self, user_id: int, current: str, builtin: bool) -> list[str]:
         """Autocomplete: the member's own voices (and the built-in ones) matching `current`."""
-        own = [v.name for v in await self.library.list_for(user_id)]
+        own = [v.name for v in await self.library.records.list_for(user_id)]
         names = own + (list(BUILTIN_VOICES) if builtin else [])
         needle = current.casefold().strip()
         return [n for n in names if needle in n.casefold()][:25]
@@ -164,7 +164,7 @@ class VoiceService:
         """(display name, voice) of one of the member's voices or a built-in one."""
         own = await self.db.voices.get(user_id, name)
         if own is not None:
-            return own.name, Voice(await self.library.state_spec(own), own.id)
+            return own.name, Voice(await self.library.states.state_spec(own), own.id)
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
             return builtin, Voice(builtin)
@@ -198,7 +198,7 @@ class VoiceService:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
-        voice = Voice(await self.library.state_spec(record), record.id)
+        voice = Voice(await self.library.states.state_spec(record), record.id)
         line = PREVIEW_TEXT.format(name=record.name)
         return await self._preview_file(member, guild_id, record.name, voice, line)
 
@@ -217,7 +217,7 @@ class VoiceService:
     async def rename(
         self, member: discord.Member | discord.User, name: str, new_name: str
     ) -> Reply:
-        record = await self.library.rename(member.id, name, new_name)
+        record = await self.library.records.rename(member.id, name, new_name)
         return Reply(tr("Renamed to “{name}”.", name=record.name))
 
     async def delete(self, member: discord.Member | discord.User, name: str) -> Reply:
@@ -225,7 +225,7 @@ class VoiceService:
         return Reply(tr("Deleted “{name}” and its recording.", name=record.name))
 
     async def ask_forget(self, member: discord.Member | discord.User) -> Reply:
-        count = len(await self.library.list_for(member.id))
+        count = len(await self.library.records.list_for(member.id))
         return Reply(
             tr(
                 "This deletes your {voices}, their recordings and all your voice choices, in "

@@ -40,7 +40,7 @@ async def test_say_in_a_cloned_voice_is_announced_and_logged(
     await (await fake.interaction("say", {"text": "A secret sentence."})).wait_final()
     await fake.wait_for(lambda: len(speaker(running_bot).history) == 1, 20, "speech")
     assert speaker(running_bot).history[0].text == "alice said: A secret sentence."  # username
-    (record,) = await bot.app.voices.library.list_for(int(fake.humans["alice"].id))
+    (record,) = await bot.app.voices.library.records.list_for(int(fake.humans["alice"].id))
     assert f"cloned voice {record.id} used for /say by user" in caplog.text
     assert "A secret sentence" not in caplog.text  # never the text
     assert record.consent_guild_id == int(fake.GUILD_ID) and record.upload_sha256

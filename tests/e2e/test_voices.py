@@ -28,7 +28,9 @@ def voice_files(running: RunningBot, user: str = "alice") -> list[Path]:
 
 
 async def voice_rows(running: RunningBot, user: str = "alice") -> list[str]:
-    voices = await running.bot.app.voices.library.list_for(int(running.fake.humans[user].id))
+    voices = await running.bot.app.voices.library.records.list_for(
+        int(running.fake.humans[user].id)
+    )
     return [v.name for v in voices]
 
 

@@ -59,7 +59,7 @@ def test_queue_speedup_is_an_off_by_default_server_setting() -> None:
 
 
 def test_how_a_member_is_spoken_carries_the_servers_queue_speedup() -> None:
-    resolver = HowSpokenResolver(None, "english", ["english"])  # type: ignore[arg-type]
+    resolver = HowSpokenResolver(None, None, "english", ["english"])  # type: ignore[arg-type]
     member = MemberSettings()
 
     def speedup(server: ServerSettings | None) -> bool:

@@ -216,7 +216,7 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     connections = ServerConnections(server)
     blocks = BlockService(db, on_block=partial(drop_waiting, scheduler))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
-    how_spoken = HowSpokenResolver(library, LANGUAGES[0], LANGUAGES)
+    how_spoken = HowSpokenResolver(library.records, library.states, LANGUAGES[0], LANGUAGES)
     speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)

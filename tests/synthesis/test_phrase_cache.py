@@ -66,16 +66,16 @@ async def _cloned(library: VoiceLibrary, owner: int, name: str) -> str:
     record = await library.create(
         owner, name, encode(speech_like(4.0), "wav"), consented_at=consent_now()
     )
-    return await library.state_spec(record)
+    return await library.states.state_spec(record)
 
 
 @pytest.mark.slow
 async def test_deleting_a_voice_drops_its_phrases_under_every_model(
     library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    phrases = library.data_dir / "phrases"
-    cache = PhraseCache(phrases, library.engine.fingerprint)
-    monkeypatch.setattr(library.engine, "phrases", cache)
+    phrases = library.files.data_dir / "phrases"
+    cache = PhraseCache(phrases, library.states.engine.fingerprint)
+    monkeypatch.setattr(library.states.engine, "phrases", cache)
     mine, bobs = await _cloned(library, ALICE, "Mine"), await _cloned(library, BOB, "Bob's")
     cache.put(mine, "Alice said", SECOND)
     PhraseCache(phrases, "an-older-model").put(mine, "Alice said", SECOND)  # before a change
@@ -91,12 +91,12 @@ async def test_a_voice_deleted_from_the_command_line_loses_its_phrases(
 ) -> None:
     """`./run.sh voices delete` opens the library without the model, nor a phrase cache."""
     spec = await _cloned(library, ALICE, "Mine")
-    PhraseCache(library.data_dir / "phrases", library.engine.fingerprint).put(
+    PhraseCache(library.files.data_dir / "phrases", library.states.engine.fingerprint).put(
         spec, "Alice said", SECOND
     )
-    offline = VoiceLibrary(library.db, None, library.data_dir)
+    offline = VoiceLibrary(library.records.db, None, library.files.data_dir)
     await offline.delete(ALICE, "Mine")
-    assert files(library.data_dir / "phrases") == []
+    assert files(library.files.data_dir / "phrases") == []
 
 
 async def test_forgetting_a_member_drops_the_phrases_that_name_them(
@@ -104,9 +104,9 @@ async def test_forgetting_a_member_drops_the_phrases_that_name_them(
 ) -> None:
     """A built-in voice's "Alice said" names Alice as much as her own voice's does; the cache
     cannot tell whose name a phrase holds (nor Alice's earlier nicknames): all go."""
-    phrases = library.data_dir / "phrases"
-    cache = PhraseCache(phrases, library.engine.fingerprint)
-    monkeypatch.setattr(library.engine, "phrases", cache)
+    phrases = library.files.data_dir / "phrases"
+    cache = PhraseCache(phrases, library.states.engine.fingerprint)
+    monkeypatch.setattr(library.states.engine, "phrases", cache)
     mine = await _cloned(library, ALICE, "Mine")
     cache.put(mine, "Alice said", SECOND)
     cache.put("alba", "Alice said", SECOND)
@@ -121,9 +121,9 @@ async def test_forgetting_a_member_drops_the_phrases_that_name_them(
 async def test_forgetting_a_member_from_the_command_line_drops_phrases_too(
     library: VoiceLibrary,
 ) -> None:
-    PhraseCache(library.data_dir / "phrases", "model").put("alba", "Alice said", SECOND)
-    await VoiceLibrary(library.db, None, library.data_dir).forget_user(ALICE)
-    assert files(library.data_dir / "phrases") == []
+    PhraseCache(library.files.data_dir / "phrases", "model").put("alba", "Alice said", SECOND)
+    await VoiceLibrary(library.records.db, None, library.files.data_dir).forget_user(ALICE)
+    assert files(library.files.data_dir / "phrases") == []
 
 
 def test_a_phrase_is_kept_per_speaking_rate(tmp_path: Path) -> None:

@@ -36,7 +36,9 @@ async def machine(url: str, data_dir: Path, engine: TTSEngine) -> AsyncIterator[
 
 def files(library: VoiceLibrary) -> list[Path]:
     return (
-        sorted(p for p in library.root.rglob("*") if p.is_file()) if library.root.exists() else []
+        sorted(p for p in library.files.root.rglob("*") if p.is_file())
+        if library.files.root.exists()
+        else []
     )
 
 
@@ -56,7 +58,7 @@ async def cloned_on_a(
     url: str, tmp_path: Path, engine: TTSEngine, caplog: pytest.LogCaptureFixture
 ) -> AsyncIterator[tuple[VoiceLibrary, VoiceLibrary, VoiceRecord]]:
     """Machines a and b; alice's voice cloned on a."""
-    caplog.set_level(logging.INFO, "bot.synthesis.voice_library")
+    caplog.set_level(logging.INFO, "bot.synthesis.voice_states")
     async with machine(url, tmp_path / "a", engine) as a, machine(url, tmp_path / "b", engine) as b:
         yield a, b, await a.create(ALICE, "Mine", CLIP, consented_at=consent_now())
 
@@ -70,8 +72,8 @@ async def test_a_voice_cloned_on_one_machine_is_fetched_on_another(
     await b.use(ALICE, "mine", guild_id=None)
     assert files(b) == []  # nothing of it on machine b yet
     spec = await voice_for(b, ALICE, guild_id=7)
-    assert spec == str(b.data_dir / record.state_path)
-    assert Path(spec).read_bytes() == (a.data_dir / record.state_path).read_bytes()
+    assert spec == str(b.files.data_dir / record.state_path)
+    assert Path(spec).read_bytes() == (a.files.data_dir / record.state_path).read_bytes()
     assert f"voice {record.id}: state fetched from the store" in caplog.text
     assert "making its state" not in caplog.text
     assert oct(Path(spec).stat().st_mode & 0o777) == "0o600"
@@ -84,12 +86,14 @@ async def test_without_a_kept_state_another_machine_rebuilds_it_from_the_recordi
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     a, b, record = cloned_on_a
-    await a.db.execute("DELETE FROM voice_states WHERE voice_id = ?", record.id)
-    state = Path(await b.state_spec(record))
+    await a.records.db.execute("DELETE FROM voice_states WHERE voice_id = ?", record.id)
+    state = Path(await b.states.state_spec(record))
     assert f"voice {record.id}: making its state for this model" in caplog.text
     # the recording came from the store, and the new state is kept there for the others
-    assert (b.data_dir / record.clip_path).read_bytes() == await a.db.voices.recording(record.id)
-    assert await a.db.voices.state(record.id, engine.fingerprint) == state.read_bytes()
+    assert (
+        b.files.data_dir / record.clip_path
+    ).read_bytes() == await a.records.db.voices.recording(record.id)
+    assert await a.records.db.voices.state(record.id, engine.fingerprint) == state.read_bytes()
 
 
 async def test_a_deletion_on_one_machine_removes_the_copies_on_the_others(
@@ -99,14 +103,14 @@ async def test_a_deletion_on_one_machine_removes_the_copies_on_the_others(
         kept = await a.create(ALICE, "Kept", CLIP, consented_at=consent_now())
         gone = await a.create(ALICE, "Gone", CLIP, consented_at=consent_now())
         for record in (kept, gone):
-            await b.state_spec(record)
+            await b.states.state_spec(record)
         assert len(files(b)) == 2  # b holds the two states (fetched; the recordings stay away)
         listening = supervise(b.follow_deletions, "voice-deletions")
         try:
             await asyncio.sleep(0.5)  # b is listening
             await a.delete(ALICE, "Gone")
-            await wait_until(lambda: files(b) == [b.data_dir / kept.state_path], 2.0)
-            assert await b.db.voices.get_by_id(gone.id) is None
+            await wait_until(lambda: files(b) == [b.files.data_dir / kept.state_path], 2.0)
+            assert await b.records.db.voices.get_by_id(gone.id) is None
         finally:
             listening.cancel()
 
@@ -115,7 +119,7 @@ async def test_a_deletion_on_one_machine_removes_the_copies_on_the_others(
         await a.forget_user(ALICE)
         (old,) = files(b)
         os.utime(old, (time.time() - 3600, time.time() - 3600))
-        writing = b.root / str(ALICE) / f".tmp-{'ab' * 16}.safetensors"
+        writing = b.files.root / str(ALICE) / f".tmp-{'ab' * 16}.safetensors"
         writing.write_bytes(b"a clone being written")
         listening = supervise(b.follow_deletions, "voice-deletions")
         try:

@@ -20,15 +20,10 @@ from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import Reply
 from bot.services.voices import VoiceService
 from bot.storage.database import Database, VoiceRepository
+from bot.storage.voice_records import VoiceLibraryError
 from bot.synthesis import clip as clips
 from bot.synthesis.engine import StateCache, TTSEngine, VoiceError
-from bot.synthesis.voice_library import (
-    DECODE_NICE,
-    VoiceLibrary,
-    VoiceLibraryError,
-    VoiceLimits,
-    consent_now,
-)
+from bot.synthesis.voice_library import DECODE_NICE, VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
 ALICE, BOB = 101, 202
@@ -49,13 +44,17 @@ async def create(library: VoiceLibrary, owner: int, name: str, data: bytes = CLI
 async def voice_for(library: VoiceLibrary, user_id: int, guild_id: int | None) -> str | None:
     """The voice spec a member speaks with there, in the default language, as the bot
     resolves it (their server choice, their global one, the server's default, else None)."""
-    spoken = await HowSpokenResolver(library, "english", ("english",)).resolve(user_id, guild_id)
+    spoken = await HowSpokenResolver(
+        library.records, library.states, "english", ("english",)
+    ).resolve(user_id, guild_id)
     return (await spoken.voice("english")).spec
 
 
 def stored_files(library: VoiceLibrary) -> list[Path]:
     return (
-        sorted(p for p in library.root.rglob("*") if p.is_file()) if library.root.exists() else []
+        sorted(p for p in library.files.root.rglob("*") if p.is_file())
+        if library.files.root.exists()
+        else []
     )
 
 
@@ -67,10 +66,10 @@ async def test_create_stores_state_and_trimmed_clip(library: VoiceLibrary) -> No
 
     record = await library.create(ALICE, " My  voice ", CLIP, consented_at="t", progress=progress)
     assert record.name == "My voice" and record.owner_id == ALICE
-    assert record.model_fingerprint == library.engine.fingerprint
-    state = library.data_dir / record.state_path
-    clip = library.data_dir / record.clip_path
-    assert state.parent == clip.parent == library.root / str(ALICE)
+    assert record.model_fingerprint == library.states.engine.fingerprint
+    state = library.files.data_dir / record.state_path
+    clip = library.files.data_dir / record.clip_path
+    assert state.parent == clip.parent == library.files.root / str(ALICE)
     assert state.suffix == ".safetensors" and clip.suffix == ".flac" and state.stem == clip.stem
     assert stored_files(library) == sorted([state, clip])
     assert state.stat().st_size == record.state_bytes > 0
@@ -78,28 +77,28 @@ async def test_create_stores_state_and_trimmed_clip(library: VoiceLibrary) -> No
     assert 4.0 <= record.duration_s <= 4.3  # 1 s of quiet trimmed on each side
     assert soundfile.info(str(clip)).samplerate == 24_000
     assert steps[0] == "Checking your clip…" and steps[1].startswith("Learning your voice")
-    assert len(await library.engine.synthesize("Hello", voice=str(state))) > 0
+    assert len(await library.states.engine.synthesize("Hello", voice=str(state))) > 0
 
 
 async def test_name_quota_and_duplicate_refusals_leave_nothing(library: VoiceLibrary) -> None:
     for bad, message in [("", "give the voice a name"), ("x" * 40, "40 characters")]:
         with pytest.raises(VoiceLibraryError, match=message):
             await create(library, ALICE, bad)
-    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+    assert stored_files(library) == [] and await library.records.list_for(ALICE) == []
     await create(library, ALICE, "One")
     with pytest.raises(VoiceLibraryError, match="already have a voice named “one”"):
         await create(library, ALICE, "one")
     await create(library, ALICE, "Two")
     with pytest.raises(VoiceLibraryError, match="already have 2 voices"):
         await create(library, ALICE, "Three")
-    assert [v.name for v in await library.list_for(ALICE)] == ["One", "Two"]
+    assert [v.name for v in await library.records.list_for(ALICE)] == ["One", "Two"]
     assert len(stored_files(library)) == 4
 
 
 async def test_bad_clip_leaves_no_file_and_no_row(library: VoiceLibrary) -> None:
     with pytest.raises(UserError, match="sounds silent"):
         await create(library, ALICE, "Quiet", encode(speech_like(0.0, lead_s=3), "wav"))
-    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+    assert stored_files(library) == [] and await library.records.list_for(ALICE) == []
 
 
 async def test_error_between_files_and_commit_leaves_nothing(
@@ -113,10 +112,10 @@ async def test_error_between_files_and_commit_leaves_nothing(
     with pytest.raises(VoiceLibraryError, match="storage problem"):
         await create(library, ALICE, "Doomed")
     assert stored_files(library) == []
-    assert await library.list_for(ALICE) == []
+    assert await library.records.list_for(ALICE) == []
     monkeypatch.undo()
     # a restart finds a consistent store, and the name is free
-    restarted = VoiceLibrary(library.db, library.engine, library.data_dir)
+    restarted = VoiceLibrary(library.records.db, library.states.engine, library.files.data_dir)
     assert await restarted.reconcile() == ([], [])
     assert (await create(restarted, ALICE, "Doomed")).name == "Doomed"
 
@@ -124,10 +123,12 @@ async def test_error_between_files_and_commit_leaves_nothing(
 async def test_restart_sweeps_orphan_files_and_reports_lost_ones(library: VoiceLibrary) -> None:
     kept = await create(library, ALICE, "Kept")
     lost = await create(library, BOB, "Lost")
-    (library.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand, in a
-    await library.db.execute("DELETE FROM voice_recordings WHERE voice_id = ?", lost.id)  # store
+    (library.files.data_dir / lost.clip_path).unlink()  # an operator deleted a file by hand, in a
+    await library.records.db.execute(
+        "DELETE FROM voice_recordings WHERE voice_id = ?", lost.id
+    )  # store
     # made before recordings were kept in it: nothing left to rebuild the voice from
-    orphan_folder = library.root / str(ALICE)  # a crash after the rename, before the commit
+    orphan_folder = library.files.root / str(ALICE)  # a crash after the rename, before the commit
     tag = "0123456789abcdef" * 2
     crashed = orphan_folder / f"{tag}.safetensors"  # complete: moved aside, never deleted
     orphans = [orphan_folder / f".tmp-{tag}.safetensors", orphan_folder / f".tmp-{tag}-{tag}.flac"]
@@ -135,10 +136,10 @@ async def test_restart_sweeps_orphan_files_and_reports_lost_ones(library: VoiceL
         path.write_bytes(b"partial")
     # Not the store's: the folder's README, an operator's notes and backup, a stray folder.
     foreign = [
-        library.root / "README.md",
+        library.files.root / "README.md",
         orphan_folder / "notes.txt",
         orphan_folder / f"{tag}.flac.bak",
-        library.root / "backup" / f"{tag}.flac",
+        library.files.root / "backup" / f"{tag}.flac",
     ]
     for path in foreign:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,11 +150,11 @@ async def test_restart_sweeps_orphan_files_and_reports_lost_ones(library: VoiceL
     assert all(not p.exists() for p in [crashed, *orphans])
     assert [p.name for p in _quarantined(library)] == [crashed.name]
     assert all(p.read_bytes() == b"keep me" for p in foreign)
-    assert (library.data_dir / kept.state_path).is_file()
+    assert (library.files.data_dir / kept.state_path).is_file()
 
 
 def _quarantined(library: VoiceLibrary) -> list[Path]:
-    folder = library.data_dir / "voices-quarantine"
+    folder = library.files.data_dir / "voices-quarantine"
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
 
@@ -168,8 +169,10 @@ async def test_start_against_an_empty_store_moves_the_voice_files_aside(
     assert len(files) == 4
     empty = await Database.open(tmp_path / "empty.db")
     try:
-        fresh = VoiceLibrary(empty, library.engine, library.data_dir, VoiceLimits(quota=2))
-        with caplog.at_level("WARNING", logger="bot.synthesis.voice_library"):
+        fresh = VoiceLibrary(
+            empty, library.states.engine, library.files.data_dir, VoiceLimits(quota=2)
+        )
+        with caplog.at_level("WARNING", logger="bot.storage.voice_files"):
             removed, _ = await fresh.reconcile()
     finally:
         await empty.close()
@@ -179,25 +182,25 @@ async def test_start_against_an_empty_store_moves_the_voice_files_aside(
     assert stored_files(library) == []  # out of the store's way
     for path in moved:
         assert path.stat().st_mode & 0o777 == 0o600
-        for folder in path.relative_to(library.data_dir).parents[:-1]:
-            assert (library.data_dir / folder).stat().st_mode & 0o777 == 0o700
+        for folder in path.relative_to(library.files.data_dir).parents[:-1]:
+            assert (library.files.data_dir / folder).stat().st_mode & 0o777 == 0o700
     warning = next(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
     assert "4 of 4" in warning and "holds no voices" in warning
     assert str(moved[0].parents[1]) in warning
     # the operator moves them back and points at the right store: all is as it was
     for path in moved:
-        back = library.root / path.relative_to(moved[0].parents[1])
+        back = library.files.root / path.relative_to(moved[0].parents[1])
         back.parent.mkdir(parents=True, exist_ok=True)
         path.rename(back)
     assert (await library.reconcile())[0] == []
-    assert all((library.data_dir / r.state_path).is_file() for r in made)
+    assert all((library.files.data_dir / r.state_path).is_file() for r in made)
 
 
 async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
     library: VoiceLibrary, caplog: pytest.LogCaptureFixture
 ) -> None:
     kept = await create(library, ALICE, "Kept")
-    folder = library.root / str(BOB)
+    folder = library.files.root / str(BOB)
     folder.mkdir(parents=True)
     strays = []
     for n in range(3):  # three voices' files that no row names: most of the store
@@ -205,11 +208,11 @@ async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
         strays += [folder / f"{tag}.safetensors", folder / f"{tag}.flac"]
     for path in strays:
         path.write_bytes(b"a voice")
-    with caplog.at_level("WARNING", logger="bot.synthesis.voice_library"):
+    with caplog.at_level("WARNING", logger="bot.storage.voice_files"):
         removed, _ = await library.reconcile()
     assert removed == []
     assert sorted(p.name for p in _quarantined(library)) == sorted(p.name for p in strays)
-    assert (library.data_dir / kept.state_path).is_file()
+    assert (library.files.data_dir / kept.state_path).is_file()
     assert any("6 of 8" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
 
 
@@ -220,15 +223,15 @@ async def test_a_database_restored_from_an_older_backup_loses_no_voice(
     those are moved aside, every byte of them, privately; none is deleted, however few."""
     older = [await create(library, ALICE, "One"), await create(library, ALICE, "Two")]
     backup = tmp_path / "backup.db"
-    await library.db.execute("VACUUM INTO ?", str(backup))
+    await library.records.db.execute("VACUUM INTO ?", str(backup))
     newer = await create(library, BOB, "Three")  # made after the backup
     files = {p.name: p.read_bytes() for p in stored_files(library)}
     newer_files = {Path(newer.state_path).name, Path(newer.clip_path).name}
-    os.chmod(library.data_dir / newer.clip_path, 0o644)  # a restore that loosened a file
+    os.chmod(library.files.data_dir / newer.clip_path, 0o644)  # a restore that loosened a file
     restored = await Database.open(backup)
     try:
-        after_restore = VoiceLibrary(restored, library.engine, library.data_dir)
-        with caplog.at_level("INFO", logger="bot.synthesis.voice_library"):
+        after_restore = VoiceLibrary(restored, library.states.engine, library.files.data_dir)
+        with caplog.at_level("INFO", logger="bot.storage.voice_files"):
             removed, _ = await after_restore.reconcile()
     finally:
         await restored.close()
@@ -236,11 +239,11 @@ async def test_a_database_restored_from_an_older_backup_loses_no_voice(
     moved = _quarantined(library)
     assert {p.name for p in moved} == newer_files
     assert {p.name: p.read_bytes() for p in moved + stored_files(library)} == files
-    assert all((library.data_dir / r.state_path).is_file() for r in older)
+    assert all((library.files.data_dir / r.state_path).is_file() for r in older)
     for path in moved:
         assert path.stat().st_mode & 0o777 == 0o600
-        for folder in path.relative_to(library.data_dir).parents[:-1]:
-            assert (library.data_dir / folder).stat().st_mode & 0o777 == 0o700
+        for folder in path.relative_to(library.files.data_dir).parents[:-1]:
+            assert (library.files.data_dir / folder).stat().st_mode & 0o777 == 0o700
     (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert "2 of 6 voice files" in warning and str(moved[0].parents[1]) in warning
     assert "not deleted" in warning
@@ -256,16 +259,16 @@ async def test_a_voice_deleted_while_this_process_missed_it_is_deleted_at_its_sw
     alice = [await create(library, ALICE, "One"), await create(library, ALICE, "Two")]
     bob = [await create(library, BOB, "Three"), await create(library, BOB, "Four")]
     for record in [*alice, bob[0]]:  # as `VoiceLibrary.delete` elsewhere: the row only
-        await library.db.voices.delete(record)
+        await library.records.db.voices.delete(record)
     gone = sorted(
-        library.data_dir / p for r in [*alice, bob[0]] for p in (r.state_path, r.clip_path)
+        library.files.data_dir / p for r in [*alice, bob[0]] for p in (r.state_path, r.clip_path)
     )
-    crashed = library.root / str(BOB) / f"{'cd' * 16}.flac"
+    crashed = library.files.root / str(BOB) / f"{'cd' * 16}.flac"
     crashed.write_bytes(b"a clone cut short")
     removed, _ = await library.reconcile()
     assert sorted(removed) == gone and not any(p.exists() for p in gone)
     assert stored_files(library) == sorted(
-        library.data_dir / p for p in (bob[1].state_path, bob[1].clip_path)
+        library.files.data_dir / p for p in (bob[1].state_path, bob[1].clip_path)
     )
     assert [p.name for p in _quarantined(library)] == [crashed.name]
 
@@ -273,17 +276,17 @@ async def test_a_voice_deleted_while_this_process_missed_it_is_deleted_at_its_sw
 async def test_a_voice_from_another_model_is_rebuilt_on_first_use(library: VoiceLibrary) -> None:
     record = await create(library, ALICE, "Mine")
     await library.use(ALICE, "mine", guild_id=None)
-    await library.db.execute(
+    await library.records.db.execute(
         "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", record.id
     )
-    state = library.data_dir / record.state_path
+    state = library.files.data_dir / record.state_path
     os.utime(state, (0, 0))
     spec = await voice_for(library, ALICE, guild_id=7)
     assert spec == str(state)
     assert state.stat().st_mtime > 0  # written anew
-    rebuilt = await library.db.voices.get_by_id(record.id)
-    assert rebuilt is not None and rebuilt.model_fingerprint == library.engine.fingerprint
-    assert len(await library.engine.synthesize("Hi", voice=spec)) > 0
+    rebuilt = await library.records.db.voices.get_by_id(record.id)
+    assert rebuilt is not None and rebuilt.model_fingerprint == library.states.engine.fingerprint
+    assert len(await library.states.engine.synthesize("Hi", voice=spec)) > 0
 
 
 async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
@@ -294,13 +297,13 @@ async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
     the default voice."""
     record = await create(library, ALICE, "Mine")
     await library.use(ALICE, "mine", guild_id=None)
-    await library.db.execute(
+    await library.records.db.execute(
         "UPDATE voices SET model_fingerprint = 'older-model' WHERE id = ?", record.id
     )
-    state = library.data_dir / record.state_path
+    state = library.files.data_dir / record.state_path
     before = state.read_bytes()
     ten_minutes = np.zeros(24_000 * 600, np.float32)
-    soundfile.write(library.data_dir / record.clip_path, ten_minutes, 24_000, format="FLAC")
+    soundfile.write(library.files.data_dir / record.clip_path, ten_minutes, 24_000, format="FLAC")
     assert await voice_for(library, ALICE, guild_id=7) is None
     assert state.read_bytes() == before  # not rebuilt
     assert any("is missing or damaged" in r.getMessage() for r in caplog.records)
@@ -309,12 +312,12 @@ async def test_a_recording_is_bounded_before_a_rebuild_decodes_it(
 async def test_voice_choice_order(library: VoiceLibrary) -> None:
     mine = await create(library, ALICE, "Mine")
     assert await voice_for(library, ALICE, 7) is None  # the operator's DEFAULT_VOICE
-    await library.db.guilds.set_default_voice(7, "marius")
+    await library.records.db.guilds.set_default_voice(7, "marius")
     assert await voice_for(library, ALICE, 7) == "marius"
     await library.use(ALICE, "Alba", guild_id=None)
     assert await voice_for(library, ALICE, 7) == "alba"
     await library.use(ALICE, "mine", guild_id=7)
-    assert await voice_for(library, ALICE, 7) == str(library.data_dir / mine.state_path)
+    assert await voice_for(library, ALICE, 7) == str(library.files.data_dir / mine.state_path)
     assert await voice_for(library, ALICE, 8) == "alba"  # other servers keep the global one
     with pytest.raises(VoiceLibraryError, match="no voice named “nobody”"):
         await library.use(ALICE, "nobody", guild_id=7)
@@ -323,18 +326,18 @@ async def test_voice_choice_order(library: VoiceLibrary) -> None:
 async def test_members_see_and_touch_only_their_own_voices(library: VoiceLibrary) -> None:
     alices = await create(library, ALICE, "Secret")
     for attempt in (
-        library.own_voice(BOB, "Secret"),
+        library.records.own_voice(BOB, "Secret"),
         library.use(BOB, "Secret", guild_id=None),
-        library.rename(BOB, "Secret", "Stolen"),
+        library.records.rename(BOB, "Secret", "Stolen"),
         library.delete(BOB, "Secret"),
     ):
         with pytest.raises(VoiceLibraryError, match="no voice named “Secret”"):
             await attempt
-    assert await library.list_for(BOB) == []
-    assert [v.name for v in await library.list_for(ALICE)] == ["Secret"]
-    assert (library.data_dir / alices.state_path).is_file()
+    assert await library.records.list_for(BOB) == []
+    assert [v.name for v in await library.records.list_for(ALICE)] == ["Secret"]
+    assert (library.files.data_dir / alices.state_path).is_file()
     # even a choice row pointing at someone else's voice is ignored
-    await library.db.choices.set(BOB, None, voice_id=alices.id)
+    await library.records.db.choices.set(BOB, None, voice_id=alices.id)
     assert await voice_for(library, BOB, None) is None
 
 
@@ -343,28 +346,28 @@ async def test_rename_delete_and_forget(library: VoiceLibrary) -> None:
     one = await create(library, ALICE, "One")
     await create(library, ALICE, "Two")
     with pytest.raises(VoiceLibraryError, match="already have a voice named “two”"):
-        await library.rename(ALICE, "One", "two")
-    assert (await library.rename(ALICE, "one", "First")).name == "First"
+        await library.records.rename(ALICE, "One", "two")
+    assert (await library.records.rename(ALICE, "one", "First")).name == "First"
     deleted = await library.delete(ALICE, "FIRST")
     assert deleted.id == one.id
-    assert not (library.data_dir / one.state_path).exists()
-    assert not (library.data_dir / one.clip_path).exists()
+    assert not (library.files.data_dir / one.state_path).exists()
+    assert not (library.files.data_dir / one.clip_path).exists()
     await library.use(ALICE, "two", guild_id=None)
     bobs = await create(library, BOB, "Bob's")
     assert await library.forget_user(ALICE) == 1
-    assert await library.list_for(ALICE) == []
-    assert await library.db.choices.for_user(ALICE, None) is None
-    assert not (library.root / str(ALICE)).exists()
-    assert (library.data_dir / bobs.state_path).is_file()  # nobody else's data goes
+    assert await library.records.list_for(ALICE) == []
+    assert await library.records.db.choices.for_user(ALICE, None) is None
+    assert not (library.files.root / str(ALICE)).exists()
+    assert (library.files.data_dir / bobs.state_path).is_file()  # nobody else's data goes
 
 
 async def test_weights_without_cloning_refuse_clearly(
     library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(library.engine, "_can_clone", False)
+    monkeypatch.setattr(library.states.engine, "_can_clone", False)
     with pytest.raises(VoiceError, match="HF_TOKEN"):
         await create(library, ALICE, "Mine")
-    assert stored_files(library) == [] and await library.list_for(ALICE) == []
+    assert stored_files(library) == [] and await library.records.list_for(ALICE) == []
 
 
 def test_state_cache_is_bounded_by_count_and_bytes() -> None:
@@ -417,7 +420,7 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
 ) -> None:
     """Downloads and decodes used to start before any limit, and wait without bound behind
     the member's lock. Now a clone is admitted first, or refused at once, unread."""
-    service = VoiceService(library, NotInVoice(library.db), library.engine)  # type: ignore[arg-type]
+    service = VoiceService(library, NotInVoice(library.records.db), library.states.engine)  # type: ignore[arg-type]
 
     async def progress(_: str) -> None:
         return None
