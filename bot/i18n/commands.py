@@ -132,6 +132,9 @@ FRENCH: dict[str, str] = {
     "Language spoken here ('none': the bot's default)": (
         "Langue parlée ici ('none' : celle du bot par défaut)"
     ),
+    "Read each message in the language it is written in, of those offered": (
+        "Lire chaque message dans la langue où il est écrit, parmi celles proposées"
+    ),
     "How fast speech is here, the pitch kept (0.5 to 2)": (
         "La vitesse de la parole ici, sans changer la hauteur (de 0.5 à 2)"
     ),

@@ -688,6 +688,11 @@ FRENCH_REPLIES: dict[str, str] = {
         "{reading} Les sondages sont lus avec leurs choix, et leurs résultats quand je suis en "
         "vocal."
     ),
+    "{reading} Each message is read in the language it is written in (of those I speak), "
+    "unless its author chose theirs with `/set my_language`.": (
+        "{reading} Chaque message est lu dans la langue où il est écrit (parmi celles que je "
+        "parle), sauf si son auteur a choisi la sienne avec `/set my_language`."
+    ),
     "No channel is read aloud yet.": "Aucun salon n'est encore lu à voix haute.",
     "Voice cloning is not available on this bot (only built-in voices).": (
         "Le clonage de voix n'est pas disponible sur ce bot (voix intégrées seulement)."

@@ -73,6 +73,7 @@ class _Reading:
     named: tuple[str, str]  # (text, lead)
     unnamed: tuple[str, str]
     cloned: bool  # its voice is the author's own: named under a name they cannot choose
+    language: str  # what its words were made for (an edit's are too)
     announced: bool | None = None  # None: not started yet
 
     def words(self) -> tuple[str, str]:
@@ -160,6 +161,19 @@ def poll_result_of(message: discord.Message) -> PollOutcome | None:
             outcome = poll_outcome(fields)
             return outcome if outcome.question.strip() else None
     return None
+
+
+def written(message: discord.Message) -> str:
+    """What the author wrote, for telling its language: its text, a forward's, or its poll's
+    question ('' for a poll result: Discord's words, not theirs)."""
+    if is_poll_result(message):
+        return ""
+    snapshots = getattr(message, "message_snapshots", None) or []
+    content = message.content or (snapshots[0].content if snapshots else "")
+    poll = getattr(message, "poll", None)
+    if not content.strip() and poll is not None:
+        return poll.question or ""
+    return content
 
 
 def in_forum(thread: discord.Thread) -> bool:
@@ -267,7 +281,7 @@ class AutoReader:
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
         if self._rate_limited(guild.id, _limits(message, settings.rate_limit), arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
-        language = spoken.language
+        language = await spoken.language_for(written(message))  # (detect_language: in a thread)
         if self.speech.needs_loading(language) and not await self._wait_for_model(
             message, language
         ):
@@ -411,7 +425,7 @@ class AutoReader:
         if not (settings.xsaid or cloned):
             named = unnamed
         speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
-        return _Reading(self, message.guild.id, speaker, named, unnamed, cloned)
+        return _Reading(self, message.guild.id, speaker, named, unnamed, cloned, language)
 
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
@@ -634,7 +648,7 @@ class AutoReader:
             speaker.drop(message.id)
             return
         spoken = await self.speech.spoken(message.author.id, message.guild.id, server=settings)
-        language = spoken.language
+        language = reading.language  # the model it was queued for (its detected language too)
         if self.speech.needs_loading(language):
             language = self.speech.language  # (or its model went meanwhile: the default's words)
         edited = await self._reading(

@@ -66,6 +66,10 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
     if read:
         reading = tr("{reading} Polls are read with their options, and their results while I "
                      "am in voice.", reading=reading)  # fmt: skip
+    if read and settings is not None and settings.detect_language:
+        reading = tr("{reading} Each message is read in the language it is written in (of those "
+                     "I speak), unless its author chose theirs with `/set my_language`.",
+                     reading=reading)  # fmt: skip
     if not can_clone:
         cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
     elif settings is not None and not settings.cloning:

@@ -12,10 +12,17 @@ The speaking rate is the member's own in that server, else the server's `speakin
 (1.0 in a DM); it is read with the settings above, no query of its own, as is whether the
 server speeds it up while messages wait (`queue_speedup`). The pitch likewise: the member's
 own in that server (`/set my_pitch`), else the server's `pitch` (0 in a DM).
+
+A chat message's language (`language_for`): with the server's `detect_language` on and no
+language of the member's own, the one it is written in, when lingua names one of those offered
+(bot/text/language_detection.py, in a thread); else the language above.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +30,13 @@ from bot.storage.database import MemberSettings, VoiceRecord
 from bot.storage.server_settings import ServerSettings
 from bot.storage.voice_records import VoiceRecords
 from bot.synthesis.voice_states import VoiceStates
+from bot.text.language_detection import LanguageDetection
+
+log = logging.getLogger(__name__)
+
+# a way out, not a budget: a detection takes milliseconds, the first one builds the detector
+# (its languages' models: a second or two, longer beside busy model threads)
+DETECT_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,21 @@ class HowSpoken:
         self.speedup = server is not None and server.queue_speedup
         self._chosen: str | VoiceRecord | None = None
         self._chosen_read = False  # the voice choice is read when a voice is first needed
+
+    @property
+    def own_language(self) -> bool:
+        """The member chose a language here that is offered: it wins over detection."""
+        return self.member.language is not None and self.member.language in (
+            self._resolver.languages
+        )
+
+    async def language_for(self, text: str) -> str:
+        """The language a message of theirs is read in: theirs if they chose one; else, with
+        the server's `detect_language` on, the one `text` is written in (among those offered,
+        when lingua is sure enough); else the server's (`language`)."""
+        if self.server is None or not self.server.detect_language or self.own_language:
+            return self.language
+        return await self._resolver.detect(text) or self.language
 
     async def _choice(self) -> str | VoiceRecord | None:
         if not self._chosen_read:
@@ -118,6 +147,26 @@ class HowSpokenResolver:
         self.states = states
         self.language = language
         self.languages = tuple(languages)
+        self.detection = LanguageDetection(self.languages)  # built on first use
+        self._building = threading.Lock()  # one thread builds the detector; the others wait
+
+    def _detect(self, text: str) -> str | None:
+        with self._building:
+            self.detection.build()
+        return self.detection.detect(text)
+
+    async def detect(self, text: str) -> str | None:
+        """The offered language `text` is written in (None: unsure, or nothing to choose
+        from), worked out in a thread: never on the event loop."""
+        if not self.detection.possible:
+            return None
+        try:
+            async with asyncio.timeout(DETECT_TIMEOUT_S):
+                return await asyncio.to_thread(self._detect, text)
+        except TimeoutError:
+            log.warning("language detection took over %.0f s: the server's language reads",
+                        DETECT_TIMEOUT_S)  # fmt: skip
+            return None
 
     async def resolve(
         self, user_id: int, guild_id: int | None, *, server: ServerSettings | None = None

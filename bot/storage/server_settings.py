@@ -145,6 +145,10 @@ class ServerSettings:
     language: str | None = _setting(
         None, "Language spoken here ('none': the bot's default)", kind="language", group="speech"
     )
+    detect_language: bool = _setting(
+        False, "Read each message in the language it is written in, of those offered",
+        group="speech",
+    )  # fmt: skip
     speaking_rate: float = _setting(
         1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
         lo=SLOWEST, hi=FASTEST, group="speech"

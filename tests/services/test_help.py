@@ -47,3 +47,19 @@ async def test_help_says_threads_and_forum_posts_are_read(server: Server, db: Da
     said = await in_this_server()
     assert f"I read <#{FORUM_ID}> aloud. Its posts are read, each title first." in said
     assert "chacune précédée de son titre" in localize(said, "fr")
+
+
+async def test_help_says_messages_are_read_in_their_own_language(
+    server: Server, db: Database
+) -> None:
+    guild = server.start()
+    await db.guilds.set(guild.id, "read_channel", int(TEXT_ID))
+    line = "Each message is read in the language it is written in"
+    assert line not in dict((await help_reply(db, guild, can_clone=True)).fields)["In this server"]
+    await db.guilds.set(guild.id, "detect_language", True)
+    said = dict((await help_reply(db, guild, can_clone=True)).fields)["In this server"]
+    assert (
+        f"{line} (of those I speak), unless its author chose theirs with `/set my_language`."
+        in (said)
+    )
+    assert "Chaque message est lu dans la langue où il est écrit" in localize(said, "fr")
