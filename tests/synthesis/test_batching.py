@@ -21,7 +21,6 @@ import pytest
 import soundfile
 import torch
 from pocket_tts import TTSModel
-from pocket_tts.modules.stateful_module import increment_steps, init_states
 
 from bot.synthesis.batching import (
     COMPACT_SLOTS,
@@ -33,6 +32,13 @@ from bot.synthesis.batching import (
     prefill_chunks,
 )
 from bot.synthesis.capacity import LIVE_SAMPLES, STALE_S, BatchCost, Live, StepCosts, choose_batch
+from bot.synthesis.pocket_tts_adapter import (
+    autoregressive_generation,
+    expand_kv_cache,
+    flow_lm_current_end,
+    increment_steps,
+    init_states,
+)
 from tests.conftest import TinyModel
 
 # Words the tests' tokenizer knows whole (tests/tiny_model.py): a word it spells in pieces costs
@@ -60,7 +66,7 @@ def voices(model: Any, tiny_model: TinyModel) -> list[Any]:
     audio = torch.from_numpy(soundfile.read(str(tiny_model.clip), dtype="float32")[0])
     long = model.get_state_for_audio_prompt(audio[None, :])
     short = model.get_state_for_audio_prompt(audio[None, : audio.shape[0] // 2])
-    assert model._flow_lm_current_end(long) != model._flow_lm_current_end(short)
+    assert flow_lm_current_end(model, long) != flow_lm_current_end(model, short)
     return [long, short]
 
 
@@ -72,10 +78,10 @@ def alone(model: Any, voice: Any, text: str) -> torch.Tensor:
 def alone_chunk(model: Any, voice: Any, chunk: Any) -> torch.Tensor:
     """`alone` for one prefilled chunk."""
     state = copy.deepcopy(chunk.state)
-    model._expand_kv_cache(state, chunk.length + chunk.max_gen_len + 1)
+    expand_kv_cache(model, state, chunk.length + chunk.max_gen_len + 1)
     latents: queue.Queue[torch.Tensor | None] = queue.Queue()
-    model._autoregressive_generation(
-        state, chunk.max_gen_len, chunk.frames_after_eos, latents, threading.Event()
+    autoregressive_generation(
+        model, state, chunk.max_gen_len, chunk.frames_after_eos, latents, threading.Event()
     )
     out = []
     while (item := latents.get()) is not None:
