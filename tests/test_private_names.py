@@ -11,7 +11,10 @@ Private, here:
 - rewriting one of their attributes for the whole process (`discord.http.Route.BASE = ...`).
 
 An object's type is unknown to a static scan, so `x._name` counts as a library's when no code
-of ours defines `_name` (a def, a class, an assignment): our own private names are all ours.
+of ours defines `_name` (a def, a class, an assignment to a name or to `self._name`): our own
+private names are all ours. (So a library's private name that one of ours happens to share,
+such as discord.py's voice state's `_runner` and our endpoints' own, is not seen on an object
+of unknown type: the check narrows the places to look, review does the rest.)
 """
 
 from __future__ import annotations
@@ -197,7 +200,7 @@ class _Scan(ast.NodeVisitor):
             return
         if not _private(name):
             return
-        if root in ("self", "cls") and self.library_classes:
+        if _is_self(value) and self.library_classes:
             library, own = self.library_classes[-1]
             if name not in own:
                 self.flag(node, f"reaches {library}'s private {name} on self")
@@ -263,26 +266,27 @@ def test_each_adapter_exists_and_says_what_it_was_written_for() -> None:
 
 
 def test_the_check_finds_each_kind_of_private_use() -> None:
-    """The scan is not vacuous: each planted violation is found, once, in a tree that is
-    otherwise clean; and the adapters themselves, taken for ordinary modules, are flagged."""
+    """The scan is not vacuous: each planted module (beside the real ones) is found, once, in a
+    tree that is otherwise clean; and the adapters themselves, taken for ordinary modules, are
+    flagged."""
     sources = _sources()
     planted = {
-        "bot/synthesis/engine.py": "import torch\nx = torch._C\n",
-        "bot/synthesis/scheduler.py": "from torch._dynamo import config\n",
-        "bot/synthesis/clip.py": "from torch.nn import _reduction\n",
-        "bot/synthesis/tempo.py": "from pocket_tts.modules.rope import apply_rope\n",
-        "bot/synthesis/voice_library.py": "from pocket_tts import _private_thing\n",
-        "bot/synthesis/model_pool.py": "def f(model):\n    return model._run_flow_lm(1)\n",
-        "bot/synthesis/phrase_cache.py": "def f(m):\n    return hasattr(m, '_cache_backend')\n",
-        "bot/client.py": "import discord\ndiscord.http.Route.BASE = 'x'\n",
-        "bot/playback/speakers.py": "from discord import opus as o\no._load_default()\n",
-        "bot/playback/connection.py": (
+        "bot/synthesis/planted_engine.py": "import torch\nx = torch._C\n",
+        "bot/synthesis/planted_scheduler.py": "from torch._dynamo import config\n",
+        "bot/synthesis/planted_clip.py": "from torch.nn import _reduction\n",
+        "bot/synthesis/planted_tempo.py": "from pocket_tts.modules.rope import apply_rope\n",
+        "bot/synthesis/planted_voice_library.py": "from pocket_tts import _private_thing\n",
+        "bot/synthesis/planted_model_pool.py": "def f(model):\n    return model._run_flow_lm(1)\n",
+        "bot/synthesis/planted_phrase_cache.py": "def f(m):\n    hasattr(m, '_cache_backend')\n",
+        "bot/planted_client.py": "import discord\ndiscord.http.Route.BASE = 'x'\n",
+        "bot/playback/planted_speakers.py": "from discord import opus as o\no._load_default()\n",
+        "bot/playback/planted_connection.py": (
             "import discord\n\nclass Link(discord.VoiceClient):\n"
             "    def f(self):\n        self.mine = 1\n        return self._connection, self.mine\n"
         ),
-        "cogs/speech.py": "def f(vc):\n    return getattr(vc, '_runner', None)\n",
-        "bench/load.py": "import torch.nn.functional as F\nF._in_projection\n",
-        "tests/player.py": "import discord\ndiscord.opus._load_default()\n",
+        "cogs/planted_speech.py": "def f(vc):\n    return getattr(vc, '_expecting_disconnect')\n",
+        "bench/planted_load.py": "import torch.nn.functional as F\nF._in_projection\n",
+        "tests/planted_player.py": "import discord\ndiscord.opus._load_default()\n",
     }
     problems = private_uses({**sources, **planted})
     flagged = [problem.split(":")[0] for problem in problems]
