@@ -553,3 +553,23 @@ def test_the_batch_steps_at_the_frames_pace_while_every_row_is_far_ahead(
     # the held-back time is counted, for the speed figures to leave out
     assert paced["far ahead"] > 0.5 * (times["far ahead"][-1] - times["far ahead"][0])
     assert paced["needs it"] == paced["a file"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_changed_attention_state_is_refused(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch rewrites pocket-tts's attention state by its keys (the adapter's `STATE_KEYS`):
+    a pocket-tts whose state has others is refused at start, not batched wrongly."""
+    from bot.synthesis import batching
+
+    real = batching.init_states
+
+    def with_another_key(*args: Any, **kwargs: Any) -> Any:
+        state = real(*args, **kwargs)
+        for module_state in state.values():
+            module_state["window"] = torch.zeros(1)
+        return state
+
+    BatchedFlowLM(model, max_rows=2)  # as it is: accepted
+    monkeypatch.setattr(batching, "init_states", with_another_key)
+    with pytest.raises(RuntimeError, match="attention state changed"):
+        BatchedFlowLM(model, max_rows=2)
