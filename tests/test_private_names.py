@@ -22,7 +22,10 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,11 +40,13 @@ ADAPTERS = {
 # for Discord build real discord.py objects offline (a ConnectionState fed payloads, voice
 # clients registered in it, the fake server's websockets), which needs discord.py's insides:
 # they are the tests' discord.py adapter, and the only exception.
-CHECKED = ("bot", "cogs", "bench", "tests")
+SHIPPED = ("bot", "cogs", "bench")  # scanned in the fast tier: half a second
+CHECKED = (*SHIPPED, "tests")  # the tests too: twice the code, a `slow` test
 TEST_DISCORD_ADAPTERS = ("tests/services/discord_objects.py", "tests/fakediscord/")
 # Underscore names that are public API: namedtuple's methods; `sys._getframe` is not used.
 PUBLIC_UNDERSCORE = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
 ACCESSORS = ("getattr", "hasattr", "setattr", "delattr")
+NOT_OURS = "a library's private name (no code of ours defines it)"
 
 
 def _private(name: str) -> bool:
@@ -65,28 +70,50 @@ def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What one walk over a module finds."""
+
+    defined: frozenset[str]  # names its defs, classes, assignments, parameters bind
+    reached: tuple[tuple[int, str], ...]  # (line, private name) reached on any object
+    imports_a_library: bool  # imports one of LIBRARIES (else only `reached` can break a rule)
+
+
+@functools.cache
+def _facts(source: str) -> _Facts:
+    defined: set[str] = set()
+    reached: list[tuple[int, str]] = []
+    imports = False
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, ast.Store) and _is_self(node.value):
+                defined.add(node.attr)  # `other._x = ...` sets someone else's
+            if _private(node.attr):
+                reached.append((node.lineno, node.attr))
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+        elif isinstance(node, ast.Call) and (kind := _accessor(node)) is not None:
+            name = node.args[1].value  # type: ignore[attr-defined]
+            if kind == "setattr" and _is_self(node.args[0]):
+                defined.add(name)
+            if _private(name):
+                reached.append((node.lineno, name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                modules.append(node.module or "")
+            imports |= any(m.split(".")[0] in LIBRARIES for m in modules)
+    return _Facts(frozenset(defined), tuple(reached), imports)
+
+
 def defined_names(sources: dict[str, str]) -> frozenset[str]:
     """Every name a def, class, assignment (to a name, or to `self.x`) or parameter of ours
     binds."""
-    names: set[str] = set()
-    for source in sources.values():
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                if _is_self(node.value):  # `other._x = ...` sets someone else's
-                    names.add(node.attr)
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-            elif (
-                isinstance(node, ast.Call)
-                and _accessor(node) == "setattr"
-                and _is_self(node.args[0])
-            ):
-                names.add(node.args[1].value)  # type: ignore[attr-defined]
-    return frozenset(names)
+    return frozenset().union(*(_facts(source).defined for source in sources.values()))
 
 
 def _accessor(node: ast.Call) -> str | None:
@@ -206,9 +233,7 @@ class _Scan(ast.NodeVisitor):
                 self.flag(node, f"reaches {library}'s private {name} on self")
             return
         if name not in self.ours:
-            self.flag(
-                node, f"reaches {name}, a library's private name (no code of ours defines it)"
-            )
+            self.flag(node, f"reaches {name}, {NOT_OURS}")
 
 
 def private_uses(sources: dict[str, str], adapters: dict[str, str] = ADAPTERS) -> list[str]:
@@ -217,38 +242,42 @@ def private_uses(sources: dict[str, str], adapters: dict[str, str] = ADAPTERS) -
     ours = defined_names(sources)
     problems = []
     for path, source in sorted(sources.items()):
-        tree = ast.parse(source)
+        facts = _facts(source)
         libraries = tuple(lib for lib in LIBRARIES if adapters.get(lib) != path)
         if path.startswith(TEST_DISCORD_ADAPTERS):
             libraries = tuple(lib for lib in libraries if lib != "discord")
         known = ours
         if len(libraries) < len(LIBRARIES):
             # An adapter reaches its own library's objects: don't take those for another's.
-            known = ours | _private_names_in(tree)
-        scan = _Scan(libraries, known)
-        scan.visit(tree)
-        problems += [f"{path}:{line}: {what}" for line, what in scan.problems]
+            known = ours | {name for _, name in facts.reached}
+        if facts.imports_a_library:
+            scan = _Scan(libraries, known)
+            scan.visit(ast.parse(source))
+            problems += [f"{path}:{line}: {what}" for line, what in scan.problems]
+        else:  # the one rule left: private names no code of ours defines
+            problems += [
+                f"{path}:{line}: reaches {name}, {NOT_OURS}"
+                for line, name in facts.reached
+                if name not in known
+            ]
     return sorted(problems)
 
 
-def _private_names_in(tree: ast.AST) -> frozenset[str]:
-    """The private names `tree` reaches, as attributes or through getattr and its kin."""
-    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    names |= {
-        n.args[1].value  # type: ignore[attr-defined]
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and _accessor(n) is not None
-    }
-    return frozenset(name for name in names if _private(name))
-
-
-def _sources() -> dict[str, str]:
-    paths = [p for top in CHECKED for p in sorted((ROOT / top).rglob("*.py"))]
+def _sources(tops: tuple[str, ...] = SHIPPED) -> dict[str, str]:
+    paths = [p for top in tops for p in sorted((ROOT / top).rglob("*.py"))]
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths}
 
 
 def test_no_module_outside_the_adapters_touches_a_library_s_private_names() -> None:
     problems = private_uses(_sources())
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_no_test_module_touches_them_either() -> None:
+    """The tests and benchmarks use the adapters too, but for the tests' own stand-ins for
+    Discord (`TEST_DISCORD_ADAPTERS`)."""
+    problems = private_uses(_sources(CHECKED))
     assert not problems, "\n".join(problems)
 
 
