@@ -136,6 +136,14 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _is_chain(node: ast.expr) -> bool:
+    """`a.b.c`: names and attributes only (a module's or a class's attribute, not an
+    object's that a call made)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 class _Scan(ast.NodeVisitor):
     """One module's private uses of the libraries in `libraries`."""
 
@@ -220,7 +228,7 @@ class _Scan(ast.NodeVisitor):
         if library is not None:
             if _private(name):
                 self.flag(node, f"reaches {library}'s private {name}")
-            elif writes:
+            elif writes and _is_chain(value):  # not `discord.Embed().title = ...`
                 self.flag(
                     node, f"rewrites {ast.unparse(value)}.{name}, {library}'s, for the process"
                 )

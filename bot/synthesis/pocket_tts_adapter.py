@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from pocket_tts import TTSModel
 from pocket_tts.default_parameters import (
     DEFAULT_VOICE_FOR_LANGUAGE,
     MAX_TOKEN_PER_CHUNK,
@@ -20,7 +21,6 @@ from pocket_tts.default_parameters import (
 from pocket_tts.models.flow_lm import FlowLMModel
 from pocket_tts.models.mimi import build_mimi
 from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
-from pocket_tts.models.tts_model import TTSModel
 from pocket_tts.modules.mlp import SimpleMLPAdaLN
 from pocket_tts.modules.rope import apply_rope
 from pocket_tts.modules.stateful_module import increment_steps, init_states
