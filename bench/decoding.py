@@ -37,10 +37,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pocket_tts import TTSModel
-from pocket_tts.modules.stateful_module import init_states
 
 from bot.synthesis.batching import BatchedMimi, Batcher, Request, prefill
 from bot.synthesis.engine import LOAD_NICENESS, replicate
+from bot.synthesis.pocket_tts_adapter import init_states
 from tests.tiny_model import train_tokenizer, write_random_config
 
 TEXT = "This message keeps a server talking while another language loads. " * 8

@@ -24,10 +24,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pocket_tts.utils.config import CONFIGS_DIR
 
 from bot.core.config import load_settings
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
 

@@ -48,18 +48,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import discord
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pocket_tts import TTSModel
 
 from bench.fifo import FifoScheduler, FifoSpeaker
 from bot.core.config import load_settings
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
+from bot.playback.voice_link import load_opus
 from bot.synthesis import engine as engine_module
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.pocket_tts_adapter import set_generation_length
 from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
@@ -342,11 +340,9 @@ async def main() -> None:
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
     logging.getLogger("bot.synthesis.batching").setLevel(logging.ERROR)
-    if not discord.opus.is_loaded():
-        discord.opus._load_default()
+    load_opus()
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
-    TTSModel._TOKENS_PER_SECOND_ESTIMATE = 2.0 * args.words_per_second
-    TTSModel._GEN_SECONDS_PADDING = 0.3
+    set_generation_length(2.0 * args.words_per_second, padding_s=0.3)
     quantize = {"no": [False], "yes": [True], "both": [False, True]}[args.quantize]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.core.config import load_settings
 from bot.playback.audio_source import FrameConverter, StreamingSource
 from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.playback.voice_link import load_opus
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
@@ -233,8 +234,7 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--configs", nargs="+", default=["english"])
     args = parser.parse_args()
-    if not discord.opus.is_loaded():
-        discord.opus._load_default()
+    load_opus()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         tokenizer = train_tokenizer(folder, 4000)

@@ -8,7 +8,6 @@ import ssl
 
 import aiohttp
 import discord
-import yarl
 from discord import app_commands
 from discord.ext import commands
 
@@ -17,6 +16,7 @@ from bot.core import gc_pauses, native_memory
 from bot.core.config import Settings
 from bot.i18n.translate import localize
 from bot.ops.shards import ProcessShards, ShardLoad
+from bot.playback.voice_link import point_discord_at
 from bot.services.command_translator import CommandTranslator
 from bot.services.replies import reply_for
 
@@ -30,12 +30,6 @@ EXTENSIONS = (
     "cogs.moderation",
     "cogs.help",
 )
-
-
-def point_discord_at(settings: Settings) -> None:
-    """Use the configured REST and gateway URLs (a proxy, or our tests' fake Discord)."""
-    discord.http.Route.BASE = settings.discord_api_base
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.discord_gateway_url)
 
 
 def ssl_context(settings: Settings) -> ssl.SSLContext:

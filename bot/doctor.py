@@ -101,31 +101,46 @@ def check_torch(settings: Settings) -> Check:
     return good("torch", f"{detail}, int8 ({', '.join(engines)})")
 
 
-def check_adapters() -> Check:
-    """The libraries whose private names we use, each through one adapter module: installed
-    in the version the adapter was written for? Another version may work, or break quietly."""
+ADAPTERS = (  # the one module of each library whose private names the bot uses
+    "bot.synthesis.pocket_tts_adapter",
+    "bot.synthesis.torch_private",
+    "bot.playback.voice_link",
+)
+
+
+def same_release(installed: str, written_for: str) -> bool:
+    """`installed` is the release `written_for` names; a local build of it counts (torch's
+    `2.13.0+cpu` is 2.13.0)."""
+    return installed.partition("+")[0] == written_for.partition("+")[0]
+
+
+def check_adapter(adapter: Any) -> Check:
+    """A library whose private names we use, through one adapter module: installed in the
+    version the adapter was written for? Another version may work, or break quietly."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from bot.playback import voice_link
-    from bot.synthesis import pocket_tts_adapter
-
-    differ = []
-    for adapter in (voice_link, pocket_tts_adapter):
-        try:
-            installed = version(adapter.LIBRARY)
-        except PackageNotFoundError:
-            installed = "none"
-        if installed != adapter.WRITTEN_FOR:
-            differ.append(f"{adapter.LIBRARY} {installed} (written for {adapter.WRITTEN_FOR})")
-    names = ", ".join(f"{a.LIBRARY} {a.WRITTEN_FOR}" for a in (voice_link, pocket_tts_adapter))
-    if differ:
+    library, written_for = adapter.LIBRARY, adapter.WRITTEN_FOR
+    path = f"{adapter.__name__.replace('.', '/')}.py"
+    name = f"{library} adapter"
+    try:
+        installed = version(library)
+    except PackageNotFoundError:
+        installed = "none"
+    if not same_release(installed, written_for):
         return warn(
-            "library versions",
-            f"installed: {', '.join(differ)}",
-            "install the versions pyproject.toml pins, or check the adapters "
-            "(bot/playback/voice_link.py, bot/synthesis/pocket_tts_adapter.py) against them",
+            name,
+            f"{library} {installed} installed, {path} was written for {written_for}",
+            f"install {library} {written_for} (the version tested), or check {path} "
+            f"against {library} {installed} and update its WRITTEN_FOR",
         )
-    return good("library versions", f"{names}, as the adapters were written for")
+    return good(name, f"{library} {installed}, as {path} was written for")
+
+
+def check_adapters() -> list[Check]:
+    """`check_adapter` for each adapter."""
+    import importlib
+
+    return [check_adapter(importlib.import_module(module)) for module in ADAPTERS]
 
 
 # ---- model and voices ----------------------------------------------------------------------
@@ -471,7 +486,8 @@ async def run_checks(settings: Settings, report: Callable[[Check], Awaitable[Non
     for sync_check in (check_opus, check_sndfile):
         await emit(sync_check())
     await emit(check_torch(settings))
-    await emit(check_adapters())
+    for check in check_adapters():
+        await emit(check)
     for check in await check_model(settings):
         await emit(check)
     await emit(await check_hf_token(settings))

@@ -17,14 +17,15 @@ import discord
 
 from bot.playback.audio_source import StreamingSource
 from bot.playback.stats import UtteranceResult
+from bot.playback.voice_link import load_opus
 
 
 class PlayerVoiceClient:
     def __init__(self, encode: bool = True) -> None:
         self._stop = threading.Event()
         self._playing = False  # like discord.py's player: False before `after` is called
-        if encode and not discord.opus.is_loaded():
-            discord.opus._load_default()
+        if encode:
+            load_opus()
         self.encoder = discord.opus.Encoder() if encode else None
         self.started: list[float] = []  # when each play() began
         self.ended: list[float] = []  # when each source's end was read

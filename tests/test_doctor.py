@@ -74,7 +74,8 @@ async def test_a_good_setup_passes_every_check(
     ok, checks = await doctor(env)
     failed = [line for c in checks.values() if not c.ok for line in c.lines()]
     assert ok, failed
-    for name in ("libopus", "libsndfile", "torch", "model", "voice cloning", "DEFAULT_VOICE",
+    for name in ("libopus", "libsndfile", "torch", "pocket-tts adapter", "torch adapter",
+                 "discord.py adapter", "model", "voice cloning", "DEFAULT_VOICE",
                  "DATA_DIR", "private files", "free space", "database", "token",
                  "Message Content intent", "slash commands"):  # fmt: skip
         assert name in checks

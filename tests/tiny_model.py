@@ -13,7 +13,8 @@ from pathlib import Path
 
 import sentencepiece
 import yaml
-from pocket_tts.utils.config import CONFIGS_DIR
+
+from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 
 _WORDS = (
     "the a an hello there world voice bot speak channel server message friend quick brown fox "

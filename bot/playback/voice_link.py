@@ -1,7 +1,8 @@
 """discord.py's VoiceClient, with one fault of its reconnects worked around, and the few
-private parts of discord.py that the bot needs: its voice state's, for healing a link, and
-libopus's loader (this is their one adapter). Written for discord.py `WRITTEN_FOR`: after an
-upgrade, check this module first (`doctor` warns when the installed version differs).
+private parts of discord.py that the bot needs: its voice state's, for healing a link,
+libopus's loader, and where it finds Discord (this is their one adapter: no other module
+touches them, tests/test_private_names.py checks). Written for discord.py `WRITTEN_FOR`: after
+an upgrade, check this module first (`doctor` warns when the installed version differs).
 
 When a voice connection drops without a close frame (1006), discord.py closes its UDP socket,
 opens a new one and sends IP discovery on it. Its socket-reader thread, though, may sit in a
@@ -26,12 +27,25 @@ from collections.abc import Callable
 from typing import Any
 
 import discord
+import yarl
+
+from bot.core.config import Settings
 
 log = logging.getLogger(__name__)
 
 LIBRARY = "discord.py"  # the distribution name, for importlib.metadata
 WRITTEN_FOR = "2.7.1"  # the version whose private names this module uses
 ABANDON_TIMEOUT_S = 2.0
+
+
+def point_discord_at(settings: Settings) -> None:
+    """Use the configured REST and gateway URLs (a proxy, or our tests' fake Discord).
+
+    discord.py 2.7 reads them from two class attributes and offers no option of a client's
+    own (its `proxy=` is a forward proxy, not another base URL; interactions' follow-ups use
+    the same `Route`), so they are set for the whole process: one bot, one Discord."""
+    discord.http.Route.BASE = settings.discord_api_base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.discord_gateway_url)
 
 
 def load_opus() -> bool:

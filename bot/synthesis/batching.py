@@ -35,14 +35,22 @@ from typing import Any
 
 import numpy as np
 import torch
-from pocket_tts.default_parameters import MAX_TOKEN_PER_CHUNK
-from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
-from pocket_tts.modules.rope import apply_rope
-from pocket_tts.modules.stateful_module import init_states
 
 from bot.synthesis import pocket_tts_adapter
 from bot.synthesis.capacity import BatchCost, StepCosts
 from bot.synthesis.decoder_precision import half_decoder
+from bot.synthesis.pocket_tts_adapter import (
+    CACHE,
+    MAX_TOKEN_PER_CHUNK,
+    OFFSET,
+    PAD,
+    STATE_KEYS,
+    apply_rope,
+    init_states,
+    is_attention,
+    prepare_text_prompt,
+    split_into_best_sentences,
+)
 
 log = logging.getLogger(__name__)
 # Dead attention slots (no live row reads them) are dropped once there are this many.
@@ -191,22 +199,24 @@ class BatchedFlowLM:
         self.offset = 0  # the next slot every row writes (shared)
         self._attention: dict[str, float] = {}  # state name -> RoPE max period
         for name, module in self.flow.named_modules():
-            if hasattr(module, "_cache_backend"):
+            if is_attention(module):
                 self._attention[name] = module.rope.max_period
         self.state = self._new_state(capacity)
         if set(self.state) != set(self._attention):
             raise RuntimeError("unexpected stateful modules in the flow LM: cannot batch them")
+        if any(set(module_state) != STATE_KEYS for module_state in self.state.values()):
+            raise RuntimeError("pocket-tts's attention state changed: cannot batch it")
 
     @property
     def capacity(self) -> int:
-        return next(iter(self.state.values()))["cache"].shape[2]
+        return next(iter(self.state.values()))[CACHE].shape[2]
 
     def _new_state(self, capacity: int) -> ModelState:
         state = init_states(self.flow, batch_size=self.max_rows, sequence_length=capacity)
         for module_state in state.values():
             # Masked slots still enter the attention product (times 0): NaN there would
             # poison every row, so the batch's caches start at 0, not pocket-tts's NaN.
-            module_state["cache"].zero_()
+            module_state[CACHE].zero_()
         return state
 
     # ---- rows in and out ---------------------------------------------------------------
@@ -222,12 +232,12 @@ class BatchedFlowLM:
             self._grow(self.offset + 1)
         index, start = len(self.rows), self.offset - length
         for name, module_state in self.state.items():
-            source = chunk.state[name]["cache"][:, 0, :length]
+            source = chunk.state[name][CACHE][:, 0, :length]
             keys = rotate_keys(source[0], start, self._attention[name])
-            module_state["cache"][0, index, start : self.offset] = keys
-            module_state["cache"][1, index, start : self.offset] = source[1]
-            module_state["pad"][index] = start
-            module_state["offset"][:] = self.offset
+            module_state[CACHE][0, index, start : self.offset] = keys
+            module_state[CACHE][1, index, start : self.offset] = source[1]
+            module_state[PAD][index] = start
+            module_state[OFFSET][:] = self.offset
         bos = torch.full((1, 1, self.flow.ldim), float("nan"), dtype=self.flow.dtype)
         self.rows.append(_Row(request, chunk, bos))
 
@@ -236,17 +246,17 @@ class BatchedFlowLM:
         row, last = self.rows[index], len(self.rows) - 1
         if index != last:
             for module_state in self.state.values():
-                start = int(module_state["pad"][last])
-                cache = module_state["cache"]
+                start = int(module_state[PAD][last])
+                cache = module_state[CACHE]
                 cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
-                module_state["pad"][index] = start
+                module_state[PAD][index] = start
             self.rows[index] = self.rows[last]
         self.rows.pop()
         return row
 
     def _first_slot(self) -> int:
         """The earliest slot any live row uses."""
-        pad = next(iter(self.state.values()))["pad"]
+        pad = next(iter(self.state.values()))[PAD]
         return int(pad[: len(self.rows)].min())
 
     def _shift(self, shift: int) -> None:
@@ -255,13 +265,13 @@ class BatchedFlowLM:
             self._grow(self.offset + shift + 1)
         count, first = len(self.rows), self._first_slot()
         for name, module_state in self.state.items():
-            cache = module_state["cache"]
+            cache = module_state[CACHE]
             moved = cache[:, :count, first : self.offset].clone()
             keys = moved[0].reshape(-1, *moved.shape[-2:])
             moved[0] = rotate_keys(keys, shift, self._attention[name]).reshape(moved[0].shape)
             cache[:, :count, first + shift : self.offset + shift] = moved
-            module_state["pad"][:count] += shift
-            module_state["offset"][:] = self.offset + shift
+            module_state[PAD][:count] += shift
+            module_state[OFFSET][:] = self.offset + shift
         self.offset += shift
 
     def _make_room(self) -> None:
@@ -282,18 +292,18 @@ class BatchedFlowLM:
     def _grow(self, needed: int) -> None:
         grown = self._new_state(max(needed, 2 * self.capacity))
         for name, module_state in self.state.items():
-            grown[name]["cache"][:, :, : self.offset] = module_state["cache"][:, :, : self.offset]
-            grown[name]["pad"][:] = module_state["pad"]
-            grown[name]["offset"][:] = module_state["offset"]
+            grown[name][CACHE][:, :, : self.offset] = module_state[CACHE][:, :, : self.offset]
+            grown[name][PAD][:] = module_state[PAD]
+            grown[name][OFFSET][:] = module_state[OFFSET]
         self.state = grown
 
     # ---- one step ----------------------------------------------------------------------
     def _view(self, rows: slice) -> ModelState:
         return {
             name: {
-                "cache": s["cache"][:, rows],
-                "offset": s["offset"][rows],
-                "pad": s["pad"][rows],
+                CACHE: s[CACHE][:, rows],
+                OFFSET: s[OFFSET][rows],
+                PAD: s[PAD][rows],
             }
             for name, s in self.state.items()
         }
@@ -333,7 +343,7 @@ class BatchedFlowLM:
             pad = torch.zeros((size - count, 1, self.flow.ldim), dtype=latents.dtype)
             latents = torch.cat([latents, pad])
             for module_state in self.state.values():
-                module_state["pad"][count:size] = self.offset
+                module_state[PAD][count:size] = self.offset
         try:
             outputs: list[tuple[torch.Tensor, bool] | BaseException] = []
             latent, eos = self._run(slice(0, size), latents)
@@ -349,7 +359,7 @@ class BatchedFlowLM:
                     outputs.append(error)
         self.offset += 1
         for module_state in self.state.values():
-            module_state["offset"][:] = self.offset
+            module_state[OFFSET][:] = self.offset
         results: list[tuple[_Row, torch.Tensor | None, BaseException | None]] = []
         ended: list[int] = []
         for i, (row, output) in enumerate(zip(self.rows, outputs, strict=True)):
@@ -435,20 +445,20 @@ class BatchedMimi:
     def _new_state(self, capacity: int) -> ModelState:
         state = init_states(self.mimi, batch_size=self.max_rows, sequence_length=capacity)
         for name in self._attention:
-            state[name]["cache"].zero_()  # masked slots enter the product: no NaN there
+            state[name][CACHE].zero_()  # masked slots enter the product: no NaN there
         if self.half is not None:
             self.half.cast_state(state)
         return state
 
     @property
     def capacity(self) -> int:
-        return next(self.state[name] for name in self._attention)["cache"].shape[2]
+        return next(self.state[name] for name in self._attention)[CACHE].shape[2]
 
     def join(self) -> None:
         index = self.count
         for name, module in self._modules.items():
             if name in self._attention:
-                self.state[name]["pad"][index] = self.offset
+                self.state[name][PAD][index] = self.offset
                 continue
             for key, value in module.init_state(1, 0).items():
                 self.state[name][key][index] = value[0]
@@ -459,10 +469,10 @@ class BatchedMimi:
         if index != last:
             for name, module_state in self.state.items():
                 if name in self._attention:
-                    start = int(module_state["pad"][last])
-                    cache = module_state["cache"]
+                    start = int(module_state[PAD][last])
+                    cache = module_state[CACHE]
                     cache[:, index, start : self.offset] = cache[:, last, start : self.offset]
-                    module_state["pad"][index] = start
+                    module_state[PAD][index] = start
                 else:
                     for value in module_state.values():
                         value[index] = value[last]
@@ -473,7 +483,7 @@ class BatchedMimi:
         attention's context) once they are as many as the context, and grow when full: the
         attention reads every slot up to the offset (see `BatchedFlowLM._make_room`), and a
         frame adds 16, so until room ran out it read up to 1024 where 250 were live."""
-        pads = next(self.state[name] for name in self._attention)["pad"][: self.count]
+        pads = next(self.state[name] for name in self._attention)[PAD][: self.count]
         first = min(int(pads.min()) if self.count else self.offset, self.offset)
         dead = max(first, self.offset - self.context)
         if dead >= max(COMPACT_SLOTS, self.context) or (
@@ -482,20 +492,20 @@ class BatchedMimi:
             count = self.count
             for name in self._attention:
                 module_state = self.state[name]
-                cache = module_state["cache"]
+                cache = module_state[CACHE]
                 moved = cache[:, :count, dead : self.offset].clone()
                 keys = moved[0].reshape(-1, *moved.shape[-2:]).float()  # bf16: rotate in fp32
                 rotated = rotate_keys(keys, -dead, self._attention[name])
                 moved[0] = rotated.reshape(moved[0].shape).to(moved.dtype)
                 cache[:, :count, : self.offset - dead] = moved
-                module_state["pad"][:] = (module_state["pad"] - dead).clamp(min=0)
-                module_state["offset"][:] = self.offset - dead
+                module_state[PAD][:] = (module_state[PAD] - dead).clamp(min=0)
+                module_state[OFFSET][:] = self.offset - dead
             self.offset -= dead
         if self.offset + needed > self.capacity:
             grown = self._new_state(2 * (self.offset + needed))
             for name, module_state in self.state.items():
                 for key, value in module_state.items():
-                    if key == "cache":
+                    if key == CACHE:
                         grown[name][key][:, :, : self.offset] = value[:, :, : self.offset]
                     else:
                         grown[name][key][:] = value
@@ -519,14 +529,14 @@ class BatchedMimi:
         audio = self._decode_rows(slice(0, count), latents)
         self.offset += self.per_latent
         for name in self._attention:
-            self.state[name]["offset"][:] = self.offset
+            self.state[name][OFFSET][:] = self.offset
         return audio[:, 0]
 
     @torch.no_grad()
     def _decode_rows(self, rows: slice, latents: torch.Tensor) -> torch.Tensor:
         view = {
             name: {
-                key: value[:, rows] if key == "cache" else value[rows]
+                key: value[:, rows] if key == CACHE else value[rows]
                 for key, value in module_state.items()
             }
             for name, module_state in self.state.items()

@@ -33,7 +33,6 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-from pocket_tts.default_parameters import DEFAULT_VOICE_FOR_LANGUAGE
 
 from bot.core.config import Settings
 from bot.synthesis import decoder_precision
@@ -44,7 +43,11 @@ from bot.synthesis.clip import read_file
 from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.linear_packing import pack_linears
 from bot.synthesis.phrase_cache import PhraseCache
-from bot.synthesis.pocket_tts_adapter import PREDEFINED_VOICES
+from bot.synthesis.pocket_tts_adapter import (
+    DEFAULT_VOICE_FOR_LANGUAGE,
+    PREDEFINED_VOICES,
+    get_default_voice_for_language,
+)
 from bot.synthesis.tempo import Tempo
 
 __all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
@@ -500,7 +503,6 @@ class TTSEngine:
 
     @staticmethod
     def _language_default_voice(settings: Settings) -> str:
-        from pocket_tts.default_parameters import get_default_voice_for_language
 
         config = str(settings.tts_config) if settings.tts_config else None
         return get_default_voice_for_language(settings.tts_language, config)

@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from bot.synthesis.torch_private import linear_pointwise, reorder_linear_weight
+
 log = logging.getLogger(__name__)
 
 MIN_WEIGHTS = 1024 * 1024  # in x out: the transformer's products, not the small heads
@@ -39,13 +41,13 @@ class PackedLinear(nn.Module):
         self.out_features = linear.out_features
         self.weight = linear.weight  # dense: one-row products, and what pocket-tts reads
         self.bias = linear.bias
-        packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), ROWS_HINT)
+        packed = reorder_linear_weight(linear.weight.detach(), ROWS_HINT)
         self.register_buffer("packed", packed, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.numel() == self.in_features:  # one row
             return F.linear(x, self.weight, self.bias)
-        return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        return linear_pointwise(x, self.packed, self.bias)
 
 
 def _supported() -> bool:

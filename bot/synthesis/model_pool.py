@@ -45,7 +45,7 @@ CHECK_FAILURE_KEPT_S = 60.0  # a language found unloadable is not checked again 
 def available_languages() -> tuple[str, ...]:
     """The languages the installed pocket-tts ships a config for (its `config/` folder):
     plain names such as `french`, and `_24l` variants; not the dated english variants."""
-    from pocket_tts.utils.config import CONFIGS_DIR
+    from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 
     names = sorted(path.stem for path in Path(CONFIGS_DIR).glob("*.yaml"))
     plain = [n for n in names if "_" not in n or (n.endswith("_24l") and n.count("_") == 1)]
@@ -93,7 +93,8 @@ def _reachable(path: str) -> bool:
         from urllib.parse import urlparse
 
         import requests
-        from pocket_tts.utils.utils import make_cache_directory
+
+        from bot.synthesis.pocket_tts_adapter import make_cache_directory
 
         suffix = Path(urlparse(path).path).suffix  # where pocket-tts keeps what it fetched
         name = hashlib.sha256(path.encode()).hexdigest() + suffix
@@ -111,7 +112,7 @@ def unloadable_reason(config: Path) -> str | None:
     """Why the model of this pocket-tts config cannot be loaded now, checked without loading
     it (seconds and hundreds of MB): the config must parse, and its tokenizer and weights be
     on disk or downloadable. None: it can, as far as that shows. Blocking: run in a thread."""
-    from pocket_tts.utils.config import load_config
+    from bot.synthesis.pocket_tts_adapter import load_config
 
     try:
         model = load_config(config)
@@ -214,7 +215,7 @@ class ModelPool:
         config = self.settings_for(language).tts_config
         if config is not None:
             return config
-        from pocket_tts.utils.config import CONFIGS_DIR
+        from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 
         return Path(CONFIGS_DIR) / f"{language}.yaml"
 

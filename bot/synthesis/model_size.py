@@ -36,10 +36,12 @@ class _TableOnly(nn.Module):
 
 def model_skeleton(config: Any) -> nn.Module:
     """The `TTSModel` of a loaded pocket-tts `Config`, as modules on the meta device."""
-    from pocket_tts.models.flow_lm import FlowLMModel
-    from pocket_tts.models.mimi import build_mimi
-    from pocket_tts.modules.mlp import SimpleMLPAdaLN
-    from pocket_tts.modules.transformer import StreamingTransformer
+    from bot.synthesis.pocket_tts_adapter import (
+        FlowLMModel,
+        SimpleMLPAdaLN,
+        StreamingTransformer,
+        build_mimi,
+    )
 
     lm, latent_dim = config.flow_lm, config.mimi.quantizer.dimension
     d_model, table = lm.transformer.d_model, lm.lookup_table
@@ -78,7 +80,7 @@ def _int8_weights(flow_lm: nn.Module) -> int:
 def config_weights_bytes(config: Path | str, quantize: bool = False) -> int:
     """The bytes of weights the model of this config holds once loaded (as the engine's
     `model_bytes`). Blocking (reads the YAML): run in a thread."""
-    from pocket_tts.utils.config import load_config
+    from bot.synthesis.pocket_tts_adapter import load_config
 
     model = model_skeleton(load_config(config))
     size = weights_nbytes(model)

@@ -65,7 +65,7 @@ class JoinedLink(discord.VoiceProtocol):
         self.server = server
 
     async def disconnect(self, *, force: bool = False) -> None:
-        self.server.state._remove_voice_client(int(self.server.id))
+        self.server.remove_voice_client()
         self.server.in_voice(None, None)
 
 
@@ -82,7 +82,7 @@ def joins(server: Server, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     async def connect(channel: discord.VoiceChannel, **options: Any) -> JoinedLink:
         joined.append(channel.id)
         link = JoinedLink(server, channel)
-        server.state._add_voice_client(channel.guild.id, link)
+        server.add_voice_client(link)
         server.in_voice(None, str(channel.id))
         return link
 

@@ -370,8 +370,16 @@ class Server:
         channel = self.guild.get_channel(int(channel_id))
         assert isinstance(channel, discord.VoiceChannel | discord.StageChannel)
         client = discord.VoiceProtocol(self.client, channel)
-        self.state._add_voice_client(self.guild.id, client)
+        self.add_voice_client(client)
         return client
+
+    def add_voice_client(self, client: discord.VoiceProtocol) -> None:
+        """Register `client` as the bot's voice client here, as discord.py does on joining."""
+        self.state._add_voice_client(int(self.id), client)
+
+    def remove_voice_client(self) -> None:
+        """Forget the bot's voice client here, as discord.py does on leaving."""
+        self.state._remove_voice_client(int(self.id))
 
     # ---- messages --------------------------------------------------------------------------
     def message(

@@ -21,7 +21,6 @@ import pytest
 import soundfile
 import torch
 from pocket_tts import TTSModel
-from pocket_tts.modules.stateful_module import increment_steps, init_states
 
 from bot.synthesis.batching import (
     COMPACT_SLOTS,
@@ -33,6 +32,13 @@ from bot.synthesis.batching import (
     prefill_chunks,
 )
 from bot.synthesis.capacity import LIVE_SAMPLES, STALE_S, BatchCost, Live, StepCosts, choose_batch
+from bot.synthesis.pocket_tts_adapter import (
+    autoregressive_generation,
+    expand_kv_cache,
+    flow_lm_current_end,
+    increment_steps,
+    init_states,
+)
 from tests.conftest import TinyModel
 
 # Words the tests' tokenizer knows whole (tests/tiny_model.py): a word it spells in pieces costs
@@ -60,7 +66,7 @@ def voices(model: Any, tiny_model: TinyModel) -> list[Any]:
     audio = torch.from_numpy(soundfile.read(str(tiny_model.clip), dtype="float32")[0])
     long = model.get_state_for_audio_prompt(audio[None, :])
     short = model.get_state_for_audio_prompt(audio[None, : audio.shape[0] // 2])
-    assert model._flow_lm_current_end(long) != model._flow_lm_current_end(short)
+    assert flow_lm_current_end(model, long) != flow_lm_current_end(model, short)
     return [long, short]
 
 
@@ -72,10 +78,10 @@ def alone(model: Any, voice: Any, text: str) -> torch.Tensor:
 def alone_chunk(model: Any, voice: Any, chunk: Any) -> torch.Tensor:
     """`alone` for one prefilled chunk."""
     state = copy.deepcopy(chunk.state)
-    model._expand_kv_cache(state, chunk.length + chunk.max_gen_len + 1)
+    expand_kv_cache(model, state, chunk.length + chunk.max_gen_len + 1)
     latents: queue.Queue[torch.Tensor | None] = queue.Queue()
-    model._autoregressive_generation(
-        state, chunk.max_gen_len, chunk.frames_after_eos, latents, threading.Event()
+    autoregressive_generation(
+        model, state, chunk.max_gen_len, chunk.frames_after_eos, latents, threading.Event()
     )
     out = []
     while (item := latents.get()) is not None:
@@ -551,3 +557,23 @@ def test_the_batch_steps_at_the_frames_pace_while_every_row_is_far_ahead(
     # the held-back time is counted, for the speed figures to leave out
     assert paced["far ahead"] > 0.5 * (times["far ahead"][-1] - times["far ahead"][0])
     assert paced["needs it"] == paced["a file"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_changed_attention_state_is_refused(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch rewrites pocket-tts's attention state by its keys (the adapter's `STATE_KEYS`):
+    a pocket-tts whose state has others is refused at start, not batched wrongly."""
+    from bot.synthesis import batching
+
+    real = batching.init_states
+
+    def with_another_key(*args: Any, **kwargs: Any) -> Any:
+        state = real(*args, **kwargs)
+        for module_state in state.values():
+            module_state["window"] = torch.zeros(1)
+        return state
+
+    BatchedFlowLM(model, max_rows=2)  # as it is: accepted
+    monkeypatch.setattr(batching, "init_states", with_another_key)
+    with pytest.raises(RuntimeError, match="attention state changed"):
+        BatchedFlowLM(model, max_rows=2)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 from pocket_tts import TTSModel
-from pocket_tts.utils.config import load_config
 
 from bot.synthesis.engine import TTSEngine, weights_nbytes
 from bot.synthesis.model_size import config_weights_bytes, model_skeleton
+from bot.synthesis.pocket_tts_adapter import load_config
 from tests.conftest import TinyModel
 from tests.tiny_model import write_random_config
 

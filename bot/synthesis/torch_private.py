@@ -1,0 +1,26 @@
+"""Every private torch name PocketVoice uses, in one place: the oneDNN packed matrix products
+of `linear_packing`, which torch only offers as underscore operators (`torch.ops.mkldnn`,
+the ones its own inductor and `torch.jit` freezing call). Written for torch `WRITTEN_FOR`
+(`scripts/bootstrap.sh`'s `TORCH_SPEC`): after an upgrade, check this module first (`doctor`
+warns when the installed version differs; `linear_packing` also checks at load that a packed
+product still matches torch's own, and falls back to it when not). The rest of the bot calls
+these functions, never the private names (tests/test_private_names.py checks)."""
+
+from __future__ import annotations
+
+import torch
+
+LIBRARY = "torch"  # the distribution name, for importlib.metadata
+WRITTEN_FOR = "2.13.0"  # the version whose private names this module uses (any local build)
+
+
+def reorder_linear_weight(weight: torch.Tensor, rows_hint: int) -> torch.Tensor:
+    """`weight` (out x in) in oneDNN's packed layout, for products of about `rows_hint` rows."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight, rows_hint)
+
+
+def linear_pointwise(
+    x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None
+) -> torch.Tensor:
+    """`x @ weight.T + bias` through oneDNN, with the weight packed by `reorder_linear_weight`."""
+    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
