@@ -17,8 +17,8 @@ model against the bot. Here each row is what the bot runs:
   `bench/load.py` sizes its texts), the mean over a unit spoken to its end (the LM steps alone,
   untimed, until there); `bench/load.py` asks for its run's own mean.
 
-Printed per B: the CPU milliseconds of one LM step and of one decode (process CPU time: wall
-time on a busy machine would count the others' work), the attention-cache slots an LM step read
+Printed per B: the CPU milliseconds of one LM step and of one decode (the thread's CPU time:
+wall time on a busy machine would count the others' work), the attention-cache slots an LM step read
 (the batch's offset, as `bench/load.py` counts it), the wall milliseconds of both, and the CPU
 seconds of model work per second of audio at B rows: the LM and the decoder run side by side
 on two threads in the bot, so per stream-frame (LM + decode) / B over the frame's 80 ms.
@@ -144,17 +144,20 @@ class Probe:
             mimi.join()
         for _ in range(lead):
             self._step(lm, rows)
+        # pocket-tts runs torch on one thread: the calling thread's CPU is the model's, and
+        # not that of whatever else the process runs (bench/load.py's engine between runs)
+        clock = time.thread_time if torch.get_num_threads() == 1 else time.process_time
         lm_cpu = decode_cpu = 0.0
         walls: list[float] = []
         read: list[int] = []
         for frame in range(WARM_UP + frames):
-            wall, cpu = time.perf_counter(), time.process_time()
+            wall, cpu = time.perf_counter(), clock()
             latents = self._step(lm, rows)
-            stepped = time.process_time()
+            stepped = clock()
             mimi.decode(latents)
             if frame >= WARM_UP:
                 lm_cpu += stepped - cpu
-                decode_cpu += time.process_time() - stepped
+                decode_cpu += clock() - stepped
                 walls.append(time.perf_counter() - wall)
                 read.append(lm.offset)  # after the step, as bench/load.py counts it
         return ProbeResult(
