@@ -29,6 +29,11 @@ row of one flow-LM step, TTS_BATCH's default) and the baseline, one stream per t
 (TTS_BATCH=1, the engine before batching). `--traffic continuous` (the default) keeps every
 server speaking without pause: its next message is always waiting.
 
+`--breakdown` prints where each run's CPU went (by thread, the batch's counts), then runs
+`bench/probe.py`'s measure on the engine's own model at the run's mean rows and cache slots, in
+this process right after the run, and prints the bot's CPU per second of audio over the
+model's own (all threads; the LM's and the decoder's).
+
 Usage: .venv/bin/python bench/load.py [--seconds 30] [--ks 1 2 4 6 8 12 16] [--quantize both]
 """
 
@@ -51,6 +56,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.fifo import FifoScheduler, FifoSpeaker
+from bench.probe import Probe, ProbeEstimate, probe_text
 from bot.core.config import load_settings
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
@@ -310,6 +316,35 @@ def breakdown(run: RunResult, frame_s: float) -> str:
     return line
 
 
+def probe_rows(run: RunResult) -> tuple[float, float | None]:
+    """The row count and cache slots to probe the run at: its batch's mean rows and mean
+    slots read; one row (and a unit's slots) without a batch, each stream alone."""
+    w = run.work
+    if not w.get("steps"):
+        return 1.0, None
+    return w["row_steps"] / w["steps"], w["span"] / w["steps"]
+
+
+def against_probe(run: RunResult, estimate: ProbeEstimate) -> str:
+    """The run's CPU per second of audio over the model's own at its rows (bench/probe.py,
+    measured right after it in this process): how much the bot spends beyond the model work.
+    All threads, and the batch's two (LM, decoder: the model work and its bookkeeping)."""
+    audio_s = sum(r.frames_played for _, r in run.results) * 0.02
+    if not audio_s or not estimate.cpu_per_audio:
+        return "    probe: (no audio)"
+    floor = estimate.cpu_per_audio
+    total = sum(run.threads.values()) / audio_s
+    sizes = " and ".join(f"{m.rows}" for m in estimate.measured)
+    line = (
+        f"    probe at {estimate.rows:.2f} rows ({sizes}), {estimate.slots:.0f} slots:"
+        f" model CPU-s per audio s {floor:.3f}; bot/probe: all threads {total / floor:.2f}"
+    )
+    if "lm" in run.threads:
+        model = (run.threads["lm"] + run.threads.get("decoder", 0.0)) / audio_s
+        line += f", LM+decoder threads {model / floor:.2f}"
+    return line
+
+
 def show(value: object, width: int, fmt: str) -> str:
     if fmt == "s":
         return f"{value:>{width - 1}.2f}s"
@@ -327,7 +362,11 @@ async def main() -> None:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="also print the CPU by thread and the batch's counts",
+        help="also print the CPU by thread and the batch's counts, and after each run the "
+        "model's own CPU per audio second at its mean rows (bench/probe.py) and the ratio",
+    )
+    parser.add_argument(
+        "--probe-frames", type=int, default=20, help="frames the probe times per row count"
     )
     parser.add_argument("--policies", nargs="+", default=["deadline"], choices=["deadline", "fifo"])
     parser.add_argument(
@@ -375,6 +414,9 @@ async def main() -> None:
                 kind = f"{kind}{engine.workers if engine.batched else ''}"
                 await engine.synthesize("Warming up the model.")
                 counts = BatchCounts(engine) if args.breakdown else None
+                probe = None
+                if args.breakdown:  # the engine's own model, idle between the runs
+                    probe = await asyncio.to_thread(Probe, engine.model, clip, probe_text(20))
                 for k in args.ks:
                     for policy in args.policies:
                         run = await run_load(
@@ -385,6 +427,14 @@ async def main() -> None:
                                        for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
                         if args.breakdown:
                             print(breakdown(run, counts.frame_s), flush=True)  # type: ignore[union-attr]
+                            rows, slots = probe_rows(run)
+                            estimate = await asyncio.to_thread(
+                                probe.at,  # type: ignore[union-attr]
+                                rows,
+                                args.probe_frames,
+                                slots,
+                            )
+                            print(against_probe(run, estimate), flush=True)
                         if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
                             served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
                 await engine.close()
