@@ -152,7 +152,7 @@ async def test_help_shows_how_the_server_is_set_up_and_what_to_do_next(
 
     admin = FakeDiscord.EVERYONE_PERMISSIONS | MANAGE_GUILD
     await (
-        await fake.interaction("setup", {"channel": fake.TEXT_ID}, permissions=admin)
+        await fake.interaction("setup add", {"channel": fake.TEXT_ID}, permissions=admin)
     ).wait_final()
     cloning = await fake.interaction("config speech cloning", {"value": False}, permissions=admin)
     await cloning.wait_final()

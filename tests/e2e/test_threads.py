@@ -32,7 +32,7 @@ async def test_a_thread_message_and_a_forum_post_are_read(running_bot: RunningBo
     # a forum as the read channel: its posts, the title before the first message
     await fake.add_forum()
     reply = await (
-        await fake.interaction("setup", {"channel": FORUM}, permissions=ADMIN)
+        await fake.interaction("setup add", {"channel": FORUM}, permissions=ADMIN)
     ).wait_final()
     assert reply["content"].startswith(f"I will read <#{FORUM}> aloud.")
     post, first = await fake.post_in_forum("bob", "Weekend plans", "Who is in?")

@@ -190,8 +190,13 @@ class Bot:
         return self.scheduler.speaker(self.server.guild)
 
     async def configure(self, **values: object) -> None:
+        """Server settings; `read_channel=` a channel to read (/setup add)."""
         for key, value in values.items():
-            await self.db.guilds.set(self.guild_id, key, value)
+            if key == "read_channel":
+                assert isinstance(value, int)
+                await self.db.read_channels.add(self.guild_id, value)
+            else:
+                await self.db.guilds.set(self.guild_id, key, value)
 
     async def clone(self, username: str, name: str = "Mine") -> int:
         """`username` has a cloned voice, its state made for the model in use, and uses it
