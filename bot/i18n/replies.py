@@ -449,9 +449,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "I don't read {channel}.": "Je ne lis pas {channel}.",
     "I no longer read {channel}.": "Je ne lis plus {channel}.",
     "That is not a voice channel of this server.": "Ce n'est pas un salon vocal de ce serveur.",
-    "read_channels: {channels} · /setup, /setup remove": (
-        "read_channels : {channels} · /setup, /setup remove"
-    ),
+    "{channels} · /setup add, /setup remove": "{channels} · /setup add, /setup remove",
     "{channel} in {voice}": "{channel} dans {voice}",
     "{reading} A forum's posts are read, each title first.": (
         "{reading} Les publications d'un forum sont lues, chacune précédée de son titre."

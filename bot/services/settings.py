@@ -201,9 +201,6 @@ class SettingsService:
             (
                 tr(GROUPS[group]),
                 lines(*(
-                    [tr("read_channels: {channels} · /setup, /setup remove", channels=read)]
-                    if group == "reading" else []
-                ), *(
                     tr("{name}: {value} · {description}", name=spec.name,
                        value=spec.show(getattr(settings, spec.name)),
                        description=tr(spec.description))
@@ -212,6 +209,8 @@ class SettingsService:
             )
             for group in GROUPS
         ]  # fmt: skip
+        fields.insert(0, ("read_channels", tr("{channels} · /setup add, /setup remove",
+                                              channels=read)))  # fmt: skip
         fields.append(("dictionary", tr("{words} · /dictionary list", words=plural(words, "word"))))
         return Reply(
             "", title=tr("PocketVoice settings for {server}", server=guild.name), fields=fields

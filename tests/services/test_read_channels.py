@@ -45,9 +45,8 @@ async def test_messages_in_every_read_channel_are_read_until_one_is_removed(
     assert await bot.reader.handle(second) == "read"
     assert bot.speaker.play() == ["Alice said first", "second"]
     shown = await bot.settings.show(guild)
-    assert (
-        f"read_channels: <#{TEXT_ID}>, <#{OTHER_TEXT_ID}> · "
-        in dict(shown.fields)["Which messages are read"]
+    assert dict(shown.fields)["read_channels"] == (
+        f"<#{TEXT_ID}>, <#{OTHER_TEXT_ID}> · /setup add, /setup remove"
     )
     removed = await bot.settings.setup_remove(ADMIN, guild, int(OTHER_TEXT_ID))
     assert removed.content == f"I no longer read <#{OTHER_TEXT_ID}>."
