@@ -439,6 +439,11 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "There is no setting called {key}.": "Il n'y a pas de réglage nommé {key}.",
     "{channel} is not a voice channel.": "{channel} n'est pas un salon vocal.",
+    "{channel} is my home channel here: I stay in it. Someone with Manage Server can change "
+    "that with `/config joining home_voice`.": (
+        "{channel} est mon salon d'attache ici : j'y reste. Quelqu'un ayant Gérer le serveur "
+        "peut changer cela avec `/config joining home_voice`."
+    ),
     "I already read {most} channels here, the most I can: remove one first (`/setup remove`).": (
         "Je lis déjà {most} salons ici, le maximum : retirez-en un d'abord (`/setup remove`)."
     ),

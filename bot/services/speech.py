@@ -337,6 +337,12 @@ class SpeechService:
         if guild.voice_client is None:
             raise UserError(tr("I'm not in a voice channel."))
         await self.check_control(guild, member, permissions)
+        if self.at_home(guild):  # it would be back at once: say why it stays
+            raise UserError(tr(
+                "{channel} is my home channel here: I stay in it. Someone with Manage Server "
+                "can change that with `/config joining home_voice`.",
+                channel=f"<#{self.connections.home_of(guild.id)}>",
+            ))  # fmt: skip
         await self.disconnect(guild)
         return tr("Left the voice channel.")
 
