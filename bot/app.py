@@ -33,6 +33,7 @@ from bot.playback.connection import VoiceConnections, leave_voice
 from bot.playback.speakers import SpeechScheduler
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
+from bot.services.home_voice import HomeVoice
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings import SettingsService
@@ -95,6 +96,7 @@ class App:
     reader: AutoReader
     notices: JoinNotices
     settings_service: SettingsService
+    home: HomeVoice  # each server's home voice channel
     upkeep: IdleUpkeep
     tasks: tuple[asyncio.Task[None], ...]  # other supervised work (watchdogs, followers)
 
@@ -156,9 +158,10 @@ async def build(
             blocks,
             Wording(db),
         )
+        home = HomeVoice(db, connections)
         settings_service = SettingsService(
             db, models.languages, can_load=models.check_loadable, ssl_context=ssl_context,
-            blocks=blocks,
+            blocks=blocks, on_home_voice=home.settle,
         )  # fmt: skip
         tasks = []
         if library.shared:  # other processes delete voices too
@@ -179,6 +182,7 @@ async def build(
             reader=AutoReader(db, speech, language=settings.tts_language),
             notices=JoinNotices(db, speech),
             settings_service=settings_service,
+            home=home,
             upkeep=IdleUpkeep(client, speakers, models, db, speech),
             tasks=tuple(tasks),
         )

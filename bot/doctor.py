@@ -395,8 +395,9 @@ async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
             guild = await bot.fetch_guild(partial.id)
             member = await guild.fetch_member(bot.user.id)
             channels = await guild.fetch_channels()
-            read_id = (await db.guilds.get(guild.id)).read_channel if db is not None else None
-            checks.append(_guild_check(guild, member, channels, read_id, discord))
+            reads = await db.read_channels.list(guild.id) if db is not None else []
+            read_ids = [r.channel_id for r in reads]
+            checks.append(_guild_check(guild, member, channels, read_ids, discord))
     finally:
         if db is not None:
             await db.close()
@@ -404,15 +405,16 @@ async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
 
 
 def _guild_check(
-    guild: Any, member: Any, channels: list[Any], read_id: int | None, discord: Any
+    guild: Any, member: Any, channels: list[Any], read_ids: list[int], discord: Any
 ) -> Check:
     name = f"server {guild.name!r}"
     problems: list[str] = []
-    if read_id is not None:
+    for read_id in read_ids:
         read = next((c for c in channels if c.id == read_id), None)
         if read is None:
             problems.append(
-                "its read channel no longer exists (/setup, or /config reading read_channel)"
+                f"its read channel {read_id} no longer exists (/setup remove it, /setup add "
+                "another)"
             )
         elif missing := _missing(read.permissions_for(member), READ_CHANNEL_NEEDS):
             problems.append(f"in #{read.name} (read channel) it lacks {', '.join(missing)}")
@@ -429,7 +431,11 @@ def _guild_check(
             "Channel and Read Message History where it reads, View Channel, Connect and "
             "Speak where it speaks",
         )
-    reading = "no read channel set" if read_id is None else "can read its read channel"
+    reading = (
+        "no read channel set" if not read_ids
+        else "can read its read channel" if len(read_ids) == 1
+        else f"can read its {len(read_ids)} read channels"
+    )  # fmt: skip
     return good(name, f"{reading}; can speak in {len(usable)} of {len(voice)} voice channels")
 
 

@@ -21,8 +21,10 @@ from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
 from cogs.common import choose_voice, guild_of, respond, services
 
 ADMIN = discord.Permissions(manage_guild=True)
-# a channel setting's option (read_channel): a text channel, or a forum, whose posts are read
+# a read channel (/setup): a text channel, or a forum, whose posts are read
 TextChannel = discord.TextChannel | discord.ForumChannel
+# a voice channel setting's option (home_voice, a read channel's own voice channel)
+VoiceChannel = discord.VoiceChannel | discord.StageChannel
 
 
 def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any, None]:
@@ -52,13 +54,21 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     async def channel(interaction: discord.Interaction, value: TextChannel | None = None) -> None:
         await apply(interaction, str(value.id) if value else "none")
 
+    async def voice_channel(
+        interaction: discord.Interaction, value: VoiceChannel | None = None
+    ) -> None:
+        await apply(interaction, str(value.id) if value else "none")
+
     async def text(interaction: discord.Interaction, value: str) -> None:
         await apply(interaction, value)
 
-    callbacks = {"bool": on_off, "int": number, "rate": rate, "role": role, "channel": channel}
+    callbacks = {
+        "bool": on_off, "int": number, "rate": rate, "role": role, "channel": channel,
+        "voice_channel": voice_channel,
+    }  # fmt: skip
     callback = callbacks.get(spec.kind, text)
     hint = f"default: {spec.show(spec.default)}"
-    if spec.kind in ("role", "channel"):
+    if spec.kind in ("role", "channel", "voice_channel"):
         hint += " (leave empty for none)"
     command = app_commands.Command(
         name=spec.name,
@@ -111,20 +121,37 @@ class SettingsCog(commands.Cog):
         default_permissions=ADMIN,
     )  # fmt: skip
 
+    setup_group = app_commands.Group(
+        name="setup", description="The channels read aloud (Manage Server)", guild_only=True,
+        default_permissions=ADMIN,
+    )  # fmt: skip
+
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
 
-    @app_commands.command(
-        name="setup", description="Choose the text or forum channel that is read aloud"
+    @setup_group.command(name="add", description="Read a text or forum channel aloud (up to 5)")
+    @app_commands.describe(
+        channel="The channel to read",
+        voice_channel="The voice channel to read it in (default: the author's)",
     )
-    @app_commands.describe(channel="The channel to read")
-    @app_commands.default_permissions(manage_guild=True)
-    @app_commands.guild_only()
-    async def setup(self, interaction: discord.Interaction, channel: TextChannel) -> None:
+    async def setup_add(
+        self, interaction: discord.Interaction, channel: TextChannel,
+        voice_channel: VoiceChannel | None = None,
+    ) -> None:  # fmt: skip
         await respond(
             interaction,
             lambda: self.bot.app.settings_service.setup(
-                interaction.permissions, guild_of(interaction), channel
+                interaction.permissions, guild_of(interaction), channel, voice_channel
+            ),
+        )
+
+    @setup_group.command(name="remove", description="Stop reading a channel aloud")
+    @app_commands.describe(channel="The channel to stop reading")
+    async def setup_remove(self, interaction: discord.Interaction, channel: TextChannel) -> None:
+        await respond(
+            interaction,
+            lambda: self.bot.app.settings_service.setup_remove(
+                interaction.permissions, guild_of(interaction), channel.id
             ),
         )
 

@@ -76,6 +76,11 @@ class SpeechCog(commands.Cog):
             log.debug("voice notice for member %s: %s", member.id, outcome)
 
     @commands.Cog.listener()
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        """At start-up (and after an outage): take up the server's home voice channel."""
+        await self.bot.app.home.settle(guild)
+
+    @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (or it was deleted): forget its state."""
         await self.bot.app.speech.forget_guild(guild)

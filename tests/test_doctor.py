@@ -68,7 +68,7 @@ async def test_a_good_setup_passes_every_check(
     env = env_for(fake, tiny_model, tmp_path / "data")
     await sync_commands(settings_of(env))
     db = await Database.open(tmp_path / "data" / "pocketvoice.db")
-    await db.guilds.set(int(fake.GUILD_ID), "read_channel", int(fake.TEXT_ID))
+    await db.read_channels.add(int(fake.GUILD_ID), int(fake.TEXT_ID))
     await db.close()
 
     ok, checks = await doctor(env)
@@ -98,7 +98,7 @@ async def test_each_failure_is_named_with_its_fix(
         fake.deny_voice_permissions(channel, CONNECT | SPEAK)
     fake.deny_voice_permissions(fake.GUILD2_TEXT_ID, READ_HISTORY)
     db = await Database.open(data / "pocketvoice.db")
-    await db.guilds.set(int(fake.GUILD2_ID), "read_channel", int(fake.GUILD2_TEXT_ID))
+    await db.read_channels.add(int(fake.GUILD2_ID), int(fake.GUILD2_TEXT_ID))
     await db.close()
     with sqlite3.connect(data / "pocketvoice.db") as raw:  # migrated by a newer PocketVoice
         raw.execute("INSERT INTO schema_migrations VALUES (99, 'future', '2030-01-01')")

@@ -82,13 +82,15 @@ FRENCH: dict[str, str] = {
     "When the bot joins and leaves voice": "Quand le bot rejoint et quitte le vocal",
     "How much is read": "Combien est lu",
     # server settings
-    "The text or forum channel that is read aloud": "Le salon textuel ou forum lu à voix haute",
-    "Also read the threads of the read channel": "Lire aussi les fils du salon lu",
+    "Also read the threads of the read channels": "Lire aussi les fils des salons lus",
     "Also read the chat of the voice channel the bot is in": (
         "Lire aussi le chat du salon vocal du bot"
     ),
-    "Join when someone in voice posts in the read channel": (
-        "Rejoindre le vocal quand quelqu'un y écrit dans le salon lu"
+    "Join when someone in voice posts in a read channel": (
+        "Rejoindre le vocal quand quelqu'un y écrit dans un salon lu"
+    ),
+    "Voice channel the bot stays in, and reads webhooks into ('none': off)": (
+        "Salon vocal où le bot reste, et lit les webhooks ('none' : aucun)"
     ),
     "Seconds of quiet before leaving voice (0: stay)": (
         "Secondes de silence avant de quitter le vocal (0 : rester)"
@@ -141,9 +143,15 @@ FRENCH: dict[str, str] = {
     "Pitch of speech here in semitones, -6 to +6 (the voice's character kept)": (
         "La hauteur de la parole ici en demi-tons, de -6 à +6 (le timbre de la voix gardé)"
     ),
-    "Choose the text or forum channel that is read aloud": (
-        "Choisir le salon textuel ou forum lu à voix haute"
+    "The channels read aloud (Manage Server)": "Les salons lus à voix haute (Gérer le serveur)",
+    "Read a text or forum channel aloud (up to 5)": (
+        "Lire un salon textuel ou forum à voix haute (jusqu'à 5)"
     ),
+    "The voice channel to read it in (default: the author's)": (
+        "Le salon vocal où le lire (par défaut : celui de l'auteur)"
+    ),
+    "Stop reading a channel aloud": "Ne plus lire un salon à voix haute",
+    "The channel to stop reading": "Le salon à ne plus lire",
     "Speak faster while messages wait, up to 1.5× at 5 waiting": (
         "Parler plus vite quand des messages attendent, jusqu'à 1.5× à 5 en attente"
     ),

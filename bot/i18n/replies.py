@@ -14,6 +14,7 @@ FRENCH_REPLIES: dict[str, str] = {
     "off": "désactivé",
     "none": "aucun",
     "channel": "salon",
+    "voice channel": "salon vocal",
     "role": "rôle",
     "Connect": "Se connecter",
     "Speak": "Parler",
@@ -437,6 +438,31 @@ FRENCH_REPLIES: dict[str, str] = {
         "Je lirai {channel} à voix haute. Rejoignez un salon vocal et écrivez-y : je viendrai."
     ),
     "There is no setting called {key}.": "Il n'y a pas de réglage nommé {key}.",
+    "{channel} is not a voice channel.": "{channel} n'est pas un salon vocal.",
+    "{channel} is my home channel here: I stay in it. Someone with Manage Server can change "
+    "that with `/config joining home_voice`.": (
+        "{channel} est mon salon d'attache ici : j'y reste. Quelqu'un ayant Gérer le serveur "
+        "peut changer cela avec `/config joining home_voice`."
+    ),
+    "I already read {most} channels here, the most I can: remove one first (`/setup remove`).": (
+        "Je lis déjà {most} salons ici, le maximum : retirez-en un d'abord (`/setup remove`)."
+    ),
+    "I will read {channel} aloud in {voice}. Join it and type in {channel}: I'll come to you.": (
+        "Je lirai {channel} à voix haute dans {voice}. Rejoignez-le et écrivez dans {channel} : "
+        "je viendrai."
+    ),
+    "I don't read {channel}.": "Je ne lis pas {channel}.",
+    "I no longer read {channel}.": "Je ne lis plus {channel}.",
+    "That is not a voice channel of this server.": "Ce n'est pas un salon vocal de ce serveur.",
+    "{channels} · /setup add, /setup remove": "{channels} · /setup add, /setup remove",
+    "{channel} in {voice}": "{channel} dans {voice}",
+    "{reading} A forum's posts are read, each title first.": (
+        "{reading} Les publications d'un forum sont lues, chacune précédée de son titre."
+    ),
+    "{reading} Threads are read too.": "{reading} Les fils sont lus aussi.",
+    "{reading} I stay in {home}, where webhooks' messages are read too.": (
+        "{reading} Je reste dans {home}, où les messages des webhooks sont lus aussi."
+    ),
     "{name} is on or off.": "{name} vaut on ou off.",
     "{name} is a whole number.": "{name} est un nombre entier.",
     "{name} goes from {lo} to {hi}.": "{name} va de {lo} à {hi}.",
@@ -666,10 +692,13 @@ FRENCH_REPLIES: dict[str, str] = {
         " · `/set my_pitch` à quelle hauteur · `/dictionary list` comment les mots sont dits ici"
     ),
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
-    "`/setup` the channel I read · `/config …` reading rules · `/settings` shows them all · "
-    "`/dict` how words are said": (
-        "`/setup` le salon que je lis · `/config …` les règles de lecture · `/settings` les "
-        "montre toutes · `/dict` comment les mots sont dits"
+    "`/setup add` a channel I read (up to 5, each with its voice channel if you like) · "
+    "`/setup remove` · `/config …` reading rules, `/config joining home_voice` a voice channel "
+    "I stay in · `/settings` shows them all · `/dict` how words are said": (
+        "`/setup add` un salon que je lis (jusqu'à 5, chacun avec son salon vocal si vous "
+        "voulez) · `/setup remove` · `/config …` les règles de lecture, `/config joining "
+        "home_voice` un salon vocal où je reste · `/settings` les montre toutes · `/dict` "
+        "comment les mots sont dits"
     ),
     "Bot": "Bot",
     "`/botstats` how fast and how busy I am": "`/botstats` ma vitesse et ma charge",
@@ -718,17 +747,18 @@ FRENCH_REPLIES: dict[str, str] = {
     "Join a voice channel and write in {channel}, or use `/say`.": (
         "Rejoignez un salon vocal et écrivez dans {channel}, ou utilisez `/say`."
     ),
-    "Someone with Manage Server runs `/setup` and picks the channel to read. Until then, "
+    "Someone with Manage Server runs `/setup add` and picks a channel to read. Until then, "
     "`/say` works in any voice channel.": (
-        "Quelqu'un ayant Gérer le serveur lance `/setup` et choisit le salon à lire. D'ici là, "
+        "Quelqu'un ayant Gérer le serveur lance `/setup add` et choisit un salon à lire. D'ici "
+        "là, "
         "`/say` fonctionne dans n'importe quel salon vocal."
     ),
     "Hello! I read a text channel aloud in voice, in each member's own voice if they clone "
-    "it. To start, someone with Manage Server runs `/setup` and picks the channel to read; "
+    "it. To start, someone with Manage Server runs `/setup add` and picks a channel to read; "
     "then join a voice channel and write there, or use `/say`. `/help` shows everything.": (
         "Bonjour ! Je lis un salon textuel à voix haute dans un salon vocal, avec la voix de "
         "chaque membre s'il la clone. Pour commencer, quelqu'un ayant Gérer le serveur lance "
-        "`/setup` et choisit le salon à lire ; rejoignez ensuite un salon vocal et écrivez-y, "
+        "`/setup add` et choisit un salon à lire ; rejoignez ensuite un salon vocal et écrivez-y, "
         "ou utilisez `/say`. `/help` montre tout."
     ),
 }

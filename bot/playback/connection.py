@@ -58,6 +58,7 @@ WATCH_PERIOD_S = 0.5
 # reconnects (a 4015 resume, a 1006 reconnect) take about a second.
 HEAL_AFTER_S = 2.0
 HEAL_BACKOFF_S = 5.0  # after a heal that could not join, wait this long before the next
+HOME_RETRY_S = 60.0  # a home channel the bot may not speak in: try it again after this long
 
 
 async def leave_voice(voice_client: discord.VoiceProtocol) -> None:
@@ -87,6 +88,7 @@ class VoiceConnections:
         self._healing: dict[int, asyncio.Task[None]] = {}
         self._broken_since: dict[int, float] = {}
         self._next_heal: dict[int, float] = {}  # server -> no heal before this (backoff)
+        self._home: dict[int, int] = {}  # server -> its home voice channel (`set_home`)
         self.heals = 0  # links made afresh by the watchdog (a metric for the operator)
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
@@ -104,6 +106,42 @@ class VoiceConnections:
             self._wanted[guild_id] = channel_id
         if speaker is not None:
             speaker.link_wanted = channel_id is not None
+
+    # ---- home ------------------------------------------------------------------------------
+    def set_home(self, guild_id: int, channel_id: int | None) -> None:
+        """The server's home voice channel (None: none): the watchdog keeps the bot there
+        whenever it means to be nowhere else, takes it back there after a move by others,
+        and heals its link there even when nothing is being said."""
+        if channel_id is None:
+            self._home.pop(guild_id, None)
+        else:
+            self._home[guild_id] = channel_id
+
+    def home_of(self, guild_id: int) -> int | None:
+        return self._home.get(guild_id)
+
+    def _at_home(self, guild_id: int) -> bool:
+        home = self._home.get(guild_id)
+        return home is not None and self._wanted.get(guild_id) == home
+
+    def _keep_home(self, guild_id: int, now: float) -> None:
+        """The bot means to be in no voice channel of a server with a home: go home."""
+        home = self._home.get(guild_id)
+        lock = self._locks.get(guild_id)
+        if (
+            home is None or guild_id in self._wanted or guild_id in self._healing
+            or (lock is not None and lock.locked()) or now < self._next_heal.get(guild_id, 0.0)
+        ):  # fmt: skip
+            return
+        guild = self._guild(guild_id)
+        if guild is None or not isinstance(
+            guild.get_channel(home), discord.VoiceChannel | discord.StageChannel
+        ):
+            return
+        log.info("going back to the home voice channel in guild %s", guild_id)
+        self.scheduler.speaker(guild)
+        self._want(guild_id, home)
+        self._start_heal(guild_id)
 
     # ---- joining ---------------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -194,6 +232,7 @@ class VoiceConnections:
                 await self._drop_link(guild)
 
     def forget(self, guild_id: int) -> None:
+        self._home.pop(guild_id, None)
         self._want(guild_id, None)
         self._cancel_heal(guild_id)
         self._links.pop(guild_id, None)
@@ -217,6 +256,8 @@ class VoiceConnections:
         while True:
             await asyncio.sleep(WATCH_PERIOD_S)
             now = time.monotonic()
+            for guild_id in list(self._home):
+                self._keep_home(guild_id, now)
             for guild_id in list(self._wanted):
                 link = self._links.get(guild_id)
                 if isinstance(link, VoiceLink):
@@ -236,6 +277,17 @@ class VoiceConnections:
         channel = state.channel if state is not None else None
         if channel is None or channel.id == self._wanted.get(guild_id):
             return
+        home = self._home.get(guild_id)
+        if home is not None:
+            log.info(
+                "the bot was moved to channel %s in guild %s: going back to its home channel",
+                channel.id, guild_id,
+            )  # fmt: skip
+            self._wanted[guild_id] = home
+            if guild is not None and guild_id not in self._healing:
+                self.scheduler.speaker(guild)
+                self._start_heal(guild_id)
+            return
         log.info(
             "the bot was moved to channel %s in guild %s: staying there (heals go there)",
             channel.id, guild_id,
@@ -248,10 +300,11 @@ class VoiceConnections:
         if speaker is None or guild is None or guild_id in self._healing:
             return False
         link = self._links.get(guild_id)
-        if isinstance(link, VoiceLink) and link.removed:  # kicked: not ours to undo
+        at_home = self._at_home(guild_id)  # kept there, speech or not
+        if isinstance(link, VoiceLink) and link.removed and not at_home:  # kicked: not ours
             return False
         silent = speaker.silent_for(now)
-        if not speaker.wants_audio or self._link_works(guild):
+        if not (speaker.wants_audio or at_home) or self._link_works(guild):
             self._broken_since.pop(guild_id, None)
             if silent == 0.0 or speaker.detached:
                 speaker.link_works()
@@ -322,7 +375,9 @@ class VoiceConnections:
     async def _give_up(
         self, guild: discord.Guild, channel: VoiceChannel, missing: list[str]
     ) -> None:
-        """No heal without the permissions: leave, and drop the speech that waited for it."""
+        """No heal without the permissions: leave, and drop the speech that waited for it (a
+        home channel is tried again after HOME_RETRY_S)."""
+        self._next_heal[guild.id] = time.monotonic() + HOME_RETRY_S
         log.warning(
             "not healing the voice link in guild %s: the bot lacks %s in channel %s; it left "
             "voice there and dropped the queued speech",

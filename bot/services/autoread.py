@@ -1,6 +1,6 @@
 """Reading chat aloud: which messages are read, in whose voice, and how they are announced.
 
-`AutoReader.handle()` takes a message from the read channel (or the chat of the bot's voice
+`AutoReader.handle()` takes a message from a read channel (or the chat of the bot's voice
 channel), applies the server's rules, turns it into words with `bot.text`, and queues it in
 the author's voice. Edits and deletions of messages still waiting are honoured.
 """
@@ -20,6 +20,7 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
+from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import SpeechScheduler, Utterance
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in
@@ -239,20 +240,22 @@ class AutoReader:
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
         bot_channel = voice_client.channel if voice_client is not None else None
-        in_read_channel = settings.read_channel == message.channel.id
         in_voice_chat = (
             settings.text_in_voice
             and bot_channel is not None
             and (bot_channel.id == message.channel.id)
         )
-        if not (in_read_channel or in_voice_chat):
+        reads = {c.channel_id: c for c in await self.db.read_channels.list(guild.id)}
+        read_channel = reads.get(message.channel.id)
+        if not (read_channel or in_voice_chat):
             thread = thread_of(message)
-            if thread is None or settings.read_channel is None:
-                return "not a read channel"
-            if thread.parent_id != settings.read_channel:
+            if thread is None or thread.parent_id not in reads:
                 return "not a read channel"
             if not (settings.read_threads or in_forum(thread)):
                 return "threads are not read"
+            read_channel = reads[thread.parent_id]
+        # the read channel's own voice channel (None: where its author is)
+        own_voice = read_channel.voice_channel_id if read_channel is not None else None
         skip = self._skip_reason(message, settings)
         if skip:
             return skip
@@ -264,11 +267,16 @@ class AutoReader:
         voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)
         author_channel = voice_state.channel if voice_state is not None else None
         result = is_poll_result(message)  # a poll's end: read only where the bot already is
-        if bot_channel is None:
-            if result or not settings.autojoin or author_channel is None:
-                return "not in voice"
-            try:
-                await self.speech.ensure_connected(author_channel)
+        elsewhere = own_voice is not None and bot_channel is not None and (
+            bot_channel.id != own_voice)  # fmt: skip
+        if bot_channel is None or elsewhere:
+            if result:
+                return "not in voice" if bot_channel is None else "read in another voice channel"
+            target = self._voice_to_join(guild, settings, own_voice, author_channel, webhook)
+            if isinstance(target, str):
+                return target if bot_channel is None else "read in another voice channel"
+            try:  # (from elsewhere: only if nobody listens there)
+                await self.speech.ensure_connected(target)
             except UserError as error:
                 return f"cannot join: {error}"
         elif (
@@ -319,6 +327,28 @@ class AutoReader:
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading
         return "read"
+
+    @staticmethod
+    def _voice_to_join(
+        guild: discord.Guild, settings: ServerSettings, own_voice: int | None,
+        author_channel: VoiceChannel | None, webhook: bool,
+    ) -> VoiceChannel | str:  # fmt: skip
+        """Where a message brings the bot when it is in no voice channel, or why nowhere. A
+        member summons it (autojoin): to the read channel's own voice channel if it has one
+        and they are in it, else to theirs. A webhook cannot summon: its message is read in
+        the read channel's own voice channel, else in the server's home voice channel."""
+        if webhook:
+            wanted = own_voice if own_voice is not None else settings.home_voice
+            if wanted is not None and (own_voice is None or settings.autojoin):
+                channel = guild.get_channel(wanted)
+                if isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+                    return channel
+            return "not in voice"
+        if not settings.autojoin or author_channel is None:
+            return "not in voice"
+        if own_voice is not None and author_channel.id != own_voice:
+            return "author not in the read channel's voice channel"
+        return author_channel
 
     async def _wait_for_model(self, message: discord.Message, language: str) -> bool:
         """Load the language's model; say so once in the channel, so that the wait is not a

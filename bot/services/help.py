@@ -9,6 +9,7 @@ import discord
 
 from bot.i18n.translate import localize, tr
 from bot.services.replies import Reply
+from bot.services.settings import read_channels_line
 from bot.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -23,8 +24,11 @@ COMMANDS = [
                    "messages · `/set my_language` the language I read them in · "
                    "`/set my_rate` how fast · `/set my_pitch` how high · `/dictionary list` "
                    "how words are said here")),
-    (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/config …` reading rules · "
-                                      "`/settings` shows them all · `/dict` how words are said")),
+    (tr("Server (Manage Server)"), tr("`/setup add` a channel I read (up to 5, each with its "
+                                      "voice channel if you like) · `/setup remove` · "
+                                      "`/config …` reading rules, `/config joining home_voice` "
+                                      "a voice channel I stay in · `/settings` shows them all · "
+                                      "`/dict` how words are said")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
                           "`/blocked` lists them")),
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
@@ -43,7 +47,7 @@ ABOUT = (
 
 WELCOME = tr(
     "Hello! I read a text channel aloud in voice, in each member's own voice if they clone it. "
-    "To start, someone with Manage Server runs `/setup` and picks the channel to read; then "
+    "To start, someone with Manage Server runs `/setup add` and picks a channel to read; then "
     "join a voice channel and write there, or use `/say`. `/help` shows everything."
 )
 
@@ -55,14 +59,19 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
                                       "is for servers.")))  # fmt: skip
         return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
     settings = await db.guilds.get(guild.id) if db is not None else None
-    read = settings.read_channel if settings is not None else None
-    channel = f"<#{read}>"
+    reads = await db.read_channels.list(guild.id) if db is not None else []
+    read = bool(reads)
+    channel = read_channels_line(reads)
     reading = tr("I read {channel} aloud.", channel=channel) if read else tr(
         "No channel is read aloud yet.")  # fmt: skip
-    if read and isinstance(guild.get_channel(read), discord.ForumChannel):
+    forums = [r for r in reads if isinstance(guild.get_channel(r.channel_id), discord.ForumChannel)]
+    if forums and len(forums) == len(reads):
         reading = tr("{reading} Its posts are read, each title first.", reading=reading)
-    elif read and settings is not None and settings.read_threads:
-        reading = tr("{reading} Its threads are read too.", reading=reading)
+    elif forums:
+        reading = tr("{reading} A forum's posts are read, each title first.", reading=reading)
+    if read and settings is not None and settings.read_threads and len(forums) < len(reads):
+        reading = tr("{reading} Threads are read too.", reading=reading) if len(reads) > 1 else (
+            tr("{reading} Its threads are read too.", reading=reading))  # fmt: skip
     if read:
         reading = tr("{reading} Polls are read with their options, and their results while I "
                      "am in voice.", reading=reading)  # fmt: skip
@@ -70,6 +79,10 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
         reading = tr("{reading} Each message is read in the language it is written in (of those "
                      "I speak), unless its author chose theirs with `/set my_language`.",
                      reading=reading)  # fmt: skip
+    home = settings.home_voice if settings is not None else None
+    if home is not None:
+        reading = tr("{reading} I stay in {home}, where webhooks' messages are read too.",
+                     reading=reading, home=f"<#{home}>")  # fmt: skip
     if not can_clone:
         cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
     elif settings is not None and not settings.cloning:
@@ -82,8 +95,8 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
         next_step = tr("Join a voice channel and write in {channel}, or use `/say`.",
                        channel=channel)  # fmt: skip
     else:
-        next_step = tr("Someone with Manage Server runs `/setup` and picks the channel to read. "
-                       "Until then, `/say` works in any voice channel.")  # fmt: skip
+        next_step = tr("Someone with Manage Server runs `/setup add` and picks a channel to "
+                       "read. Until then, `/say` works in any voice channel.")  # fmt: skip
     fields.append((tr("What next"), next_step))
     return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
 

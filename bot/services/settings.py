@@ -25,7 +25,14 @@ from bot.services.replies import (
     require_manage_guild,
     require_manage_nicknames,
 )
-from bot.storage.database import Database, DictionaryFullError, Pronunciation
+from bot.storage.database import (
+    MAX_READ_CHANNELS,
+    Database,
+    DictionaryFullError,
+    Pronunciation,
+    ReadChannel,
+    ReadChannelsFullError,
+)
 from bot.storage.server_settings import (
     GROUPS,
     SETTINGS,
@@ -64,6 +71,17 @@ NICK_CHANGES = 5
 NICK_CHANGES_WINDOW_S = 600.0
 
 
+def read_channels_line(channels: list[ReadChannel]) -> Phrase:
+    """The read channels as /settings and /help show them: each, with its voice channel."""
+    if not channels:
+        return tr("none")
+    return joined([
+        tr("{channel} in {voice}", channel=f"<#{c.channel_id}>", voice=f"<#{c.voice_channel_id}>")
+        if c.voice_channel_id is not None else f"<#{c.channel_id}>"
+        for c in channels
+    ])  # fmt: skip
+
+
 def builtin_voice_names() -> tuple[str, ...]:
     """The built-in voices a server can choose as its default (for the commands' choices)."""
     return BUILTIN_VOICES
@@ -75,12 +93,14 @@ class SettingsService:
         can_load: Callable[[str], Awaitable[None]] | None = None,
         ssl_context: ssl.SSLContext | None = None, *, blocks: BlockService,
         clock: Callable[[], float] = time.monotonic,
+        on_home_voice: Callable[[discord.Guild], Awaitable[object]] | None = None,
     ) -> None:  # fmt: skip
         """`can_load`: raises a UserError with the reason when a language's model cannot be
         loaded (ModelPool.check_loadable); `ssl_context`: the one Discord's files are fetched
         with (members' attachments); `blocks`: a blocked member cannot choose the name they
-        are read by."""
+        are read by; `on_home_voice`: the server's home voice channel was set or cleared."""
         self.db = db
+        self.on_home_voice = on_home_voice
         self.blocks = blocks
         self.ssl_context = ssl_context
         self.languages = languages  # what servers and members may choose
@@ -97,18 +117,49 @@ class SettingsService:
         permissions: discord.Permissions,
         guild: discord.Guild,
         channel: discord.abc.GuildChannel,
+        voice_channel: discord.abc.GuildChannel | None = None,
     ) -> Reply:
+        """Read `channel` too (up to MAX_READ_CHANNELS), into `voice_channel` when given
+        (else where its author is); a channel read already gets the voice channel given."""
         require_manage_guild(permissions)
         me = guild.me
         if not channel.permissions_for(me).read_messages:
             raise UserError(
                 tr("I can't see {channel}: please let me read it first.", channel=channel.mention)
             )
-        await self.db.guilds.set(guild.id, "read_channel", channel.id)
+        voice_id = None
+        if voice_channel is not None:
+            if not isinstance(voice_channel, discord.VoiceChannel | discord.StageChannel):
+                raise UserError(tr("{channel} is not a voice channel.",
+                                   channel=voice_channel.mention))  # fmt: skip
+            voice_id = voice_channel.id
+        try:
+            await self.db.read_channels.add(guild.id, channel.id, voice_id)
+        except ReadChannelsFullError:
+            raise UserError(tr(
+                "I already read {most} channels here, the most I can: remove one first "
+                "(`/setup remove`).",
+                most=MAX_READ_CHANNELS,
+            )) from None  # fmt: skip
+        if voice_channel is not None:
+            return Reply(tr(
+                "I will read {channel} aloud in {voice}. Join it and type in {channel}: I'll "
+                "come to you.",
+                channel=channel.mention, voice=voice_channel.mention,
+            ))  # fmt: skip
         return Reply(tr(
             "I will read {channel} aloud. Join a voice channel and type there: I'll come to you.",
             channel=channel.mention,
         ))  # fmt: skip
+
+    async def setup_remove(
+        self, permissions: discord.Permissions, guild: discord.Guild, channel_id: int
+    ) -> Reply:
+        """Stop reading a channel (its id: a channel deleted since can be removed too)."""
+        require_manage_guild(permissions)
+        if not await self.db.read_channels.remove(guild.id, channel_id):
+            raise UserError(tr("I don't read {channel}.", channel=f"<#{channel_id}>"))
+        return Reply(tr("I no longer read {channel}.", channel=f"<#{channel_id}>"))
 
     async def set_server(
         self, permissions: discord.Permissions, guild: discord.Guild, key: str, raw: str
@@ -128,14 +179,24 @@ class SettingsService:
             value = await self.choose_language(raw, ("server", guild.id))
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
             raise UserError(tr("That channel is not in this server."))
+        voice = discord.VoiceChannel | discord.StageChannel
+        if (
+            spec.kind == "voice_channel"
+            and value is not None
+            and not isinstance(guild.get_channel(value), voice)
+        ):
+            raise UserError(tr("That is not a voice channel of this server."))
         if spec.kind == "role" and value is not None and guild.get_role(value) is None:
             raise UserError(tr("That role is not in this server."))
         await self.db.guilds.set(guild.id, key, value)
+        if key == "home_voice" and self.on_home_voice is not None:
+            await self.on_home_voice(guild)  # join it now (or let it go)
         return Reply(tr("{key} is now {value}.", key=key, value=spec.show(value)))
 
     async def show(self, guild: discord.Guild) -> Reply:
         settings = await self.db.guilds.get(guild.id)
         words = await self.db.dictionary.count(guild.id)
+        read = read_channels_line(await self.db.read_channels.list(guild.id))
         fields = [
             (
                 tr(GROUPS[group]),
@@ -148,6 +209,8 @@ class SettingsService:
             )
             for group in GROUPS
         ]  # fmt: skip
+        fields.insert(0, ("read_channels", tr("{channels} · /setup add, /setup remove",
+                                              channels=read)))  # fmt: skip
         fields.append(("dictionary", tr("{words} · /dictionary list", words=plural(words, "word"))))
         return Reply(
             "", title=tr("PocketVoice settings for {server}", server=guild.name), fields=fields

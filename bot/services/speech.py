@@ -334,6 +334,12 @@ class SpeechService:
         if guild.voice_client is None:
             raise UserError(tr("I'm not in a voice channel."))
         await self.check_control(guild, member, permissions)
+        if self.at_home(guild):  # it would be back at once: say why it stays
+            raise UserError(tr(
+                "{channel} is my home channel here: I stay in it. Someone with Manage Server "
+                "can change that with `/config joining home_voice`.",
+                channel=f"<#{self.connections.home_of(guild.id)}>",
+            ))  # fmt: skip
         await self.disconnect(guild)
         return tr("Left the voice channel.")
 
@@ -416,10 +422,17 @@ class SpeechService:
             speaker.clear()
         await self.connections.leave(guild)
 
+    def at_home(self, guild: discord.Guild) -> bool:
+        """The bot is in the server's home voice channel (which it never leaves idle)."""
+        home = self.connections.home_of(guild.id)
+        channel = getattr(guild.voice_client, "channel", None)
+        return home is not None and getattr(channel, "id", None) == home
+
     async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
-        """Leave voice after `timeout_s` of quiet (0: never)."""
+        """Leave voice after `timeout_s` of quiet (0: never); never the home channel (away
+        from it, the bot then goes back there)."""
         speaker = self.scheduler.get(guild.id)
-        if guild.voice_client is None or timeout_s <= 0:
+        if guild.voice_client is None or timeout_s <= 0 or self.at_home(guild):
             return False
         if speaker is not None and speaker.idle_seconds < timeout_s:
             return False
@@ -454,6 +467,8 @@ class SpeechService:
         if voice_client is None:
             return  # not in voice here (or a link being healed): nothing to leave
         channel = voice_client.channel
+        if self.at_home(guild):
+            return  # the home channel is kept, listeners or not
         if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
             log.info("leaving voice in guild %s: no human left", guild.id)
             await self.disconnect(guild)

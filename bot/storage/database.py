@@ -62,6 +62,7 @@ class Database:
         self.voices = VoiceRepository(self)
         self.choices = ChoiceRepository(self)
         self.guilds = GuildSettingsRepository(self)
+        self.read_channels = ReadChannelRepository(self)
         self.members = MemberSettingsRepository(self)
         self.dictionary = DictionaryRepository(self)
         self.blocks = BlockRepository(self)
@@ -397,6 +398,70 @@ class GuildSettingsRepository:
 
     async def set_default_voice(self, guild_id: int, voice: str | None) -> None:
         await self.set(guild_id, "default_voice", voice)
+
+
+# ---- read channels -----------------------------------------------------------------------------
+MAX_READ_CHANNELS = 5  # a server's read channels
+
+
+@dataclass(frozen=True)
+class ReadChannel:
+    channel_id: int  # a text or forum channel whose messages (and threads, posts) are read
+    voice_channel_id: int | None = None  # read into this voice channel (None: the author's)
+
+
+class ReadChannelsFullError(InternalError, ValueError):
+    """The server already reads the most channels allowed."""
+
+
+class ReadChannelRepository:
+    """The channels a server reads aloud (`/setup`), each with its own voice channel or none."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def list(self, guild_id: int) -> list[ReadChannel]:
+        rows = await self._db.fetch(
+            "SELECT channel_id, voice_channel_id FROM read_channels WHERE guild_id = ?"
+            " ORDER BY channel_id",
+            guild_id,
+        )  # fmt: skip
+        return [ReadChannel(int(row[0]), None if row[1] is None else int(row[1])) for row in rows]
+
+    async def add(
+        self, guild_id: int, channel_id: int, voice_channel_id: int | None = None,
+        *, most: int = MAX_READ_CHANNELS,
+    ) -> bool:  # fmt: skip
+        """Read `channel_id` (into `voice_channel_id`); True when it is new, False when it was
+        read already (its voice channel is then replaced). A new one past `most` is refused
+        (ReadChannelsFullError), counted under the server's lock: processes sharing
+        PostgreSQL cannot both take the last place."""
+        async with self._db.transaction():
+            await self._db.lock(guild_id)
+            changed = await self._db.execute(
+                "UPDATE read_channels SET voice_channel_id = ? WHERE guild_id = ?"
+                " AND channel_id = ?",
+                voice_channel_id, guild_id, channel_id,
+            )  # fmt: skip
+            if changed:
+                return False
+            row = await self._db.fetch_one(
+                "SELECT COUNT(*) FROM read_channels WHERE guild_id = ?", guild_id
+            )
+            if row is not None and int(row[0]) >= most:
+                raise ReadChannelsFullError(most)
+            await self._db.execute(
+                "INSERT INTO read_channels (guild_id, channel_id, voice_channel_id)"
+                " VALUES (?, ?, ?)",
+                guild_id, channel_id, voice_channel_id,
+            )  # fmt: skip
+            return True
+
+    async def remove(self, guild_id: int, channel_id: int) -> bool:
+        removed = await self._db.execute(
+            "DELETE FROM read_channels WHERE guild_id = ? AND channel_id = ?", guild_id, channel_id
+        )
+        return removed > 0
 
 
 # ---- member settings -------------------------------------------------------------------------

@@ -83,18 +83,19 @@ def _setting(default: Any, description: str, *, group: str, **bounds: Any) -> An
 @dataclass(frozen=True)
 class ServerSettings:
     guild_id: int
-    read_channel: int | None = _setting(
-        None, "The text or forum channel that is read aloud", kind="channel", group="reading"
-    )
     read_threads: bool = _setting(
-        True, "Also read the threads of the read channel", group="reading"
+        True, "Also read the threads of the read channels", group="reading"
     )
     text_in_voice: bool = _setting(
         True, "Also read the chat of the voice channel the bot is in", group="reading"
     )
     autojoin: bool = _setting(
-        True, "Join when someone in voice posts in the read channel", group="joining"
+        True, "Join when someone in voice posts in a read channel", group="joining"
     )
+    home_voice: int | None = _setting(
+        None, "Voice channel the bot stays in, and reads webhooks into ('none': off)",
+        kind="voice_channel", group="joining",
+    )  # fmt: skip
     idle_timeout: int = _setting(
         300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400, group="joining"
     )
@@ -175,7 +176,7 @@ class ServerSettings:
 @dataclass(frozen=True)
 class SettingSpec:
     name: str
-    kind: str  # bool, int, str, channel, role, voice, language, rate
+    kind: str  # bool, int, str, channel, voice_channel, role, voice, language, rate
     default: Any
     description: str
     group: str
@@ -209,10 +210,12 @@ class SettingSpec:
             if self.kind == "str":
                 return ""
             return None
-        if self.kind in ("channel", "role"):
+        if self.kind in ("channel", "voice_channel", "role"):
             digits = text.strip("<#@&>")
             if not digits.isdigit():
-                raise SettingError(tr("{name} needs a {kind}.", name=self.name, kind=tr(self.kind)))
+                kinds = {"channel": tr("channel"), "voice_channel": tr("voice channel")}
+                kind = kinds.get(self.kind) or tr(self.kind)
+                raise SettingError(tr("{name} needs a {kind}.", name=self.name, kind=kind))
             return int(digits)
         if self.max_len is not None and len(text) > self.max_len:
             raise SettingError(
@@ -227,7 +230,7 @@ class SettingSpec:
             return tr("none")
         if self.kind == "rate":
             return show_rate(value)
-        if self.kind == "channel":
+        if self.kind in ("channel", "voice_channel"):
             return f"<#{value}>"
         if self.kind == "role":
             return f"<@&{value}>"

@@ -37,7 +37,7 @@ async def outcome(running: RunningBot, message: dict, timeout: float = 10) -> st
 
 async def setup_read_channel(fake: FakeDiscord) -> None:
     reply = await (
-        await fake.interaction("setup", {"channel": TEXT}, permissions=ADMIN)
+        await fake.interaction("setup add", {"channel": TEXT}, permissions=ADMIN)
     ).wait_final()
     assert reply["content"].startswith(f"I will read <#{TEXT}> aloud.")
 
@@ -170,7 +170,7 @@ async def test_settings_persist_across_a_restart(tmp_path: Path, tiny_model: Tin
         fake = running.fake
         shown = await (await fake.interaction("settings")).wait_response(2)
         fields = {name: value.split(" · ")[0] for name, value in shown_settings(shown).items()}
-        assert fields["read_channel"] == f"<#{TEXT}>"
+        assert fields["read_channels"] == f"<#{TEXT}>"
         assert (fields["xsaid"], fields["skip_prefix"], fields["max_length"]) == ("off", "!", "40")
         assert fields["dictionary"] == "1 word"
         await fake.set_voice_state("alice", VOICE)

@@ -147,12 +147,12 @@ async def test_help_shows_how_the_server_is_set_up_and_what_to_do_next(
     text = embed_text(reply)
     assert "No channel is read aloud yet." in text
     assert "Members may clone their own voice" in text
-    assert "What next: Someone with Manage Server runs `/setup`" in text
+    assert "What next: Someone with Manage Server runs `/setup add`" in text
     assert "`/say`" in text and "`/clone`" in text and "`/botstats`" in text
 
     admin = FakeDiscord.EVERYONE_PERMISSIONS | MANAGE_GUILD
     await (
-        await fake.interaction("setup", {"channel": fake.TEXT_ID}, permissions=admin)
+        await fake.interaction("setup add", {"channel": fake.TEXT_ID}, permissions=admin)
     ).wait_final()
     cloning = await fake.interaction("config speech cloning", {"value": False}, permissions=admin)
     await cloning.wait_final()
@@ -171,7 +171,7 @@ async def test_joining_a_server_says_hello_without_pinging_where_allowed(
     await fake.wait_for(lambda: fake.channel_messages, 10, "the welcome")
     (message,) = fake.channel_messages
     assert message["channel_id"] == fake.channels[guild][0]  # the system channel
-    assert "`/setup`" in message["content"]
+    assert "`/setup add`" in message["content"]
     assert message["allowed_mentions"] == {"parse": []}
     assert f"joined server {guild}" in caplog.text
 

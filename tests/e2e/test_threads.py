@@ -1,5 +1,5 @@
-"""Threads and forum posts, end to end through the fake Discord: a thread of the read channel
-is read; a forum chosen with /setup has its posts read, each post's title first. The threads
+"""Threads and forum posts, end to end through the fake Discord: a thread of a read channel
+is read; a forum added with /setup has its posts read, each post's title first. The threads
 come as Discord sends them to a bot with the guilds intent: THREAD_CREATE (a public thread,
 `parent_id` its channel), then MESSAGE_CREATE with the thread's id as `channel_id`; a forum
 post's first message has the thread's own id."""
@@ -32,7 +32,7 @@ async def test_a_thread_message_and_a_forum_post_are_read(running_bot: RunningBo
     # a forum as the read channel: its posts, the title before the first message
     await fake.add_forum()
     reply = await (
-        await fake.interaction("setup", {"channel": FORUM}, permissions=ADMIN)
+        await fake.interaction("setup add", {"channel": FORUM}, permissions=ADMIN)
     ).wait_final()
     assert reply["content"].startswith(f"I will read <#{FORUM}> aloud.")
     post, first = await fake.post_in_forum("bob", "Weekend plans", "Who is in?")
@@ -43,7 +43,11 @@ async def test_a_thread_message_and_a_forum_post_are_read(running_bot: RunningBo
     assert (await heard(running_bot, 3))[1:] == [
         "Bob posted: Weekend plans. Who is in?", "Alice said me",
     ]  # fmt: skip
-    # #general is no longer read, nor its thread
+    # #general removed: no longer read, nor its thread
+    removed = await (
+        await fake.interaction("setup remove", {"channel": TEXT}, permissions=ADMIN)
+    ).wait_final()
+    assert removed["content"] == f"I no longer read <#{TEXT}>."
     elsewhere = await fake.post("alice", "not now", thread["id"])
     assert await outcome(running_bot, elsewhere) == "not a read channel"
     assert fake.payload_errors == []

@@ -212,6 +212,7 @@ class FakeDiscord:
         }
         self.stages = {self.GUILD_ID: self.STAGE_ID}  # guild -> its stage channel
         self.forums: dict[str, JSON] = {}  # forum channel id -> the channel (`add_forum`)
+        self.texts: dict[str, JSON] = {}  # more text channels: id -> it (`add_text_channel`)
         self.threads: dict[str, JSON] = {}  # thread id -> the thread, as GUILD_CREATE lists it
         # guild -> user id -> voice channel id
         self.voice_by_guild: dict[str, dict[str, str]] = {g: {} for g in self.channels}
@@ -360,12 +361,12 @@ class FakeDiscord:
         option_list = []
         for key, value in (options or {}).items():
             option = {"name": key, "type": typed[type(value)], "value": value}
-            if key == "channel":
+            picked_channel = self._channel_named(value) if isinstance(value, str) else None
+            if key == "channel" or picked_channel is not None:
                 option["type"] = 7
-                forum = self.forums.get(value)
+                kind, channel_name = picked_channel or (0, "general")
                 resolved.setdefault("channels", {})[value] = {  # a partial channel
-                    "id": value, "type": 15 if forum else 0,
-                    "name": forum["name"] if forum else "general",
+                    "id": value, "type": kind, "name": channel_name,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
                 }  # fmt: skip
             if key == "member" and isinstance(value, str):  # a member by name ("bob"):
@@ -405,6 +406,20 @@ class FakeDiscord:
         kind = 4 if focused else 2
         await self._send_interaction(inter, kind, data, permissions, guild=guild, locale=locale)
         return inter
+
+    def _channel_named(self, channel_id: str) -> tuple[int, str] | None:
+        """A channel of the fake's servers by its id: (its type, its name); None for any other
+        string (a channel option is given as its channel's id)."""
+        made = self.forums.get(channel_id) or self.texts.get(channel_id)
+        if made is not None:
+            return int(made["type"]), str(made["name"])
+        for guild, (text_id, voice_id, voice2_id) in self.channels.items():
+            named = {text_id: (0, "general"), voice_id: (2, "Lounge"), voice2_id: (2, "Gaming")}
+            if guild in self.stages:
+                named[self.stages[guild]] = (13, "Town Hall")
+            if channel_id in named:
+                return named[channel_id]
+        return None
 
     async def click(
         self, message: JSON, custom_id: str, user: str = "alice", permissions: int | None = None
@@ -468,7 +483,10 @@ class FakeDiscord:
             return guild
         if channel_id is None:
             return self.GUILD_ID
-        made = self.forums.get(channel_id) or self.threads.get(channel_id)
+        made = (
+            self.forums.get(channel_id) or self.texts.get(channel_id)
+            or self.threads.get(channel_id)
+        )  # fmt: skip
         if made is not None:
             return str(made["guild_id"])
         for g, ids in self.channels.items():
@@ -653,6 +671,20 @@ class FakeDiscord:
         }  # fmt: skip
         await self.dispatch("CHANNEL_CREATE", self.forums[forum_id])
         return forum_id
+
+    async def add_text_channel(self, name: str, guild: str | None = None) -> str:
+        """An admin creates another text channel (type 0): CHANNEL_CREATE, and in
+        GUILD_CREATE from then on. Its id."""
+        guild = guild or self.GUILD_ID
+        channel_id = snowflake()
+        self.texts[channel_id] = {
+            "id": channel_id, "type": 0, "guild_id": guild, "name": name,
+            "position": 5 + len(self.texts), "permission_overwrites": [], "parent_id": None,
+            "nsfw": False, "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
+            "flags": 0,
+        }  # fmt: skip
+        await self.dispatch("CHANNEL_CREATE", self.texts[channel_id])
+        return channel_id
 
     async def create_thread(self, user: str, parent_id: str, name: str) -> JSON:
         """`user` starts a public thread (type 11) in a text channel, or a post in a forum:
@@ -1336,6 +1368,7 @@ class FakeDiscord:
                     else []
                 ),
                 *(forum for forum in self.forums.values() if forum["guild_id"] == guild),
+                *(text for text in self.texts.values() if text["guild_id"] == guild),
             ],
             "members": [self._member_json(m, guild=guild) for m in members],
             "voice_states": [  # without their `guild_id`, the guild's

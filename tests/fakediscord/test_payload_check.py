@@ -301,7 +301,7 @@ async def test_the_fakes_dispatches_of_every_event_are_accepted(fake: FakeDiscor
     await fake.add_forum()  # a forum, and a post in it: a thread with its starter message
     await fake.post_in_forum("bob", "Weekend plans", "Who is in?")
     await fake.resend_guild()  # (with the forum in its channels, the threads in its threads)
-    await fake.interaction("setup", {"channel": fake.FORUM_ID}, permissions=8)
+    await fake.interaction("setup add", {"channel": fake.FORUM_ID}, permissions=8)
     await fake.edit(reply, "an edited reply")
     await fake.delete(message)
     await fake.interaction("say", {"text": "hi", "speed": 1.5, "count": 2, "loud": True})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -156,3 +157,58 @@ async def test_a_heal_goes_to_the_channel_a_moderator_moved_the_bot_to(
     server.in_voice(None, VOICE2_ID)  # a moderator drags the bot to Gaming
     await until(lambda: len(joins) >= 2)  # the link carries nothing: the watchdog heals
     assert joins[:2] == [int(VOICE_ID), int(VOICE2_ID)]
+
+
+@pytest.fixture
+def quiet(connections: VoiceConnections) -> WaitingSpeaker:
+    """The server's speaker with nothing to say (a home channel is kept all the same)."""
+    speaker = connections.scheduler.get(0)
+    speaker.queued, speaker.wants_audio = 0, False
+    speaker.silent_for = lambda now: 0.0  # type: ignore[method-assign]
+    return speaker
+
+
+async def test_the_watchdog_joins_the_home_channel_with_nothing_to_say(
+    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    watching: None,
+) -> None:  # fmt: skip
+    await asyncio.sleep(0.2)
+    assert joins == []  # no home: the bot stays out of voice
+    connections.set_home(int(server.id), int(VOICE_ID))
+    await until(lambda: joins)
+    assert joins == [int(VOICE_ID)] and quiet.link_wanted
+
+
+async def test_after_a_move_or_a_kick_the_bot_goes_back_home(
+    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    watching: None,
+) -> None:  # fmt: skip
+    connections.set_home(int(server.id), int(VOICE_ID))
+    await until(lambda: joins)
+    server.in_voice(None, VOICE2_ID)  # a moderator drags the bot to Gaming
+    await until(lambda: len(joins) >= 2)
+    assert joins[:2] == [int(VOICE_ID), int(VOICE_ID)]  # back home, not healed into Gaming
+    assert server.guild is not None and server.guild.me.voice.channel.id == int(VOICE_ID)
+    guild = server.guild
+    before = len(joins)
+    await guild.voice_client.disconnect(force=True)  # type: ignore[union-attr]
+    assert await connections.on_own_voice_state(guild)  # kicked: it meant to be nowhere...
+    await until(lambda: len(joins) > before)  # ... but home
+    assert joins[-1] == int(VOICE_ID)
+    await until(lambda: not connections._locks.get(int(server.id)))
+    connections.forget(int(server.id))  # removed from the server: its home goes too
+    await guild.voice_client.disconnect(force=True)  # type: ignore[union-attr]
+    before = len(joins)
+    await asyncio.sleep(0.3)
+    assert len(joins) == before
+
+
+async def test_a_home_it_may_not_join_is_tried_again_only_after_a_while(
+    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    watching: None,
+) -> None:  # fmt: skip
+    server.deny(VOICE_ID, CONNECT, server.bot)
+    connections.set_home(int(server.id), int(VOICE_ID))
+    await asyncio.sleep(0.5)  # ten looks of the watchdog
+    assert joins == []  # given up once, not again every look
+    assert connections._next_heal[int(server.id)] > time.monotonic() + 30

@@ -19,6 +19,7 @@ from bot.core.errors import UserError
 from bot.playback.speakers import QueueFullError, Utterance
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
+from bot.services.home_voice import HomeVoice
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings import SettingsService
@@ -145,6 +146,16 @@ class ServerConnections:
         self.server = server
         self.joined: list[int] = []
         self.refuse: str | None = None
+        self.homes: dict[int, int] = {}  # server -> home voice channel (`set_home`)
+
+    def set_home(self, guild_id: int, channel_id: int | None) -> None:
+        if channel_id is None:
+            self.homes.pop(guild_id, None)
+        else:
+            self.homes[guild_id] = channel_id
+
+    def home_of(self, guild_id: int) -> int | None:
+        return self.homes.get(guild_id)
 
     async def ensure_connected(self, channel: discord.VoiceChannel | discord.StageChannel
                                ) -> discord.VoiceProtocol:  # fmt: skip
@@ -190,8 +201,13 @@ class Bot:
         return self.scheduler.speaker(self.server.guild)
 
     async def configure(self, **values: object) -> None:
+        """Server settings; `read_channel=` a channel to read (/setup add)."""
         for key, value in values.items():
-            await self.db.guilds.set(self.guild_id, key, value)
+            if key == "read_channel":
+                assert isinstance(value, int)
+                await self.db.read_channels.add(self.guild_id, value)
+            else:
+                await self.db.guilds.set(self.guild_id, key, value)
 
     async def clone(self, username: str, name: str = "Mine") -> int:
         """`username` has a cloned voice, its state made for the model in use, and uses it
@@ -220,7 +236,8 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
-    settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock)
+    home = HomeVoice(db, connections)  # type: ignore[arg-type]
+    settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock, on_home_voice=home.settle)
     return Bot(
         server, db, data_dir, clock, scheduler, connections, blocks, library, how_spoken,
         speech, reader, notices, settings,

@@ -14,6 +14,8 @@ from bot.storage.database import (
     NameTakenError,
     Pronunciation,
     QuotaError,
+    ReadChannel,
+    ReadChannelsFullError,
     file_tag,
 )
 from bot.storage.migrations import MIGRATIONS_DIR, DatabaseTooNewError
@@ -55,7 +57,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -63,7 +65,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     await again.close()
 
 
@@ -74,7 +76,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]
     finally:
         for db in opened:
             await db.close()
@@ -95,7 +97,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     await db.close()
 
 
@@ -251,6 +253,69 @@ async def test_member_settings_and_dictionary(database_at: Location) -> None:
         assert await db.dictionary.count(5) == 0
     finally:
         await db.close()
+
+
+async def test_0011_moves_each_servers_read_channel_into_its_own_table(
+    database_at: Location, tmp_path: Path
+) -> None:
+    old = await Database.open(database_at, migrations=first_migrations(tmp_path, 10))
+    await old.execute(
+        "INSERT INTO server_settings (guild_id, key, value) VALUES (?, 'read_channel', ?),"
+        " (?, 'read_channel', 'null'), (?, 'xsaid', 'false')",
+        1100000000000000001, "1100000000000000002", 7, 1100000000000000001,
+    )  # fmt: skip
+    await old.close()
+    db = await Database.open(database_at)
+    try:
+        assert await db.read_channels.list(1100000000000000001) == [
+            ReadChannel(1100000000000000002)  # a 64-bit id, no voice channel of its own
+        ]
+        assert await db.read_channels.list(7) == []  # "none" was no channel
+        assert (await db.guilds.get(1100000000000000001)).xsaid is False  # the rest kept
+        left = await db.fetch("SELECT guild_id FROM server_settings WHERE key = 'read_channel'")
+        assert left == []
+    finally:
+        await db.close()
+
+
+async def test_read_channels_add_replace_remove_and_at_most_five(database_at: Location) -> None:
+    db = await Database.open(database_at)
+    try:
+        assert await db.read_channels.add(5, 10) is True
+        assert await db.read_channels.add(5, 11, 20) is True
+        assert await db.read_channels.add(5, 10, 21) is False  # read already: its voice changes
+        assert await db.read_channels.list(5) == [ReadChannel(10, 21), ReadChannel(11, 20)]
+        for channel in (12, 13, 14):
+            await db.read_channels.add(5, channel)
+        with pytest.raises(ReadChannelsFullError):
+            await db.read_channels.add(5, 15)
+        assert await db.read_channels.add(5, 14, 22) is False  # a change is no 6th
+        assert len(await db.read_channels.list(5)) == 5
+        assert await db.read_channels.add(6, 15) is True  # another server's count
+        assert await db.read_channels.remove(5, 10) is True
+        assert await db.read_channels.remove(5, 10) is False
+        assert await db.read_channels.add(5, 15) is True  # room again
+        assert [c.channel_id for c in await db.read_channels.list(5)] == [11, 12, 13, 14, 15]
+    finally:
+        await db.close()
+
+
+async def test_two_processes_cannot_both_add_the_fifth_read_channel(
+    database_at: Location,
+) -> None:
+    first, second = await Database.open(database_at), await Database.open(database_at)
+    try:
+        for channel in (1, 2, 3, 4):
+            await first.read_channels.add(5, channel)
+        added = await asyncio.gather(
+            first.read_channels.add(5, 10), second.read_channels.add(5, 11),
+            return_exceptions=True,
+        )  # fmt: skip
+        assert sorted(type(a).__name__ for a in added) == ["ReadChannelsFullError", "bool"]
+        assert len(await first.read_channels.list(5)) == 5
+    finally:
+        await first.close()
+        await second.close()
 
 
 async def test_dictionary_entries_per_language_after_migration_0008(

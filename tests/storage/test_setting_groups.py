@@ -7,12 +7,16 @@ from __future__ import annotations
 import pytest
 
 from bot.i18n.translate import localize, tr
+from bot.services.settings import read_channels_line
+from bot.storage.database import MAX_READ_CHANNELS, ReadChannel
 from bot.storage.server_settings import GROUPS, SETTINGS, settings_in
 
 pytestmark = pytest.mark.unit
 
 LONGEST = {"bool": False, "int": 86_400, "rate": 1.25, "channel": 2**63 - 1, "role": 2**63 - 1,
-           "voice": "x" * 32, "language": "portuguese", "str": "x" * 10}  # fmt: skip
+           "voice_channel": 2**63 - 1, "voice": "x" * 32, "language": "portuguese",
+           "str": "x" * 10}  # fmt: skip
+MOST_READ = [ReadChannel(2**63 - 1 - n, 2**63 - 1) for n in range(MAX_READ_CHANNELS)]
 
 
 def test_every_setting_is_in_one_known_group() -> None:
@@ -41,6 +45,11 @@ def test_settings_embed_fits_discords_limits(locale: str | None) -> None:
         name = localize(tr(title), locale)
         assert len(value) <= 1024 and len(name) <= 256, (group, len(value))
         total += len(name) + len(value)
+    # the read channels' field, first (the most, each with its own voice channel)
+    read = localize(tr("{channels} · /setup add, /setup remove",
+                       channels=read_channels_line(MOST_READ)), locale)  # fmt: skip
+    assert len(read) <= 1024
+    total += len("read_channels") + len(read)
     assert total <= 6000 - 300  # the title and the dictionary's field fit beside them
     if locale == "fr":
         assert localize(tr(GROUPS["reading"]), locale) == "Quels messages sont lus"
