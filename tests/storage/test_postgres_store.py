@@ -108,12 +108,13 @@ async def test_migrate_and_voice_commands_against_postgresql(
     migrated = run_cli(["migrate"], tmp_path, env)
     assert migrated.returncode == 0, migrated.stderr
     assert (
-        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010."
-        " Schema version 10." in migrated.stdout
+        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010,"
+        " 0011, 0012."
+        " Schema version 12." in migrated.stdout
     )
     assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
     again = run_cli(["migrate"], tmp_path, env)
-    assert "nothing to do. Schema version 10." in again.stdout
+    assert "nothing to do. Schema version 12." in again.stdout
     listed = run_cli(["voices", "list"], tmp_path, env)
     assert listed.returncode == 0, listed.stderr
     # a wrong URL is one clear line, not a traceback
