@@ -24,7 +24,8 @@ COMMANDS = [
                    "`/set my_rate` how fast · `/set my_pitch` how high · `/dictionary list` "
                    "how words are said here")),
     (tr("Server (Manage Server)"), tr("`/setup` the channel I read · `/config …` reading rules · "
-                                      "`/settings` shows them all · `/dict` how words are said")),
+                                      "`/settings` shows them all · `/dict` how words are said · "
+                                      "`/dict sound` a sound in place of a word")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
                           "`/blocked` lists them")),
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),
