@@ -332,4 +332,5 @@ def prepare_sound(data: bytes, limits: ClipLimits = SOUND_LIMITS) -> bytes:
         raise _too_long(len(audio) / SOUND_RATE, limits)
     if not np.any(np.abs(audio) >= 1 / 32768):
         raise ClipError(tr("That sound is silent."))
-    return np.rint(np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+    # x 32768, as the reader divided: a sound exported as FLAC and imported comes back the same
+    return np.clip(np.rint(audio * 32768.0), -32768, 32767).astype("<i2").tobytes()
