@@ -306,6 +306,11 @@ class GuildSpeaker:
             self._deadlines.submit(job)
             await job.done.wait()
             error = job.error
+            if isinstance(error, VoiceError) and job.voice and not job.cancelled:
+                log.warning("voice unusable (%s): the rest with the default voice", error)
+                playback.utterance = dataclasses.replace(playback.utterance, voice=None)
+                playback.rest.insert(0, part)
+                error = None
         return error
 
     def _attach(self, playback: _Playback) -> None:

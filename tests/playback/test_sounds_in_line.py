@@ -10,6 +10,7 @@ import numpy as np
 
 from bot.playback.audio_source import FRAME_BYTES, StreamingSource, pcm_frames
 from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.synthesis.engine import VoiceError
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.text.words import Names, ReadOptions, speakable
 from tests.player import Ended, PlayerVoiceClient
@@ -70,13 +71,24 @@ def kinds(frames: list[bytes]) -> str:
     return "".join(letter for i, letter in enumerate(letters) if i == 0 or letters[i - 1] != letter)
 
 
-async def speak(text: str, sounds: dict[str, bytes]) -> tuple[list[str], RecordingClient, int]:
-    """Say `text` (marked for the word "boom"); what the model was asked, what was heard, and
-    how many frames were exactly the clip's."""
+class UnusableVoice(LevelStream):
+    async def _chunks(self) -> AsyncIterator[np.ndarray]:
+        raise VoiceError("that voice state cannot be read")
+        yield np.zeros(0, np.float32)  # (an async generator)
+
+
+async def speak(
+    text: str, sounds: dict[str, bytes], voice: str | None = None
+) -> tuple[list[str], RecordingClient, int]:
+    """Say `text` (marked for the word "boom") in `voice`; what the model was asked (with the
+    voice, when one was asked for), what was heard, and how many frames were exactly the
+    clip's. The voice "broken after" is unusable from the words after the first sound on."""
     asked: list[str] = []
 
     def synthesize(words: str, voice: str | None, **options: object) -> LevelStream:
-        asked.append(words)
+        asked.append(words if voice is None else f"{words} ({voice})")
+        if voice == "broken after" and len(asked) > 1:
+            return UnusableVoice(words)
         return LevelStream(words)
 
     deadlines = DeadlineScheduler(synthesize, max_load=100.0)
@@ -85,7 +97,7 @@ async def speak(text: str, sounds: dict[str, bytes]) -> tuple[list[str], Recordi
     speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     marked = speakable(text, Names(), ReadOptions(sounds=frozenset({"boom"})))
     try:
-        speaker.enqueue(Utterance(marked, sounds=sounds))
+        speaker.enqueue(Utterance(marked, voice, sounds=sounds))
         (result,) = await ended.wait_for(1, timeout=30)
         assert result.error is None and not result.cancelled
     finally:
@@ -120,3 +132,9 @@ async def test_a_message_plays_three_sounds_at_most_then_says_the_word() -> None
 async def test_a_sound_missing_from_the_message_is_said() -> None:
     asked, _, clip_frames = await speak("before boom after", {})
     assert asked == ["before boom after"] and clip_frames == 0
+
+
+async def test_a_voice_that_fails_after_a_sound_gives_way_to_the_default_one() -> None:
+    asked, client, clip_frames = await speak("before boom after", {"boom": CLIP}, "broken after")
+    assert asked == ["before (broken after)", "after (broken after)", "after"]
+    assert kinds(client.frames) == "scs" and clip_frames == 5
