@@ -3,6 +3,7 @@ command glue."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import time
@@ -286,7 +287,7 @@ class SettingsService:
             data, sounds = dictionary_files.to_csv(entries), []
         else:
             sounds = await self.sounds.exported(guild.id)
-            data = dictionary_files.to_json(entries, sounds)
+            data = await asyncio.to_thread(dictionary_files.to_json, entries, sounds)
         name = f"dictionary-{guild.id}.{'csv' if kind == 'csv' else 'json'}"
         content = tr("The dictionary ({words}), to keep or to import with /dict import.",
                      words=plural(len(entries), "word"))  # fmt: skip
@@ -304,13 +305,17 @@ class SettingsService:
         replaces entries, and never removes any (the file may hold a part of a dictionary)."""
         require_manage_guild(permissions)
         data = await read_capped(attachment, IMPORT_MAX_BYTES, self.ssl_context)
-        text = dictionary_files.decode(data)
-        incoming = dictionary_files.parse(
-            attachment.filename, text, self.check_entry, MAX_DICTIONARY
-        )
-        sounds = await self.sounds.imported(
-            dictionary_files.parse_sounds(attachment.filename, text, MAX_SOUNDS)
-        )
+
+        def read() -> tuple[list[Pronunciation], list[tuple[str, str, bytes]]]:
+            text = dictionary_files.decode(data)  # (megabytes with sounds: in a thread)
+            name = attachment.filename
+            return (
+                dictionary_files.parse(name, text, self.check_entry, MAX_DICTIONARY),
+                dictionary_files.parse_sounds(name, text, MAX_SOUNDS),
+            )
+
+        incoming, listed = await asyncio.to_thread(read)
+        sounds = await self.sounds.imported(listed)
         if not incoming and not sounds:
             raise UserError(tr("The file has no entries."))
         plan = _plan(await self.db.dictionary.all(guild.id), incoming)
