@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.core.config import load_settings
 from bot.doctor import check_database
-from bot.storage.database import Database
+from bot.storage.database import Database, DictionarySound
 from bot.storage.migrations import discover_migrations
 from tests.postgres_server import PostgresServer
 from tests.storage.test_db import add_voice
@@ -37,6 +37,8 @@ async def populated_sqlite(path: Path) -> dict[str, object]:
         await db.members.set_autoread(3, 1100000000000000009, False)
         await db.members.set_language(2, 1100000000000000009, "german")
         await db.dictionary.add(1100000000000000009, "NYC", "New York City")
+        pcm = bytes(range(256)) * 10
+        await db.sounds.put(1100000000000000009, [DictionarySound("Boom", pcm, "sha")], 20)
         return await snapshot(db)
     finally:
         await db.close()
@@ -52,6 +54,7 @@ async def snapshot(db: Database) -> dict[str, object]:
         "dictionary": await db.dictionary.entries(guild),
         "recordings": [await db.voices.recording(v.id) for v in await db.voices.list_all()],
         "states": [await db.voices.state(v.id, "fp") for v in await db.voices.list_all()],
+        "sounds": await db.sounds.all(guild),
     }
 
 
