@@ -283,6 +283,33 @@ class SettingsCog(commands.Cog):
             ),
         )
 
+    @dict_group.command(
+        name="sound", description="Play a short sound in place of a word (3 s, 200 KB at most)"
+    )
+    @app_commands.describe(
+        word="The word as written (whole word, any case)",
+        clip="An audio file: WAV, FLAC, MP3, Ogg Vorbis or Opus; at most 3 s and 200 KB",
+    )
+    async def dict_sound(
+        self, interaction: discord.Interaction, word: str, clip: discord.Attachment
+    ) -> None:
+        await respond(
+            interaction,
+            lambda: self.bot.app.settings_service.dict_sound(
+                interaction.permissions, guild_of(interaction), word, clip
+            ),
+        )
+
+    @dict_group.command(name="sound_remove", description="Remove a word's sound")
+    @app_commands.describe(word="The word as written")
+    async def dict_sound_remove(self, interaction: discord.Interaction, word: str) -> None:
+        await respond(
+            interaction,
+            lambda: self.bot.app.settings_service.dict_sound_remove(
+                interaction.permissions, guild_of(interaction), word
+            ),
+        )
+
     @dictionary_group.command(name="list", description="Show the dictionary")
     @app_commands.describe(contains="Only the words that contain this", page="Which page")
     async def dict_list(

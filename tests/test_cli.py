@@ -165,11 +165,12 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
     assert first.returncode == 0, first.stderr
     assert (
         first.stdout.strip()
-        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010, 0011."
-        " Schema version 11."
+        == "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010,"
+        " 0011, 0012."
+        " Schema version 12."
     )
     again = run_cli(["migrate"], tmp_path, env)
-    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 11."
+    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 12."
 
     clip = tmp_path / "owner.flac"
     clip.write_bytes(encode(speech_like(4.0), "flac"))

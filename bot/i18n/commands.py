@@ -196,6 +196,16 @@ FRENCH: dict[str, str] = {
     "A file from /dictionary export, or CSV lines: word,spoken,language": (
         "Un fichier de /dictionary export, ou des lignes CSV : mot,prononciation,langue"
     ),
+    "Play a short sound in place of a word (3 s, 200 KB at most)": (
+        "Jouer un court son à la place d'un mot (3 s, 200 Ko au plus)"
+    ),
+    "The word as written (whole word, any case)": (
+        "Le mot tel qu'il s'écrit (mot entier, toute casse)"
+    ),
+    "An audio file: WAV, FLAC, MP3, Ogg Vorbis or Opus; at most 3 s and 200 KB": (
+        "Un fichier audio : WAV, FLAC, MP3, Ogg Vorbis ou Opus ; 3 s et 200 Ko au plus"
+    ),
+    "Remove a word's sound": "Retirer le son d'un mot",
 }
 _FRENCH_VALUES = {"on": "activé", "off": "désactivé", "none": "aucun"}
 _DEFAULT = re.compile(r"^default: (?P<value>.*?)(?P<empty> \(leave empty for none\))?$")

@@ -559,6 +559,52 @@ FRENCH_REPLIES: dict[str, str] = {
         "Le dictionnaire aurait {count} mots avec ce fichier, et il en contient au plus {most} : "
         "retirez-en d'abord."
     ),
+    # sounds in the dictionary
+    "“{word}” now plays your sound ({seconds:.1f} s) where it is written as a whole word.": (
+        "« {word} » joue maintenant votre son ({seconds:.1f} s) là où il est écrit en mot entier."
+    ),
+    "“{word}” has no sound any more: it is spoken again.": (
+        "« {word} » n'a plus de son : il est de nouveau prononcé."
+    ),
+    "“{word}” has no sound.": "« {word} » n'a pas de son.",
+    "Give the word the sound plays for.": "Indiquez le mot pour lequel le son est joué.",
+    "Keep the word to {most} characters.": "Limitez le mot à {most} caractères.",
+    "Give a word (letters, digits or an emoji) for the sound.": (
+        "Indiquez un mot (lettres, chiffres ou un emoji) pour le son."
+    ),
+    "This server can have at most {most} sounds: remove one first with /dict sound_remove.": (
+        "Ce serveur peut avoir au plus {most} sons : retirez-en un d'abord avec /dict sound_remove."
+    ),
+    "• {word} → 🔊 a sound ({seconds:.1f} s)": "• {word} → 🔊 un son ({seconds:.1f} s)",
+    "The file has the same word's sound twice.": (
+        "Le fichier contient deux fois le son d'un même mot."
+    ),
+    "That recording is {seconds:.1f} s long; please send at most {most:.0f} seconds.": (
+        "Cet enregistrement dure {seconds:.1f} s ; envoyez-en au plus {most:.0f} secondes."
+    ),
+    "That file is {size:.0f} KB; the limit is {most:.0f} KB. Please send a shorter one.": (
+        "Ce fichier fait {size:.0f} Ko ; la limite est de {most:.0f} Ko. Envoyez-en un plus court."
+    ),
+    "That sound is silent.": "Ce son est silencieux.",
+    "With its {count} sounds.": "Avec ses {count} sons.",
+    "A CSV file holds no sounds: export JSON to keep them.": (
+        "Un fichier CSV ne contient pas de sons : exportez en JSON pour les garder."
+    ),
+    "Sounds: {count} to add or replace.": "Sons : {count} à ajouter ou remplacer.",
+    "Sounds imported: {count}.": "Sons importés : {count}.",
+    "Sound {number}": "Son {number}",
+    "“sounds” must be a list of sounds, as /dictionary export writes.": (
+        "« sounds » doit être une liste de sons, comme l'écrit /dictionary export."
+    ),
+    "The file has more than {most} sounds.": "Le fichier contient plus de {most} sons.",
+    "{where}: expected an object with “word” and “flac”.": (
+        "{where} : un objet avec « word » et « flac » était attendu."
+    ),
+    "{where}: the word and the sound must both be text.": (
+        "{where} : le mot et le son doivent tous deux être du texte."
+    ),
+    "{where}: the sound is larger than {kb} KB.": "{where} : le son dépasse {kb} Ko.",
+    "{where}: the sound is not valid base64.": "{where} : le son n'est pas du base64 valide.",
     # dictionary files
     "That file is too large: at most {kb} KB.": "Ce fichier est trop gros : {kb} Ko au plus.",
     "Line {line}": "Ligne {line}",
@@ -694,11 +740,12 @@ FRENCH_REPLIES: dict[str, str] = {
     "Server (Manage Server)": "Serveur (Gérer le serveur)",
     "`/setup add` a channel I read (up to 5, each with its voice channel if you like) · "
     "`/setup remove` · `/config …` reading rules, `/config joining home_voice` a voice channel "
-    "I stay in · `/settings` shows them all · `/dict` how words are said": (
+    "I stay in · `/settings` shows them all · `/dict` how words are said · `/dict sound` a "
+    "sound in place of a word": (
         "`/setup add` un salon que je lis (jusqu'à 5, chacun avec son salon vocal si vous "
         "voulez) · `/setup remove` · `/config …` les règles de lecture, `/config joining "
         "home_voice` un salon vocal où je reste · `/settings` les montre toutes · `/dict` "
-        "comment les mots sont dits"
+        "comment les mots sont dits · `/dict sound` un son à la place d'un mot"
     ),
     "Bot": "Bot",
     "`/botstats` how fast and how busy I am": "`/botstats` ma vitesse et ma charge",

@@ -77,6 +77,14 @@ class FrameConverter:
         return frames
 
 
+def pcm_frames(pcm: bytes) -> list[bytes]:
+    """48 kHz mono s16le as Discord frames (stereo), the last one padded with silence."""
+    mono = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype="<i2")
+    stereo = np.repeat(mono, 2).tobytes()
+    stereo += bytes(-len(stereo) % FRAME_BYTES)
+    return [stereo[at : at + FRAME_BYTES] for at in range(0, len(stereo), FRAME_BYTES)]
+
+
 class StreamingSource(discord.AudioSource):
     """An AudioSource fed from the event loop and read by discord.py's player thread.
 

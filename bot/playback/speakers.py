@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import discord
@@ -21,7 +21,7 @@ import numpy as np
 
 from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
-from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource
+from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource, pcm_frames
 from bot.playback.queue_speedup import queue_rate
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, VoiceError
@@ -30,6 +30,7 @@ from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
 from bot.synthesis.tempo import Tempo, normal, stretch
+from bot.text.words import MAX_SOUND_PLAYS, Sound, has_sounds, sound_parts
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,10 @@ class Utterance:
     # the server's queue_speedup: spoken faster the more messages wait behind it when its
     # synthesis begins (bot/playback/queue_speedup.py)
     speedup: bool = False
+    # the sounds of the words marked in `text` (/dict sound), by casefolded word: 48 kHz mono
+    # s16le PCM, played in place of the word, never through the model (bot/text/words.py's
+    # `sound_parts`: at most MAX_SOUND_PLAYS a message)
+    sounds: Mapping[str, bytes] = field(default_factory=dict)
 
 
 VoiceClientGetter = Callable[[], discord.VoiceClient | None]
@@ -252,19 +257,21 @@ class GuildSpeaker:
         )
         # decided now, not when queued: a queue that drained meanwhile speaks at the chosen rate
         rate = queue_rate(utterance.rate, self.queued, speedup=utterance.speedup)
-        phrase_audio = self._cached_phrase(utterance)
-        text, lead_audio = utterance.text, None
+        text, rest = utterance.text, []
+        if has_sounds(text):  # words with a sound: the speech before the first one now
+            parts = sound_parts(text, utterance.sounds.keys(), MAX_SOUND_PLAYS)
+            text = parts.pop(0) if parts and isinstance(parts[0], str) else ""
+            rest = parts
+        phrase_audio = None if rest else self._cached_phrase(utterance)
+        lead_audio = None
         if phrase_audio is None:
-            lead_audio = self._cached_lead(utterance, rate)
+            lead_audio = self._cached_lead(utterance, rate, text)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
         if utterance.phrase and phrase_audio is None and self._phrase_key(utterance):
             sink.keep = []  # synthesized now: kept for the next time
-        job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
-        job.language = utterance.language
-        if not normal(rate, utterance.pitch):  # (1x at pitch 0: no stretcher at all)
-            job.tempo = Tempo(rate, utterance.pitch)
-        playback = _Playback(utterance, source, sink, job, played, rate=rate)
+        job = self._job(utterance, text, sink, rate)
+        playback = _Playback(utterance, source, sink, job, played, rate=rate, rest=rest)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
             job.finish()
@@ -276,6 +283,36 @@ class GuildSpeaker:
                 sink.feed(lead_audio)
             self._deadlines.submit(job)
         return playback
+
+    def _job(self, utterance: Utterance, text: str, sink: PlaybackSink, rate: float) -> SpeechJob:
+        job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
+        job.language = utterance.language
+        if not normal(rate, utterance.pitch):  # (1x at pitch 0: no stretcher at all)
+            job.tempo = Tempo(rate, utterance.pitch)
+        return job
+
+    async def _play_rest(self, playback: _Playback) -> BaseException | None:
+        """The parts after a message's first words, in order, once those are synthesized:
+        a sound's frames go into the source as they are; the words after it are a job of
+        their own, synthesized while the audio before them plays."""
+        error = playback.job.error
+        while playback.rest and error is None and not playback.job.cancelled:
+            part = playback.rest.pop(0)
+            if isinstance(part, Sound):
+                playback.sink.feed_pcm(playback.utterance.sounds[part.key])
+                continue
+            job = self._job(playback.utterance, part, playback.sink, playback.rate)
+            job.free_at = self._deadlines.clock()
+            playback.job = job
+            self._deadlines.submit(job)
+            await job.done.wait()
+            error = job.error
+            if isinstance(error, VoiceError) and job.voice and not job.cancelled:
+                log.warning("voice unusable (%s): the rest with the default voice", error)
+                playback.utterance = dataclasses.replace(playback.utterance, voice=None)
+                playback.rest.insert(0, part)
+                error = None
+        return error
 
     def _attach(self, playback: _Playback) -> None:
         """Play the playback's source on the server's voice link as it is now. Without a
@@ -397,15 +434,15 @@ class GuildSpeaker:
         self._renders.add(task)
         task.add_done_callback(self._renders.discard)
 
-    def _cached_lead(self, utterance: Utterance, rate: float) -> np.ndarray | None:
+    def _cached_lead(self, utterance: Utterance, rate: float, text: str) -> np.ndarray | None:
         """The lead's audio at `rate` and the utterance's pitch if the cache has it (else it
-        is rendered for next time)."""
+        is rendered for next time); `text`: the words said first."""
         lead = utterance.lead
-        if self._phrases is None or not lead or not utterance.text.startswith(lead):
+        if self._phrases is None or not lead or not text.startswith(lead):
             return None
         if utterance.language is not None:  # the cache holds the default model's phrases
             return None
-        if not utterance.text[len(lead) :].strip(" ,:"):
+        if not text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
         voice, pitch = utterance.voice or self._default_voice, utterance.pitch
         audio = self._phrases.in_memory(voice, lead, rate=rate, pitch=pitch)
@@ -476,6 +513,9 @@ class GuildSpeaker:
             log.warning("voice unusable (%s): speaking with the default voice", error)
             self._current = self._begin(dataclasses.replace(playback.utterance, voice=None))
             return await self._speak(self._current)
+        if playback.rest and error is None:
+            error = await self._play_rest(playback)
+            job = playback.job
         if error is not None:
             log.warning("synthesis failed: %s", error)
         elif sink.keep is not None and not job.cancelled:
@@ -549,6 +589,8 @@ class _Playback:
     job: SpeechJob
     played: asyncio.Future[Exception | None]
     rate: float = 1.0  # the rate it is spoken at (its queue's speed-up included)
+    # what follows the first job's words: sounds and the words after them (`_play_rest`)
+    rest: list[str | Sound] = field(default_factory=list)
     not_connected: bool = False
     synthesized: bool = False  # every unit is in the source; it is playing out
     generation: int = 0  # which player's end counts: the one attached last
@@ -612,6 +654,16 @@ class PlaybackSink:
             if self.samples > MAX_PHRASE_SAMPLES:  # too long to be a phrase: not kept
                 self.keep = None
         self.source.feed(self._converter.push(chunk))
+        if not self.playing and self._follows is None and self.source.ready:
+            self.start()
+
+    def feed_pcm(self, pcm: bytes) -> None:
+        """Audio already at Discord's rate (48 kHz mono s16le: a dictionary's sound) after
+        all that was fed: the speech before it is framed to its end, then these frames as
+        they are, and the speech after it starts afresh."""
+        self.source.feed(self._converter.flush())
+        self._converter = FrameConverter()
+        self.source.feed(pcm_frames(pcm))
         if not self.playing and self._follows is None and self.source.ready:
             self.start()
 

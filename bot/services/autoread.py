@@ -306,6 +306,7 @@ class AutoReader:
         text, lead = reading.words()
         if not text:
             return "nothing to say"
+        sounds = await self.speech.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
         speaker = self.scheduler.speaker(guild)
         speaker.max_queue = settings.queue_limit
         model = self.speech.model_language(language)
@@ -321,6 +322,7 @@ class AutoReader:
             pitch=spoken.pitch,
             author_id=author.id,
             speedup=spoken.speedup,
+            sounds=sounds,
         )
         if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
             return "blocked by a moderator"  # while it waited (a voice connect, a model)
@@ -450,7 +452,7 @@ class AutoReader:
         """The message's words, named and not (with xsaid off, only a cloned voice names)."""
         assert message.guild is not None
         named, unnamed = await self.render_both(
-            message, settings, language, attested=cloned, author=author
+            message, settings, language, attested=cloned, author=author, sounds=True
         )
         if not (settings.xsaid or cloned):
             named = unnamed
@@ -470,17 +472,18 @@ class AutoReader:
 
     async def render_both(
         self, message: discord.Message, settings: ServerSettings, language: str | None = None,
-        *, attested: bool = False, author: MemberSettings | None = None,
+        *, attested: bool = False, author: MemberSettings | None = None, sounds: bool = False,
     ) -> tuple[tuple[str, str], tuple[str, str]]:  # fmt: skip
         """The words for a message with its author's name and without, each with the phrase
         it starts with if any ("Alice said"). `attested`: the author is named by their Discord
         username, which they cannot make another member's (a cloned voice's speech);
-        `author`: the author's settings here, when read already (their /set nick)."""
+        `author`: the author's settings here, when read already (their /set nick); `sounds`:
+        words with a sound are marked (`bot.text.words.sound_parts`), for the speaker."""
         guild = message.guild
         assert guild is not None
         names = await self._names(message, guild, author)
         language = language or self.language
-        options = await self.speech.wording.options(guild.id, settings, language)
+        options = await self.speech.wording.options(guild.id, settings, language, sounds=sounds)
         outcome = poll_result_of(message)
         if outcome is not None:  # Discord's words, not the author's: never named
             line = poll_result_line(outcome, names, options)

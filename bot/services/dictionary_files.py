@@ -6,14 +6,20 @@ before the text is parsed (bytes, lines) and each bad entry is a `UserError` nam
 
 A CSV cell a spreadsheet would take for a formula (`=`, `+`, `-`, `@`, a tab or a carriage
 return first) is written with a `'` before it, as spreadsheets mark text, and the `'` is
-dropped again on import: a word such as "=HYPERLINK(…)" stays a word when the file is opened."""
+dropped again on import: a word such as "=HYPERLINK(…)" stays a word when the file is opened.
+
+The JSON file also carries the server's sounds (`/dict sound`), each a FLAC file in base64
+under "sounds"; CSV carries none. Each sound is bounded here (count, text length, base64) and
+decoded by the caller through the one clip reader, like any upload."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
@@ -27,17 +33,63 @@ Check = Callable[[str, str, str | None], Pronunciation]  # word, spoken, languag
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula
 TEXT_MARK = "'"
 MAX_DIGITS = 4_000  # a whole number longer than this is not made an int (see _whole_number)
+SOUND_KEYS = frozenset(("word", "flac"))
+SOUND_FILE_BYTES = 320 * 1024  # a sound's FLAC at most (3 s of 48 kHz s16 is 288 KB raw)
 
 
-def to_json(entries: list[Pronunciation]) -> bytes:
-    """One entry a line, so that a person can read and edit the file."""
+def to_json(entries: list[Pronunciation], sounds: Sequence[tuple[str, bytes]] = ()) -> bytes:
+    """One entry a line, so that a person can read and edit the file; `sounds`: (word, its
+    FLAC file), one a line after the entries."""
     lines = [
         json.dumps({"word": e.word, "spoken": e.spoken, "language": e.language},
                    ensure_ascii=False)
         for e in entries
     ]  # fmt: skip
     body = ",\n".join(f"  {line}" for line in lines)
-    return f'{{"{FORMAT}": {VERSION}, "entries": [\n{body}\n]}}\n'.encode()
+    extra = ""
+    if sounds:
+        listed = ",\n".join(
+            "  " + json.dumps({"word": word, "flac": base64.b64encode(flac).decode()},
+                              ensure_ascii=False)
+            for word, flac in sounds
+        )  # fmt: skip
+        extra = f', "sounds": [\n{listed}\n]'
+    return f'{{"{FORMAT}": {VERSION}, "entries": [\n{body}\n]{extra}}}\n'.encode()
+
+
+def parse_sounds(filename: str, text: str, most: int) -> list[tuple[str, str, bytes]]:
+    """The sounds of a JSON file as /dictionary export writes them: (where, word, the audio
+    file's bytes), at most `most`, each bounded before its base64 is decoded; none in CSV."""
+    if not is_json(filename, text):
+        return []
+    try:
+        document = json.loads(text, parse_int=_whole_number)
+    except (json.JSONDecodeError, RecursionError):
+        return []  # (`parse` said why already)
+    listed = document.get("sounds", []) if isinstance(document, dict) else []
+    if not isinstance(listed, list):
+        raise UserError(tr("“sounds” must be a list of sounds, as /dictionary export writes."))
+    if len(listed) > most:
+        raise UserError(tr("The file has more than {most} sounds.", most=most))
+    found = []
+    for number, item in enumerate(listed, start=1):
+        where = tr("Sound {number}", number=number)
+        if not isinstance(item, dict) or item.keys() != SOUND_KEYS:
+            raise UserError(tr("{where}: expected an object with “word” and “flac”.", where=where))
+        word, coded = item["word"], item["flac"]
+        if not isinstance(word, str) or not isinstance(coded, str):
+            raise UserError(tr("{where}: the word and the sound must both be text.", where=where))
+        if len(coded) > (SOUND_FILE_BYTES + 2) // 3 * 4:
+            raise UserError(tr(
+                "{where}: the sound is larger than {kb} KB.", where=where,
+                kb=SOUND_FILE_BYTES // 1024,
+            ))  # fmt: skip
+        try:
+            data = base64.b64decode(coded, validate=True)
+        except (binascii.Error, ValueError):
+            raise UserError(tr("{where}: the sound is not valid base64.", where=where)) from None
+        found.append((where, word, data))
+    return found
 
 
 def to_csv(entries: list[Pronunciation]) -> bytes:

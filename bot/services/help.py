@@ -28,7 +28,8 @@ COMMANDS = [
                                       "voice channel if you like) · `/setup remove` · "
                                       "`/config …` reading rules, `/config joining home_voice` "
                                       "a voice channel I stay in · `/settings` shows them all · "
-                                      "`/dict` how words are said")),
+                                      "`/dict` how words are said · `/dict sound` a sound in "
+                                      "place of a word")),
     (tr("Moderators"), tr("`/block` a member I should not read or speak for · `/unblock` · "
                           "`/blocked` lists them")),
     (tr("Bot"), tr("`/botstats` how fast and how busy I am")),

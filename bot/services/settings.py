@@ -3,6 +3,7 @@ command glue."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import time
@@ -25,10 +26,12 @@ from bot.services.replies import (
     require_manage_guild,
     require_manage_nicknames,
 )
+from bot.services.sounds import MAX_SOUNDS, SOUND_LIMITS, Sounds
 from bot.storage.database import (
     MAX_READ_CHANNELS,
     Database,
     DictionaryFullError,
+    DictionarySound,
     Pronunciation,
     ReadChannel,
     ReadChannelsFullError,
@@ -53,8 +56,9 @@ MAX_WORD = 50
 MAX_DICTIONARY = 200  # entries, all languages together
 ALL_LANGUAGES = ("", "all", "*")  # what /dict add's language takes for an entry for every one
 # A file to import is checked before it is read (its size as Discord declares it), then read
-# with this cap: 200 entries of the longest fields, escaped, fit.
-IMPORT_MAX_BYTES = 256 * 1024
+# with this cap: 200 entries of the longest fields, escaped, fit; and the sounds, each at
+# most dictionary_files.SOUND_FILE_BYTES in base64 (4 characters for 3 bytes).
+IMPORT_MAX_BYTES = 256 * 1024 + MAX_SOUNDS * (dictionary_files.SOUND_FILE_BYTES * 4 // 3 + 1024)
 IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is imported
 LIST_PAGE_CHARS = 1800  # a /dictionary list page, within Discord's 2,000 characters
 PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
@@ -102,6 +106,7 @@ class SettingsService:
         self.db = db
         self.on_home_voice = on_home_voice
         self.blocks = blocks
+        self.sounds = Sounds(db)
         self.ssl_context = ssl_context
         self.languages = languages  # what servers and members may choose
         self.can_load = can_load
@@ -293,23 +298,41 @@ class SettingsService:
             ))  # fmt: skip
         raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
 
+    async def dict_sound(
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str,
+        attachment: discord.Attachment,
+    ) -> Reply:  # fmt: skip
+        """/dict sound: a short clip played in place of a whole word (bot/services/sounds.py);
+        its size as Discord declares it is checked before it is fetched."""
+        require_manage_guild(permissions)
+        data = await read_capped(attachment, SOUND_LIMITS.max_bytes, self.ssl_context)
+        return Reply(await self.sounds.set(guild.id, word, data))
+
+    async def dict_sound_remove(
+        self, permissions: discord.Permissions, guild: discord.Guild, word: str
+    ) -> Reply:
+        require_manage_guild(permissions)
+        return Reply(await self.sounds.remove(guild.id, word))
+
     async def dict_list(
         self, guild: discord.Guild, contains: str | None = None, page: int = 1
     ) -> Reply:
-        """The entries whose word holds `contains` (any case), a page at a time: each page
-        fits one message."""
+        """The entries whose word holds `contains` (any case), then the words with a sound,
+        a page at a time: each page fits one message."""
         entries = await self.db.dictionary.all(guild.id)
-        if not entries:
-            return Reply(tr("The dictionary is empty. Admins add words with /dict add."))
         needle = " ".join((contains or "").split()).casefold()
+        sounds = await self.sounds.listed(guild.id, needle)
+        if not entries and not await self.db.sounds.count(guild.id):
+            return Reply(tr("The dictionary is empty. Admins add words with /dict add."))
         found = [e for e in entries if needle in e.word.casefold()]
-        if not found:
+        if not found and not sounds:
             return Reply(tr("No word in the dictionary contains “{text}”.", text=needle[:MAX_WORD]))
-        pages = _pages([_entry_line(e) for e in found], LIST_PAGE_CHARS)
+        shown = [_entry_line(e) for e in found] + sounds
+        pages = _pages(shown, LIST_PAGE_CHARS)
         page = min(max(page, 1), len(pages))
         text = lines(*pages[page - 1])
         if len(pages) == 1:
-            return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(found), text=text))
+            return Reply(tr("**Pronunciations** ({count})\n{text}", count=len(shown), text=text))
         if page == len(pages):
             more = tr("This is the last page.")
         else:  # the same filter, on the next page
@@ -318,20 +341,25 @@ class SettingsService:
             more = tr("More with {command}.", command=f"{fence}{command}{fence}")
         return Reply(tr(
             "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n{more}",
-            count=len(found), page=page, pages=len(pages), text=text, more=more,
+            count=len(shown), page=page, pages=len(pages), text=text, more=more,
         ))  # fmt: skip
 
     async def dict_export(self, guild: discord.Guild, kind: str = "json") -> Reply:
+        """The entries as JSON (with the sounds, as FLAC) or CSV (without them)."""
         entries = await self.db.dictionary.all(guild.id)
-        data = (
-            dictionary_files.to_csv(entries) if kind == "csv" else dictionary_files.to_json(entries)
-        )
+        if kind == "csv":
+            data, sounds = dictionary_files.to_csv(entries), []
+        else:
+            sounds = await self.sounds.exported(guild.id)
+            data = await asyncio.to_thread(dictionary_files.to_json, entries, sounds)
         name = f"dictionary-{guild.id}.{'csv' if kind == 'csv' else 'json'}"
-        return Reply(
-            tr("The dictionary ({words}), to keep or to import with /dict import.",
-               words=plural(len(entries), "word")),
-            file=(name, data),
-        )  # fmt: skip
+        content = tr("The dictionary ({words}), to keep or to import with /dict import.",
+                     words=plural(len(entries), "word"))  # fmt: skip
+        if sounds:
+            content = lines(content, tr("With its {count} sounds.", count=len(sounds)))
+        elif kind == "csv" and await self.db.sounds.count(guild.id):
+            content = lines(content, tr("A CSV file holds no sounds: export JSON to keep them."))
+        return Reply(content, file=(name, data))
 
     async def dict_import(
         self, permissions: discord.Permissions, member: discord.abc.User, guild: discord.Guild,
@@ -341,20 +369,33 @@ class SettingsService:
         replaces entries, and never removes any (the file may hold a part of a dictionary)."""
         require_manage_guild(permissions)
         data = await read_capped(attachment, IMPORT_MAX_BYTES, self.ssl_context)
-        text = dictionary_files.decode(data)
-        incoming = dictionary_files.parse(
-            attachment.filename, text, self.check_entry, MAX_DICTIONARY
-        )
-        if not incoming:
+
+        def read() -> tuple[list[Pronunciation], list[tuple[str, str, bytes]]]:
+            text = dictionary_files.decode(data)  # (megabytes with sounds: in a thread)
+            name = attachment.filename
+            return (
+                dictionary_files.parse(name, text, self.check_entry, MAX_DICTIONARY),
+                dictionary_files.parse_sounds(name, text, MAX_SOUNDS),
+            )
+
+        incoming, listed = await asyncio.to_thread(read)
+        sounds = await self.sounds.imported(listed)
+        if not incoming and not sounds:
             raise UserError(tr("The file has no entries."))
         plan = _plan(await self.db.dictionary.all(guild.id), incoming)
         self._check_room(plan)
-        if not plan.added and not plan.changed:
+        had = {w.casefold() for w in await self.db.sounds.words(guild.id)}
+        if len(had | {s.key for s in sounds}) > MAX_SOUNDS:
+            raise UserError(tr(
+                "This server can have at most {most} sounds: remove one first with "
+                "/dict sound_remove.", most=MAX_SOUNDS,
+            ))  # fmt: skip
+        if not plan.added and not plan.changed and not sounds:
             return Reply(tr("The dictionary already says all {count} words of the file: nothing "
                             "to import.", count=len(incoming)))  # fmt: skip
 
         async def apply(presser: discord.Permissions) -> Reply:
-            return await self._import(presser, guild, incoming)
+            return await self._import(presser, guild, incoming, sounds)
 
         return Reply(
             lines(
@@ -364,6 +405,7 @@ class SettingsService:
                 tr("An import adds and changes words, it removes none. Kept as they are, not "
                    "in the file: {kept}.", kept=plural(plan.kept, "word")),
                 _preview(plan),
+                *([tr("Sounds: {count} to add or replace.", count=len(sounds))] if sounds else []),
                 tr("Press Import within {minutes} min to make these changes.",
                    minutes=max(1, round(IMPORT_CONFIRM_S / 60))),
             ),
@@ -376,21 +418,26 @@ class SettingsService:
 
     async def _import(
         self, permissions: discord.Permissions, guild: discord.Guild,
-        incoming: list[Pronunciation],
+        incoming: list[Pronunciation], sounds: list[DictionarySound] | None = None,
     ) -> Reply:  # fmt: skip
         """The confirmed import, against the dictionary as it is now (it may have changed)."""
         require_manage_guild(permissions)
         plan = _plan(await self.db.dictionary.all(guild.id), incoming)
         self._check_room(plan)
+        if sounds:  # (refused whole, before any entry changes, when there is no room)
+            await self.sounds.put(guild.id, sounds)
         try:
             await self.db.dictionary.merge(guild.id, plan.added + plan.changed, MAX_DICTIONARY)
         except DictionaryFullError:
             self._check_room(plan, full=True)
-        return Reply(tr(
+        done = tr(
             "Imported: {added} added, {changed} changed; the dictionary has {words}.",
             added=len(plan.added), changed=len(plan.changed),
             words=plural(plan.total, "word"),
-        ))  # fmt: skip
+        )  # fmt: skip
+        if sounds:
+            return Reply(lines(done, tr("Sounds imported: {count}.", count=len(sounds))))
+        return Reply(done)
 
     @staticmethod
     def _check_room(plan: _Plan, *, full: bool = False) -> None:

@@ -6,13 +6,21 @@ words; this reads what they need from the server and the store."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import discord
 
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
-from bot.text.words import MessageFacts, Names, ReadOptions, announce, mentioned_users
+from bot.text.words import (
+    MessageFacts,
+    Names,
+    ReadOptions,
+    announce,
+    mentioned_users,
+    sound_keys,
+)
 
 # A text is cut to this many times the longest spoken line before it is rendered: past it the
 # words would be cut anyway (rendering seldom shrinks text eightfold), and a 4,000-character
@@ -39,12 +47,26 @@ class Wording:
         self.db = db
 
     async def options(
-        self, guild_id: int | None, settings: ServerSettings, language: str
-    ) -> ReadOptions:
+        self, guild_id: int | None, settings: ServerSettings, language: str, *,
+        sounds: bool = False,
+    ) -> ReadOptions:  # fmt: skip
         """How the server's text becomes words, in `language` with its dictionary entries
-        (in a DM, `guild_id` None: the settings' defaults, no dictionary)."""
+        (in a DM, `guild_id` None: the settings' defaults, no dictionary); `sounds`: its words
+        with a sound are marked (for speech that plays them: see `sounds_in`)."""
         entries = await self.db.dictionary.entries(guild_id, language) if guild_id else {}
-        return settings.read_options(entries, language)
+        options = settings.read_options(entries, language)
+        if sounds and guild_id:
+            words = await self.db.sounds.words(guild_id)
+            if words:
+                options = dataclasses.replace(options, sounds=frozenset(words))
+        return options
+
+    async def sounds_in(self, guild_id: int, *lines: str) -> dict[str, bytes]:
+        """The audio of the sounds these lines play (each at most MAX_SOUND_PLAYS), by
+        casefolded word: read only when a line has one."""
+        keys = sorted({key for line in lines for key in sound_keys(line)})
+        found = await self.db.sounds.get(guild_id, keys)
+        return {key: sound.pcm for key, sound in found.items()}
 
     async def names(
         self, guild: discord.Guild, people: Mapping[int, str], *, author_id: int | None = None,

@@ -66,6 +66,7 @@ class Database:
         self.members = MemberSettingsRepository(self)
         self.dictionary = DictionaryRepository(self)
         self.blocks = BlockRepository(self)
+        self.sounds = SoundRepository(self)
 
     @classmethod
     async def open(
@@ -652,6 +653,98 @@ class DictionaryRepository:
             removed = await self._db.execute(f"{sql} IS NULL", guild_id, word.casefold())
         else:
             removed = await self._db.execute(f"{sql} = ?", guild_id, word.casefold(), language)
+        return removed > 0
+
+
+# ---- sounds in the dictionary ----------------------------------------------------------------
+@dataclass(frozen=True)
+class DictionarySound:
+    word: str
+    pcm: bytes  # 48 kHz mono s16le, as it plays
+    sha256: str
+
+    @property
+    def key(self) -> str:
+        return self.word.casefold()
+
+    @property
+    def seconds(self) -> float:
+        return len(self.pcm) / 2 / 48_000
+
+
+class SoundsFullError(InternalError, ValueError):
+    """The server already has the most sounds allowed."""
+
+
+class SoundRepository:
+    """Short clips played in place of whole words (`/dict sound`), per server."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def words(self, guild_id: int) -> list[str]:
+        """The words that have a sound, as written (no audio read: every message asks)."""
+        rows = await self._db.fetch(
+            "SELECT word FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key", guild_id
+        )
+        return [row[0] for row in rows]
+
+    async def lengths(self, guild_id: int) -> list[tuple[str, float]]:
+        """Each word with a sound and its sound's seconds, by word (no audio read)."""
+        rows = await self._db.fetch(
+            "SELECT word, length(pcm) FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
+            guild_id,
+        )  # fmt: skip
+        return [(row[0], int(row[1]) / 2 / 48_000) for row in rows]
+
+    async def get(self, guild_id: int, keys: list[str]) -> dict[str, DictionarySound]:
+        """The sounds of these casefolded words (those that have one), by key."""
+        if not keys:
+            return {}
+        marks = ", ".join("?" * len(keys))
+        rows = await self._db.fetch(
+            f"SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ?"
+            f" AND word_key IN ({marks})",
+            guild_id, *keys,
+        )  # fmt: skip
+        found = [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
+        return {sound.key: sound for sound in found}
+
+    async def all(self, guild_id: int) -> list[DictionarySound]:
+        rows = await self._db.fetch(
+            "SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
+            guild_id,
+        )  # fmt: skip
+        return [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
+
+    async def count(self, guild_id: int) -> int:
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM dictionary_sounds WHERE guild_id = ?", guild_id
+        )
+        return int(row[0]) if row else 0
+
+    async def put(self, guild_id: int, sounds: list[DictionarySound], most: int) -> None:
+        """Add or replace `sounds` all together, unless the server would then have more than
+        `most` (SoundsFullError: nothing changed); counted under the server's lock, so
+        processes sharing PostgreSQL cannot both take the last place."""
+        async with self._db.transaction():
+            await self._db.lock(guild_id)
+            for sound in sounds:
+                await self._db.execute(
+                    "INSERT INTO dictionary_sounds (guild_id, word_key, word, pcm, sha256,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, word_key)"
+                    " DO UPDATE SET word = excluded.word, pcm = excluded.pcm,"
+                    " sha256 = excluded.sha256, created_at = excluded.created_at",
+                    guild_id, sound.key, sound.word, sound.pcm, sound.sha256, utc_now(),
+                )  # fmt: skip
+            if await self.count(guild_id) > most:
+                raise SoundsFullError(most)
+
+    async def remove(self, guild_id: int, word: str) -> bool:
+        removed = await self._db.execute(
+            "DELETE FROM dictionary_sounds WHERE guild_id = ? AND word_key = ?",
+            guild_id, word.casefold(),
+        )  # fmt: skip
         return removed > 0
 
 

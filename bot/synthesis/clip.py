@@ -2,10 +2,12 @@
 
 `decode` is the one reader: every clip from outside, whoever sent it, is bounded by its size
 and by its own header (container, rate, channels, duration) before a sample is decoded, then
-decoded a block at a time. Three kinds of clip go through it, each with its limits: a
+decoded a block at a time. Four kinds of clip go through it, each with its limits: a
 member's upload (`prepare`: decode, then `trim_to_speech`), an operator's file by path
 (`read_file`: DEFAULT_VOICE, the command line; `OPERATOR_LIMITS`, looser than a member's but
-bounds all the same: a wrong path may name a film) and the recordings kept in the store.
+bounds all the same: a wrong path may name a film), the recordings kept in the store, and a
+dictionary's sounds (`prepare_sound`, `SOUND_LIMITS`: 3 s, 200 KB, decoded straight to the
+48 kHz they play at).
 
 Pure functions on bytes, files and arrays (blocking: call them in a thread). Every refusal of
 a clip is a `ClipError` whose message is shown to the member as is (`read_file` makes it a
@@ -68,9 +70,17 @@ class ClipLimits:
 OPERATOR_LIMITS = ClipLimits(
     max_bytes=128 * 1024 * 1024, max_rate=192_000, max_channels=8, max_speech_s=300.0
 )
+# A sound in the dictionary (/dict sound): a short clip played in place of a word, as it is.
+SOUND_LIMITS = ClipLimits(max_bytes=200 * 1024, max_duration_s=3.0, max_speech_s=3.0)
+SOUND_RATE = 48_000  # what Discord plays: a sound is resampled to it once, when stored
 
 
 def check_size(size: int, limits: ClipLimits) -> None:
+    if size > limits.max_bytes and limits.max_bytes < 1024 * 1024:  # a sound's: in KB
+        raise ClipError(tr(
+            "That file is {size:.0f} KB; the limit is {most:.0f} KB. Please send a shorter one.",
+            size=size / 1024, most=limits.max_bytes / 1024,
+        ))  # fmt: skip
     if size > limits.max_bytes:
         raise ClipError(tr(
             "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is plenty.",
@@ -124,6 +134,8 @@ def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
             channels=info.channels,
         ))  # fmt: skip
     duration = info.frames / info.samplerate
+    if duration > limits.max_duration_s and limits.max_duration_s < 60:  # a sound's: in seconds
+        raise _too_long(duration, limits)
     if duration > limits.max_duration_s:
         raise ClipError(tr(
             "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} "
@@ -133,12 +145,21 @@ def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
     return info
 
 
+def _too_long(seconds: float, limits: ClipLimits) -> ClipError:
+    return ClipError(tr(
+        "That recording is {seconds:.1f} s long; please send at most {most:.0f} seconds.",
+        seconds=seconds, most=limits.max_duration_s,
+    ))  # fmt: skip
+
+
 NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
 
 
-def _decode_blocks(data: bytes, info: ClipInfo, limits: ClipLimits) -> np.ndarray:
-    """Decode a block at a time, mixing down and resampling as we go: memory stays within
-    one block plus the 24 kHz mono result, whatever the header promised.
+def _decode_blocks(
+    data: bytes, info: ClipInfo, limits: ClipLimits, out_rate: int = MODEL_RATE
+) -> np.ndarray:
+    """Decode a block at a time, mixing down and resampling (to `out_rate`) as we go: memory
+    stays within one block plus the mono result, whatever the header promised.
 
     Float files are not bound to [-1, 1]: a mix exported unclipped peaks above 1.0, and a
     broken writer can store peaks of 1e20 (which reached the model and failed there). Such a
@@ -146,10 +167,10 @@ def _decode_blocks(data: bytes, info: ClipInfo, limits: ClipLimits) -> np.ndarra
     normalised to 1.0, the waveform's shape kept. Only samples that carry no waveform are
     refused: NaN or infinite ones, in the file or after mixing its channels down."""
     rate = info.samplerate
-    speech = _SpeechCount(limits)
+    speech = _SpeechCount(limits, out_rate)
     block = max(1024, int(rate * BLOCK_S))
     most = int(limits.max_duration_s * rate) + block  # a header may understate the length
-    resampler = soxr.ResampleStream(rate, MODEL_RATE, 1, dtype="float32")
+    resampler = soxr.ResampleStream(rate, out_rate, 1, dtype="float32")
     pieces: list[np.ndarray] = []
     frames = 0
     peak = 1.0  # the loudest mixed-down sample, when louder than full scale
@@ -202,15 +223,15 @@ class _SpeechCount:
     it quieter, and such a file is then refused early when a full decode might have let it
     pass: a loss nobody recording a voice meets.)"""
 
-    def __init__(self, limits: ClipLimits) -> None:
+    def __init__(self, limits: ClipLimits, rate: int = MODEL_RATE) -> None:
         self.limits = limits
-        self.size = int(WINDOW_S * MODEL_RATE)
+        self.size = int(WINDOW_S * rate)
         self.sure_db = max(limits.floor_db, -limits.range_db)
         self.windows = 0
         self._rest = np.zeros(0, np.float32)  # the part of a window left by the last piece
 
     def add(self, samples: np.ndarray, peak: float) -> None:
-        """Count `samples` (24 kHz, the next ones); refuse once it is surely too much."""
+        """Count `samples` (the next ones); refuse once it is surely too much."""
         samples = np.concatenate([self._rest, samples])
         count = len(samples) // self.size
         self._rest = samples[count * self.size :]
@@ -225,13 +246,13 @@ class _SpeechCount:
             raise _too_much_speech(seconds, self.limits)
 
 
-def decode(data: bytes, limits: ClipLimits) -> np.ndarray:
-    """An accepted file's bytes to mono float32 at 24 kHz: refused by their size and header
-    before decoding, and while decoding as soon as they prove longer than the header said,
-    hold samples that are no waveform, or surely too much speech."""
+def decode(data: bytes, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:
+    """An accepted file's bytes to mono float32 at `rate` (24 kHz: the model's): refused by
+    their size and header before decoding, and while decoding as soon as they prove longer
+    than the header said, hold samples that are no waveform, or surely too much speech."""
     info = _check_header(data, limits)
     try:
-        return _decode_blocks(data, info, limits)
+        return _decode_blocks(data, info, limits, rate)
     except (soundfile.LibsndfileError, RuntimeError, ValueError) as error:
         raise ClipError(DAMAGED) from error
     except MemoryError as error:
@@ -301,3 +322,15 @@ def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RA
 def prepare(data: bytes, limits: ClipLimits) -> np.ndarray:
     """Bytes of an uploaded file to the trimmed mono 24 kHz clip that a voice is made from."""
     return trim_to_speech(decode(data, limits), limits)
+
+
+def prepare_sound(data: bytes, limits: ClipLimits = SOUND_LIMITS) -> bytes:
+    """Bytes of an uploaded sound to what plays: 48 kHz mono s16le PCM, at most
+    `max_duration_s` long (a header that understated the length is refused once decoded)."""
+    audio = decode(data, limits, SOUND_RATE)
+    if len(audio) > limits.max_duration_s * SOUND_RATE + int(WINDOW_S * SOUND_RATE):
+        raise _too_long(len(audio) / SOUND_RATE, limits)
+    if not np.any(np.abs(audio) >= 1 / 32768):
+        raise ClipError(tr("That sound is silent."))
+    # x 32768, as the reader divided: a sound exported as FLAC and imported comes back the same
+    return np.clip(np.rint(audio * 32768.0), -32768, 32767).astype("<i2").tobytes()

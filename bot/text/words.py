@@ -11,11 +11,12 @@ whole under the length limit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -43,6 +44,8 @@ class ReadOptions:
     dictionary: Mapping[str, str] = field(default_factory=dict)  # word -> how to say it
     language: str = "english"  # a pocket-tts language: what the bot adds is said in it
     numbers: bool = True  # numbers, dates, times, money and units as words in `language`
+    # words with a sound (/dict sound), as written: marked in the words (`sound_parts`)
+    sounds: frozenset[str] = frozenset()
 
     @property
     def phrases(self) -> Phrasebook:
@@ -176,6 +179,13 @@ _TIMES = re.compile(r"(?<=\d)[ \t]*[*×][ \t]*(?=-?\d)")
 _EQUALS = re.compile(r"(?<=\d)[ \t]*=[ \t]*(?=-?\d)")
 _PLACEHOLDER_BASE, _PLACEHOLDERS = 0xE000, 0x1800  # Unicode's private use area
 _PLACEHOLDER = re.compile("[\ue000-\uf7ff]")
+# A word with a sound is held as SOUND_OPEN key SOUND_SAID words SOUND_CLOSE: its casefolded
+# key, and what is said when the sound is not played. Private-use characters: `_plain` drops
+# them from every typed text, so only the dictionary makes these marks.
+SOUND_OPEN, SOUND_SAID, SOUND_CLOSE = "\uf8fd", "\uf8fe", "\uf8ff"
+_SOUND = re.compile("\uf8fd([^\uf8fd-\uf8ff]*)\uf8fe([^\uf8fd-\uf8ff]*)\uf8ff")
+_SOUND_MARK = re.compile("[\uf8fd-\uf8ff]")
+MAX_SOUND_PLAYS = 3  # sounds played in one message; later words with a sound are spoken
 _RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
 _ZERO_WIDTH = re.compile(r"[\u200b\u200c\u2060\ufeff\u00ad]")  # not ZWJ: emoji need it
@@ -342,27 +352,86 @@ class _Protected:
 
 def _apply_dictionary(
     text: str, dictionary: Mapping[str, str], protected: _Protected | None = None,
-    numbers_in: str | None = None,
+    numbers_in: str | None = None, sounds: frozenset[str] = frozenset(),
 ) -> str:  # fmt: skip
     """Whole words (or emoji), any case, longest first: "New York" before "New". Applied to
     the text as written (so `snake_case` and 🔥 keys match), its output protected from the
     later steps, so it is, in effect, applied last; numbers in it are read in the language
-    `numbers_in` (as the words around it will be), when given."""
-    if not dictionary:
+    `numbers_in` (as the words around it will be), when given. A word with a sound
+    (`sounds`) is marked with its key around what is said for it (see `sound_parts`)."""
+    if not dictionary and not sounds:
         return text
-    words = sorted(dictionary, key=len, reverse=True)
+    words = sorted({*dictionary, *sounds}, key=len, reverse=True)
     lookup = {w.casefold(): spoken for w, spoken in dictionary.items()}
+    with_sound = {w.casefold() for w in sounds}
     pattern = re.compile(
         r"(?<!\w)(" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
     )
 
     def spoken(match: re.Match[str]) -> str:
-        said = lookup.get(match.group(1).casefold(), match.group(1))
+        key = match.group(1).casefold()
+        said = lookup.get(key, match.group(1))
         if numbers_in is not None:
             said = read_numbers(said, numbers_in)
+        if key in with_sound and protected is not None:
+            said = f"{SOUND_OPEN}{key}{SOUND_SAID}{said}{SOUND_CLOSE}"
         return protected.hold(said) if protected is not None else said
 
     return pattern.sub(spoken, text)
+
+
+@dataclass(frozen=True)
+class Sound:
+    """A word's sound in a line (`sound_parts`): its casefolded word."""
+
+    key: str
+
+
+def sound_parts(
+    text: str, playable: Container[str] = frozenset(), most: int = MAX_SOUND_PLAYS
+) -> list[str | Sound]:
+    """A line's words and sounds, in order: the first `most` words marked with a sound that is
+    `playable` become a `Sound`; any other is said as its dictionary says (or as written). A
+    part with nothing to say (a comma between two sounds) is left out; a mark that a length
+    cut left alone is dropped."""
+    parts: list[str | Sound] = []
+    words: list[str] = []
+    played = 0
+
+    def said() -> None:
+        line = _SPACES.sub(" ", _SOUND_MARK.sub("", "".join(words))).strip()
+        words.clear()
+        if any(c.isalnum() for c in line):
+            parts.append(line)
+
+    position = 0
+    for match in _SOUND.finditer(text):
+        words.append(text[position : match.start()])
+        position = match.end()
+        key = match.group(1)
+        if played < most and key in playable:
+            said()
+            parts.append(Sound(key))
+            played += 1
+        else:
+            words.append(match.group(2))
+    words.append(text[position:])
+    said()
+    return parts
+
+
+def without_sounds(text: str) -> str:
+    """A line with its words' sounds said instead (as the dictionary says, or as written)."""
+    return _SOUND_MARK.sub("", _SOUND.sub(lambda m: m.group(2), text))
+
+
+def sound_keys(text: str, most: int = MAX_SOUND_PLAYS) -> list[str]:
+    """The words whose sounds a line would play, in order (the first `most` marked)."""
+    return [match.group(1) for match in _SOUND.finditer(text)][:most]
+
+
+def has_sounds(text: str) -> bool:
+    return _SOUND_MARK.search(text) is not None
 
 
 def _sentences(text: str) -> str:
@@ -383,6 +452,8 @@ def plain_name(name: str, options: ReadOptions | None = None) -> str:
     emoji and symbols ("🔥Blaze🔥", "📢┃announcements") dropped unless the name is nothing
     else, markup read as in messages, and the server's dictionary applied."""
     options = options or ReadOptions(max_length=100)
+    if options.sounds:  # a name is said, never played: it starts lines ("NAME said")
+        options = dataclasses.replace(options, sounds=frozenset())
     folded = unicodedata.normalize("NFKC", _plain(name))
     bare = "".join(
         " " if unicodedata.category(c) == "So" or emoji.is_emoji(c) else c
@@ -450,7 +521,7 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     protected = _Protected()
     if dictionary:
         numbers_in = options.language if options.numbers else None
-        text = _apply_dictionary(text, options.dictionary, protected, numbers_in)
+        text = _apply_dictionary(text, options.dictionary, protected, numbers_in, options.sounds)
     text = _ESCAPED_INSIDE.sub(" ", text)  # snake\_case: two words
     text = _ESCAPED.sub("", text)  # \_\_init\_\_: init, without backslashes
     text = _cut_repeats(text, options.repeated_characters)  # before emoji become words

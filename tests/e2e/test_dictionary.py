@@ -246,11 +246,12 @@ async def test_a_bad_file_is_refused_saying_where_and_why(running_bot: RunningBo
 
     # a file too large is refused before it is downloaded; one that says it is small is
     # read only up to the cap
-    huge = fake.attachment("d.csv", b"a,b\n" * 100_000, "text/csv")
+    cap = settings_service.IMPORT_MAX_BYTES  # (room for 20 sounds: 8809 KB)
+    huge = fake.attachment("d.csv", b"a,b\n" * (cap // 4 + 1), "text/csv")
     refused = await ask(fake, "dict import", {"file": huge})
-    assert refused == "That file is too large: at most 256 KB." and huge.downloads == 0
-    assert await importing("d.csv", b"a,b\n" * 100_000, declared=10) == (
-        "That file is too large: at most 256 KB."
+    assert refused == "That file is too large: at most 8809 KB." and huge.downloads == 0
+    assert await importing("d.csv", b"a,b\n" * (cap // 4 + 1), declared=10) == (
+        "That file is too large: at most 8809 KB."
     )
 
     # in the member's language; only admins import

@@ -224,7 +224,9 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         # the dictionary: everyone reads it (/dictionary), only admins change it (/dict)
         by_name = {c["name"]: c for c in fake.registered_commands}
         assert {o["name"] for o in by_name["dictionary"]["options"]} == {"list", "export"}
-        assert {o["name"] for o in by_name["dict"]["options"]} == {"add", "remove", "import"}
+        assert {o["name"] for o in by_name["dict"]["options"]} == {
+            "add", "remove", "import", "sound", "sound_remove",
+        }  # fmt: skip
         assert not fake.identified.is_set()  # no gateway session was needed
         # every description has its French, the message menu its French name
         untranslated = []

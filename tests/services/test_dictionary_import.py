@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.services import dictionary_files
-from bot.services.settings import MAX_DICTIONARY, _plan, _preview
+from bot.services.settings import IMPORT_MAX_BYTES, MAX_DICTIONARY, _plan, _preview
 from bot.storage.database import Pronunciation
 from tests.services.discord_objects import EVERYONE, MANAGE_GUILD, Server
 from tests.services.wiring import Bot
@@ -119,14 +119,15 @@ async def test_a_file_declared_too_large_is_refused_before_it_is_fetched(
     bot: Bot, server: Server
 ) -> None:
     guild = server.start()
-    file = dict(server.attachment("huge.csv", "text/csv"), size=300 * 1024)
+    file = dict(server.attachment("huge.csv", "text/csv"), size=IMPORT_MAX_BYTES + 1)
     interaction, (attachment,) = server.slash_command(
         "alice", "dict", files=(file,), permissions=MANAGE_GUILD
     )
     assert isinstance(attachment, discord.Attachment)
     with pytest.raises(UserError) as error:
         await bot.settings.dict_import(interaction.permissions, interaction.user, guild, attachment)
-    assert error.value.message == "That file is too large: at most 256 KB."
+    assert error.value.message == "That file is too large: at most 8809 KB."  # (20 sounds fit)
+    assert IMPORT_MAX_BYTES // 1024 == 8809
 
 
 # ---- the file ----------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     try:
         expected = {"voices", "voice_choices", "server_settings", "member_settings"}
         assert expected | {"pronunciations", "schema_migrations"} <= await tables(db)
-        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+        assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
         assert await db.migrate() == []
         if db.dialect == "sqlite":
             assert (await db.fetch_one("PRAGMA journal_mode"))[0] == "wal"
@@ -65,7 +65,7 @@ async def test_migrates_an_empty_database_and_rerun_is_a_no_op(database_at: Loca
     finally:
         await db.close()
     again = await Database.open(database_at)
-    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert await again.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     await again.close()
 
 
@@ -76,7 +76,7 @@ async def test_processes_starting_together_migrate_once(postgres: PostgresServer
     opened = await asyncio.gather(*(Database.open(url, migrate=False) for _ in range(4)))
     try:
         results = await asyncio.gather(*(db.migrate() for db in opened))
-        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]
+        assert sorted(results, key=len) == [[], [], [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]
     finally:
         for db in opened:
             await db.close()
@@ -97,7 +97,7 @@ async def test_a_failing_migration_applies_nothing(database_at: Location, tmp_pa
         await Database.open(database_at, migrations=folder)
     db = await Database.open(database_at)  # the real migrations then apply in order
     assert "extra" not in await tables(db)
-    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert await db.applied_migrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     await db.close()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.core.config import load_settings
 from bot.doctor import check_database
-from bot.storage.database import Database
+from bot.storage.database import Database, DictionarySound
 from bot.storage.migrations import discover_migrations
 from tests.postgres_server import PostgresServer
 from tests.storage.test_db import add_voice
@@ -37,6 +37,8 @@ async def populated_sqlite(path: Path) -> dict[str, object]:
         await db.members.set_autoread(3, 1100000000000000009, False)
         await db.members.set_language(2, 1100000000000000009, "german")
         await db.dictionary.add(1100000000000000009, "NYC", "New York City")
+        pcm = bytes(range(256)) * 10
+        await db.sounds.put(1100000000000000009, [DictionarySound("Boom", pcm, "sha")], 20)
         return await snapshot(db)
     finally:
         await db.close()
@@ -52,6 +54,7 @@ async def snapshot(db: Database) -> dict[str, object]:
         "dictionary": await db.dictionary.entries(guild),
         "recordings": [await db.voices.recording(v.id) for v in await db.voices.list_all()],
         "states": [await db.voices.state(v.id, "fp") for v in await db.voices.list_all()],
+        "sounds": await db.sounds.all(guild),
     }
 
 
@@ -108,12 +111,13 @@ async def test_migrate_and_voice_commands_against_postgresql(
     migrated = run_cli(["migrate"], tmp_path, env)
     assert migrated.returncode == 0, migrated.stderr
     assert (
-        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010, 0011."
-        " Schema version 11." in migrated.stdout
+        "Migrations applied: 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010,"
+        " 0011, 0012."
+        " Schema version 12." in migrated.stdout
     )
     assert not (tmp_path / "data" / "pocketvoice.db").exists()  # no SQLite beside it
     again = run_cli(["migrate"], tmp_path, env)
-    assert "nothing to do. Schema version 11." in again.stdout
+    assert "nothing to do. Schema version 12." in again.stdout
     listed = run_cli(["voices", "list"], tmp_path, env)
     assert listed.returncode == 0, listed.stderr
     # a wrong URL is one clear line, not a traceback
