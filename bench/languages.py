@@ -25,7 +25,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 from tests.audio_samples import make_clip
@@ -68,7 +68,7 @@ async def main() -> None:
                     "TTS_WORKERS": "1",
                     "TTS_QUANTIZE": str(int(args.quantize)),
                 }
-                settings = load_settings(env, dotenv_path=None, require_token=False)
+                settings = load_config(env, dotenv_path=None, require_token=False)
                 gc.collect()
                 before, started = rss_mb(), time.monotonic()
                 engine = await TTSEngine.load(settings, batch=1, background=True)

@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.fifo import FifoScheduler, FifoSpeaker
 from bench.probe import Probe, ProbeEstimate, probe_text
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
 from bot.playback.voice_link import load_opus
@@ -400,7 +400,7 @@ async def main() -> None:
                     "TTS_QUANTIZE": str(int(q)),
                     **({"TTS_BATCH": "1"} if kind == "stream" else {}),
                 }
-                settings = load_settings(env, dotenv_path=None, require_token=False)
+                settings = load_config(env, dotenv_path=None, require_token=False)
                 measured = TTSEngine._batch_size
                 engine_module._CHOSEN_BATCH.clear()  # measured afresh for each engine
                 if kind == "forced":

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.synthesis.batching import BatchedFlowLM, BatchedMimi, Prefilled, Request, prefill
 from bot.synthesis.clip import read_file
 from bot.synthesis.decoder_precision import PRECISIONS, half_decoder
@@ -94,7 +94,7 @@ def load_model(config: Path, quantize: bool, decoder: str) -> Any:
         "TTS_QUANTIZE": str(int(quantize)),
         "TTS_DECODER_PRECISION": decoder,
     }
-    settings = load_settings(env, dotenv_path=None, require_token=False)
+    settings = load_config(env, dotenv_path=None, require_token=False)
     return TTSEngine._load_model(settings)
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.storage.database import Database
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
@@ -150,7 +150,7 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         config = write_random_config("english", folder, tokenizer=train_tokenizer(folder, 4000))
-        settings = load_settings(
+        settings = load_config(
             {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(make_clip(folder / "d.wav"))},
             dotenv_path=None, require_token=False,
         )  # fmt: skip

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.client import PocketVoiceBot
 from bot.core import native_memory
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.text.numbers import cardinal
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.fakediscord import FakeDiscord
@@ -264,7 +264,7 @@ async def soak(args: argparse.Namespace) -> None:
     }
     errors = ErrorCounter()
     logging.getLogger().addHandler(errors)
-    bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    bot = PocketVoiceBot(load_config(env, dotenv_path=None))
     bot_task = asyncio.create_task(bot.start(env["DISCORD_TOKEN"]))
     await asyncio.wait_for(bot.wait_until_ready(), 60)
     admin = fake.EVERYONE_PERMISSIONS | (1 << 5)

@@ -30,7 +30,7 @@ import discord
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.playback.audio_source import FrameConverter, StreamingSource
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.voice_link import load_opus
@@ -147,11 +147,11 @@ async def announced_run(engine: TTSEngine, phrases: PhraseCache | None) -> tuple
     """An announced message ("Alice said ...") through a server's queue: the first frame's
     latency from the message's arrival, and the underruns. With `phrases`, the lead is
     cached; without, the model says the whole line (the baseline)."""
-    deadlines = DeadlineScheduler(engine.stream, workers=engine.workers)
-    deadlines.start()
+    scheduler = DeadlineScheduler(engine.stream, workers=engine.workers)
+    scheduler.start()
     client, ended = PlayerVoiceClient(), Ended()
     speaker = GuildSpeaker(
-        deadlines,
+        scheduler,
         lambda: client,
         phrases=phrases,
         default_voice=engine.default_voice,  # type: ignore[arg-type,return-value]
@@ -162,7 +162,7 @@ async def announced_run(engine: TTSEngine, phrases: PhraseCache | None) -> tuple
         (result,) = await ended.wait_for(1, timeout=None)
     finally:
         await speaker.close()
-        await deadlines.close()
+        await scheduler.close()
     assert result.first_frame_latency is not None
     return result.first_frame_latency, result.underruns
 
@@ -173,7 +173,7 @@ async def bench_config(config: Path, clip: Path, quantize: bool, runs: int) -> l
         "DEFAULT_VOICE": str(clip),
         "TTS_QUANTIZE": str(int(quantize)),
     }
-    engine = await TTSEngine.load(load_settings(env, dotenv_path=None, require_token=False))
+    engine = await TTSEngine.load(load_config(env, dotenv_path=None, require_token=False))
     try:
         state = await engine.voice_state()
         await engine.synthesize("Warming up the model.")

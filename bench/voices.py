@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.storage.database import Database
 from bot.synthesis import clip as clips
 from bot.synthesis.engine import TTSEngine
@@ -41,7 +41,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         config = write_random_config(args.config, folder, tokenizer=train_tokenizer(folder, 4000))
-        settings = load_settings(
+        settings = load_config(
             {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(make_clip(folder / "d.wav"))},
             dotenv_path=None,
             require_token=False,

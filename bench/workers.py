@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
@@ -65,7 +65,7 @@ async def main() -> None:
                 "TTS_WORKERS": str(workers),
                 "TTS_QUANTIZE": str(int(args.quantize)),
             }
-            settings = load_settings(env, dotenv_path=None, require_token=False)
+            settings = load_config(env, dotenv_path=None, require_token=False)
             engine = await TTSEngine.load(settings)
             try:
                 await engine.synthesize("Warming up.")

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from bot.core.config import ConfigError, Settings, export_hf_token, load_settings, one_stream
+from bot.core.config import Config, ConfigError, export_hf_token, load_config, one_stream
 from bot.core.errors import OperatorError
 from bot.i18n.translate import plural
 
@@ -51,7 +51,7 @@ def configure_logging(
         logging.getLogger(driver).setLevel(max(logging.INFO, logging.getLevelName(level)))
 
 
-async def run_bot(settings: Settings) -> None:
+async def run_bot(settings: Config) -> None:
     import discord
 
     from bot.client import PocketVoiceBot
@@ -83,7 +83,7 @@ async def run_bot(settings: Settings) -> None:
         ) from None
 
 
-async def sync_commands(settings: Settings) -> None:
+async def sync_commands(settings: Config) -> None:
     from bot.client import CommandClient
 
     async with CommandClient(settings) as client:
@@ -92,7 +92,7 @@ async def sync_commands(settings: Settings) -> None:
     print(f"Registered {count} slash commands.")
 
 
-async def say(settings: Settings, text: str, out: Path, voice: str | None) -> None:
+async def say(settings: Config, text: str, out: Path, voice: str | None) -> None:
     from bot.synthesis.audio_files import FILE_FORMATS, write_audio_file
     from bot.synthesis.engine import TTSEngine
 
@@ -124,7 +124,7 @@ async def say(settings: Settings, text: str, out: Path, voice: str | None) -> No
     )
 
 
-async def migrate(settings: Settings) -> None:
+async def migrate(settings: Config) -> None:
     from bot.storage.database import Database, database_location
 
     location = database_location(settings.database_url, settings.data_dir)
@@ -138,7 +138,7 @@ async def migrate(settings: Settings) -> None:
     print(f"Migrations applied: {done}. Schema version {current[-1] if current else 0}.")
 
 
-async def db_copy(settings: Settings, to: str | None) -> int:
+async def db_copy(settings: Config, to: str | None) -> int:
     from bot.storage.copy_to_postgres import CopyError, copy_store
     from bot.storage.database import DATABASE_NAME, Database, is_postgres_url
     from bot.storage.voice_records import keep_old_recordings
@@ -172,7 +172,7 @@ async def db_copy(settings: Settings, to: str | None) -> int:
     return 0
 
 
-async def doctor(settings: Settings) -> int:
+async def doctor(settings: Config) -> int:
     from bot.doctor import Check, run_checks
 
     # The checks say what is wrong themselves; log lines would only repeat it.
@@ -186,7 +186,7 @@ async def doctor(settings: Settings) -> int:
     return 0 if ok else 1
 
 
-async def voices_command(settings: Settings, args: argparse.Namespace) -> int:
+async def voices_command(settings: Config, args: argparse.Namespace) -> int:
     from bot.storage.database import Database, database_location
     from bot.storage.voice_records import VoiceLibraryError
     from bot.synthesis.voice_library import VoiceLibrary, consent_now
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        settings = load_settings(require_token=args.command in ("run", "sync"))
+        settings = load_config(require_token=args.command in ("run", "sync"))
     except ConfigError as error:
         print(f"{error.label}: {error}", file=sys.stderr)
         return 2

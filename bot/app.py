@@ -23,26 +23,26 @@ from functools import partial
 
 import discord
 
-from bot.core.config import Settings
+from bot.core.config import Config
 from bot.core.supervisor import supervise
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
 from bot.ops.shards import ProcessShards
 from bot.playback.audio_source import ensure_opus
 from bot.playback.connection import VoiceConnections, leave_voice
-from bot.playback.speakers import SpeechScheduler
+from bot.playback.speakers import Speakers
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
 from bot.services.home_voice import HomeVoice
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
-from bot.services.settings import SettingsService
+from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.upkeep import IdleUpkeep
 from bot.services.voices import VoiceService
 from bot.services.wording import Wording
 from bot.storage.database import Database, database_location
-from bot.synthesis.engine import TTSEngine, VoiceError
+from bot.synthesis.engine import TTSEngine, UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.voice_library import VoiceLibrary
 
@@ -59,7 +59,7 @@ class Probes:
     ) -> None:  # fmt: skip
         """`ready()`: None, or what the bot still waits for."""
         self.host, self.port = host, port
-        self._speakers: SpeechScheduler | None = None  # the gauges' source, once built
+        self._speakers: Speakers | None = None  # the gauges' source, once built
         self.metrics = Metrics(lambda: self._speakers, shards)
         self.endpoints = HttpEndpoints(self.metrics, ready)
 
@@ -67,7 +67,7 @@ class Probes:
         self.metrics.count_log_problems()
         await self.endpoints.start(self.host, self.port)
 
-    def watch(self, speakers: SpeechScheduler) -> None:
+    def watch(self, speakers: Speakers) -> None:
         """The one late wiring, as the endpoints start before the model loads: from now on
         the speakers' gauges are served, and every utterance is counted."""
         self._speakers = speakers
@@ -82,12 +82,12 @@ class Probes:
 class App:
     """Everything the bot is made of beside its Discord connection, built (`build`)."""
 
-    settings: Settings  # the operator's
+    settings: Config  # the operator's
     client: discord.Client  # the Discord side: guilds, voice clients, presence
     db: Database
     engine: TTSEngine  # the default language's model
     models: ModelPool  # every language's models
-    speakers: SpeechScheduler  # a speaker per server, one deadline scheduler for the models
+    speakers: Speakers  # a speaker per server, one deadline scheduler for the models
     library: VoiceLibrary  # members' cloned voices
     connections: VoiceConnections
     blocks: BlockService
@@ -95,7 +95,7 @@ class App:
     voices: VoiceService
     reader: AutoReader
     notices: JoinNotices
-    settings_service: SettingsService
+    settings_commands: SettingsCommands
     home: HomeVoice  # each server's home voice channel
     upkeep: IdleUpkeep
     tasks: tuple[asyncio.Task[None], ...]  # other supervised work (watchdogs, followers)
@@ -118,7 +118,7 @@ class App:
 
 
 async def build(
-    settings: Settings,
+    settings: Config,
     client: discord.Client,
     ssl_context: ssl.SSLContext,
     probes: Probes | None = None,
@@ -130,20 +130,20 @@ async def build(
         undo.push_async_callback(engine.close)
         try:  # load the default voice now, so the first /say answers fast
             await engine.voice_state()
-        except VoiceError as error:
-            raise VoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
+        except UnusableVoiceError as error:
+            raise UnusableVoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
         db = await Database.open(database_location(settings.database_url, settings.data_dir))
         undo.push_async_callback(db.close)
         models = ModelPool(
             settings, engine, partial(TTSEngine.load, batch=engine.rows, background=True)
         )
         undo.push_async_callback(models.close)
-        speakers = SpeechScheduler(engine, models=models)
+        speakers = Speakers(engine, models=models)
         undo.push_async_callback(speakers.close)
         if probes is not None:
             probes.watch(speakers)
         library = VoiceLibrary(
-            db, engine, settings.data_dir, deadlines=speakers.deadlines, models=models
+            db, engine, settings.data_dir, scheduler=speakers.scheduler, models=models
         )
         await library.reconcile()
         connections = VoiceConnections(speakers, client.get_guild)
@@ -159,7 +159,7 @@ async def build(
             Wording(db),
         )
         home = HomeVoice(db, connections)
-        settings_service = SettingsService(
+        settings_commands = SettingsCommands(
             db, models.languages, can_load=models.check_loadable, ssl_context=ssl_context,
             blocks=blocks, on_home_voice=home.settle,
         )  # fmt: skip
@@ -181,7 +181,7 @@ async def build(
             voices=VoiceService(library, speech, engine),
             reader=AutoReader(db, speech, language=settings.tts_language),
             notices=JoinNotices(db, speech),
-            settings_service=settings_service,
+            settings_commands=settings_commands,
             home=home,
             upkeep=IdleUpkeep(client, speakers, models, db, speech),
             tasks=tuple(tasks),

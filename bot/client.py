@@ -13,7 +13,7 @@ from discord.ext import commands
 
 from bot.app import App, Probes, build
 from bot.core import gc_pauses, native_memory
-from bot.core.config import Settings
+from bot.core.config import Config
 from bot.i18n.translate import localize
 from bot.ops.shards import ProcessShards, ShardLoad
 from bot.playback.voice_link import point_discord_at
@@ -32,7 +32,7 @@ EXTENSIONS = (
 )
 
 
-def ssl_context(settings: Settings) -> ssl.SSLContext:
+def ssl_context(settings: Config) -> ssl.SSLContext:
     """The system's trusted CAs plus `DISCORD_CA_FILE`; verification always stays on."""
     context = ssl.create_default_context()
     if settings.discord_ca_file is not None:
@@ -53,7 +53,7 @@ class CommandClient(commands.Bot):
     tree. No gateway session, no model, no database: those are the whole bot's,
     `PocketVoiceBot`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Config) -> None:
         point_discord_at(settings)
         super().__init__(
             command_prefix=commands.when_mentioned,
@@ -75,7 +75,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
     Discord's recommended count, all held here. Guilds spread over processes by shard; their
     shared data is in the database (DATABASE_URL). Its parts are built by `bot.app.build`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Config) -> None:
         native_memory.limit_arenas()  # before the model's threads start
         point_discord_at(settings)
         intents = discord.Intents.none()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.core.config import Settings, one_stream
+from bot.core.config import Config, one_stream
 
 FREE_SPACE_MIN = 1 << 30  # 1 GiB: the database, voices, phrases and the model cache
 HF_TIMEOUT_S = 15.0
@@ -83,7 +83,7 @@ def check_sndfile() -> Check:
     return good("libsndfile", f"{soundfile.__libsndfile_version__} reads every /clone format")
 
 
-def check_torch(settings: Settings) -> Check:
+def check_torch(settings: Config) -> Check:
     from bot.synthesis.torch_build import torch_build
 
     torch = torch_build()
@@ -144,8 +144,8 @@ def check_adapters() -> list[Check]:
 
 
 # ---- model and voices ----------------------------------------------------------------------
-async def check_model(settings: Settings) -> list[Check]:
-    from bot.synthesis.engine import ModelUnavailableError, TTSEngine, VoiceError
+async def check_model(settings: Config) -> list[Check]:
+    from bot.synthesis.engine import ModelUnavailableError, TTSEngine, UnusableVoiceError
 
     spec = f"TTS_LANGUAGE={settings.tts_language}"
     if settings.tts_config is not None:
@@ -183,7 +183,7 @@ async def check_model(settings: Settings) -> list[Check]:
         try:
             await engine.voice_state()
             checks.append(good("DEFAULT_VOICE", f"{engine.default_voice!r} works"))
-        except VoiceError as error:
+        except UnusableVoiceError as error:
             checks.append(
                 bad(
                     "DEFAULT_VOICE",
@@ -197,7 +197,7 @@ async def check_model(settings: Settings) -> list[Check]:
     return checks
 
 
-async def check_hf_token(settings: Settings) -> Check | None:
+async def check_hf_token(settings: Config) -> Check | None:
     token = settings.hf_token
     if token is None:
         return None
@@ -227,7 +227,7 @@ async def check_hf_token(settings: Settings) -> Check | None:
 
 
 # ---- data folder and database --------------------------------------------------------------
-def check_data_dir(settings: Settings) -> list[Check]:
+def check_data_dir(settings: Config) -> list[Check]:
     from bot.storage.database import DATABASE_NAME
 
     folder = settings.data_dir
@@ -276,7 +276,7 @@ def check_data_dir(settings: Settings) -> list[Check]:
     return checks
 
 
-async def check_database(settings: Settings) -> Check:
+async def check_database(settings: Config) -> Check:
     from bot.storage.database import DATABASE_NAME, STORE_ERRORS, Database
     from bot.storage.migrations import discover_migrations
 
@@ -315,7 +315,7 @@ async def check_database(settings: Settings) -> Check:
 
 
 # ---- Discord ---------------------------------------------------------------------------------
-async def check_discord(settings: Settings) -> list[Check]:
+async def check_discord(settings: Config) -> list[Check]:
     import discord
 
     from bot.client import CommandClient
@@ -368,7 +368,7 @@ def _missing(permissions: Any, needed: tuple[str, ...]) -> list[str]:
     return [name.replace("_", " ").title() for name in needed if not getattr(permissions, name)]
 
 
-async def _check_guilds(bot: Any, settings: Settings) -> list[Check]:
+async def _check_guilds(bot: Any, settings: Config) -> list[Check]:
     import discord
 
     from bot.storage.database import DATABASE_NAME, Database
@@ -476,7 +476,7 @@ async def _check_commands(bot: Any) -> Check:
 
 
 # ---- all of it -------------------------------------------------------------------------------
-async def run_checks(settings: Settings, report: Callable[[Check], Awaitable[None] | None]) -> bool:
+async def run_checks(settings: Config, report: Callable[[Check], Awaitable[None] | None]) -> bool:
     """Run every check, reporting each as it finishes; True when all passed."""
     ok = True
 

@@ -1,5 +1,5 @@
 """Slash commands /setup, /set ..., /config ..., /settings, /dict ... and /dictionary ...:
-glue to bot.services.settings.
+glue to bot.services.settings_commands.
 
 Server settings need Manage Server: Discord hides them from others (default permissions)
 and the service checks again, since server admins can override Discord's defaults. So do
@@ -16,7 +16,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.client import PocketVoiceBot
-from bot.services.settings import builtin_voice_names
+from bot.services.settings_commands import builtin_voice_names
 from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
 from cogs.common import choose_voice, guild_of, respond, services
 
@@ -31,7 +31,7 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     """`/set <name> value:` with the option type that fits the setting."""
 
     async def apply(interaction: discord.Interaction, raw: str) -> None:
-        service = services(interaction).settings_service
+        service = services(interaction).settings_commands
         await respond(
             interaction,
             lambda: service.set_server(
@@ -140,7 +140,7 @@ class SettingsCog(commands.Cog):
     ) -> None:  # fmt: skip
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.setup(
+            lambda: self.bot.app.settings_commands.setup(
                 interaction.permissions, guild_of(interaction), channel, voice_channel
             ),
         )
@@ -150,7 +150,7 @@ class SettingsCog(commands.Cog):
     async def setup_remove(self, interaction: discord.Interaction, channel: TextChannel) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.setup_remove(
+            lambda: self.bot.app.settings_commands.setup_remove(
                 interaction.permissions, guild_of(interaction), channel.id
             ),
         )
@@ -159,7 +159,7 @@ class SettingsCog(commands.Cog):
     @app_commands.guild_only()
     async def settings(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.app.settings_service.show(guild_of(interaction))
+            interaction, lambda: self.bot.app.settings_commands.show(guild_of(interaction))
         )
 
     @set_group.command(name="nick", description="The name I call you by ('reset' for your own)")
@@ -170,7 +170,7 @@ class SettingsCog(commands.Cog):
     async def nick(
         self, interaction: discord.Interaction, name: str, member: discord.Member | None = None
     ) -> None:
-        service = self.bot.app.settings_service
+        service = self.bot.app.settings_commands
         await respond(
             interaction,
             lambda: service.set_nick(
@@ -189,7 +189,7 @@ class SettingsCog(commands.Cog):
     async def autoread(self, interaction: discord.Interaction, value: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.set_autoread(
+            lambda: self.bot.app.settings_commands.set_autoread(
                 interaction.user, guild_of(interaction), value == "on"
             ),
         )
@@ -200,7 +200,7 @@ class SettingsCog(commands.Cog):
     async def my_language(self, interaction: discord.Interaction, language: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.set_language(
+            lambda: self.bot.app.settings_commands.set_language(
                 interaction.user, guild_of(interaction), language
             ),
         )
@@ -210,7 +210,7 @@ class SettingsCog(commands.Cog):
     async def my_rate(self, interaction: discord.Interaction, rate: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.set_rate(
+            lambda: self.bot.app.settings_commands.set_rate(
                 interaction.user, guild_of(interaction), rate
             ),
         )
@@ -222,7 +222,7 @@ class SettingsCog(commands.Cog):
     async def my_pitch(self, interaction: discord.Interaction, pitch: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.set_pitch(
+            lambda: self.bot.app.settings_commands.set_pitch(
                 interaction.user, guild_of(interaction), pitch
             ),
         )
@@ -262,7 +262,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_add(
+            lambda: self.bot.app.settings_commands.dict_add(
                 interaction.permissions, guild_of(interaction), word, spoken, language
             ),
         )
@@ -278,7 +278,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_remove(
+            lambda: self.bot.app.settings_commands.dict_remove(
                 interaction.permissions, guild_of(interaction), word, language
             ),
         )
@@ -295,7 +295,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_sound(
+            lambda: self.bot.app.settings_commands.dict_sound(
                 interaction.permissions, guild_of(interaction), word, clip
             ),
         )
@@ -305,7 +305,7 @@ class SettingsCog(commands.Cog):
     async def dict_sound_remove(self, interaction: discord.Interaction, word: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_sound_remove(
+            lambda: self.bot.app.settings_commands.dict_sound_remove(
                 interaction.permissions, guild_of(interaction), word
             ),
         )
@@ -318,7 +318,7 @@ class SettingsCog(commands.Cog):
     ) -> None:  # fmt: skip
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_list(guild_of(interaction), contains, page),
+            lambda: self.bot.app.settings_commands.dict_list(guild_of(interaction), contains, page),
         )
 
     @dictionary_group.command(name="export", description="Get the dictionary as a file")
@@ -332,7 +332,7 @@ class SettingsCog(commands.Cog):
     async def dict_export(self, interaction: discord.Interaction, format: str = "json") -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_export(guild_of(interaction), format),
+            lambda: self.bot.app.settings_commands.dict_export(guild_of(interaction), format),
         )
 
     @dict_group.command(
@@ -344,7 +344,7 @@ class SettingsCog(commands.Cog):
     async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_service.dict_import(
+            lambda: self.bot.app.settings_commands.dict_import(
                 interaction.permissions, interaction.user, guild_of(interaction), file
             ),
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.client import PocketVoiceBot
-from bot.core.config import Settings, load_settings
+from bot.core.config import Config, load_config
 from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
@@ -57,8 +57,8 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
     )
 
 
-def engine_settings(config: Path, clip: Path, **env: str) -> Settings:
-    return load_settings(
+def engine_settings(config: Path, clip: Path, **env: str) -> Config:
+    return load_config(
         {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip), **env},
         dotenv_path=None,
         require_token=False,
@@ -138,7 +138,7 @@ async def bot_on_fake_discord(
         "DATA_DIR": str(tmp_path),
         **(extra_env or {}),
     }
-    bot = PocketVoiceBot(load_settings(env, dotenv_path=None))
+    bot = PocketVoiceBot(load_config(env, dotenv_path=None))
     # discord.py waits this long after the last GUILD_CREATE before READY (2 s): the fake sends
     # its guilds at once after READY, as Discord does for a small bot
     bot._connection.guild_ready_timeout = GUILD_READY_TIMEOUT_S

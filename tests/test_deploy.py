@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
 from bot.ops.shards import ProcessShards
@@ -204,7 +204,7 @@ def test_the_shards_compose_file_runs_two_shards_on_one_postgresql() -> None:
         env = {k: str(v) for k, v in service["environment"].items()}
         env["DISCORD_TOKEN"] = "a.token"
         env["DATABASE_URL"] = env["DATABASE_URL"].replace("${POSTGRES_PASSWORD:?", "pw${")
-        settings.append(load_settings(env, dotenv_path=None))
+        settings.append(load_config(env, dotenv_path=None))
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
         data = next(v for v in service["volumes"] if v.endswith(":" + env["DATA_DIR"]))
         assert data.split(":")[0] in compose["volumes"]  # each machine's own cache

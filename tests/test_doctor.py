@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import sync_commands
-from bot.core.config import Settings, load_settings
+from bot.core.config import Config, load_config
 from bot.doctor import Check, run_checks
 from bot.storage.database import Database
 from bot.storage.migrations import discover_migrations
@@ -54,12 +54,12 @@ async def doctor(env: dict[str, str]) -> tuple[bool, dict[str, Check]]:
         assert check.name not in found, f"{check.name} reported twice"
         found[check.name] = check
 
-    ok = await run_checks(load_settings(env, dotenv_path=None), keep)
+    ok = await run_checks(load_config(env, dotenv_path=None), keep)
     return ok, found
 
 
-def settings_of(env: dict[str, str]) -> Settings:
-    return load_settings(env, dotenv_path=None)
+def settings_of(env: dict[str, str]) -> Config:
+    return load_config(env, dotenv_path=None)
 
 
 async def test_a_good_setup_passes_every_check(

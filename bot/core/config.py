@@ -28,7 +28,7 @@ class ConfigError(OperatorError):
 
 
 @dataclass(frozen=True)
-class Settings:
+class Config:
     discord_token: str | None = field(default=None, repr=False)
     tts_language: str = "english"
     tts_config: Path | None = None
@@ -152,12 +152,12 @@ def _shards(env: Mapping[str, str]) -> tuple[int | None, tuple[int, ...] | None]
     return count, tuple(dict.fromkeys(ids))
 
 
-def load_settings(
+def load_config(
     environ: Mapping[str, str] | None = None,
     *,
     dotenv_path: Path | None = Path(".env"),
     require_token: bool = True,
-) -> Settings:
+) -> Config:
     """Settings from `environ` (default: the process environment) over the `.env` file."""
     env: dict[str, str] = {}
     if dotenv_path is not None and dotenv_path.is_file():
@@ -223,7 +223,7 @@ def load_settings(
 
     shard_count, shard_ids = _shards(env)
 
-    return Settings(
+    return Config(
         discord_token=token,
         tts_language=language,
         tts_config=tts_config,
@@ -254,14 +254,14 @@ def load_settings(
     )
 
 
-def export_hf_token(settings: Settings) -> None:
+def export_hf_token(settings: Config) -> None:
     """huggingface_hub reads HF_TOKEN from the environment only; a token given in .env is
     handed on to it here."""
     if settings.hf_token and not os.environ.get("HF_TOKEN"):
         os.environ["HF_TOKEN"] = settings.hf_token
 
 
-def one_stream(settings: Settings) -> Settings:
+def one_stream(settings: Config) -> Config:
     """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""

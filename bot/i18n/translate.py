@@ -4,14 +4,14 @@ Locales are discord.py's `Locale` or their codes ("fr"): this module does not im
 
 from __future__ import annotations
 
-from bot.i18n.replies import TABLES
+from bot.i18n.reply_tables import TABLES
 
 
 class Phrase(str):
     """English text that keeps its template and values, so that it can be said again in the
     member's language when it is sent (`localize`). It is a `str`: logs, tests and code that
     compare it see the English. Write replies as `tr("Joined {channel}.", channel=...)`; the
-    translators' tables are in `bot/i18n/replies.py`."""
+    translators' tables are in `bot/i18n/reply_tables.py`."""
 
     template: str
     values: dict[str, object]

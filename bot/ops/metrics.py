@@ -21,7 +21,7 @@ from bot.playback.audio_source import FRAME_S
 
 if TYPE_CHECKING:
     from bot.ops.shards import ProcessShards
-    from bot.playback.speakers import SpeechScheduler
+    from bot.playback.speakers import Speakers
     from bot.playback.stats import UtteranceResult
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -33,17 +33,17 @@ class _SchedulerCollector(Collector):
     """Gauges read at scrape time, so they are never stale."""
 
     def __init__(
-        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
+        self, speakers: Callable[[], Speakers | None], shards: Callable[[], ProcessShards]
     ) -> None:
-        self._scheduler = scheduler
+        self._scheduler = speakers
         self._shards = shards
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         yield from self._collect_shards(self._shards())
-        scheduler = self._scheduler()
-        if scheduler is None:
+        speakers = self._scheduler()
+        if speakers is None:
             return
-        snap = scheduler.snapshot()
+        snap = speakers.snapshot()
         gauges = {
             "pocketvoice_speaking_servers": ("Servers with speech playing or queued.",
                                              snap.speaking_servers),
@@ -110,7 +110,7 @@ class _LogCounter(logging.Handler):
 
 class Metrics:
     def __init__(
-        self, scheduler: Callable[[], SpeechScheduler | None], shards: Callable[[], ProcessShards]
+        self, speakers: Callable[[], Speakers | None], shards: Callable[[], ProcessShards]
     ) -> None:
         self.registry = CollectorRegistry()
         self.ttfa = Histogram(
@@ -135,7 +135,7 @@ class Metrics:
             "Warnings and errors logged, by the module that logged them.",
             ["kind", "level"], registry=self.registry,
         )  # fmt: skip
-        self.registry.register(_SchedulerCollector(scheduler, shards))
+        self.registry.register(_SchedulerCollector(speakers, shards))
         self._log_counter = _LogCounter(self.problems)
 
     def record(self, result: UtteranceResult) -> None:

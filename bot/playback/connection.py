@@ -32,7 +32,7 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
-from bot.playback.speakers import SpeechScheduler
+from bot.playback.speakers import Speakers
 from bot.playback.voice_link import VoiceLink
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,8 @@ def humans_in(channel: VoiceChannel) -> list[discord.Member]:
 class VoiceConnections:
     """The voice links of every server, kept working."""
 
-    def __init__(self, scheduler: SpeechScheduler, guild: GuildLookup) -> None:
-        self.scheduler = scheduler
+    def __init__(self, speakers: Speakers, guild: GuildLookup) -> None:
+        self.speakers = speakers
         self._guild = guild
         # a lock lives while someone holds or waits for it: the table cannot only grow
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -98,7 +98,7 @@ class VoiceConnections:
         return lock
 
     def _want(self, guild_id: int, channel_id: int | None) -> None:
-        speaker = self.scheduler.get(guild_id)
+        speaker = self.speakers.get(guild_id)
         if channel_id is None:
             self._wanted.pop(guild_id, None)
             self._broken_since.pop(guild_id, None)
@@ -139,7 +139,7 @@ class VoiceConnections:
         ):
             return
         log.info("going back to the home voice channel in guild %s", guild_id)
-        self.scheduler.speaker(guild)
+        self.speakers.speaker(guild)
         self._want(guild_id, home)
         self._start_heal(guild_id)
 
@@ -163,14 +163,14 @@ class VoiceConnections:
                     channel=current.mention,
                 ))  # fmt: skip
             check_permissions(channel)
-            speaker = self.scheduler.get(guild.id)
+            speaker = self.speakers.get(guild.id)
             if speaker is not None:
                 speaker.clear()
             await voice_client.move_to(channel)
             self._want(guild.id, channel.id)
             return voice_client
         check_permissions(channel)
-        speaker = self.scheduler.speaker(guild)
+        speaker = self.speakers.speaker(guild)
         speaker.last_active = time.monotonic()  # idle time starts now
         voice_client = await self._replace_link(channel)
         self._want(guild.id, channel.id)
@@ -179,7 +179,7 @@ class VoiceConnections:
     async def _replace_link(self, channel: VoiceChannel) -> discord.VoiceClient:
         """A new link in place of whatever the server has (a half-open connection, one of an
         old session, or none); speech that was playing plays on over the new one."""
-        speaker = self.scheduler.speaker(channel.guild)
+        speaker = self.speakers.speaker(channel.guild)
         speaker.unlink()
         await self._drop_link(channel.guild)
         voice_client = await self._join(channel)
@@ -285,7 +285,7 @@ class VoiceConnections:
             )  # fmt: skip
             self._wanted[guild_id] = home
             if guild is not None and guild_id not in self._healing:
-                self.scheduler.speaker(guild)
+                self.speakers.speaker(guild)
                 self._start_heal(guild_id)
             return
         log.info(
@@ -295,7 +295,7 @@ class VoiceConnections:
         self._wanted[guild_id] = channel.id
 
     def _needs_healing(self, guild_id: int, now: float) -> bool:
-        speaker = self.scheduler.get(guild_id)
+        speaker = self.speakers.get(guild_id)
         guild = self._guild(guild_id)
         if speaker is None or guild is None or guild_id in self._healing:
             return False
@@ -343,7 +343,7 @@ class VoiceConnections:
 
     async def _heal(self, guild_id: int) -> None:
         guild, channel_id = self._guild(guild_id), self._wanted.get(guild_id)
-        speaker = self.scheduler.get(guild_id)
+        speaker = self.speakers.get(guild_id)
         if guild is None or channel_id is None or speaker is None:
             return
         channel = guild.get_channel(channel_id)
@@ -384,7 +384,7 @@ class VoiceConnections:
             guild.id, " and ".join(missing), channel.id,
         )  # fmt: skip
         self._want(guild.id, None)
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         if speaker is not None:
             speaker.clear()
         with contextlib.suppress(TimeoutError):

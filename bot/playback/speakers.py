@@ -24,7 +24,7 @@ from bot.core.supervisor import supervise
 from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource, pcm_frames
 from bot.playback.queue_speedup import queue_rate
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
-from bot.synthesis.engine import TTSEngine, VoiceError
+from bot.synthesis.engine import TTSEngine, UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
@@ -87,7 +87,7 @@ class GuildSpeaker:
 
     def __init__(
         self,
-        deadlines: DeadlineScheduler,
+        scheduler: DeadlineScheduler,
         voice_client: VoiceClientGetter,
         max_queue: int = 20,
         key: object = None,
@@ -100,7 +100,7 @@ class GuildSpeaker:
         # phrases being rendered for the cache: (voice, phrase, rate, pitch)
         self._rendering: set[tuple[str, str, float, int]] = set()
         self._on_result = on_result
-        self._deadlines = deadlines
+        self._scheduler = scheduler
         self._voice_client = voice_client
         self.key = key
         self.max_queue = max_queue
@@ -196,7 +196,7 @@ class GuildSpeaker:
         """Stop the current utterance; the queue goes on. False when nothing was playing."""
         if self._current is None:
             return False
-        self._current.cancel(self._deadlines)
+        self._current.cancel(self._scheduler)
         voice_client = self._voice_client()
         if voice_client is not None and voice_client.is_playing():
             voice_client.stop()
@@ -235,7 +235,7 @@ class GuildSpeaker:
     def _cancel_next(self) -> Utterance:
         assert self._next is not None
         playback, self._next = self._next, None
-        playback.cancel(self._deadlines)
+        playback.cancel(self._scheduler)
         return playback.utterance
 
     def _begin(self, utterance: Utterance, follows: PlaybackSink | None = None) -> _Playback:
@@ -247,7 +247,7 @@ class GuildSpeaker:
         played: asyncio.Future[Exception | None] = loop.create_future()
 
         def failed(error: Exception) -> None:  # play() raised: this message ends here
-            self._deadlines.cancel(job)
+            self._scheduler.cancel(job)
             if not played.done():
                 played.set_result(error)
 
@@ -281,7 +281,7 @@ class GuildSpeaker:
         else:  # a link being healed is awaited: the audio waits in the source meanwhile
             if lead_audio is not None:
                 sink.feed(lead_audio)
-            self._deadlines.submit(job)
+            self._scheduler.submit(job)
         return playback
 
     def _job(self, utterance: Utterance, text: str, sink: PlaybackSink, rate: float) -> SpeechJob:
@@ -302,12 +302,12 @@ class GuildSpeaker:
                 playback.sink.feed_pcm(playback.utterance.sounds[part.key])
                 continue
             job = self._job(playback.utterance, part, playback.sink, playback.rate)
-            job.free_at = self._deadlines.clock()
+            job.free_at = self._scheduler.clock()
             playback.job = job
-            self._deadlines.submit(job)
+            self._scheduler.submit(job)
             await job.done.wait()
             error = job.error
-            if isinstance(error, VoiceError) and job.voice and not job.cancelled:
+            if isinstance(error, UnusableVoiceError) and job.voice and not job.cancelled:
                 log.warning("voice unusable (%s): the rest with the default voice", error)
                 playback.utterance = dataclasses.replace(playback.utterance, voice=None)
                 playback.rest.insert(0, part)
@@ -463,7 +463,7 @@ class GuildSpeaker:
             assert phrases is not None
             if await asyncio.to_thread(phrases.get, key, lead, rate=rate, pitch=pitch) is not None:
                 return  # it was on disk: in memory now
-            audio = await self._deadlines.background_speech(lead, voice, owner=(0, self.key))
+            audio = await self._scheduler.background_speech(lead, voice, owner=(0, self.key))
             if len(audio):
 
                 def keep() -> None:
@@ -494,7 +494,7 @@ class GuildSpeaker:
             except Exception:  # one bad utterance must not end the guild's queue
                 log.exception("speaking an utterance failed")
                 if self._current is not None:
-                    self._current.cancel(self._deadlines)
+                    self._current.cancel(self._scheduler)
             finally:
                 self._current = None
                 self.last_active = time.monotonic()
@@ -504,12 +504,12 @@ class GuildSpeaker:
         if playback.not_connected:
             return self._result(playback, error="not connected to voice")
         if not job.admitted:  # it waits for the model from now on, not from its request
-            job.free_at = self._deadlines.clock()
+            job.free_at = self._scheduler.clock()
         sink.release()  # the audio it followed has ended: play as soon as it is ready
         await job.done.wait()
         error = job.error
         retry = playback.utterance.voice and not sink.samples and not job.cancelled
-        if isinstance(error, VoiceError) and retry:
+        if isinstance(error, UnusableVoiceError) and retry:
             log.warning("voice unusable (%s): speaking with the default voice", error)
             self._current = self._begin(dataclasses.replace(playback.utterance, voice=None))
             return await self._speak(self._current)
@@ -552,7 +552,7 @@ class GuildSpeaker:
                 if time.monotonic() - since < limit:
                     continue
                 log.warning("the voice player stalled in %s: giving the message up", self.key)
-                playback.cancel(self._deadlines)
+                playback.cancel(self._scheduler)
                 if voice_client is not None:
                     with contextlib.suppress(Exception):
                         voice_client.stop()
@@ -608,8 +608,8 @@ class _Playback:
         else:
             self.detached = True
 
-    def cancel(self, deadlines: DeadlineScheduler) -> None:
-        deadlines.cancel(self.job)  # drops its units, stops the unit in flight
+    def cancel(self, scheduler: DeadlineScheduler) -> None:
+        scheduler.cancel(self.job)  # drops its units, stops the unit in flight
         self.source.cancel()
 
 
@@ -693,7 +693,7 @@ class PlaybackSink:
         self.source.feed(self._converter.flush())
 
 
-class SpeechScheduler:
+class Speakers:
     """All guilds' speakers, sharing one engine."""
 
     def __init__(
@@ -706,7 +706,7 @@ class SpeechScheduler:
         self._speakers: dict[int, GuildSpeaker] = {}
         self.models = models
         source: TTSEngine | ModelPool = engine if models is None else models
-        self.deadlines = DeadlineScheduler(
+        self.scheduler = DeadlineScheduler(
             source.stream,
             workers=engine.workers,
             ahead_s=ahead_s,
@@ -714,15 +714,15 @@ class SpeechScheduler:
             run_call=source.call,
             capacity=engine.capacity if engine.batched else None,
         )
-        self.deadlines.start()
-        self.stats = BotStats(self.deadlines)
+        self.scheduler.start()
+        self.stats = BotStats(self.scheduler)
 
     def speaker(self, guild: discord.Guild) -> GuildSpeaker:
         speaker = self._speakers.get(guild.id)
         if speaker is None:
             getter = lambda: guild.voice_client  # noqa: E731
             speaker = GuildSpeaker(
-                self.deadlines, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
+                self.scheduler, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
                 on_result=self.stats.record, phrases=self._engine.phrases,
                 default_voice=self._engine.default_voice,
             )  # fmt: skip
@@ -761,4 +761,4 @@ class SpeechScheduler:
     async def close(self) -> None:
         speakers, self._speakers = list(self._speakers.values()), {}
         await asyncio.gather(*(s.close() for s in speakers))
-        await self.deadlines.close()
+        await self.scheduler.close()

@@ -81,9 +81,9 @@ def _percentile(values: list[float], share: float) -> float | None:
 
 class BotStats:
     def __init__(
-        self, deadlines: DeadlineScheduler, clock: Callable[[], float] = time.monotonic
+        self, scheduler: DeadlineScheduler, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.deadlines = deadlines
+        self.scheduler = scheduler
         self.clock = clock
         self.recent: collections.deque[UtteranceResult] = collections.deque(maxlen=500)
         self.listeners: list[Callable[[UtteranceResult], None]] = []  # e.g. the metrics
@@ -102,7 +102,7 @@ class BotStats:
     def _load(self) -> float:
         """Share of the workers' time spent synthesizing over the last minute."""
         now = self.clock()
-        self._busy_marks.append((now, self.deadlines.estimate.busy_seconds))
+        self._busy_marks.append((now, self.scheduler.estimate.busy_seconds))
         while len(self._busy_marks) > 1 and now - self._busy_marks[1][0] >= WINDOW_S:
             self._busy_marks.popleft()
         then, busy_then = self._busy_marks[0]
@@ -110,8 +110,8 @@ class BotStats:
             return 0.0
         return min(
             1.0,
-            (self.deadlines.estimate.busy_seconds - busy_then)
-            / ((now - then) * self.deadlines.workers),
+            (self.scheduler.estimate.busy_seconds - busy_then)
+            / ((now - then) * self.scheduler.workers),
         )
 
     def snapshot(self, speaking_servers: int) -> Snapshot:
@@ -119,20 +119,20 @@ class BotStats:
         ttfa = [r.first_frame_latency for r in started if r.first_frame_latency is not None]
         audio_min = sum(r.frames_played for r in started) * FRAME_S / 60
         underrun_s = sum(r.underruns for r in started) * FRAME_S
-        busy = self.deadlines.estimate.busy_seconds
+        busy = self.scheduler.estimate.busy_seconds
         snapshot = Snapshot(
             utterances=len(started),
             ttfa_p50=_percentile(ttfa, 0.5),
             ttfa_p95=_percentile(ttfa, 0.95),
             underruns_per_audio_min=underrun_s / audio_min if audio_min else 0.0,
-            real_time_factor=self.deadlines.estimate.audio_seconds / busy if busy else None,
+            real_time_factor=self.scheduler.estimate.audio_seconds / busy if busy else None,
             load=self._load(),
-            queued_units=self.deadlines.queued_units,
+            queued_units=self.scheduler.queued_units,
             speaking_servers=speaking_servers,
-            waiting_for_room=self.deadlines.held_back(),
-            background_waiting=self.deadlines.background_waiting(),
-            background_done=self.deadlines.background.done,
-            background_refused=self.deadlines.background.refused,
+            waiting_for_room=self.scheduler.held_back(),
+            background_waiting=self.scheduler.background_waiting(),
+            background_done=self.scheduler.background.done,
+            background_refused=self.scheduler.background.refused,
         )
         log.debug("stats: %s", snapshot)
         return snapshot

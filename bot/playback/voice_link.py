@@ -29,7 +29,7 @@ from typing import Any
 import discord
 import yarl
 
-from bot.core.config import Settings
+from bot.core.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ WRITTEN_FOR = "2.7.1"  # the version whose private names this module uses
 ABANDON_TIMEOUT_S = 2.0
 
 
-def point_discord_at(settings: Settings) -> None:
+def point_discord_at(settings: Config) -> None:
     """Use the configured REST and gateway URLs (a proxy, or our tests' fake Discord).
 
     discord.py 2.7 reads them from two class attributes and offers no option of a client's

@@ -21,7 +21,7 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
-from bot.playback.speakers import SpeechScheduler, Utterance
+from bot.playback.speakers import Speakers, Utterance
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in
 from bot.services.wording import capped
@@ -220,8 +220,8 @@ class AutoReader:
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
 
     @property
-    def scheduler(self) -> SpeechScheduler:
-        return self.speech.scheduler
+    def speakers(self) -> Speakers:
+        return self.speech.speakers
 
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> str:
@@ -307,7 +307,7 @@ class AutoReader:
         if not text:
             return "nothing to say"
         sounds = await self.speech.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
-        speaker = self.scheduler.speaker(guild)
+        speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         model = self.speech.model_language(language)
         utterance = Utterance(
@@ -670,7 +670,7 @@ class AutoReader:
         reading = self._readings.get(message.id)
         if message.guild is None or reading is None:
             return
-        speaker = self.scheduler.get(message.guild.id)
+        speaker = self.speakers.get(message.guild.id)
         if speaker is None:
             return
         settings = await self.db.guilds.get(message.guild.id)
@@ -696,7 +696,7 @@ class AutoReader:
 
     def deleted(self, guild_id: int | None, message_ids: set[int]) -> int:
         """Messages were deleted: their waiting readings are dropped; returns how many."""
-        speaker = self.scheduler.get(guild_id) if guild_id is not None else None
+        speaker = self.speakers.get(guild_id) if guild_id is not None else None
         if speaker is None:
             return 0
         return sum(speaker.drop(message_id) for message_id in message_ids)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from bot.i18n.translate import lines, plural, tr
 from bot.ops.shards import ProcessShards
-from bot.playback.speakers import SpeechScheduler
+from bot.playback.speakers import Speakers
 from bot.services.replies import Reply
 
 MAX_SHARD_LINES = 16  # /botstats names each shard of a process up to this many
 
 
-def botstats(speakers: SpeechScheduler, shards: ProcessShards) -> Reply:
+def botstats(speakers: Speakers, shards: ProcessShards) -> Reply:
     """This process's figures: with shards across processes, each answers for its own."""
     snap = speakers.snapshot()
 

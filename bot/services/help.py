@@ -9,7 +9,7 @@ import discord
 
 from bot.i18n.translate import localize, tr
 from bot.services.replies import Reply
-from bot.services.settings import read_channels_line
+from bot.services.settings_commands import read_channels_line
 from bot.storage.database import Database
 
 log = logging.getLogger(__name__)

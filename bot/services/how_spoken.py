@@ -40,7 +40,7 @@ DETECT_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
-class Voice:
+class SpokenVoice:
     """What speaks: the engine's voice spec (None: the operator's `DEFAULT_VOICE`) and, when it
     is a member's own cloned voice, that voice's id (its speech always says whose it is)."""
 
@@ -94,21 +94,21 @@ class HowSpoken:
             self._chosen_read = True
         return self._chosen
 
-    async def voice(self, language: str) -> Voice:
+    async def voice(self, language: str) -> SpokenVoice:
         """The voice for the model of `language`, the one that speaks (the default language's
         when the member's could not load): a cloned voice's state for that model is fetched or
         made from its recording on first use, so ask once that model is loaded."""
         chosen = await self._choice()
         if isinstance(chosen, str):
-            return Voice(chosen)
+            return SpokenVoice(chosen)
         if chosen is not None:
             model = self._resolver.model_of(language)
             spec = await self._resolver.states.usable_state(chosen, model)
             if spec is not None:
-                return Voice(spec, chosen.id)
+                return SpokenVoice(spec, chosen.id)
         if self.server is not None and self.server.default_voice:
-            return Voice(self.server.default_voice)
-        return Voice()
+            return SpokenVoice(self.server.default_voice)
+        return SpokenVoice()
 
     async def to_prepare(self, language: str) -> str | None:
         """The name of the member's cloned voice while its state for `language`'s loaded model

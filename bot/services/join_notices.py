@@ -94,7 +94,7 @@ class JoinNotices:
             text, settings.default_voice, language=self.speech.model_language(language),
             phrase=True,
         )  # fmt: skip
-        speaker = self.speech.scheduler.speaker(guild)
+        speaker = self.speech.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         await speaker.load_phrase(utterance)
         if guild.voice_client is None:

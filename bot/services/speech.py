@@ -16,15 +16,15 @@ import numpy as np
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
 from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
-from bot.playback.speakers import QueueFullError, SpeechScheduler, Utterance
+from bot.playback.speakers import QueueFullError, Speakers, Utterance
 from bot.services.blocks import BlockService
 from bot.services.fallback import ModelFallback
-from bot.services.how_spoken import HowSpoken, HowSpokenResolver, Voice
+from bot.services.how_spoken import HowSpoken, HowSpokenResolver, SpokenVoice
 from bot.services.replies import Reply
 from bot.services.wording import Wording
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
-from bot.synthesis.engine import VoiceError
+from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.model_pool import ModelsBusyError
 from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
@@ -34,7 +34,7 @@ __all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
 log = logging.getLogger(__name__)
 
 
-def drop_waiting(speakers: SpeechScheduler, guild_id: int, user_id: int) -> int:
+def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
     """A member was blocked: what they have waiting to be said here (their messages, their
     /say) is dropped; how many. `BlockService`'s `on_block`: it needs only the speakers, so
     the block service is built before the speech service that checks it."""
@@ -45,7 +45,7 @@ def drop_waiting(speakers: SpeechScheduler, guild_id: int, user_id: int) -> int:
 class SpeechService:
     def __init__(
         self,
-        scheduler: SpeechScheduler,
+        speakers: Speakers,
         connections: VoiceConnections,
         max_text_length: int,
         how_spoken: HowSpokenResolver,
@@ -53,7 +53,7 @@ class SpeechService:
         wording: Wording,
     ) -> None:
         """`wording`: how typed text becomes words, as chat's does (the dictionary, names)."""
-        self.scheduler = scheduler
+        self.speakers = speakers
         self.blocks = blocks  # members a server's moderators stopped the bot speaking for
         self.connections = connections
         self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
@@ -118,12 +118,12 @@ class SpeechService:
         return self.how_spoken.model_of(language)
 
     def needs_loading(self, language: str) -> bool:
-        models = self.scheduler.models
+        models = self.speakers.models
         return models is not None and not models.is_loaded(self.model_language(language))
 
     async def model_ready(self, language: str) -> None:
         """Load the language's model if it is not (in its own threads; others speak on)."""
-        models = self.scheduler.models
+        models = self.speakers.models
         if models is not None and language != self.language:
             await models.ensure(language)
 
@@ -208,7 +208,7 @@ class SpeechService:
             author_id=member.id,
             speedup=spoken.speedup,
         )
-        full = self.scheduler.deadlines.at_capacity()
+        full = self.speakers.scheduler.at_capacity()
         ahead = await self._speak(channel, utterance, epoch)
         if ahead == 0 and full:
             return tr(
@@ -243,7 +243,7 @@ class SpeechService:
 
     def attributed(
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
-        voice: Voice, what: str, *, announced: bool = False, said: str | None = None,
+        voice: SpokenVoice, what: str, *, announced: bool = False, said: str | None = None,
     ) -> str:  # fmt: skip
         """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
         their username (`said`): one they cannot make another member's, unlike a server
@@ -260,7 +260,7 @@ class SpeechService:
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
-        self, member: discord.Member | discord.User, text: str, voice: Voice,
+        self, member: discord.Member | discord.User, text: str, voice: SpokenVoice,
         *, announced: bool = False, language: str | None = None, rate: float = 1.0,
         speedup: bool = False, pitch: int = 0,
     ) -> VoiceChannel:  # fmt: skip
@@ -298,7 +298,7 @@ class SpeechService:
                 and self.blocks.blocked_since(channel.guild.id, author, epoch)):  # fmt: skip
             await self.blocks.check(author, channel.guild.id, blocked=True)
         try:
-            return self.scheduler.speaker(channel.guild).enqueue(utterance)
+            return self.speakers.speaker(channel.guild).enqueue(utterance)
         except QueueFullError:
             raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
 
@@ -346,7 +346,7 @@ class SpeechService:
     async def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip
         await self.check_control(guild, member, permissions)
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         if speaker is None or not speaker.skip():
             raise UserError(tr("Nothing is being spoken right now."))
         return tr("Skipped.")
@@ -354,7 +354,7 @@ class SpeechService:
     async def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
               permissions: discord.Permissions) -> str:  # fmt: skip
         await self.check_control(guild, member, permissions)
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         dropped = speaker.clear_waiting() if speaker is not None else 0
         if dropped == 0:
             raise UserError(tr("Nothing is waiting to be read."))
@@ -396,28 +396,28 @@ class SpeechService:
     ) -> np.ndarray:  # fmt: skip
         """Speech for a file, as background work. A voice the model cannot use falls back to
         the default one (`fallback`, as live speech does) or is refused in words."""
-        deadlines = self.scheduler.deadlines
+        scheduler = self.speakers.scheduler
         try:
-            return await deadlines.background_speech(text, voice, owner, language)
-        except VoiceError as error:
+            return await scheduler.background_speech(text, voice, owner, language)
+        except UnusableVoiceError as error:
             if voice is None:
                 raise
             log.warning("voice unusable for a file (%s)", error)
             if not fallback:
                 raise UserError(tr("That voice cannot be used on this bot right now.")) from None
-            return await deadlines.background_speech(text, None, owner, language)
+            return await scheduler.background_speech(text, None, owner, language)
 
     async def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip
         await self.check_control(guild, member, permissions)
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0
         if dropped == 0:
             raise UserError(tr("Nothing is being spoken or queued."))
         return tr("Stopped and cleared {messages}.", messages=plural(dropped, "message"))
 
     async def disconnect(self, guild: discord.Guild) -> None:
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         if speaker is not None:
             speaker.clear()
         await self.connections.leave(guild)
@@ -431,7 +431,7 @@ class SpeechService:
     async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
         """Leave voice after `timeout_s` of quiet (0: never); never the home channel (away
         from it, the bot then goes back there)."""
-        speaker = self.scheduler.get(guild.id)
+        speaker = self.speakers.get(guild.id)
         if guild.voice_client is None or timeout_s <= 0 or self.at_home(guild):
             return False
         if speaker is not None and speaker.idle_seconds < timeout_s:
@@ -442,7 +442,7 @@ class SpeechService:
 
     async def forget_guild(self, guild: discord.Guild) -> None:
         """The bot left a server: drop its speaker and queue, and its voice link."""
-        await self.scheduler.forget(guild.id)
+        await self.speakers.forget(guild.id)
         await self.connections.leave(guild)
         self.connections.forget(guild.id)
 
@@ -459,7 +459,7 @@ class SpeechService:
             # kicked, or a reconnect (discord.py's, or a heal: each leaves and joins again):
             # drop the queue only if no link is left once that settles
             if await self.connections.on_own_voice_state(guild):
-                speaker = self.scheduler.get(guild.id)
+                speaker = self.speakers.get(guild.id)
                 if speaker is not None:
                     speaker.clear()
             return

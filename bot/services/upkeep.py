@@ -11,7 +11,7 @@ import discord
 
 from bot.core import native_memory
 from bot.core.supervisor import supervise
-from bot.playback.speakers import SpeechScheduler
+from bot.playback.speakers import Speakers
 from bot.services.speech import SpeechService
 from bot.storage.database import Database
 from bot.synthesis.model_pool import ModelPool
@@ -30,7 +30,7 @@ class IdleUpkeep:
     def __init__(
         self,
         client: discord.Client,
-        speakers: SpeechScheduler,
+        speakers: Speakers,
         models: ModelPool,
         db: Database,
         speech: SpeechService,

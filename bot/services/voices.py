@@ -14,7 +14,7 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
-from bot.services.how_spoken import Voice
+from bot.services.how_spoken import SpokenVoice
 from bot.services.replies import Reply
 from bot.services.speech import SpeechService
 from bot.storage.database import Database, utc_now
@@ -83,7 +83,7 @@ class VoiceService:
             name=record.name, seconds=record.duration_s,
         )  # fmt: skip
         sample = PREVIEW_TEXT.format(name=record.name)
-        voice = Voice(await self.library.states.state_spec(record), record.id)
+        voice = SpokenVoice(await self.library.states.state_spec(record), record.id)
         channel = await self._speak_if_in_voice(member, sample, voice)
         if channel is not None:
             return Reply(
@@ -94,7 +94,7 @@ class VoiceService:
                      preview_voice_id=record.id)  # fmt: skip
 
     async def _speak_if_in_voice(
-        self, member: discord.Member | discord.User, text: str, voice: Voice
+        self, member: discord.Member | discord.User, text: str, voice: SpokenVoice
     ) -> discord.abc.GuildChannel | None:
         """Speak in the member's voice channel when they are in one the bot can use."""
         try:
@@ -160,14 +160,14 @@ class VoiceService:
         return [n for n in names if needle in n.casefold()][:25]
 
     # ---- preview ---------------------------------------------------------------------------
-    async def _voice_for_name(self, user_id: int, name: str) -> tuple[str, Voice]:
+    async def _voice_for_name(self, user_id: int, name: str) -> tuple[str, SpokenVoice]:
         """(display name, voice) of one of the member's voices or a built-in one."""
         own = await self.db.voices.get(user_id, name)
         if own is not None:
-            return own.name, Voice(await self.library.states.state_spec(own), own.id)
+            return own.name, SpokenVoice(await self.library.states.state_spec(own), own.id)
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
-            return builtin, Voice(builtin)
+            return builtin, SpokenVoice(builtin)
         raise UserError(tr(
             "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
             name=" ".join(name.split())[:40],
@@ -198,13 +198,13 @@ class VoiceService:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
-        voice = Voice(await self.library.states.state_spec(record), record.id)
+        voice = SpokenVoice(await self.library.states.state_spec(record), record.id)
         line = PREVIEW_TEXT.format(name=record.name)
         return await self._preview_file(member, guild_id, record.name, voice, line)
 
     async def _preview_file(
         self, member: discord.Member | discord.User, guild_id: int | None, shown: str,
-        voice: Voice, line: str,
+        voice: SpokenVoice, line: str,
     ) -> Reply:  # fmt: skip
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
         line = self.speech.attributed(member, guild_id, line, voice, "a preview file")

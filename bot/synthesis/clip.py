@@ -28,7 +28,7 @@ import soxr
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
 from bot.synthesis.audio_files import MODEL_RATE
-from bot.synthesis.errors import VoiceError
+from bot.synthesis.model_errors import UnusableVoiceError
 
 WINDOW_S = 0.02
 ACCEPTED = tr("WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus")
@@ -265,7 +265,7 @@ def read_file(path: Path, limits: ClipLimits = OPERATOR_LIMITS) -> np.ndarray:
     try:
         return decode(_read_at_most(path, limits), limits)
     except ClipError as error:
-        raise VoiceError(f"{path.name} cannot be used as a voice: {error}") from error
+        raise UnusableVoiceError(f"{path.name} cannot be used as a voice: {error}") from error
 
 
 def _read_at_most(path: Path, limits: ClipLimits) -> bytes:
@@ -276,7 +276,9 @@ def _read_at_most(path: Path, limits: ClipLimits) -> bytes:
         with path.open("rb") as file:
             return file.read(limits.max_bytes + 1)
     except OSError as error:
-        raise VoiceError(f"{path.name} cannot be read: {error.strerror or error}") from error
+        raise UnusableVoiceError(
+            f"{path.name} cannot be read: {error.strerror or error}"
+        ) from error
 
 
 def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:

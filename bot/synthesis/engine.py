@@ -34,14 +34,14 @@ import numpy as np
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-from bot.core.config import Settings
+from bot.core.config import Config
 from bot.synthesis import decoder_precision
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, prefill_chunks
 from bot.synthesis.capacity import BatchCost, choose_batch
 from bot.synthesis.clip import read_file
-from bot.synthesis.errors import ModelUnavailableError, VoiceError
 from bot.synthesis.linear_packing import pack_linears
+from bot.synthesis.model_errors import ModelUnavailableError, UnusableVoiceError
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pocket_tts_adapter import (
     DEFAULT_VOICE_FOR_LANGUAGE,
@@ -50,7 +50,7 @@ from bot.synthesis.pocket_tts_adapter import (
 )
 from bot.synthesis.tempo import Tempo
 
-__all__ = ["ModelUnavailableError", "TTSEngine", "VoiceError"]
+__all__ = ["ModelUnavailableError", "TTSEngine", "UnusableVoiceError"]
 
 log = logging.getLogger(__name__)
 # pocket-tts's int8 (the default) goes through torch.ao.quantization, which torch marks as
@@ -389,7 +389,7 @@ class TTSEngine:
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
     async def load(
-        cls, settings: Settings, batch: int | None = None, *, background: bool = False,
+        cls, settings: Config, batch: int | None = None, *, background: bool = False,
         phrases: Path | None = None,
     ) -> TTSEngine:  # fmt: skip
         """Load the model in the engine's worker thread (never on the event loop).
@@ -445,7 +445,7 @@ class TTSEngine:
 
     @classmethod
     async def _measured_batch(
-        cls, settings: Settings, executor: Any, model: Any
+        cls, settings: Config, executor: Any, model: Any
     ) -> tuple[int, list[BatchCost] | None]:
         """As large as the measured costs allow, at most TTS_BATCH, and those costs
         (measured once per process and model)."""
@@ -476,7 +476,7 @@ class TTSEngine:
         return chosen, costs
 
     @staticmethod
-    def _load_model(settings: Settings) -> Any:
+    def _load_model(settings: Config) -> Any:
         from pocket_tts import TTSModel
 
         spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
@@ -502,13 +502,13 @@ class TTSEngine:
         return model
 
     @staticmethod
-    def _language_default_voice(settings: Settings) -> str:
+    def _language_default_voice(settings: Config) -> str:
 
         config = str(settings.tts_config) if settings.tts_config else None
         return get_default_voice_for_language(settings.tts_language, config)
 
     @staticmethod
-    def _fingerprint(settings: Settings) -> str:
+    def _fingerprint(settings: Config) -> str:
         """Identifies the model a voice state was made with (states are model-specific)."""
         digest = hashlib.sha256()
         if settings.tts_config is not None:  # one config may serve several languages
@@ -594,12 +594,12 @@ class TTSEngine:
     def clone_sync(self, clip: np.ndarray, path: Path, model: Any) -> int:
         """Make a voice state from a 24 kHz mono clip and export it to `path`; its size.
 
-        Raises VoiceError when the loaded weights cannot clone. Run through `call()`.
+        Raises UnusableVoiceError when the loaded weights cannot clone. Run through `call()`.
         """
         from pocket_tts import export_model_state
 
         if not self.has_voice_cloning:
-            raise VoiceError(CLONING_UNAVAILABLE)
+            raise UnusableVoiceError(CLONING_UNAVAILABLE)
         tensor = torch.from_numpy(np.ascontiguousarray(clip, dtype=np.float32))[None, :]
         state = model.get_state_for_audio_prompt(tensor)
         export_model_state(state, path)
@@ -609,30 +609,34 @@ class TTSEngine:
         path = Path(spec).expanduser()
         if path.suffix == ".safetensors":
             if not path.is_file():
-                raise VoiceError(f"voice state file {path} does not exist")
+                raise UnusableVoiceError(f"voice state file {path} does not exist")
             try:
                 return model.get_state_for_audio_prompt(path)
             except Exception as error:
-                raise VoiceError(f"{path.name} is not a usable voice state: {error}") from error
+                raise UnusableVoiceError(
+                    f"{path.name} is not a usable voice state: {error}"
+                ) from error
         if path.is_file():
             if not self.has_voice_cloning:
-                raise VoiceError(CLONING_UNAVAILABLE)
+                raise UnusableVoiceError(CLONING_UNAVAILABLE)
             clip = read_file(path)
             return model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
         if spec in BUILTIN_VOICES or spec.startswith("hf://"):
             try:
                 return model.get_state_for_audio_prompt(spec)
             except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
-                raise VoiceError(
+                raise UnusableVoiceError(
                     f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"
                 ) from error
             except ValueError as error:
-                raise VoiceError(
+                raise UnusableVoiceError(
                     f"voice {spec!r} cannot be used with this model: {error}"
                 ) from error
         if path.suffix or "/" in spec:
-            raise VoiceError(f"voice file {path} does not exist")
-        raise VoiceError(f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors")
+            raise UnusableVoiceError(f"voice file {path} does not exist")
+        raise UnusableVoiceError(
+            f"unknown voice {spec!r}: give a built-in name, a clip or a .safetensors"
+        )
 
     def stream(
         self, text: str, voice: str | None = None, *, background: bool = False,

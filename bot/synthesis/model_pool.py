@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.core.config import Settings
+from bot.core.config import Config
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, tr
 from bot.synthesis.engine import SynthesisStream, TTSEngine
@@ -32,7 +32,7 @@ from bot.synthesis.tempo import Tempo
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Loader = Callable[[Settings], Awaitable[TTSEngine]]
+Loader = Callable[[Config], Awaitable[TTSEngine]]
 IDLE_BEFORE_UNLOAD_S = 60.0  # a model used this recently is kept: its queued units need it
 # Another language's model keeps fewer voice states in memory than the default one (its own
 # per voice: ~6 MB each for the real model), so voices x languages stay bounded.
@@ -149,7 +149,7 @@ class ModelPool:
     """The loaded models by language; the scheduler's `synthesize` and `run_call`."""
 
     def __init__(
-        self, settings: Settings, default: TTSEngine, loader: Loader,
+        self, settings: Config, default: TTSEngine, loader: Loader,
         idle_before_unload_s: float = IDLE_BEFORE_UNLOAD_S,
     ) -> None:  # fmt: skip
         self.settings = settings
@@ -170,7 +170,7 @@ class ModelPool:
         self.unloads = 0
 
     @staticmethod
-    def offered(settings: Settings) -> tuple[str, ...]:
+    def offered(settings: Config) -> tuple[str, ...]:
         """The languages servers and members may choose: `TTS_LANGUAGES` (`all`: every one
         pocket-tts ships), else only `TTS_LANGUAGE`; each one offered can cost a model."""
         if "all" in settings.tts_languages:
@@ -188,7 +188,7 @@ class ModelPool:
     def is_loaded(self, language: str | None) -> bool:
         return language is None or language in self._engines
 
-    def settings_for(self, language: str) -> Settings:
+    def settings_for(self, language: str) -> Config:
         """The default model's settings with another language: its config from
         `TTS_CONFIG_DIR` when there is one, else the language's weights by name."""
         config = None

@@ -105,18 +105,18 @@ class VoiceLibrary:
         engine: TTSEngine | None,
         data_dir: Path,
         limits: VoiceLimits | None = None,
-        deadlines: DeadlineScheduler | None = None,
+        scheduler: DeadlineScheduler | None = None,
         models: ModelPool | None = None,
     ) -> None:
         """`engine` may be None for storage-only work (listing, deleting) without the model.
-        The bot passes its shared `deadlines`, so clones queue behind live speech; without
+        The bot passes its shared `scheduler`, so clones queue behind live speech; without
         one (the offline CLI, alone with its model) model work goes to the engine directly.
         `models`: other languages' models, when the bot has them."""
         self.limits = limits or VoiceLimits()
         self.records = VoiceRecords(db, self.limits.quota)
         self.files = VoiceFiles(data_dir)
         self.states = VoiceStates(
-            self.records, self.files, engine, self.limits.clip, deadlines, models
+            self.records, self.files, engine, self.limits.clip, scheduler, models
         )
         self._cloning: dict[int, int | None] = {}  # member -> server, of the clones admitted
 

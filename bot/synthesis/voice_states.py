@@ -42,18 +42,18 @@ class VoiceStates:
         files: VoiceFiles,
         engine: TTSEngine | None,
         clip_limits: clips.ClipLimits,
-        deadlines: DeadlineScheduler | None = None,
+        scheduler: DeadlineScheduler | None = None,
         models: ModelPool | None = None,
     ) -> None:
         """`engine` (the default language's model) may be None for work without the model
-        (listing, deleting). With `deadlines` (the bot's), model work queues behind live
+        (listing, deleting). With `scheduler` (the bot's), model work queues behind live
         speech; without (the offline CLI, alone with its model) it goes to the engine
         directly. `models`: other languages' models, when the bot has them."""
         self.records = records
         self.files = files
         self._engine = engine
         self.clip_limits = clip_limits
-        self.deadlines = deadlines
+        self.scheduler = scheduler
         self.models = models
 
     @property
@@ -72,8 +72,8 @@ class VoiceStates:
         language: str | None = None, engine: TTSEngine | None = None,
     ) -> int:  # fmt: skip
         """Model work through the scheduler (the bot), or the engine itself (the CLI)."""
-        if self.deadlines is not None:
-            return await self.deadlines.background_call(fn, owner, language)
+        if self.scheduler is not None:
+            return await self.scheduler.background_call(fn, owner, language)
         return await (engine or self.engine).call(fn)
 
     async def clone(self, clip: np.ndarray, path: Path, owner: tuple[int, int | None]) -> int:

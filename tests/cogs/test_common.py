@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.client import PocketVoiceBot
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.core.errors import UserError
 from bot.services.replies import reply_for
 from cogs.common import guild_of, services
@@ -54,7 +54,7 @@ def test_services_are_the_bots_only() -> None:
 async def test_the_bots_services_exist_once_built() -> None:
     """Before `setup_hook` builds them, asking for them says so (no event or command comes
     before: the gateway connects after it)."""
-    settings = load_settings({"DISCORD_TOKEN": "x"}, dotenv_path=None)
+    settings = load_config({"DISCORD_TOKEN": "x"}, dotenv_path=None)
     bot = PocketVoiceBot(settings)
     try:
         assert bot.not_ready_reason() == "loading the model"

@@ -2,13 +2,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.config import DEFAULT_API_BASE, ConfigError, load_settings
+from bot.core.config import DEFAULT_API_BASE, ConfigError, load_config
 
 TOKEN = "MTAx.secret-token-value"
 
 
 def settings(**env: str):
-    return load_settings(env, dotenv_path=None)
+    return load_config(env, dotenv_path=None)
 
 
 def test_defaults() -> None:
@@ -58,14 +58,14 @@ def test_bad_value_names_the_variable_not_the_token(name: str, value: str) -> No
 def test_dotenv_file_is_read_and_environment_wins(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"DISCORD_TOKEN={TOKEN}\nTTS_LANGUAGE=french\nTTS_QUANTIZE=1\n")
-    s = load_settings({"TTS_LANGUAGE": "german"}, dotenv_path=dotenv)
+    s = load_config({"TTS_LANGUAGE": "german"}, dotenv_path=dotenv)
     assert s.discord_token == TOKEN
     assert s.tts_language == "german"
     assert s.tts_quantize is True
 
 
 def test_say_needs_no_token() -> None:
-    assert load_settings({}, dotenv_path=None, require_token=False).discord_token is None
+    assert load_config({}, dotenv_path=None, require_token=False).discord_token is None
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ LIGHT = (  # the modules raising our errors (the engine's torch stays out: error
     "bot.core.config", "bot.ops.endpoints", "bot.playback.audio_source", "bot.playback.speakers",
     "bot.storage.copy_to_postgres", "bot.storage.server_settings", "bot.storage.database",
     "bot.storage.stores", "bot.storage.migrations", "bot.storage.voice_records",
-    "bot.synthesis.errors",
+    "bot.synthesis.model_errors",
     "bot.synthesis.voice_library", "bot.synthesis.model_pool", "bot.synthesis.scheduler",
     "bot.synthesis.clip",
 )  # fmt: skip

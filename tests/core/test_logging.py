@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import DATABASE_DRIVERS, configure_logging
-from bot.core.config import ConfigError, load_settings
+from bot.core.config import ConfigError, load_config
 from bot.storage.database import Database
 
 TOKEN = "MTAx.secret-token-value"
@@ -35,7 +35,7 @@ def restored_logging() -> Iterator[None]:
 
 def _logged(settings_env: dict[str, str]) -> str:
     """Configure logging as the CLI does, then log as discord.py and the bot do; the output."""
-    settings = load_settings({"DISCORD_TOKEN": TOKEN, **settings_env}, dotenv_path=None)
+    settings = load_config({"DISCORD_TOKEN": TOKEN, **settings_env}, dotenv_path=None)
     configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     stream = io.StringIO()
     handler = logging.getLogger().handlers[0]
@@ -71,7 +71,7 @@ async def test_at_debug_the_database_drivers_never_log_what_members_wrote(
 ) -> None:
     """aiosqlite logs each statement with its parameters at DEBUG: kept at INFO, whatever
     LOG_LEVEL says (a real SQLite store, written through the bot's own repositories)."""
-    settings = load_settings({"DISCORD_TOKEN": TOKEN, "LOG_LEVEL": "DEBUG"}, dotenv_path=None)
+    settings = load_config({"DISCORD_TOKEN": TOKEN, "LOG_LEVEL": "DEBUG"}, dotenv_path=None)
     configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     stream = io.StringIO()
     handler = logging.getLogger().handlers[0]
@@ -91,4 +91,4 @@ async def test_at_debug_the_database_drivers_never_log_what_members_wrote(
 
 def test_a_bad_discord_log_level_names_the_variable() -> None:
     with pytest.raises(ConfigError, match="DISCORD_LOG_LEVEL"):
-        load_settings({"DISCORD_TOKEN": TOKEN, "DISCORD_LOG_LEVEL": "LOUD"}, dotenv_path=None)
+        load_config({"DISCORD_TOKEN": TOKEN, "DISCORD_LOG_LEVEL": "LOUD"}, dotenv_path=None)

@@ -179,14 +179,14 @@ async def test_database_locked_during_clone_gets_a_clear_reply_and_saves_nothing
 KILLED_CLONE = """
 import asyncio, os, signal, sys
 from pathlib import Path
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.storage.database import Database, VoiceRepository
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.voice_library import VoiceLibrary
 
 async def main() -> None:
     config, clip, data_dir, upload = sys.argv[1:5]
-    settings = load_settings({"TTS_CONFIG": config, "DEFAULT_VOICE": clip}, dotenv_path=None,
+    settings = load_config({"TTS_CONFIG": config, "DEFAULT_VOICE": clip}, dotenv_path=None,
                              require_token=False)
     engine = await TTSEngine.load(settings)
     db = await Database.open(Path(data_dir) / "pocketvoice.db")

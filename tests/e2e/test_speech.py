@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bot.__main__ import sync_commands
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.playback.speakers import GuildSpeaker
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord, ReceivedPacket
@@ -203,7 +203,7 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
     fake = FakeDiscord(tmp_path)
     await fake.start()
     try:
-        await sync_commands(load_settings(fake.env, dotenv_path=None))
+        await sync_commands(load_config(fake.env, dotenv_path=None))
         names = {command["name"] for command in fake.registered_commands}
         assert names == {
             "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
@@ -265,7 +265,7 @@ async def test_the_bot_with_sync_commands_registers_the_tree_sync_registers(
     async with bot_on_fake_discord(tmp_path, tiny_model, {"SYNC_COMMANDS": "1"}) as running:
         by_the_bot = registered(running.fake)
         running.fake.registered_commands = []
-        await sync_commands(load_settings(running.fake.env, dotenv_path=None))
+        await sync_commands(load_config(running.fake.env, dotenv_path=None))
         by_sync = registered(running.fake)
     assert len(by_the_bot) == 21
     assert by_sync == by_the_bot

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import discord
 
-from bot.i18n.replies import FRENCH_REPLIES, TABLES
+from bot.i18n.reply_tables import FRENCH_REPLIES, TABLES
 from bot.i18n.translate import Phrase, lines, localize, plural, tr
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.model_pool import available_languages

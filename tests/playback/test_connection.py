@@ -46,7 +46,7 @@ class WaitingSpeaker:
 
 
 class OneSpeaker:
-    """SpeechScheduler's face to the connections, for one server."""
+    """Speakers' face to the connections, for one server."""
 
     def __init__(self) -> None:
         self.the_speaker = WaitingSpeaker()
@@ -134,7 +134,7 @@ async def test_without_connect_the_watchdog_gives_up_instead_of_joining(
     await connections.ensure_connected(_channel(server, VOICE_ID))
     assert joins == [int(VOICE_ID)]
     server.deny(VOICE_ID, CONNECT, server.bot)  # a moderator takes Connect from the bot
-    speaker = connections.scheduler.get(int(server.id))
+    speaker = connections.speakers.get(int(server.id))
     with caplog.at_level(logging.WARNING, logger="bot.playback.connection"):
         task = asyncio.create_task(connections.watch())
         try:
@@ -162,7 +162,7 @@ async def test_a_heal_goes_to_the_channel_a_moderator_moved_the_bot_to(
 @pytest.fixture
 def quiet(connections: VoiceConnections) -> WaitingSpeaker:
     """The server's speaker with nothing to say (a home channel is kept all the same)."""
-    speaker = connections.scheduler.get(0)
+    speaker = connections.speakers.get(0)
     speaker.queued, speaker.wants_audio = 0, False
     speaker.silent_for = lambda now: 0.0  # type: ignore[method-assign]
     return speaker

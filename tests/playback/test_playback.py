@@ -80,9 +80,9 @@ def timed_speaker(
     def synthesize(text: str, voice: str | None) -> TimedStream:
         return TimedStream(log, text, audio_s=1.0 if text.startswith("long") else 0.3)
 
-    deadlines = DeadlineScheduler(synthesize, max_load=100.0)
-    deadlines.start()
-    return kind(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
+    scheduler = DeadlineScheduler(synthesize, max_load=100.0)
+    scheduler.start()
+    return kind(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
 
 
 @pytest.mark.slow
@@ -203,11 +203,11 @@ async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
     def synthesize(text: str, voice: str | None, background: bool = False) -> SlowStream:
         return SlowStream(log, text, 0.5)
 
-    deadlines = DeadlineScheduler(synthesize, max_load=100.0)  # type: ignore[arg-type]
-    deadlines.start()
+    scheduler = DeadlineScheduler(synthesize, max_load=100.0)  # type: ignore[arg-type]
+    scheduler.start()
     client, ended = PlayerVoiceClient(encode=False), Ended()
     speaker = GuildSpeaker(
-        deadlines,
+        scheduler,
         lambda: client,  # type: ignore[arg-type,return-value]
         phrases=phrases,
         default_voice="alba",
@@ -234,7 +234,7 @@ async def test_a_cached_lead_plays_at_once_and_the_model_says_only_the_rest(
         assert second.frames_played == 50 + 50  # the lead's 1 s, then the body's 1 s
     finally:
         await speaker.close()
-        await deadlines.close()
+        await scheduler.close()
 
 
 def test_the_phrase_cache_keeps_phrases_on_disk_privately_and_forgets_a_voice(

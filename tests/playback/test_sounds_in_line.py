@@ -10,7 +10,7 @@ import numpy as np
 
 from bot.playback.audio_source import FRAME_BYTES, StreamingSource, pcm_frames
 from bot.playback.speakers import GuildSpeaker, Utterance
-from bot.synthesis.engine import VoiceError
+from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.text.words import Names, ReadOptions, speakable
 from tests.player import Ended, PlayerVoiceClient
@@ -73,7 +73,7 @@ def kinds(frames: list[bytes]) -> str:
 
 class UnusableVoice(LevelStream):
     async def _chunks(self) -> AsyncIterator[np.ndarray]:
-        raise VoiceError("that voice state cannot be read")
+        raise UnusableVoiceError("that voice state cannot be read")
         yield np.zeros(0, np.float32)  # (an async generator)
 
 
@@ -91,10 +91,10 @@ async def speak(
             return UnusableVoice(words)
         return LevelStream(words)
 
-    deadlines = DeadlineScheduler(synthesize, max_load=100.0)
-    deadlines.start()
+    scheduler = DeadlineScheduler(synthesize, max_load=100.0)
+    scheduler.start()
     client, ended = RecordingClient(), Ended()
-    speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
+    speaker = GuildSpeaker(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     marked = speakable(text, Names(), ReadOptions(sounds=frozenset({"boom"})))
     try:
         speaker.enqueue(Utterance(marked, voice, sounds=sounds))
@@ -102,7 +102,7 @@ async def speak(
         assert result.error is None and not result.cancelled
     finally:
         await speaker.close()
-        await deadlines.close()
+        await scheduler.close()
     clip_frames = sum(1 for f in client.frames if np.all(np.frombuffer(f, "<i2") == CLIP_VALUE))
     return asked, client, clip_frames
 

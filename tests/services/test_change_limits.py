@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.services.change_limits import ChangeLimit
-from bot.services.settings import (
+from bot.services.settings_commands import (
     LANGUAGE_CHANGES,
     LANGUAGE_CHANGES_WINDOW_S,
     NICK_CHANGES,

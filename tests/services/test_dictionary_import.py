@@ -1,4 +1,4 @@
-"""The dictionary import (`bot/services/settings.py`, `bot/services/dictionary_files.py`): the
+"""The dictionary import (`bot/services/settings_commands.py`, `bot/services/dictionary_files.py`): the
 file read and checked entry by entry, the plan of what it would change (`_plan`: an import adds
 and changes, never removes), its preview, the room left, and the confirmed import against the
 dictionary as it is then (tests/e2e/test_dictionary.py runs it end to end)."""
@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.services import dictionary_files
-from bot.services.settings import IMPORT_MAX_BYTES, MAX_DICTIONARY, _plan, _preview
+from bot.services.settings_commands import IMPORT_MAX_BYTES, MAX_DICTIONARY, _plan, _preview
 from bot.storage.database import Pronunciation
 from tests.services.discord_objects import EVERYONE, MANAGE_GUILD, Server
 from tests.services.wiring import Bot

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.services.autoread import XSAID_QUIET_S
-from bot.services.how_spoken import Voice, rate_of
+from bot.services.how_spoken import SpokenVoice, rate_of
 from bot.storage.database import MemberSettings
 from bot.storage.server_settings import ServerSettings
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
@@ -184,25 +184,29 @@ def test_the_speaking_rate(member: float | None, here: ServerSettings | None, ra
 
 
 VOICES = {
-    "no choice, no server voice: the operator's": ((), None, Voice()),
-    "the server's default voice": ((), "marius", Voice("marius")),
-    "their voice everywhere": ((("everywhere", "alba"),), "marius", Voice("alba")),
+    "no choice, no server voice: the operator's": ((), None, SpokenVoice()),
+    "the server's default voice": ((), "marius", SpokenVoice("marius")),
+    "their voice everywhere": ((("everywhere", "alba"),), "marius", SpokenVoice("alba")),
     "their voice here before everywhere": (
         (("everywhere", "alba"), ("here", "jean")),
         None,
-        Voice("jean"),
+        SpokenVoice("jean"),
     ),
-    "their voice in another server does not count": ((("elsewhere", "jean"),), None, Voice()),
+    "their voice in another server does not count": ((("elsewhere", "jean"),), None, SpokenVoice()),
     "their own cloned voice": ((("here", "cloned"),), "marius", "cloned"),
-    "a cloned voice deleted: the server's": ((("here", "deleted"),), "marius", Voice("marius")),
-    "another member's cloned voice: never": ((("here", "carol's"),), None, Voice()),
+    "a cloned voice deleted: the server's": (
+        (("here", "deleted"),),
+        "marius",
+        SpokenVoice("marius"),
+    ),
+    "another member's cloned voice: never": ((("here", "carol's"),), None, SpokenVoice()),
 }
 
 
 @pytest.mark.parametrize(("choices", "default", "voice"), VOICES.values(), ids=VOICES.keys())
 async def test_the_voice_a_member_is_spoken_in(
     bot: Bot, server: Server, choices: tuple[tuple[str, str], ...], default: str | None,
-    voice: Voice | str,
+    voice: SpokenVoice | str,
 ) -> None:  # fmt: skip
     bob = server.add("bob")
     server.add("carol")
@@ -213,7 +217,7 @@ async def test_the_voice_a_member_is_spoken_in(
     for place, name in choices:
         if name == "cloned":
             voice_id = await bot.clone("bob")
-            voice = Voice(str(bot.data_dir / f"{user}/Mine.safetensors"), voice_id)
+            voice = SpokenVoice(str(bot.data_dir / f"{user}/Mine.safetensors"), voice_id)
         elif name == "deleted":
             record = await bot.db.voices.get_by_id(await bot.clone("bob"))
             assert record is not None
@@ -234,7 +238,7 @@ async def test_in_direct_messages_no_server_settings_apply(bot: Bot, server: Ser
     await bot.db.members.set_autoread(int(bob.id), bot.guild_id, False)
     spoken = await bot.speech.spoken(int(bob.id), None)
     assert (spoken.language, spoken.rate, spoken.member) == ("english", 1.0, MemberSettings())
-    assert await spoken.voice(spoken.language) == Voice()
+    assert await spoken.voice(spoken.language) == SpokenVoice()
 
 
 async def test_what_is_read_of_a_member_here(bot: Bot, server: Server) -> None:

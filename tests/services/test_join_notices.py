@@ -93,7 +93,7 @@ async def _moved(bot: Bot, server: Server, case: Move) -> str:
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 async def test_join_and_leave_notices(bot: Bot, server: Server, case: Move) -> None:
     assert await _moved(bot, server, case) == case.outcome
-    queued = bot.scheduler.get(bot.guild_id)
+    queued = bot.speakers.get(bot.guild_id)
     texts = [u.text for u in queued.queue] if queued is not None else []
     assert texts == ([case.said] if case.said else [])
 

@@ -38,7 +38,7 @@ class StubPool:
 @pytest.fixture
 def pool(bot: Bot) -> StubPool:
     stub = StubPool()
-    bot.scheduler.models = stub  # type: ignore[assignment]
+    bot.speakers.models = stub  # type: ignore[assignment]
     bot.speech.fallback = ModelFallback(clock=bot.clock)
     return stub
 
@@ -95,7 +95,7 @@ async def test_a_tts_file_with_the_pool_busy_is_said_in_the_default_and_says_why
     assert reply.content.startswith(
         "I could not load french just now, so I'm speaking in english instead.\n"
     ), reply.content
-    assert reply.file is not None and bot.scheduler.deadlines.asked == ["hello there"]
+    assert reply.file is not None and bot.speakers.scheduler.asked == ["hello there"]
     assert not bot.speech.fallback.failed_lately("french")  # the next /tts tries again
 
 

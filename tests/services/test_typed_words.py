@@ -98,7 +98,7 @@ async def test_a_tts_file_says_what_say_would(bot: Bot, server: Server, case: Ty
     bob = await _server(bot, server, case)
     reply = await bot.speech.tts_file(bob, bob.guild, _typed(server, case))
     assert reply.file is not None and reply.file[0] == "speech.ogg"
-    assert bot.scheduler.deadlines.asked == [case.said]
+    assert bot.speakers.scheduler.asked == [case.said]
 
 
 async def test_a_tts_file_in_direct_messages_has_no_server_dictionary(
@@ -110,7 +110,7 @@ async def test_a_tts_file_in_direct_messages_has_no_server_dictionary(
     user = server.direct_message("bob", "hi").author  # (no server: a User)
     assert isinstance(user, discord.User)
     await bot.speech.tts_file(user, None, "brb 🎉 https://example.com/x")
-    assert bot.scheduler.deadlines.asked == ["brb party popper a link to example.com"]
+    assert bot.speakers.scheduler.asked == ["brb party popper a link to example.com"]
 
 
 @pytest.mark.parametrize("text", ["...", "?!", "** __ **"])
@@ -120,4 +120,4 @@ async def test_nothing_left_to_say_is_refused(bot: Bot, server: Server, text: st
         with pytest.raises(UserError) as error:
             await command
         assert error.value.message == "There is nothing to say: please give me some text."
-    assert bot.speaker.queue == [] and bot.scheduler.deadlines.asked == []
+    assert bot.speaker.queue == [] and bot.speakers.scheduler.asked == []

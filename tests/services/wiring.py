@@ -22,7 +22,7 @@ from bot.services.blocks import BlockService
 from bot.services.home_voice import HomeVoice
 from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
-from bot.services.settings import SettingsService
+from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.wording import Wording
 from bot.storage.database import Database
@@ -107,7 +107,7 @@ class RecordingSpeaker:
 
 
 class RecordingDeadlines:
-    """The scheduler's deadlines as the services see them: never at capacity, and background
+    """The deadline scheduler as the services see it: never at capacity, and background
     speech (a /tts file) recorded, each answered with a tenth of a second of silence."""
 
     def __init__(self) -> None:
@@ -123,13 +123,13 @@ class RecordingDeadlines:
 
 
 class RecordingScheduler:
-    """SpeechScheduler's face to the services: a speaker per server, no models to load."""
+    """Speakers' face to the services: a speaker per server, no models to load."""
 
     models = None  # one language model, always loaded
 
     def __init__(self) -> None:
         self._speakers: dict[int, RecordingSpeaker] = {}
-        self.deadlines = RecordingDeadlines()
+        self.scheduler = RecordingDeadlines()
 
     def speaker(self, guild: discord.Guild) -> RecordingSpeaker:
         return self._speakers.setdefault(guild.id, RecordingSpeaker())
@@ -181,7 +181,7 @@ class Bot:
     db: Database
     data_dir: Path
     clock: Clock
-    scheduler: RecordingScheduler
+    speakers: RecordingScheduler
     connections: ServerConnections
     blocks: BlockService
     library: VoiceLibrary
@@ -189,7 +189,7 @@ class Bot:
     speech: SpeechService
     reader: AutoReader
     notices: JoinNotices
-    settings: SettingsService
+    settings: SettingsCommands
 
     @property
     def guild_id(self) -> int:
@@ -198,7 +198,7 @@ class Bot:
     @property
     def speaker(self) -> RecordingSpeaker:
         assert self.server.guild is not None
-        return self.scheduler.speaker(self.server.guild)
+        return self.speakers.speaker(self.server.guild)
 
     async def configure(self, **values: object) -> None:
         """Server settings; `read_channel=` a channel to read (/setup add)."""
@@ -228,17 +228,19 @@ class Bot:
 
 def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     clock = Clock()
-    scheduler = RecordingScheduler()
+    speakers = RecordingScheduler()
     connections = ServerConnections(server)
-    blocks = BlockService(db, on_block=partial(drop_waiting, scheduler))  # type: ignore[arg-type]
+    blocks = BlockService(db, on_block=partial(drop_waiting, speakers))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
     how_spoken = HowSpokenResolver(library.records, library.states, LANGUAGES[0], LANGUAGES)
-    speech = SpeechService(scheduler, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
+    speech = SpeechService(speakers, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
     home = HomeVoice(db, connections)  # type: ignore[arg-type]
-    settings = SettingsService(db, LANGUAGES, blocks=blocks, clock=clock, on_home_voice=home.settle)
+    settings = SettingsCommands(
+        db, LANGUAGES, blocks=blocks, clock=clock, on_home_voice=home.settle
+    )
     return Bot(
-        server, db, data_dir, clock, scheduler, connections, blocks, library, how_spoken,
+        server, db, data_dir, clock, speakers, connections, blocks, library, how_spoken,
         speech, reader, notices, settings,
     )  # fmt: skip

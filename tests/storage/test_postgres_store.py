@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.core.config import load_settings
+from bot.core.config import load_config
 from bot.doctor import check_database
 from bot.storage.database import Database, DictionarySound
 from bot.storage.migrations import discover_migrations
@@ -91,7 +91,7 @@ async def test_doctor_checks_the_postgresql_database(
 ) -> None:
     url = await postgres.new_database()
     env = {"DATABASE_URL": url, "DATA_DIR": str(tmp_path)}
-    settings = load_settings(env, dotenv_path=None, require_token=False)
+    settings = load_config(env, dotenv_path=None, require_token=False)
     fresh = await check_database(settings)
     assert fresh.ok and f"schema 0: migrated to {LATEST} at start" in fresh.detail
     await (await Database.open(url)).close()

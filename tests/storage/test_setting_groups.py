@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.i18n.translate import localize, tr
-from bot.services.settings import read_channels_line
+from bot.services.settings_commands import read_channels_line
 from bot.storage.database import MAX_READ_CHANNELS, ReadChannel
 from bot.storage.server_settings import GROUPS, SETTINGS, settings_in
 

@@ -13,7 +13,7 @@ from bot.synthesis.clip import (
     read_file,
     trim_to_speech,
 )
-from bot.synthesis.errors import VoiceError
+from bot.synthesis.model_errors import UnusableVoiceError
 from tests.audio_samples import FORMATS, encode, speech_like
 
 LIMITS = ClipLimits()
@@ -241,7 +241,7 @@ def test_an_operators_file_is_bounded_before_decoding(
 ) -> None:
     path = tmp_path / "voice.wav"
     path.write_bytes(data())
-    with pytest.raises(VoiceError, match=message):
+    with pytest.raises(UnusableVoiceError, match=message):
         read_file(path)
 
 
@@ -251,10 +251,10 @@ def test_an_operators_file_over_the_size_bound_is_refused_before_it_is_read(
     path = tmp_path / "film.wav"
     path.write_bytes(encode(speech_like(30.0), "wav"))  # 2.7 MB
     with pytest.raises(
-        VoiceError,
+        UnusableVoiceError,
         match=r"film\.wav cannot be used as a voice: That file is "
         r"2\.7 MB; the limit is 1 MB",
     ):
         read_file(path, ClipLimits(max_bytes=1024 * 1024))
-    with pytest.raises(VoiceError, match=r"missing\.wav cannot be read"):
+    with pytest.raises(UnusableVoiceError, match=r"missing\.wav cannot be read"):
         read_file(tmp_path / "missing.wav")

@@ -11,7 +11,7 @@ import pytest
 import torch
 from pocket_tts import TTSModel
 
-from bot.core.config import ConfigError, load_settings
+from bot.core.config import ConfigError, load_config
 from bot.synthesis import decoder_precision
 from bot.synthesis.batching import BatchedMimi
 from bot.synthesis.decoder_precision import (
@@ -135,7 +135,7 @@ def test_the_cpu_flags_decide_auto(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def settings(**env: str) -> Any:
-    return load_settings(env, dotenv_path=None, require_token=False)
+    return load_config(env, dotenv_path=None, require_token=False)
 
 
 def test_the_setting_is_checked() -> None:

@@ -7,7 +7,7 @@ import pytest
 import torch
 from pocket_tts import TTSModel, export_model_state
 
-from bot.synthesis.engine import SAMPLE_RATE, TTSEngine, VoiceError
+from bot.synthesis.engine import SAMPLE_RATE, TTSEngine, UnusableVoiceError
 from bot.synthesis.tempo import Tempo
 from tests.conftest import TinyModel, engine_settings
 from tests.tiny_model import write_random_config
@@ -69,7 +69,7 @@ async def test_abandoned_stream_stops_using_cpu(full_engine: TTSEngine) -> None:
 
 
 async def test_unknown_voice_reaches_the_caller(engine: TTSEngine) -> None:
-    with pytest.raises(VoiceError, match="unknown voice"):
+    with pytest.raises(UnusableVoiceError, match="unknown voice"):
         async for _ in engine.stream("Hello", voice="no-such-voice!"):
             pass
 
@@ -77,7 +77,7 @@ async def test_unknown_voice_reaches_the_caller(engine: TTSEngine) -> None:
 async def test_corrupt_voice_state_reaches_the_caller(engine: TTSEngine, tmp_path) -> None:
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not a safetensors file")
-    with pytest.raises(VoiceError, match="not a usable voice state"):
+    with pytest.raises(UnusableVoiceError, match="not a usable voice state"):
         await engine.synthesize("Hello", voice=str(bad))
 
 
@@ -94,7 +94,7 @@ async def test_model_error_during_generation_reaches_the_caller(
     export_model_state(state, foreign)
     with pytest.raises(Exception) as caught:
         await engine.synthesize("Hello there", voice=str(foreign))
-    assert not isinstance(caught.value, VoiceError)  # the model's own error, as raised
+    assert not isinstance(caught.value, UnusableVoiceError)  # the model's own error, as raised
     # and the engine still works afterwards
     assert len(await engine.synthesize("Fine again.")) > 0
 

@@ -219,9 +219,9 @@ class BrokenOnce(PlayerVoiceClient):
 
 async def test_a_failed_play_ends_that_message_and_the_next_one_plays() -> None:
     client, ended = BrokenOnce(), Ended()
-    deadlines = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
-    deadlines.start()
-    speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
+    scheduler = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
+    scheduler.start()
+    speaker = GuildSpeaker(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     try:
         speaker.enqueue(Utterance("first"))
         speaker.enqueue(Utterance("second"))
@@ -231,7 +231,7 @@ async def test_a_failed_play_ends_that_message_and_the_next_one_plays() -> None:
         assert not speaker.busy
     finally:
         await speaker.close()
-        await deadlines.close()
+        await scheduler.close()
 
 
 class FrozenPlayer(PlayerVoiceClient):
@@ -259,9 +259,9 @@ async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
     monkeypatch.setattr(scheduler, "STALL_S", 1.5)
     monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)
     client, ended = FrozenPlayer(connected=True), Ended()
-    deadlines = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
-    deadlines.start()
-    speaker = GuildSpeaker(deadlines, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
+    scheduler = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
+    scheduler.start()
+    speaker = GuildSpeaker(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     try:
         speaker.enqueue(Utterance("never heard"))
         await asyncio.sleep(0.5)  # playing now (play() was called)
@@ -276,7 +276,7 @@ async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
             assert 3.0 < waited < 6.5
     finally:
         await speaker.close()
-        await deadlines.close()
+        await scheduler.close()
 
 
 # ---- hole 5: one member's failed transaction never undoes another member's write ---

@@ -22,7 +22,7 @@ from bot.services.voices import VoiceService
 from bot.storage.database import Database, VoiceRepository
 from bot.storage.voice_records import VoiceLibraryError
 from bot.synthesis import clip as clips
-from bot.synthesis.engine import StateCache, TTSEngine, VoiceError
+from bot.synthesis.engine import StateCache, TTSEngine, UnusableVoiceError
 from bot.synthesis.voice_library import DECODE_NICE, VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
 
@@ -365,7 +365,7 @@ async def test_weights_without_cloning_refuse_clearly(
     library: VoiceLibrary, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(library.states.engine, "_can_clone", False)
-    with pytest.raises(VoiceError, match="HF_TOKEN"):
+    with pytest.raises(UnusableVoiceError, match="HF_TOKEN"):
         await create(library, ALICE, "Mine")
     assert stored_files(library) == [] and await library.records.list_for(ALICE) == []
 

@@ -10,7 +10,7 @@ class ModelUnavailableError(OperatorError, RuntimeError):
     """The model weights could not be fetched; the message tells the operator the ways out."""
 
 
-class VoiceError(OperatorError, ValueError):
+class UnusableVoiceError(OperatorError, ValueError):
     """A voice that cannot be used: unknown name, unreadable clip or state file (the
     operator's DEFAULT_VOICE or a command line's; a member's own voice falls back)."""
 

@@ -91,7 +91,7 @@ def builtin_voice_names() -> tuple[str, ...]:
     return BUILTIN_VOICES
 
 
-class SettingsService:
+class SettingsCommands:
     def __init__(
         self, db: Database, languages: tuple[str, ...] = (),
         can_load: Callable[[str], Awaitable[None]] | None = None,
