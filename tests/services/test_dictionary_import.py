@@ -1,7 +1,8 @@
-"""The dictionary import (`bot/services/settings_commands.py`, `bot/services/dictionary_files.py`): the
-file read and checked entry by entry, the plan of what it would change (`_plan`: an import adds
-and changes, never removes), its preview, the room left, and the confirmed import against the
-dictionary as it is then (tests/e2e/test_dictionary.py runs it end to end)."""
+"""The dictionary import (`bot/services/settings_commands.py`,
+`bot/services/dictionary_files.py`): the file read and checked entry by entry, the plan of what
+it would change (`_plan`: an import adds and changes, never removes), its preview, the room
+left, and the confirmed import against the dictionary as it is then (tests/e2e/test_dictionary.py
+runs it end to end)."""
 
 from __future__ import annotations
 
