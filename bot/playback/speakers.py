@@ -23,13 +23,14 @@ from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
 from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource, pcm_frames
 from bot.playback.queue_speedup import queue_rate
+from bot.playback.speaker_phrases import SpeakerPhrases
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
 from bot.synthesis.engine import TTSEngine, UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
-from bot.synthesis.tempo import Tempo, normal, stretch
+from bot.synthesis.tempo import Tempo, normal
 from bot.text.words import MAX_SOUND_PLAYS, Sound, has_sounds, sound_parts
 
 log = logging.getLogger(__name__)
@@ -95,10 +96,6 @@ class GuildSpeaker:
         phrases: PhraseCache | None = None,
         default_voice: str = "",
     ) -> None:
-        self._phrases = phrases
-        self._default_voice = default_voice
-        # phrases being rendered for the cache: (voice, phrase, rate, pitch)
-        self._rendering: set[tuple[str, str, float, int]] = set()
         self._on_result = on_result
         self._scheduler = scheduler
         self._voice_client = voice_client
@@ -109,7 +106,7 @@ class GuildSpeaker:
         self._current: _Playback | None = None
         self._next: _Playback | None = None  # synthesizing while the current one plays out
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
-        self._renders: set[asyncio.Task[None]] = set()
+        self.phrases = SpeakerPhrases(phrases, default_voice, scheduler, key)
         self.last_active = time.monotonic()
         self.link_wanted = False  # the bot means to be in voice here (its link may be healing)
         self._silence: tuple[_Playback, int, float] | None = None  # (playback, reads, since)
@@ -210,8 +207,7 @@ class GuildSpeaker:
 
     async def close(self) -> None:
         self.clear()
-        for render in list(self._renders):
-            render.cancel()
+        self.phrases.close()
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
@@ -262,13 +258,13 @@ class GuildSpeaker:
             parts = sound_parts(text, utterance.sounds.keys(), MAX_SOUND_PLAYS)
             text = parts.pop(0) if parts and isinstance(parts[0], str) else ""
             rest = parts
-        phrase_audio = None if rest else self._cached_phrase(utterance)
+        phrase_audio = None if rest else self.phrases.cached(utterance)
         lead_audio = None
         if phrase_audio is None:
-            lead_audio = self._cached_lead(utterance, rate, text)
+            lead_audio = self.phrases.lead(utterance, rate, text)
         if lead_audio is not None:  # the lead plays now; the model starts on the rest
             text = text[len(utterance.lead) :].lstrip(" ,:")
-        if utterance.phrase and phrase_audio is None and self._phrase_key(utterance):
+        if utterance.phrase and phrase_audio is None and self.phrases.key(utterance):
             sink.keep = []  # synthesized now: kept for the next time
         job = self._job(utterance, text, sink, rate)
         playback = _Playback(utterance, source, sink, job, played, rate=rate, rest=rest)
@@ -393,87 +389,9 @@ class GuildSpeaker:
             self._attach(playback)
         self._silence = self._carried = None
 
-    def _phrase_key(self, utterance: Utterance) -> str | None:
-        """The cache's voice key for a whole phrase (None: it is not cached). The cache holds
-        the default model's phrases only, as for leads."""
-        if self._phrases is None or not utterance.phrase or utterance.language is not None:
-            return None
-        if utterance.pitch:  # the cache keeps whole phrases at the voice's own pitch only
-            return None
-        return utterance.voice or self._default_voice
-
-    def _cached_phrase(self, utterance: Utterance) -> np.ndarray | None:
-        """A whole phrase's audio if the cache has it in memory (no I/O)."""
-        key = self._phrase_key(utterance)
-        if key is None or self._phrases is None:
-            return None
-        return self._phrases.in_memory(key, utterance.text)
-
     async def load_phrase(self, utterance: Utterance) -> None:
-        """Bring a whole phrase's audio from disk into memory if it is there (I/O in a thread),
-        so that it plays from the cache; call it before `enqueue`."""
-        key = self._phrase_key(utterance)
-        if key is not None and self._phrases is not None:
-            await asyncio.to_thread(self._phrases.get, key, utterance.text)
-
-    def _keep_phrase(self, playback: _Playback) -> None:
-        """A whole phrase synthesized in full: keep its audio for the next time."""
-        kept, key = playback.sink.keep, self._phrase_key(playback.utterance)
-        playback.sink.keep = None
-        if not kept or key is None or self._phrases is None:
-            return
-        audio, text, phrases = np.concatenate(kept), playback.utterance.text, self._phrases
-
-        async def keep() -> None:  # the cache is a saving: a failure costs it, not speech
-            try:
-                await asyncio.to_thread(phrases.put, key, text, audio)
-            except Exception:
-                log.exception("could not keep a phrase")
-
-        task = asyncio.create_task(keep())
-        self._renders.add(task)
-        task.add_done_callback(self._renders.discard)
-
-    def _cached_lead(self, utterance: Utterance, rate: float, text: str) -> np.ndarray | None:
-        """The lead's audio at `rate` and the utterance's pitch if the cache has it (else it
-        is rendered for next time); `text`: the words said first."""
-        lead = utterance.lead
-        if self._phrases is None or not lead or not text.startswith(lead):
-            return None
-        if utterance.language is not None:  # the cache holds the default model's phrases
-            return None
-        if not text[len(lead) :].strip(" ,:"):
-            return None  # nothing after the lead: say it all in one go
-        voice, pitch = utterance.voice or self._default_voice, utterance.pitch
-        audio = self._phrases.in_memory(voice, lead, rate=rate, pitch=pitch)
-        if audio is None and (voice, lead, rate, pitch) not in self._rendering:
-            self._rendering.add((voice, lead, rate, pitch))
-            task = asyncio.create_task(self._render(voice, utterance.voice, lead, rate, pitch))
-            self._renders.add(task)
-            task.add_done_callback(self._renders.discard)
-        return audio
-
-    async def _render(
-        self, key: str, voice: str | None, lead: str, rate: float, pitch: int = 0
-    ) -> None:
-        """Load a lead phrase from disk, else render it alone as background work (at the
-        speaking rate and pitch, in a thread), for the next message."""
-        phrases = self._phrases
-        try:
-            assert phrases is not None
-            if await asyncio.to_thread(phrases.get, key, lead, rate=rate, pitch=pitch) is not None:
-                return  # it was on disk: in memory now
-            audio = await self._scheduler.background_speech(lead, voice, owner=(0, self.key))
-            if len(audio):
-
-                def keep() -> None:
-                    phrases.put(key, lead, stretch(audio, rate, pitch), rate=rate, pitch=pitch)
-
-                await asyncio.to_thread(keep)
-        except Exception as error:  # the cache is an optimisation: never an error for anyone
-            log.info("could not render a phrase for the cache: %s", error)
-        finally:
-            self._rendering.discard((key, lead, rate, pitch))
+        """Bring a whole phrase's audio from disk into memory (`SpeakerPhrases.load`)."""
+        await self.phrases.load(utterance)
 
     # ---- speaking -----------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -519,7 +437,8 @@ class GuildSpeaker:
         if error is not None:
             log.warning("synthesis failed: %s", error)
         elif sink.keep is not None and not job.cancelled:
-            self._keep_phrase(playback)
+            kept, sink.keep = sink.keep, None
+            self.phrases.keep(playback.utterance, kept)
         sink.flush()
         source.finish()
         if not sink.playing and source.buffered_frames and not job.cancelled:
