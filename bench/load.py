@@ -357,6 +357,9 @@ async def main() -> None:
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 6, 8, 12, 16])
     parser.add_argument("--quantize", choices=["no", "yes", "both"], default="both")
     parser.add_argument("--config", default="english")
+    parser.add_argument(
+        "--batch", type=int, help="TTS_BATCH for the batched engines (default: the bot's)"
+    )
     parser.add_argument("--words-per-second", type=float, default=2.5)
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
     parser.add_argument(
@@ -399,6 +402,7 @@ async def main() -> None:
                     "DEFAULT_VOICE": str(clip),
                     "TTS_QUANTIZE": str(int(q)),
                     **({"TTS_BATCH": "1"} if kind == "stream" else {}),
+                    **({"TTS_BATCH": str(args.batch)} if args.batch and kind != "stream" else {}),
                 }
                 settings = load_config(env, dotenv_path=None, require_token=False)
                 measured = TTSEngine._batch_size

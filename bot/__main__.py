@@ -94,12 +94,13 @@ async def sync_commands(settings: Config) -> None:
 
 async def say(settings: Config, text: str, out: Path, voice: str | None) -> None:
     from bot.synthesis.audio_files import FILE_FORMATS, write_audio_file
-    from bot.synthesis.engine import TTSEngine
 
     if out.suffix.lower() not in FILE_FORMATS:
         raise SystemExit(f"--out must end in .wav or .ogg, not {out.suffix or 'nothing'}")
     if not text.strip():
         raise SystemExit("There is nothing to say: give some text.")
+    from bot.synthesis.engine import TTSEngine  # torch and pocket-tts: seconds, so not before
+
     engine = await TTSEngine.load(one_stream(settings))
     try:
         await engine.voice_state(voice)  # resolve the voice first: not part of the latency

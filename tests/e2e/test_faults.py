@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import cogs.speech
 from bot.playback import connection as connection_module
 from bot.synthesis import batching
 from bot.synthesis import engine as engine_module
@@ -272,7 +273,7 @@ async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
     def broken(*_: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(running_bot.bot.app.speech, "botstats", broken)
+    monkeypatch.setattr(cogs.speech, "botstats", broken)  # the cog's way to the service
     reply = await (await running_bot.fake.interaction("botstats")).wait_final()
     assert reply["content"].startswith("Something went wrong on my side (error id ")
 

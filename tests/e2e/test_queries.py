@@ -108,15 +108,17 @@ async def test_queries_per_chat_message_and_per_say(quiet_bot: RunningBot) -> No
         read = collections.Counter(tables(seen))
         assert read["server_settings"] == 1 and read["member_settings"] == 1, tables(seen)
     # (it was 8, 8, 9, 4 and 5: the server's settings read up to three times, the member's
-    # twice, the voice choice's record twice)
-    assert len(plain) <= 4 and len(mentioning) <= 5 and len(cloned) <= 5
+    # twice, the voice choice's record twice; then 4, 5 and 5, before a chat message also read
+    # the server's read channels (several now) and its dictionary's sounds, one query each)
+    assert len(plain) <= 6 and len(mentioning) <= 7 and len(cloned) <= 7
     # (/say reads the server's dictionary for its language too, as a chat message does)
     assert len(said) <= 4 and len(said_cloned) <= 5
     assert "pronunciations" in tables(said) and "pronunciations" in tables(said_cloned)
 
 
-async def test_a_flood_costs_two_queries_a_message(quiet_bot: RunningBot) -> None:
-    """A rate-limited message is decided on the server's and the member's settings alone."""
+async def test_a_flood_costs_three_queries_a_message(quiet_bot: RunningBot) -> None:
+    """A rate-limited message is decided on the server's settings, its read channels and the
+    member's settings alone."""
     running, fake = quiet_bot, quiet_bot.fake
     await setup_read_channel(fake)
     limit = fake.interaction("config limits rate_limit", {"value": 1}, permissions=ADMIN)
@@ -127,4 +129,4 @@ async def test_a_flood_costs_two_queries_a_message(quiet_bot: RunningBot) -> Non
         flood = await fake.post("alice", "too much")
         assert await outcome(running, flood) == "rate limited"
     show("rate-limited message", seen)
-    assert tables(seen) == ["server_settings", "member_settings"]
+    assert tables(seen) == ["server_settings", "read_channels", "member_settings"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -104,7 +105,10 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
 ) -> None:
     fake, bot = running_bot.fake, running_bot.bot
     silence = encode(np.zeros(24_000 * 5, dtype=np.float32), "wav")
-    ten_minutes = encode(speech_like(600.0, lead_s=0, tail_s=0), "mp3")
+    # in a thread: seconds of encoding on the loop would stall the bot that shares it
+    ten_minutes = await asyncio.to_thread(
+        lambda: encode(speech_like(600.0, lead_s=0, tail_s=0), "mp3")
+    )
     cases = [
         ("Text", b"just some text, not audio" * 50, "That is not an audio file I can read."),
         ("Cut", CLIP[: len(CLIP) // 2], "That audio file seems damaged or cut short."),
