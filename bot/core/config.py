@@ -70,7 +70,7 @@ class Config:
 # The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
 # past 8 rows, a bigger batch no longer lowers the cost per stream enough to pay for the
 # longer step every stream then waits on.
-DEFAULT_BATCH = 8
+DEFAULT_BATCH = 16  # an upper bound: the start-up and live step times choose the rows (capacity.py)
 
 
 def default_workers() -> int:
