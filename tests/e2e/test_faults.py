@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-import cogs.speech
 from bot.playback import connection as connection_module
 from bot.synthesis import batching
 from bot.synthesis import engine as engine_module
@@ -273,7 +272,9 @@ async def test_an_unexpected_error_gets_a_reply_with_an_error_id(
     def broken(*_: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cogs.speech, "botstats", broken)  # the cog's way to the service
+    # the module the bot loaded as its extension (discord.py makes its own module object)
+    cog_module = running_bot.bot.extensions["cogs.speech"]
+    monkeypatch.setattr(cog_module, "botstats", broken)
     reply = await (await running_bot.fake.interaction("botstats")).wait_final()
     assert reply["content"].startswith("Something went wrong on my side (error id ")
 
