@@ -10,6 +10,8 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 import discord
 
@@ -50,6 +52,7 @@ from bot.synthesis.model_pool import check_language
 from bot.text.words import Names, ReadOptions, speakable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_NICK = 32
 MAX_WORD = 50
@@ -493,22 +496,21 @@ class SettingsCommands:
     async def set_rate(self, member: discord.Member | discord.User, guild: discord.Guild,
                        raw: str) -> Reply:  # fmt: skip
         """A member's own speaking rate in this server ('none': the server's)."""
-        if raw.strip().lower() in ("", "none", "reset"):
-            await self.db.members.set_rate(member.id, guild.id, None)
+        parse = partial(parse_rate, name="my_rate")
+        rate = await _member_own(raw, parse, partial(self.db.members.set_rate, member.id, guild.id))
+        if rate is None:
             return Reply(tr("Your messages are read at this server's speaking rate again."))
-        rate = parse_rate(raw, "my_rate")  # a SettingError is the member's to fix
-        await self.db.members.set_rate(member.id, guild.id, rate)
         return Reply(tr("Your messages are read at {rate} speed in this server.",
                         rate=show_rate(rate)))  # fmt: skip
 
     async def set_pitch(self, member: discord.Member | discord.User, guild: discord.Guild,
                         raw: str) -> Reply:  # fmt: skip
         """A member's own pitch in this server, in semitones ('none': the server's)."""
-        if raw.strip().lower() in ("", "none", "reset"):
-            await self.db.members.set_pitch(member.id, guild.id, None)
+        parse = partial(parse_pitch, name="my_pitch")
+        store = partial(self.db.members.set_pitch, member.id, guild.id)
+        pitch = await _member_own(raw, parse, store)
+        if pitch is None:
             return Reply(tr("Your messages are read at this server's pitch again."))
-        pitch = parse_pitch(raw, "my_pitch")  # a SettingError is the member's to fix
-        await self.db.members.set_pitch(member.id, guild.id, pitch)
         return Reply(tr("Your messages are read at a pitch of {pitch} semitones in this server.",
                         pitch=show_pitch(pitch)))  # fmt: skip
 
@@ -662,3 +664,13 @@ def _pages(lines_: list[Phrase], budget: int) -> list[list[Phrase]]:
         pages[-1].append(line)
         used += size
     return pages
+
+
+async def _member_own(
+    raw: str, parse: Callable[[str], T], store: Callable[[T | None], Awaitable[None]]
+) -> T | None:
+    """Store a member's own setting (`parse`d: a SettingError is theirs to fix), or forget it
+    ('none', 'reset' or nothing: the server's again). What was stored."""
+    value = None if raw.strip().lower() in ("", "none", "reset") else parse(raw)
+    await store(value)
+    return value
