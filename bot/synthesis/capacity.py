@@ -24,13 +24,19 @@ another CPU, may.
 from __future__ import annotations
 
 import collections
+import math
 import statistics
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MARGIN = 0.9  # a batch size fits when its steps take at most this share of the frame
+MARGIN = 0.9  # a batch size fits when its typical steps take at most this share of the frame
+# ... and its slow steps (all but the slowest 5% of the recent ones, at least one left out)
+# at most the whole frame: rows let in on their typical steps alone can stutter on the slow
+# ones (issue 35: 12 rows at TTS_BATCH=16, 84 gaps over 100 ms in a minute). The slowest step
+# of a window (a collection, a page fault) is left out: the audio buffered ahead covers it.
+SLOW_QUANTILE = 0.95
 # The rows are split between the two decoders only when one would take more than this share
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
 SPLIT_BUDGET = 0.75
@@ -105,10 +111,19 @@ def choose_batch(costs: list[BatchCost], frame_s: float, cores: int) -> int:
     return max(fitting, default=costs[0].rows)
 
 
+def slow_step(samples: list[float], quantile: float = SLOW_QUANTILE) -> float:
+    """The time all but the slowest `1 - quantile` of `samples` stayed within, at least the
+    single slowest left out (so with few samples, the second slowest)."""
+    ordered = sorted(samples)
+    left_out = max(1, math.ceil((1 - quantile) * len(ordered)))
+    return ordered[max(0, len(ordered) - 1 - left_out)]
+
+
 class Live:
-    """Recent timings per batch size, written by one thread and read by others. The figure
-    is the median of the last `WINDOW`: a mean let a few slow steps (a collection, a burst of
-    prompts) hide the steady cost, which took the capacity down to one row."""
+    """Recent timings per batch size, written by one thread and read by others. The typical
+    figure is the median of the last `WINDOW`: a mean let a few slow steps (a collection, a
+    burst of prompts) hide the steady cost, which took the capacity down to one row. The slow
+    figure (`slow_step`) is their spread, which admission also holds within the frame."""
 
     WINDOW = 31
 
@@ -128,7 +143,7 @@ class Live:
             self._when[rows] = now
 
     def seen(self) -> dict[int, float]:
-        """The figures with enough samples, renewed within `STALE_S`."""
+        """The typical figures with enough samples, renewed within `STALE_S`."""
         with self._lock:
             now = self._clock()
             return {
@@ -137,16 +152,17 @@ class Live:
                 if len(samples) >= LIVE_SAMPLES and now - self._when[n] <= STALE_S
             }
 
-    def get(self, rows: int) -> float | None:
-        """The figure for one size (None: too few samples, or stale). Only that size's median
-        is taken: the scheduler asks on the event loop for each size it tries."""
+    def get(self, rows: int, slow: bool = False) -> float | None:
+        """The typical figure for one size, or with `slow` its slow one (`slow_step`); None:
+        too few samples, or stale. Only that size's is computed: the scheduler asks on the
+        event loop for each size it tries."""
         with self._lock:
             samples = self._samples.get(rows)
             if samples is None or len(samples) < LIVE_SAMPLES:
                 return None
             if self._clock() - self._when[rows] > STALE_S:
                 return None
-            return statistics.median(samples)
+            return slow_step(list(samples)) if slow else statistics.median(samples)
 
 
 class StepCosts:
@@ -218,19 +234,19 @@ class StepCosts:
         guess = self._interpolate(table, rows)
         return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def _lm_estimate(self, rows: int) -> float:
-        """Seconds of the LM's thread per step with `rows` live rows: its step, and the
-        prompts' prefills between steps."""
-        lm = self.steps.get(rows)
+    def _lm_estimate(self, rows: int, slow: bool = False) -> float:
+        """Seconds of the LM's thread per step with `rows` live rows: its step (typical or
+        slow, `Live.get`), and the prompts' prefills between steps."""
+        lm = self.steps.get(rows, slow)
         if lm is None:
             lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
                 self.steps, self._lm, SIDE_BY_SIDE["lm"]
             )
         return lm + rows * self.prefill_per_row()
 
-    def _decode_estimate(self, rows: int) -> float:
-        """Seconds of one decode of `rows` rows, on either thread."""
-        decode = self.decodes.get(rows)
+    def _decode_estimate(self, rows: int, slow: bool = False) -> float:
+        """Seconds of one decode of `rows` rows, on either thread (typical or slow)."""
+        decode = self.decodes.get(rows, slow)
         if decode is None:
             decode = self._interpolate(self._decode, rows) * self._scale(
                 self.decodes, self._decode, SIDE_BY_SIDE["decode"]
@@ -243,22 +259,29 @@ class StepCosts:
         budget = SPLIT_BUDGET * self.frame_s
         return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores, budget)
 
-    def estimate(self, rows: int) -> float:
-        """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
-        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
+    def estimate(self, rows: int, slow: bool = False) -> float:
+        """Seconds per step with `rows` live rows, at the shortest period (`best_split`): a
+        typical step, or with `slow` a slow one (`slow_step`: only where live figures exist;
+        the start-up guesses have no spread)."""
+
+        def decode(n: int) -> float:
+            return self._decode_estimate(n, slow)
+
+        return best_split(self._lm_estimate(rows, slow), decode, rows, self.cores)[0]
 
     def capacity(self, rate: float = 1.0) -> int:
         """The most rows that all get their frames in real time when the fastest of them
         speaks at `rate` (2.0: its listener hears a frame's audio in half a frame, so every
-        step must take half as long; the batch steps all rows at once): sizes are tried
-        upwards and the first that does not fit ends the search (more rows never cost less);
-        at most one row past the largest size seen live."""
+        step must take half as long; the batch steps all rows at once). A size fits when its
+        typical step takes at most `MARGIN` of that and its slow step at most all of it. Sizes
+        are tried upwards and the first that does not fit ends the search (more rows never
+        cost less); at most one row past the largest size seen live."""
         seen = self.steps.seen()
         largest = max(seen) + 1 if seen else self.max_rows
-        budget = MARGIN * self.frame_s / max(1.0, rate)
+        frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
-            if self.estimate(rows) > budget:
+            if self.estimate(rows) > MARGIN * frame or self.estimate(rows, slow=True) > frame:
                 break
             fitting = rows
         return fitting

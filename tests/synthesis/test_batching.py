@@ -31,7 +31,15 @@ from bot.synthesis.batching import (
     prefill,
     prefill_chunks,
 )
-from bot.synthesis.capacity import LIVE_SAMPLES, STALE_S, BatchCost, Live, StepCosts, choose_batch
+from bot.synthesis.capacity import (
+    LIVE_SAMPLES,
+    STALE_S,
+    BatchCost,
+    Live,
+    StepCosts,
+    choose_batch,
+    slow_step,
+)
 from bot.synthesis.pocket_tts_adapter import (
     autoregressive_generation,
     expand_kv_cache,
@@ -352,6 +360,27 @@ def test_the_capacity_follows_the_live_step_times() -> None:
     assert costs.estimate(3) == pytest.approx(0.065)
     fill(costs.steps, 2, 0.040, count=Live.WINDOW)  # faster now: the old figures give way
     assert costs.estimate(2) == pytest.approx(0.040)
+
+
+def test_the_capacity_holds_the_slow_steps_within_the_frame() -> None:
+    """A size whose typical step fits but whose slow ones (all but the slowest 5%, at least
+    one left out) overrun the frame is not admitted; one slow step alone does not count."""
+    assert slow_step([0.01] * 30 + [1.0]) == 0.01  # the slowest one left out
+    assert slow_step([0.01] * 29 + [0.5, 1.0]) == 0.01  # 5% of 31: two left out
+    assert slow_step([0.01] * 28 + [0.3, 0.5, 1.0]) == 0.3
+    assert slow_step([0.01] * 7 + [1.0]) == 0.01  # few samples: the second slowest
+    startup = [BatchCost(n, 0.010, 0.005 * n) for n in range(1, 9)]
+    costs = StepCosts(startup, max_rows=8, frame_s=0.08, cores=2)
+    for rows in (3, 4):
+        fill(costs.decodes, rows, 0.005 * rows, count=Live.WINDOW)
+        fill(costs.steps, rows, 0.050, count=Live.WINDOW - 1)
+        costs.steps.add(rows, 0.5)  # one slow step at each: left out
+    assert costs.capacity() == 5  # 4 seen live: one row past it
+    for _ in range(3):  # every tenth step of 4 rows runs past the frame
+        costs.steps.add(4, 0.085)
+    assert costs.estimate(4) == pytest.approx(0.050)  # typical: within 72 ms
+    assert costs.capacity() == 3
+    assert costs.capacity(rate=1.5) == 1  # 53 ms at 1.5x: the typical 50 ms is over 48
 
 
 def test_live_figures_go_stale_and_the_prefills_count() -> None:
