@@ -121,13 +121,7 @@ def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[P
     it, so a long message costs the LM's thread one short prefill per chunk, not one long one
     before its first audio."""
     tokenizer = model.flow_lm.conditioner.tokenizer
-    options = (
-        model.pad_with_spaces_for_short_inputs,
-        model.remove_semicolons,
-        model.append_terminal_punctuation,
-        model.capitalize_first_letter,
-        model.replace_characters,
-    )
+    options = _text_options(model)
     chunks = split_into_best_sentences(
         tokenizer,
         text,
@@ -145,6 +139,17 @@ def prefill_chunks(model: Any, voice_state: ModelState, text: str) -> Iterator[P
         # runs it, and one closed elsewhere (a stream that failed, freed on the decoder's
         # thread) turned grad mode back on there, in the middle of a decode.
         yield prefilled
+
+
+def _text_options(model: Any) -> tuple[Any, ...]:
+    """How pocket-tts prepares a text for this model (`prepare_text_prompt`'s options)."""
+    return (
+        model.pad_with_spaces_for_short_inputs,
+        model.remove_semicolons,
+        model.append_terminal_punctuation,
+        model.capitalize_first_letter,
+        model.replace_characters,
+    )
 
 
 def _prefill_one(
@@ -428,10 +433,9 @@ class BatchedMimi:
         self.max_rows = max_rows
         self.count = 0
         self.offset = 0
+        stateful = init_states(self.mimi, 1, 1)  # once: it walks every module
         self._modules = {
-            name: module
-            for name, module in self.mimi.named_modules()
-            if name in init_states(self.mimi, 1, 1)
+            name: module for name, module in self.mimi.named_modules() if name in stateful
         }
         self._attention = {
             name: m.rope.max_period for name, m in self._modules.items() if hasattr(m, "rope")
@@ -453,6 +457,16 @@ class BatchedMimi:
     @property
     def capacity(self) -> int:
         return next(self.state[name] for name in self._attention)[CACHE].shape[2]
+
+    def fill_context(self) -> None:
+        """Move the shared offset to the attention's context, as after that many frames of
+        speech (the slots hold zeros): each decode then reads as many slots as in steady
+        speech, where the offset stays between one and two contexts (`_make_room`). For
+        `measure_costs`: decoded from the first slot, the start-up table was too kind."""
+        self._make_room(self.context + 4 * self.per_latent)  # room for a few decodes
+        self.offset = self.context
+        for name in self._attention:
+            self.state[name][OFFSET][:] = self.offset
 
     def join(self) -> None:
         index = self.count
@@ -682,18 +696,31 @@ def cost_sizes(largest: int) -> list[int]:
     return [n for n in (*range(1, 9), 12, 16, 24, 32) if n <= largest]
 
 
+# What a row's attention reads in the bot: its prompt (a voice state and a 20-word text, about
+# 112 slots: bench/probe.py) and the speech so far. Timed at 8 slots of prompt, the start-up
+# table was so kind that it let 32 rows in where 12-16 kept up (the real `english`, int8).
+MEASURED_PROMPT_SLOTS = 120
+
+
 @torch.no_grad()
 def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchCost]:
-    """Time one LM step and one decode at each batch size (best of `repeats`)."""
+    """Time one LM step and one decode at each batch size (best of `repeats`), as in steady
+    speech: each LM row holds a prompt of about `MEASURED_PROMPT_SLOTS` positions, and the
+    decoder's attention reads its whole context (`BatchedMimi.fill_context`)."""
     empty = init_states(model.flow_lm, batch_size=1, sequence_length=0)
-    chunk = prefill(model, empty, "Measuring how long one step takes.")[0]
+    text, options = "Measuring how long one step takes.", _text_options(model)
+    chunk = _prefill_one(model, empty, text, options)
+    repeated = max(1, MEASURED_PROMPT_SLOTS // max(1, chunk.length))
+    if repeated > 1:  # one chunk of that many positions (not split: only its length counts)
+        chunk = _prefill_one(model, empty, " ".join([text] * repeated), options)
     costs = []
     for size in sizes:
-        lm = BatchedFlowLM(model, max_rows=size, capacity=256)
+        lm = BatchedFlowLM(model, max_rows=size, capacity=chunk.length + 2 * repeats + 8)
         mimi = BatchedMimi(model, max_rows=size, capacity=256)  # one thread: the whole cost
         for _ in range(size):
             lm.join(Request(collections.deque(), print, print), chunk)
             mimi.join()
+        mimi.fill_context()
         latents = torch.zeros((size, 1, model.flow_lm.ldim))
         lm_times, decode_times = [], []
         for _ in range(repeats + 1):  # the first of each is a warm-up
