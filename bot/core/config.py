@@ -73,6 +73,15 @@ class Config:
 DEFAULT_BATCH = 16  # an upper bound: the start-up and live step times choose the rows (capacity.py)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity (a container's `--cpuset-cpus`,
+    `taskset`), which `os.cpu_count()` ignores (it counts the host's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity on this platform (macOS)
+        return os.cpu_count() or 1
+
+
 def default_workers() -> int:
     """Model worker threads when TTS_WORKERS is unset: one per 2 cores (bench/workers.py).
 
@@ -80,7 +89,7 @@ def default_workers() -> int:
     decoder run in two threads). Measured on 2 cores: a second replica adds only ~9% of
     aggregate speed while halving each stream's speed, so 2 cores get one worker.
     """
-    return max(1, (os.cpu_count() or 1) // 2)
+    return max(1, usable_cores() // 2)
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

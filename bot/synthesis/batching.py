@@ -25,7 +25,6 @@ import collections
 import contextlib
 import copy
 import logging
-import os
 import queue
 import threading
 import time
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from bot.core.config import usable_cores
 from bot.synthesis import pocket_tts_adapter
 from bot.synthesis.capacity import BatchCost, StepCosts
 from bot.synthesis.decoder_precision import half_decoder
@@ -755,7 +755,7 @@ class Batcher:
     def __init__(self, model: Any, *, max_rows: int, costs: list[BatchCost] | None = None) -> None:
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
-        self.costs = StepCosts(costs or [], max_rows, self.frame_s, os.cpu_count() or 1)
+        self.costs = StepCosts(costs or [], max_rows, self.frame_s, usable_cores())
         self._decoder = _Decoder(model, max_rows, self.costs, threaded=True)
         self._inline = _Decoder(model, max_rows, self.costs, threaded=False)
         self._decoder_of: dict[_Row, _Decoder] = {}

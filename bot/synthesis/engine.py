@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-from bot.core.config import Config
+from bot.core.config import Config, usable_cores
 from bot.synthesis import decoder_precision
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, prefill_chunks
@@ -468,7 +468,7 @@ class TTSEngine:
         """Measure the step costs on this machine and choose the largest batch from them."""
         costs = measure_costs(model, cost_sizes(largest))
         frame_s = 1 / model.mimi.frame_rate
-        chosen = choose_batch(costs, frame_s, os.cpu_count() or 1)
+        chosen = choose_batch(costs, frame_s, usable_cores())
         table = ", ".join(
             f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
         )

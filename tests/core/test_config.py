@@ -1,8 +1,15 @@
+import os
 from pathlib import Path
 
 import pytest
 
-from bot.core.config import DEFAULT_API_BASE, ConfigError, load_config
+from bot.core.config import (
+    DEFAULT_API_BASE,
+    ConfigError,
+    default_workers,
+    load_config,
+    usable_cores,
+)
 
 TOKEN = "MTAx.secret-token-value"
 
@@ -118,3 +125,16 @@ def test_whole_numbers_unset_take_their_defaults_and_set_are_read() -> None:
             given.tts_batch, given.metrics_port, given.shard_count) == (
         2048, 16, 4000, 1, 32, 9100, 1,
     )  # fmt: skip
+
+
+def test_the_usable_cores_follow_the_cpu_affinity() -> None:
+    """A container's cpuset or `taskset` leaves fewer cores than the host has: the capacity
+    and the default workers count those (os.cpu_count() counts the host's)."""
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(before)})  # this thread only: restored below
+        assert usable_cores() == 1
+        assert default_workers() == 1
+    finally:
+        os.sched_setaffinity(0, before)
+    assert usable_cores() == len(before)
