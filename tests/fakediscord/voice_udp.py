@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import struct
 import time
 from collections.abc import Callable
@@ -12,8 +13,16 @@ from dataclasses import dataclass
 
 import discord
 import nacl.bindings
+import numpy as np
 
 OPUS_SILENCE = b"\xf8\xff\xfe"
+# A decoded frame whose loudest sample stays under this is heard as silence (-54 dBFS). The
+# bot's player sends an underrun as PCM zeros, which discord.py's Opus encoder turns into
+# ordinary packets (~113 bytes, not Discord's 3-byte silence frame); they decode to a few
+# units (the first one or two still carry the previous frame's tail). Counted by their bytes
+# alone, an underrun looked like speech, and no gap test could see one. The tests' speech
+# peaks near 1000 in every frame.
+QUIET_PEAK = 64
 SIOCGSTAMP = 0x8906  # Linux: when the kernel received the socket's last datagram
 
 
@@ -26,9 +35,14 @@ class ReceivedPacket:
     opus: bytes
     pcm: bytes  # 48 kHz stereo s16le, decoded from `opus`
 
-    @property
+    @functools.cached_property
     def is_silence(self) -> bool:
-        return self.opus == OPUS_SILENCE
+        """What a listener hears as silence: Discord's silence frame, or a frame that decodes
+        to near zero (`QUIET_PEAK`: an underrun the encoder made into a packet)."""
+        if self.opus == OPUS_SILENCE:
+            return True
+        samples = np.frombuffer(self.pcm, dtype=np.int16)
+        return not samples.size or int(np.abs(samples.astype(np.int32)).max()) < QUIET_PEAK
 
 
 class VoiceUDPServer(asyncio.DatagramProtocol):
