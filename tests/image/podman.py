@@ -13,13 +13,15 @@ official image starts (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, PGDATA).
 
 Each test run has container storage of its own (`Storage`), so that every run builds the
 stand-ins and the image from nothing, as a new machine does: an image left over from an earlier
-run can never hide a broken first build.
+run can never hide a broken first build. (The stand-in base's root file system, debootstrap's
+output, is the one thing test.sh's two image-test processes share: `SHARED_ENV`.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -38,6 +40,11 @@ STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 STAND_IN_LABEL = "pocketvoice.test.stand-in"
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
+# test.sh names a folder its image-test processes share: the first to need the stand-in base
+# debootstraps it there once (a minute of CPU), the others import the same tarball. Unset (pytest
+# run by hand), each run makes its own.
+SHARED_ENV = "POCKETVOICE_IMAGE_SHARED"
+BASE_TARBALL = "stand-in-base.tar"
 TORCH_WHEEL = re.compile(r"torch-2\.13\.0\+cpu-cp311-.*\.whl")
 # podman's defaults ask for more open files and processes than this machine allows. The
 # engine's temporary folder (exit files, events, the "alive" mark) and the network configs are
@@ -178,6 +185,18 @@ class Podman:
         """The Dockerfile's base: the real one if present, else our stand-in (made once)."""
         if (await self.run("image", "exists", BASE)).code == 0:
             return "present"
+        shared = os.environ.get(SHARED_ENV)
+        if shared:
+            made = await shared_base_tarball(self, Path(shared))
+            await self.import_base(Path(shared) / BASE_TARBALL)
+            return "made from debootstrap" if made else "imported (debootstrapped by another run)"
+        with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
+            await self.make_base_tarball(Path(tmp) / BASE_TARBALL)
+            await self.import_base(Path(tmp) / BASE_TARBALL)
+        return "made from debootstrap"
+
+    async def make_base_tarball(self, tarball: Path) -> None:
+        """The stand-in's root file system, from debootstrap, as a tar file at `tarball`."""
         with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
             root = Path(tmp) / "rootfs"
             await self.run_checked_local(
@@ -194,41 +213,24 @@ class Podman:
                 for item in (root / cache).glob("*"):
                     if item.is_file():
                         item.unlink()
-            # tar's output straight into podman's input: an OS pipe (an asyncio StreamReader
-            # has no file descriptor to hand a second process)
-            reading, writing = os.pipe()
-            try:
-                tar = await asyncio.create_subprocess_exec(
-                    "tar", "-C", str(root), "-c", ".", stdout=writing
-                )
-            finally:
-                os.close(writing)
-            try:
-                importer = await asyncio.create_subprocess_exec(
-                    "podman", "import",
-                    "--change", f"ENV PATH={STAND_IN_PATH}",
-                    "--change", "ENV LANG=C.UTF-8",
-                    "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
-                    "--change", 'CMD ["python3"]',
-                    "-", BASE,
-                    stdin=reading, env=self.env,
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                )  # fmt: skip
-            finally:
-                os.close(reading)
-            try:
-                out, _ = await asyncio.wait_for(importer.communicate(), 300)
-                tarred = await asyncio.wait_for(tar.wait(), 60)
-            except TimeoutError:
-                for process in (tar, importer):
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-                raise PodmanError("importing the stand-in base took over 300 s") from None
-            if importer.returncode != 0 or tarred != 0:
-                raise PodmanError(
-                    f"podman import failed (tar {tarred}):\n{out.decode(errors='replace')}"
-                )
-        return "made from debootstrap"
+            # written beside, then renamed: whoever sees `tarball` sees all of it
+            partial = tarball.with_name(tarball.name + ".partial")
+            await self.run_checked_local(
+                ["tar", "-C", str(root), "-cf", str(partial), "."], "tar", timeout=300
+            )
+            partial.rename(tarball)
+
+    async def import_base(self, tarball: Path) -> None:
+        """`tarball` (from make_base_tarball) into this run's storage as the base's tag."""
+        done = await self.run(
+            "import",
+            "--change", f"ENV PATH={STAND_IN_PATH}",
+            "--change", "ENV LANG=C.UTF-8",
+            "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
+            "--change", 'CMD ["python3"]',
+            str(tarball), BASE, timeout=300,
+        )  # fmt: skip
+        done.check("podman import of the stand-in base")
 
     async def ensure_postgres(self) -> str:
         """compose.shards.yaml's `postgres:15`: the real one if present or pullable, else a
@@ -297,6 +299,30 @@ class Podman:
         for name in names:
             with contextlib.suppress(PodmanError):
                 await self.run("rm", "-f", "-t", "0", name, timeout=60)
+
+
+async def shared_base_tarball(podman: Podman, shared: Path) -> bool:
+    """Make the stand-in base's tarball in `shared` unless another run has: the first to come
+    makes it while it holds the folder's lock, the others wait for the lock and take the same
+    file. True when this run made it."""
+    shared.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + 1200  # the maker's own limits: debootstrap 600 s, tar 300 s
+    with open(shared / f"{BASE_TARBALL}.lock", "w") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise PodmanError(f"waited 1200 s for another run's base in {shared}") from None
+                await asyncio.sleep(0.5)
+        try:
+            if (shared / BASE_TARBALL).exists():
+                return False
+            await podman.make_base_tarball(shared / BASE_TARBALL)
+            return True
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def find_links() -> list[Path]:
