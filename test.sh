@@ -40,6 +40,7 @@ if [[ $# -eq 0 ]]; then
   shards=$!
   POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
     pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
+    tests/image \
     >"$image_tmp/image.log" 2>&1 &
   image=$!
   # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
