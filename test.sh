@@ -28,14 +28,19 @@ if [[ $# -eq 0 ]]; then
   # The image tests in processes of their own beside the workers (podman's restart of a crashed
   # container did not happen under an xdist worker, CONTRIBUTING.md): the PostgreSQL stand-in's
   # build in one, the bot's image (one build, shared by its tests) in the other, each on
-  # container storage and a temporary folder of its own
+  # container storage and a temporary folder of its own; the stand-in base's debootstrap, which
+  # both need, is done once in a folder they share (tests/image/podman.py, SHARED_ENV)
   shards_test=tests/image/test_compose.py::test_the_shards_compose_file_starts_its_postgresql
   image_tmp="$(mktemp -d)"
   trap 'rm -rf "$image_tmp"' EXIT
-  pytest -m "image and not timing" --basetemp "$image_tmp/shards" "$shards_test" \
+  mkdir "$image_tmp/shared"
+  POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
+    pytest -m "image and not timing" --basetemp "$image_tmp/shards" "$shards_test" \
     >"$image_tmp/shards.log" 2>&1 &
   shards=$!
-  pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
+  POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
+    pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
+    tests/image \
     >"$image_tmp/image.log" 2>&1 &
   image=$!
   # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)

@@ -52,8 +52,13 @@ FIXTURES = {"running_bot": "e2e", "postgres": "postgres"}
 HEAVY_PROGRAMS = ("python", "pip", "podman", "pg_ctl", "initdb", "postgres", "debootstrap", "bash")
 
 
+TESTS = Path(__file__).resolve().parent
+
+
 def tiers_of(item: pytest.Item) -> set[str]:
-    parts = item.path.parts
+    # the folders under tests/ only: a checkout in a folder named image (or e2e) is no tier
+    path = item.path.resolve()
+    parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
     found = {tier for tier in ("image", "e2e") if tier in parts}
     names = getattr(item, "fixturenames", ())
     found |= {tier for fixture, tier in FIXTURES.items() if fixture in names}

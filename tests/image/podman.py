@@ -13,15 +13,18 @@ official image starts (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, PGDATA).
 
 Each test run has container storage of its own (`Storage`), so that every run builds the
 stand-ins and the image from nothing, as a new machine does: an image left over from an earlier
-run can never hide a broken first build.
+run can never hide a broken first build. (The stand-in base's root file system, debootstrap's
+output, is the one thing test.sh's two image-test processes share: `SHARED_ENV`.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -38,6 +41,13 @@ STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 STAND_IN_LABEL = "pocketvoice.test.stand-in"
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
+# test.sh names a folder its image-test processes share: the first to need the stand-in base
+# debootstraps it there once (a minute of CPU), the others import the same tarball. Unset (pytest
+# run by hand), each run makes its own.
+SHARED_ENV = "POCKETVOICE_IMAGE_SHARED"
+BASE_TARBALL = "stand-in-base.tar"
+# The base's C library, for the wheels pip on the host downloads for it: Debian bookworm's glibc
+BASE_GLIBC = (2, 36)
 TORCH_WHEEL = re.compile(r"torch-2\.13\.0\+cpu-cp311-.*\.whl")
 # podman's defaults ask for more open files and processes than this machine allows. The
 # engine's temporary folder (exit files, events, the "alive" mark) and the network configs are
@@ -153,6 +163,7 @@ class Podman:
             "CONTAINERS_STORAGE_CONF": str(storage.conf),
         }
         self.folder = folder
+        self.storage = storage
 
     async def run(self, *args: str, timeout: float = 120, tool: str = "podman") -> Done:
         """`podman ARGS` (or another tool with this environment), killed past `timeout`."""
@@ -178,6 +189,18 @@ class Podman:
         """The Dockerfile's base: the real one if present, else our stand-in (made once)."""
         if (await self.run("image", "exists", BASE)).code == 0:
             return "present"
+        shared = os.environ.get(SHARED_ENV)
+        if shared:
+            made = await shared_base_tarball(self, Path(shared))
+            await self.import_base(Path(shared) / BASE_TARBALL)
+            return "made from debootstrap" if made else "imported (debootstrapped by another run)"
+        with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
+            await self.make_base_tarball(Path(tmp) / BASE_TARBALL)
+            await self.import_base(Path(tmp) / BASE_TARBALL)
+        return "made from debootstrap"
+
+    async def make_base_tarball(self, tarball: Path) -> None:
+        """The stand-in's root file system, from debootstrap, as a tar file at `tarball`."""
         with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
             root = Path(tmp) / "rootfs"
             await self.run_checked_local(
@@ -194,41 +217,24 @@ class Podman:
                 for item in (root / cache).glob("*"):
                     if item.is_file():
                         item.unlink()
-            # tar's output straight into podman's input: an OS pipe (an asyncio StreamReader
-            # has no file descriptor to hand a second process)
-            reading, writing = os.pipe()
-            try:
-                tar = await asyncio.create_subprocess_exec(
-                    "tar", "-C", str(root), "-c", ".", stdout=writing
-                )
-            finally:
-                os.close(writing)
-            try:
-                importer = await asyncio.create_subprocess_exec(
-                    "podman", "import",
-                    "--change", f"ENV PATH={STAND_IN_PATH}",
-                    "--change", "ENV LANG=C.UTF-8",
-                    "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
-                    "--change", 'CMD ["python3"]',
-                    "-", BASE,
-                    stdin=reading, env=self.env,
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                )  # fmt: skip
-            finally:
-                os.close(reading)
-            try:
-                out, _ = await asyncio.wait_for(importer.communicate(), 300)
-                tarred = await asyncio.wait_for(tar.wait(), 60)
-            except TimeoutError:
-                for process in (tar, importer):
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-                raise PodmanError("importing the stand-in base took over 300 s") from None
-            if importer.returncode != 0 or tarred != 0:
-                raise PodmanError(
-                    f"podman import failed (tar {tarred}):\n{out.decode(errors='replace')}"
-                )
-        return "made from debootstrap"
+            # written beside, then renamed: whoever sees `tarball` sees all of it
+            partial = tarball.with_name(tarball.name + ".partial")
+            await self.run_checked_local(
+                ["tar", "-C", str(root), "-cf", str(partial), "."], "tar", timeout=300
+            )
+            partial.rename(tarball)
+
+    async def import_base(self, tarball: Path) -> None:
+        """`tarball` (from make_base_tarball) into this run's storage as the base's tag."""
+        done = await self.run(
+            "import",
+            "--change", f"ENV PATH={STAND_IN_PATH}",
+            "--change", "ENV LANG=C.UTF-8",
+            "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
+            "--change", 'CMD ["python3"]',
+            str(tarball), BASE, timeout=300,
+        )  # fmt: skip
+        done.check("podman import of the stand-in base")
 
     async def ensure_postgres(self) -> str:
         """compose.shards.yaml's `postgres:15`: the real one if present or pullable, else a
@@ -239,10 +245,10 @@ class Podman:
         if (await self.run("pull", POSTGRES, timeout=60)).code == 0:
             return "pulled"
         await self.ensure_base()
-        args = [a for a in self.build_args() if a != "--pull=never"]
         done = await self.run(
-            "build", *args, "--pull=never", "-t", POSTGRES, "-f",
-            str(STAND_INS / "postgres.Containerfile"), str(STAND_INS), timeout=900,
+            "build", "--network", "host", "--format", "docker", "--pull=never",
+            "-t", POSTGRES, "-f", str(STAND_INS / "postgres.Containerfile"), str(STAND_INS),
+            timeout=900,
         )  # fmt: skip
         done.check("building the postgres:15 stand-in")
         return "made from Debian's postgresql-15"
@@ -252,27 +258,50 @@ class Podman:
         done.check(what)
 
     # ---- the build ------------------------------------------------------------------------
-    def build_args(self) -> list[str]:
-        """How this machine reaches torch and PyPI inside a build: its network, its CA bundle
-        (the egress proxy's CA is in it) and the folder where pip finds the CPU torch wheel."""
-        args = ["--network", "host", "--format", "docker", "--pull=never"]
-        config = ["[global]"]
-        cert = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
-        if cert and Path(cert).is_file():
-            args += ["-v", f"{cert}:/run/host-ca.pem:ro"]
-            config.append("cert = /run/host-ca.pem")
-        wheels = [folder for folder in find_links() if any(
-            TORCH_WHEEL.fullmatch(p.name) for p in folder.glob("torch-*.whl"))]  # fmt: skip
-        if "TORCH_INDEX_URL" in os.environ:
-            args += ["--build-arg", f"TORCH_INDEX_URL={os.environ['TORCH_INDEX_URL']}"]
-        elif wheels:
-            # The CPU wheel comes from the folder, torch's own dependencies from PyPI.
-            args += ["-v", f"{wheels[0]}:/wheels:ro"]
-            config.append("find-links = /wheels")
-            args += ["--build-arg", "TORCH_INDEX_URL=https://pypi.org/simple"]
+    async def build_args(self) -> list[str]:
+        """How a build of our Dockerfile gets its Python packages here: pip in the build takes
+        them from this run's wheelhouse (`wheelhouse`), mounted at /wheels, and from no index;
+        it still checks each file against requirements.lock's hashes, as --require-hashes asks.
+        The host's network stays the build's (apt-get reaches the Debian mirror)."""
+        wheels = await self.wheelhouse()
         pip_conf = self.folder / "pip.conf"
-        pip_conf.write_text("\n".join(config) + "\n")
-        return [*args, "-v", f"{pip_conf}:/etc/pip.conf:ro"]
+        pip_conf.write_text("[global]\nno-index = true\nfind-links = /wheels\n")
+        return [
+            "--network", "host", "--format", "docker", "--pull=never",
+            "-v", f"{wheels}:/wheels:ro", "-v", f"{pip_conf}:/etc/pip.conf:ro",
+        ]  # fmt: skip
+
+    async def wheelhouse(self) -> Path:
+        """requirements.lock's files, downloaded by the host's pip once per run (from its cache
+        when it has them: scripts/bootstrap.sh installed the same versions), for the image's
+        Python and platform. The torch CPU wheel comes from TORCH_INDEX_URL if set, else from
+        a local folder pip here takes wheels from, else from the Dockerfile's default index.
+        (The build's pip downloading them itself took 12-17 s and 13 s of CPU in a 90 s build;
+        here they come while the base is made, and the tampered-lock build downloads nothing.)"""
+        folder = self.storage.folder / "wheels"
+        complete = folder / ".complete"
+        if complete.exists():
+            return folder
+        folder.mkdir(exist_ok=True)
+        version = re.search(r"python:(\d+)\.(\d+)", BASE)
+        assert version is not None, BASE
+        argv = [
+            sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
+            "--require-hashes", "--no-deps", "--only-binary", ":all:", "--no-binary", "docopt",
+            "--implementation", "cp", "--python-version", ".".join(version.groups()),
+            "--abi", "cp" + "".join(version.groups()),
+            *(f"--platform={tag}" for tag in base_platforms()),
+            "-r", str(REPO / "requirements.lock"), "-d", str(folder),
+        ]  # fmt: skip
+        local_torch = any(
+            TORCH_WHEEL.fullmatch(p.name) for f in find_links() for p in f.glob("torch-*.whl")
+        )
+        if "TORCH_INDEX_URL" in os.environ or not local_torch:
+            argv += ["--extra-index-url", os.environ.get("TORCH_INDEX_URL", torch_index_url())]
+        done = await self.run(*argv[1:], timeout=1800, tool=argv[0])
+        done.check("downloading requirements.lock's files on the host")
+        complete.touch()
+        return folder
 
     async def base_args(self) -> list[str]:
         """How the Dockerfile's pinned base is found: as written when that very image is here,
@@ -284,7 +313,7 @@ class Podman:
     async def build(self, tag: str, context: Path = REPO) -> float:
         """Build `context`'s Dockerfile as `tag`; the seconds it took."""
         started = time.monotonic()
-        args = [*self.build_args(), *await self.base_args()]
+        args = [*await self.build_args(), *await self.base_args()]
         done = await self.run("build", *args, "-t", tag, str(context), timeout=1800)
         done.check(f"building {tag}")
         return time.monotonic() - started
@@ -297,6 +326,46 @@ class Podman:
         for name in names:
             with contextlib.suppress(PodmanError):
                 await self.run("rm", "-f", "-t", "0", name, timeout=60)
+
+
+async def shared_base_tarball(podman: Podman, shared: Path) -> bool:
+    """Make the stand-in base's tarball in `shared` unless another run has: the first to come
+    makes it while it holds the folder's lock, the others wait for the lock and take the same
+    file. True when this run made it."""
+    shared.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + 1200  # the maker's own limits: debootstrap 600 s, tar 300 s
+    with open(shared / f"{BASE_TARBALL}.lock", "w") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise PodmanError(f"waited 1200 s for another run's base in {shared}") from None
+                await asyncio.sleep(0.5)
+        try:
+            if (shared / BASE_TARBALL).exists():
+                return False
+            await podman.make_base_tarball(shared / BASE_TARBALL)
+            return True
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def base_platforms() -> list[str]:
+    """The platform tags pip in the base accepts, as `pip download --platform` needs them
+    spelt: manylinux for the base's glibc and every older one (pip widens only the legacy
+    manylinux2014 tag by itself), then plain linux."""
+    arch = platform.machine()
+    major, newest = BASE_GLIBC
+    tags = [f"manylinux_{major}_{minor}_{arch}" for minor in range(newest, 16, -1)]
+    return [*tags, f"manylinux2014_{arch}", f"linux_{arch}"]
+
+
+def torch_index_url() -> str:
+    """The Dockerfile's default TORCH_INDEX_URL (its ARG line)."""
+    (url,) = re.findall(r"^ARG TORCH_INDEX_URL=(\S+)$", (REPO / "Dockerfile").read_text(), re.M)
+    return url
 
 
 def find_links() -> list[Path]:

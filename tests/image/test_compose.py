@@ -109,7 +109,8 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
     tmp_path: Path, tiny_model: TinyModel, podman_storage: Storage
 ) -> None:
     podman = Podman(tmp_path / "podman", podman_storage)
-    await podman.ensure_base()
+    # the wheelhouse downloads while the base is made (or another run's base is waited for)
+    await asyncio.gather(podman.ensure_base(), podman.wheelhouse())
     share = shared_folder(tmp_path / "share")
     model = shared_folder(tiny_model.config.parent)
     fake = FakeDiscord(share)
@@ -144,7 +145,7 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
         "-f",
         str(folder / "compose.test.yaml"),
     ]
-    build_args = " ".join([*podman.build_args(), *await podman.base_args()])
+    build_args = " ".join([*await podman.build_args(), *await podman.base_args()])
     # Docker's read_only gives no tmpfs but the compose file's; podman's adds /tmp, /run and
     # /var/tmp unless told not to
     run_args = "--read-only-tmpfs=false"

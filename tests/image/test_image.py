@@ -94,7 +94,7 @@ class Image:
 @pytest.fixture(scope="module")
 async def image(tmp_path_factory: pytest.TempPathFactory, podman_storage: Storage) -> Image:
     podman = Podman(tmp_path_factory.mktemp("podman"), podman_storage)
-    base = await podman.ensure_base()
+    base, _ = await asyncio.gather(podman.ensure_base(), podman.wheelhouse())
     build_s = await podman.build(TAG)
     return Image(podman, TAG, build_s, base)
 
@@ -330,8 +330,9 @@ async def test_the_image_is_built_from_its_pinned_base_and_hashed_lock(image: Im
 async def test_a_download_that_does_not_match_the_lock_stops_the_build(
     image: Image, tmp_path: Path
 ) -> None:
-    """The build checks what pip downloads against the lock: with one package's hashes
-    replaced, the build stops at that package (the steps before come from the image's cache)."""
+    """The build checks every file pip takes against the lock (here from the run's wheelhouse,
+    `Podman.build_args`): with one package's hashes replaced, the build stops at that package
+    (the steps before come from the image's cache)."""
     context = tmp_path / "context"
     context.mkdir()
     for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "LICENSE",
@@ -343,7 +344,7 @@ async def test_a_download_that_does_not_match_the_lock_stops_the_build(
     assert emoji is not None and "--hash" in emoji[0]
     wrong = re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, emoji[0])
     (context / "requirements.lock").write_text(lock.replace(emoji[0], wrong))
-    args = [*image.podman.build_args(), *await image.podman.base_args()]
+    args = [*await image.podman.build_args(), *await image.podman.base_args()]
     tag = "localhost/pocketvoice:tampered-lock"
     done = await image.podman.run("build", *args, "-t", tag, str(context), timeout=900)
     assert done.code != 0
