@@ -102,6 +102,8 @@ class StreamingSource(discord.AudioSource):
         self._started = False
         self.ended = threading.Event()
         self.underruns = 0
+        self.longest_underrun = 0  # the most underrun frames in a row: the longest gap heard
+        self._underrun_run = 0
         self.frames_played = 0
         self.reads = 0  # every read, silence too: shows the player thread is alive
         self.first_frame_at: float | None = None  # time.monotonic() of the first real frame
@@ -150,7 +152,10 @@ class StreamingSource(discord.AudioSource):
                 self.ended.set()
                 return b""
             self.underruns += 1
+            self._underrun_run += 1
+            self.longest_underrun = max(self.longest_underrun, self._underrun_run)
             return SILENCE
+        self._underrun_run = 0
         if self.first_frame_at is None:
             self.first_frame_at = time.monotonic()
         self.frames_played += 1

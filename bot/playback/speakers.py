@@ -487,6 +487,7 @@ class GuildSpeaker:
             model_samples=playback.sink.samples,
             frames_played=source.frames_played,
             underruns=source.underruns,
+            longest_underrun=source.longest_underrun,
             first_frame_latency=None if first is None else first - utterance.requested_at,
             cancelled=playback.job.cancelled,
             error=error,

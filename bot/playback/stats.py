@@ -39,6 +39,10 @@ class UtteranceResult:
     language: str | None = None  # the model that spoke it (None: the default language)
     rate: float = 1.0  # the speaking rate it was said at (a queue's speed-up included)
     pitch: int = 0  # the semitones it was shifted by (the formants kept)
+    # the most underrun frames in a row (20 ms each): the longest gap a listener heard. A gap
+    # test needs it: discord.py encodes an underrun's PCM zeros as ordinary Opus, and the
+    # first frames after speech decode to its fading tail, so the wire hides short gaps
+    longest_underrun: int = 0
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,17 @@ class ReceivedPacket:
     opus: bytes
     pcm: bytes  # 48 kHz stereo s16le, decoded from `opus`
 
-    @functools.cached_property
+    @property
     def is_silence(self) -> bool:
+        """Discord's silence frame, as discord.py sends it at the end of speech (an underrun's
+        frame is not one: see `sounds_silent`)."""
+        return self.opus == OPUS_SILENCE
+
+    @functools.cached_property
+    def sounds_silent(self) -> bool:
         """What a listener hears as silence: Discord's silence frame, or a frame that decodes
         to near zero (`QUIET_PEAK`: an underrun the encoder made into a packet)."""
-        if self.opus == OPUS_SILENCE:
+        if self.is_silence:
             return True
         samples = np.frombuffer(self.pcm, dtype=np.int16)
         return not samples.size or int(np.abs(samples.astype(np.int32)).max()) < QUIET_PEAK

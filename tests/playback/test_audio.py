@@ -125,3 +125,15 @@ def test_audio_files_decode_back_to_their_length(tmp_path, suffix: str) -> None:
 def test_unknown_file_type_is_refused() -> None:
     with pytest.raises(ValueError, match=r"\.wav or \.ogg"):
         encode_audio(tone(0.1), ".mp3")
+
+
+def test_the_longest_underrun_counts_the_most_silent_frames_in_a_row() -> None:
+    source = StreamingSource(prebuffer_frames=1)
+    frame = b"\x01" * FRAME_BYTES
+    played = []
+    for fed, empty_reads in ((1, 2), (1, 4), (1, 1)):  # gaps of 2, 4 and 1 frames
+        source.feed([frame] * fed)
+        played.append(source.read())
+        played += [source.read() for _ in range(empty_reads)]
+    assert played.count(frame) == 3
+    assert source.underruns == 7 and source.longest_underrun == 4
