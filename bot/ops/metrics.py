@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+# a message's longest gap: none, a frame or two (unheard), up to a stutter (100 ms), and past it
+GAP_BUCKETS = (0.0, 0.02, 0.04, 0.08, 0.1, 0.2, 0.5, 1.0, 2.0)
 COUNTED_LOGGERS = ("bot", "cogs", "discord")
 
 
@@ -130,6 +132,12 @@ class Metrics:
             "Silence inserted because the model was late, within a message.",
             registry=self.registry,
         )
+        self.longest_gap = Histogram(
+            "pocketvoice_longest_gap_seconds",
+            "Per message, its longest stretch of underrun silence (a listener hears a gap of "
+            "100 ms or more as a stutter).",
+            buckets=GAP_BUCKETS, registry=self.registry,
+        )  # fmt: skip
         self.problems = Counter(
             "pocketvoice_log_problems",
             "Warnings and errors logged, by the module that logged them.",
@@ -145,6 +153,8 @@ class Metrics:
         self.utterances.labels(outcome=outcome).inc()
         self.audio.inc(result.frames_played * FRAME_S)
         self.underruns.inc(result.underruns * FRAME_S)
+        if result.frames_played:
+            self.longest_gap.observe(result.longest_underrun * FRAME_S)
 
     def count_log_problems(self) -> None:
         for name in COUNTED_LOGGERS:

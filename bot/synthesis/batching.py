@@ -767,13 +767,18 @@ class Batcher:
         self._closed = False
         self.steps = 0
         self.rows_stepped = 0  # sum of the batch size over steps (mean batch: / steps)
+        self._logged_capacity: int | None = None
         self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
         self._thread.start()
 
     def capacity(self, rate: float = 1.0) -> int:
         """How many rows stay in real time, from the live step times, the fastest of them
-        spoken at `rate`."""
-        return self.costs.capacity(rate)
+        spoken at `rate`. A change at 1x is logged with the live figures behind it."""
+        rows = self.costs.capacity(rate)
+        if rate == 1.0 and rows != self._logged_capacity:
+            self._logged_capacity = rows
+            log.info("the batch carries %d rows now (live ms a step: %s)", rows, self.costs.live())
+        return rows
 
     def submit(self, request: Request) -> None:
         if not request.more:

@@ -10,8 +10,8 @@ after its step when the decoder's thread alone would not keep up (`best_split`).
 
 Sizes not seen live yet are guessed from the start-up table, scaled by how much slower the
 live steps ran at the largest size seen (before any, by the slowdown we measured side by
-side), and the capacity grows at most one row past the largest size seen live, so a guess
-that proves wrong costs one row, not several.
+side), and the capacity grows to at most twice the largest size seen live (`COLD_ROWS` before any
+is seen), so a guess is only ever made one doubling past a measured size.
 
 Padding: a batch runs at the cheapest measured size at or above its row count (`padded`),
 the extra rows masked. With MKL's fp32 products, 2 or 3 rows cost about as much as 2 or 3
@@ -41,6 +41,13 @@ SLOW_QUANTILE = 0.95
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
 SPLIT_BUDGET = 0.75
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
+# Rows admitted before any live figure; then at most twice the largest size seen live. The
+# start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
+# and the players, and 8 rows the table let in at once on one core underran 27 s between
+# them (tests/e2e/test_capacity.py, before the ramp). Doubling reaches 16 rows in three
+# steps of LIVE_SAMPLES frames (about 2 s), each size checked live before the next; adding one
+# row at a time took 7 s to reach 12 servers.
+COLD_ROWS = 2
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
 # Before live figures: how much slower each thread ran beside the other than alone
 # (2 cores, `english` fp32 at 4 rows: the LM step 48 -> 61 ms, the decode 38 -> 40 ms).
@@ -275,9 +282,9 @@ class StepCosts:
         step must take half as long; the batch steps all rows at once). A size fits when its
         typical step takes at most `MARGIN` of that and its slow step at most all of it. Sizes
         are tried upwards and the first that does not fit ends the search (more rows never
-        cost less); at most one row past the largest size seen live."""
+        cost less); at most twice the largest size seen live (`COLD_ROWS` before any)."""
         seen = self.steps.seen()
-        largest = max(seen) + 1 if seen else self.max_rows
+        largest = 2 * max(seen) if seen else COLD_ROWS
         frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
@@ -285,6 +292,19 @@ class StepCosts:
                 break
             fitting = rows
         return fitting
+
+    def live(self) -> str:
+        """The live figures for the log: rows -> LM step and decode, typical/slow, in ms."""
+
+        def ms(value: float | None) -> str:
+            return "-" if value is None else f"{value * 1000:.0f}"
+
+        sizes = sorted(set(self.steps.seen()) | set(self.decodes.seen()))
+        return ", ".join(
+            f"{n}: LM {ms(self.steps.get(n))}/{ms(self.steps.get(n, True))}"
+            f" decode {ms(self.decodes.get(n))}/{ms(self.decodes.get(n, True))}"
+            for n in sizes
+        ) or "none yet"
 
     def table(self) -> str:
         """The figures for the log: rows -> estimated ms per step."""

@@ -32,6 +32,7 @@ from bot.synthesis.batching import (
     prefill_chunks,
 )
 from bot.synthesis.capacity import (
+    COLD_ROWS,
     LIVE_SAMPLES,
     STALE_S,
     BatchCost,
@@ -320,6 +321,9 @@ def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     costs = StepCosts(startup, max_rows=8, frame_s=frame, cores=2)
     period, share = costs.split(8)
     assert 2 <= share <= 4 and period < 0.060  # the decoder's thread alone: 82 ms
+    assert costs.capacity() == COLD_ROWS  # nothing seen live yet
+    fill(costs.steps, 4, 0.016 * 1.25)  # 4 rows seen live, as the start-up guess said: the
+    fill(costs.decodes, 4, 0.039 * 1.05)  # ramp allows twice that
     assert costs.capacity() == 8
     # a row spoken at 2x needs every step within 36 ms: 8 rows (split) take more
     assert costs.estimate(8) > 0.036 and costs.capacity(2.0) < 8
@@ -329,6 +333,8 @@ def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     assert costs.split(4)[1] == 0
     assert costs.estimate(4) < costs.split(4)[0]  # the capacity counts the shortest period
     alone = StepCosts(startup, max_rows=8, frame_s=frame, cores=1)  # one core: no split
+    fill(alone.steps, 4, 0.016)
+    fill(alone.decodes, 4, 0.039)
     assert alone.split(8)[1] == 0
     assert alone.split(2)[0] == pytest.approx(0.016 + 0.024)
     assert alone.capacity() == 5  # one after the other: 21 + 49 ms at 5 rows, 80 at 6
@@ -342,16 +348,17 @@ def fill(live: Live, rows: int, seconds: float, count: int = LIVE_SAMPLES) -> No
 def test_the_capacity_follows_the_live_step_times() -> None:
     """The start-up table is a first guess (scaled by the measured side-by-side slowdown);
     live figures replace it, a slow step now and then does not move them, and the capacity
-    grows one row past the largest size seen live."""
+    grows to at most twice the largest size seen live (COLD_ROWS before any)."""
     startup = [BatchCost(n, 0.010 + 0.005 * n, 0.008 * n) for n in range(1, 9)]
     costs = StepCosts(startup, max_rows=8, frame_s=0.08, cores=2)
-    # guesses: the decoder (8 ms a row, x1.05) fits 8 rows in 72 ms? 8 x 8.4 = 67 ms: yes
-    assert costs.capacity() == 8
+    # guesses: the decoder (8 ms a row, x1.05) fits 8 rows in 72 ms (8 x 8.4 = 67 ms), but
+    # before any live figure only COLD_ROWS are admitted
+    assert costs.capacity() == COLD_ROWS == 2
     fill(costs.steps, 2, 0.050)  # live: the LM runs far slower beside the decoder
     fill(costs.decodes, 2, 0.020)
     assert costs.estimate(2) == pytest.approx(0.050)
-    # 3 rows, guessed: 25 ms x 2.5 (live over start-up at 2 rows) = 62.5 ms: fits; 4 would
-    # not be tried yet (one row past the largest size seen live)
+    # 3 rows, guessed: 25 ms x 2.5 (live over start-up at 2 rows) = 62.5 ms: fits; 4 rows (up
+    # to twice the largest size seen live are tried): 30 ms x 2.5 = 75 ms does not
     assert costs.capacity() == 3
     fill(costs.steps, 3, 0.065)
     fill(costs.decodes, 3, 0.030)
@@ -375,7 +382,7 @@ def test_the_capacity_holds_the_slow_steps_within_the_frame() -> None:
         fill(costs.decodes, rows, 0.005 * rows, count=Live.WINDOW)
         fill(costs.steps, rows, 0.050, count=Live.WINDOW - 1)
         costs.steps.add(rows, 0.5)  # one slow step at each: left out
-    assert costs.capacity() == 5  # 4 seen live: one row past it
+    assert costs.capacity() == 8  # 4 seen live: up to twice that (50 ms + 40 ms split)
     for _ in range(3):  # every tenth step of 4 rows runs past the frame
         costs.steps.add(4, 0.085)
     assert costs.estimate(4) == pytest.approx(0.050)  # typical: within 72 ms
