@@ -300,11 +300,14 @@ class StepCosts:
             return "-" if value is None else f"{value * 1000:.0f}"
 
         sizes = sorted(set(self.steps.seen()) | set(self.decodes.seen()))
-        return ", ".join(
-            f"{n}: LM {ms(self.steps.get(n))}/{ms(self.steps.get(n, True))}"
-            f" decode {ms(self.decodes.get(n))}/{ms(self.decodes.get(n, True))}"
-            for n in sizes
-        ) or "none yet"
+        return (
+            ", ".join(
+                f"{n}: LM {ms(self.steps.get(n))}/{ms(self.steps.get(n, True))}"
+                f" decode {ms(self.decodes.get(n))}/{ms(self.decodes.get(n, True))}"
+                for n in sizes
+            )
+            or "none yet"
+        )
 
     def table(self) -> str:
         """The figures for the log: rows -> estimated ms per step."""
