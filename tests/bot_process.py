@@ -20,24 +20,18 @@ def bot_env(extra: dict[str, str]) -> dict[str, str]:
 
 
 class BotProcess:
-    def __init__(
-        self, env: dict[str, str], cwd: Path, name: str = "bot", cpus: set[int] | None = None
-    ) -> None:
-        """`cpus`: the cores the process may run on (its CPU affinity, as `taskset` sets it)."""
+    def __init__(self, env: dict[str, str], cwd: Path, name: str = "bot") -> None:
         self.env = bot_env(env)
         self.cwd = cwd
-        self.cpus = cpus
         self.log_path = cwd / f"{name}.log"
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         self.cwd.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
-            cpus = self.cpus
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot", "run",
                 cwd=self.cwd, env=self.env, stdout=log, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
             )  # fmt: skip
 
     @property
