@@ -16,7 +16,8 @@ like discord.py's AudioPlayer. Two schedulers, same engine, same arrivals:
 Printed per K: time-to-first-audio p50/p95 (request -> first 20 ms frame handed over),
 the wait for the model p95 (time-to-first-audio minus the time the server's own voice channel
 was still busy with its previous message: the part a scheduler can change), underrun seconds
-per minute of audio (after the first frame), CPU use (cores), fairness (Jain's index over the
+per minute of audio (after the first frame), the messages with a gap of 100 ms or more (5
+underrun frames in a row), CPU use (cores), fairness (Jain's index over the
 servers' mean wait for the model: 1 = every server waits alike), and messages still waiting or
 speaking at the end.
 
@@ -270,6 +271,8 @@ def summarize(run: RunResult) -> dict[str, float]:
         "p95": pct(ttfa, 0.95),
         "wait95": pct([w for v in waits.values() for w in v], 0.95),
         "underrun_per_min": underrun_s / audio_min if audio_min else 0.0,
+        # messages with a gap a listener hears as a stutter: 5 underrun frames in a row (100 ms)
+        "stutters": sum(r.longest_underrun >= 5 for _, r in started),
         "cpu": run.cpu_cores,
         "cpu_per_audio": run.cpu_cores * run.wall / audio_s if audio_s else float("nan"),
         # Jain's index over the servers' mean model wait: 1 = all equal, 1/K = one gets it all
@@ -285,7 +288,8 @@ COLUMNS = [  # title, figure, width, format ("s": seconds)
     ("K", "k", 3, "d"), ("engine", "engine", 9, ""), ("scheduler", "policy", 9, ""),
     ("first p50", "first50", 9, "s"), ("TTFA p50", "p50", 8, "s"),
     ("p95", "p95", 7, "s"), ("wait p95", "wait95", 8, "s"),
-    ("underrun s/min", "underrun_per_min", 14, ".2f"), ("CPU", "cpu", 5, ".2f"),
+    ("underrun s/min", "underrun_per_min", 14, ".2f"), ("gaps>=100ms", "stutters", 11, ".0f"),
+    ("CPU", "cpu", 5, ".2f"),
     ("CPU s/audio s", "cpu_per_audio", 13, ".3f"),
     ("fair", "fairness", 5, ".2f"), ("msgs", "messages", 5, ".0f"),
     ("unfinished", "unfinished", 10, ".0f"),
