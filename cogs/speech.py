@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import discord
 from discord import app_commands
@@ -29,7 +30,10 @@ class SpeechCog(commands.Cog):
     @app_commands.describe(text="What to say")
     @app_commands.guild_only()
     async def say(self, interaction: discord.Interaction, text: str) -> None:
-        await respond(interaction, lambda: self.bot.app.speech.say(interaction.user, text))
+        asked_at = time.monotonic()  # before the deferral: the order servers asked in
+        await respond(
+            interaction, lambda: self.bot.app.speech.say(interaction.user, text, asked_at)
+        )
 
     @app_commands.command(name="join", description="Bring the bot into your voice channel")
     @app_commands.guild_only()

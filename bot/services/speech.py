@@ -146,8 +146,14 @@ class SpeechService:
             return self.language
         return language
 
-    async def say(self, member: discord.Member | discord.User, text: str) -> str:
-        requested_at = time.monotonic()  # time-to-first-audio counts the voice connect too
+    async def say(
+        self, member: discord.Member | discord.User, text: str, asked_at: float | None = None
+    ) -> str:
+        """`asked_at`: when the command arrived (`time.monotonic()`), before its reply was
+        deferred: servers waiting for room start in that order, and time-to-first-audio
+        counts from it. Stamped after the deferral's REST call, 14 servers asking at once
+        were ordered by how fast each call came back."""
+        requested_at = time.monotonic() if asked_at is None else asked_at
         epoch = self.blocks.epoch  # a block from now on drops it still (see `_speak`)
         guild = getattr(member, "guild", None)
         spoken = await self.spoken(member.id, guild.id) if guild is not None else None

@@ -10,8 +10,8 @@ after its step when the decoder's thread alone would not keep up (`best_split`).
 
 Sizes not seen live yet are guessed from the start-up table, scaled by how much slower the
 live steps ran at the largest size seen (before any, by the slowdown we measured side by
-side), and the capacity grows to at most twice the largest size seen live (`COLD_ROWS` before any
-is seen), so a guess is only ever made one doubling past a measured size.
+side), and the capacity grows to at most `RAMP` times the largest size seen live (`COLD_ROWS`
+before any is seen), so a guess is only ever made a step past a measured size.
 
 Padding: a batch runs at the cheapest measured size at or above its row count (`padded`),
 the extra rows masked. With MKL's fp32 products, 2 or 3 rows cost about as much as 2 or 3
@@ -43,13 +43,14 @@ SLOW_QUANTILE = 0.95
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
 SPLIT_BUDGET = 0.75
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
-# Rows admitted before any live figure; then at most twice the largest size seen live. The
+# Rows admitted before any live figure; then at most `RAMP` times the largest size seen live. The
 # start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
 # and the players, and 8 rows the table let in at once on one core underran 27 s between
 # them (tests/e2e/test_capacity.py, before the ramp). Doubling reaches 16 rows in three
 # steps of LIVE_SAMPLES frames (about 2 s), each size checked live before the next; adding one
 # row at a time took 7 s to reach 12 servers.
 COLD_ROWS = 2
+RAMP = 1.5  # how far past the largest size seen live a guess may go (2 -> 3 -> 5 -> 8 -> 12)
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
 # Before live figures: how much slower each thread ran beside the other than alone
 # (2 cores, `english` fp32 at 4 rows: the LM step 48 -> 61 ms, the decode 38 -> 40 ms).
@@ -277,10 +278,10 @@ class StepCosts:
         speaks at `rate` (2.0: its listener hears a frame's audio in half a frame, so every
         step must take half as long; the batch steps all rows at once). A size fits when its
         typical step takes at most `MARGIN` of that. Sizes are tried upwards and the first
-        that does not fit ends the search (more rows never cost less); at most twice the
+        that does not fit ends the search (more rows never cost less); at most `RAMP` times the
         largest size seen live (`COLD_ROWS` before any)."""
         seen = self.steps.seen()
-        largest = 2 * max(seen) if seen else COLD_ROWS
+        largest = math.ceil(RAMP * max(seen)) if seen else COLD_ROWS
         frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
