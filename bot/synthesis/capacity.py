@@ -46,9 +46,10 @@ LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up
 # Rows admitted before any live figure; then at most `RAMP` times the largest size seen live. The
 # start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
 # and the players, and 8 rows the table let in at once on one core underran 27 s between
-# them (tests/e2e/test_capacity.py, before the ramp). Doubling reaches 16 rows in three
-# steps of LIVE_SAMPLES frames (about 2 s), each size checked live before the next; adding one
-# row at a time took 7 s to reach 12 servers.
+# them (tests/e2e/test_capacity.py, before the ramp). Doubling once guessed 7 fp32 rows from 4
+# seen live, which then stepped in 96 ms, not the ~70 guessed; 1.5x reaches 12 rows in four
+# steps of LIVE_SAMPLES frames (about 2.6 s), each size checked live before the next; adding
+# one row at a time took 7 s to reach 12 servers.
 COLD_ROWS = 2
 RAMP = 1.5  # how far past the largest size seen live a guess may go (2 -> 3 -> 5 -> 8 -> 12)
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
