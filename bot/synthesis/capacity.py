@@ -31,7 +31,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MARGIN = 0.9  # a batch size fits when its typical steps take at most this share of the frame
+# A batch size fits when its typical steps take at most this share of the frame. The rest is
+# headroom for the machine slowing down after the rows are in (they are never sent away): on
+# our 2-core virtual machine two busy cores ran at 215 products a second each, then after
+# 12 s at 137 (64%), full speed again after 10 s idle; a burstable cheap box does the same.
+# At 0.9, rows admitted at full speed underran seconds each once the host slowed (14 servers,
+# fp32, TTS_BATCH=32: 2.2-14 s of underrun in 3 runs of 3, 8 of 14 messages with a gap of 100
+# ms; tests/e2e/test_capacity.py, 2026-12-03). At 0.65: 5 runs, none, one of them with a
+# third core's worth of busy loop started mid-message.
+MARGIN = 0.65
 # The slow steps (`slow_step`: all but the slowest 5% of the recent ones) are logged beside the
 # typical ones, not admitted on. Admitting only sizes whose slow steps also fit in the frame
 # (issue 35 asked for that headroom) held int8 at 4.7 rows with 12 and 16 servers asking, where
@@ -41,7 +49,7 @@ MARGIN = 0.9  # a batch size fits when its typical steps take at most this share
 SLOW_QUANTILE = 0.95
 # The rows are split between the two decoders only when one would take more than this share
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
-SPLIT_BUDGET = 0.75
+SPLIT_BUDGET = 0.54
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
 # Rows admitted before any live figure; then at most `RAMP` times the largest size seen live. The
 # start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
