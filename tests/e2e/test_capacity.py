@@ -2,12 +2,12 @@
 above what the machine carries: the measured step times decide, not the setting.
 
 The bot runs as an operator runs it, in a process of its own, with the real `english`
-architecture (random weights) in fp32 (TTS_QUANTIZE=0): on this 2-core machine about 8 rows
-fill the frame, so 14 servers are more than it carries, and the case costs a minute, not the
-several that twenty-odd servers at int8 would. The admitted servers speak at once with no gap
-of 100 ms or more (the bot's own count of underrun frames in a row, from its metrics: the wire
-hides short ones), the others start later in the order they asked, and every frame played
-reached the wire.
+architecture (random weights) in fp32 (TTS_QUANTIZE=0): on this 2-core machine 3-6 rows fit
+the admission's share of the frame, so 14 servers are more than it carries, and the case costs
+a minute, not the several that twenty-odd servers at int8 would. The admitted servers speak at
+once with no gap of 100 ms or more (the bot's own count of underrun frames in a row, from its
+metrics: the wire hides short ones), the others start later in the order they asked, and every
+frame played reached the wire.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
         gaps.append(round(longest_voiced_gap(packets), 3))
         carried += sum(not p.is_silence for p in packets)
     first = min(starts)
-    # at once: began within half a message of the first (the ramp lets rows in by doublings,
+    # at once: began within half a message of the first (the ramp lets rows in 1.5x at a time,
     # each checked live: all of them within about 2 s); the others waited for a free row
     at_once = [n for n in range(SERVERS) if starts[n] < first + SPEECH_S / 2]
     later = [n for n in range(SERVERS) if n not in at_once]
