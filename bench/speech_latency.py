@@ -12,6 +12,7 @@ in fp32 and int8, alternating runs of:
             the phrase cache, next to the same message without the cache (the baseline).
 
 Usage: .venv/bin/python bench/speech_latency.py [--runs 3] [--configs english]
+       [--quantize no|yes|both]
 """
 
 from __future__ import annotations
@@ -233,7 +234,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--configs", nargs="+", default=["english"])
+    parser.add_argument(
+        "--quantize", choices=["no", "yes", "both"], default="both", help="fp32, int8 or both"
+    )
     args = parser.parse_args()
+    precisions = {"no": (False,), "yes": (True,), "both": (False, True)}[args.quantize]
     load_opus()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -242,7 +247,7 @@ async def main() -> None:
         print(f"text: {len(TEXT.split())} words; median of {args.runs} alternating runs\n")
         for base in args.configs:
             config = write_random_config(base, folder, full_length=True, tokenizer=tokenizer)
-            for quantize in (False, True):
+            for quantize in precisions:
                 for line in await bench_config(config, clip, quantize, args.runs):
                     print(line, flush=True)
                 print()

@@ -35,6 +35,11 @@ def spectrogram(pcm: np.ndarray) -> np.ndarray:
 def heard_factor(before: np.ndarray, after: np.ndarray) -> float:
     """The frequency factor (0.6-1.8, in hundredths) whose scaling of `before`'s
     spectrogram correlates best with `after`'s."""
+    return best_factor(before, after)[0]
+
+
+def best_factor(before: np.ndarray, after: np.ndarray) -> tuple[float, float]:
+    """`heard_factor` and its correlation."""
     a, b = spectrogram(before), spectrogram(after)
     frames = min(len(a), len(b))
     a, b = a[:frames], b[:frames]
@@ -47,7 +52,7 @@ def heard_factor(before: np.ndarray, after: np.ndarray) -> float:
         s = float(np.dot(moved, target) / (np.linalg.norm(moved) * np.linalg.norm(target)))
         if s > score:
             best, score = float(factor), s
-    return best
+    return best, round(score, 3)
 
 
 async def test_my_pitch_and_the_servers_pitch_change_what_is_heard(
@@ -69,12 +74,18 @@ async def test_my_pitch_and_the_servers_pitch_change_what_is_heard(
     assert reply["content"] == "Your messages are read at this server's pitch again."
     low_s, low = await said_seconds(running, SHORT_SENTENCES)
 
-    factors = {name: heard_factor(normal, pcm) for name, pcm in
-               (("again", again), ("high", high), ("still", still_high), ("low", low))}  # fmt: skip
-    assert factors["again"] == 1.0, factors  # the same text, the same sound
-    assert abs(factors["high"] - SIX_UP) <= 0.03, factors  # up 6 semitones
-    assert abs(factors["still"] - SIX_UP) <= 0.03, factors  # the member's +6 wins over -6
-    assert abs(factors["low"] - 1 / SIX_UP) <= 0.03, factors  # the server's -6
+    found = {name: best_factor(normal, pcm) for name, pcm in
+             (("again", again), ("high", high), ("still", still_high), ("low", low))}  # fmt: skip
+    factors = {name: factor for name, (factor, _) in found.items()}
+    # what a failure needs to be explained (a fresh CI-like run once found 0.85 for both +6
+    # messages and 0.71 for -6; 17 runs under load since did not): the correlations, the
+    # lengths and the underruns of the five messages
+    played = [(r.frames_played, r.underruns) for r in list(speaker.history)[-5:]]
+    seen = (found, (normal_s, again_s, high_s, still_high_s, low_s), played)
+    assert factors["again"] == 1.0, seen  # the same text, the same sound
+    assert abs(factors["high"] - SIX_UP) <= 0.03, seen  # up 6 semitones
+    assert abs(factors["still"] - SIX_UP) <= 0.03, seen  # the member's +6 wins over -6
+    assert abs(factors["low"] - 1 / SIX_UP) <= 0.03, seen  # the server's -6
     # the pitch keeps the length, near enough (one run heard 1.52 s at 0 and 1.44 s at +-6:
     # a model chunk less; not explained yet)
     lengths = (normal_s, again_s, high_s, still_high_s, low_s)
