@@ -5,10 +5,8 @@ the other. Run side by side on their two threads, with prompts prefilled between
 is slower (on our 2-core machine the LM step by about a quarter), so the live figures decide:
 `StepCosts` keeps the recent times of one LM step and of one decode at each batch size, and
 the prompts' prefill time per row; `capacity()` is the largest number of rows whose steps
-all stay within the frame, with a margin, even were the machine to slow down from the fastest
-it ran them (`SLOWDOWN`): the rows admitted are never sent away. The LM's thread also
-decodes a share of the rows after its step when the decoder's thread alone would not keep up
-(`best_split`).
+all stay within the frame, with a margin. The LM's thread also decodes a share of the rows
+after its step when the decoder's thread alone would not keep up (`best_split`).
 
 Sizes not seen live yet are guessed from the start-up table, scaled by how much slower the
 live steps ran at the largest size seen (before any, by the slowdown we measured side by
@@ -33,17 +31,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MARGIN = 0.9  # a batch size fits when its steps take at most this share of the frame
-# How much slower the machine may run than the fastest it was seen to: a size's step is
-# counted at least its fastest typical figure times this. Rows once in are never sent away,
-# and our 2-core virtual machine slows under sustained load: two busy cores ran at 215 matrix
-# products a second each, then after 12 s at 137 (64%), full speed again after 10 s idle (a
-# burstable cheap box does the same). Admitting on the figures of the moment let rows in at
-# full speed that underran seconds each once the host slowed (14 servers, fp32, TTS_BATCH=32:
-# 2.2-14 s of underrun in 3 runs of 3, tests/e2e/test_capacity.py, 2026-12-03). With this
-# floor a size admitted at full speed still fits the frame slowed; once slowed, the figures of
-# the moment are already the slow ones and decide alone.
-SLOWDOWN = 1 / 0.64
+# A batch size fits when its typical steps take at most this share of the frame. The rest is
+# headroom for the machine slowing down after the rows are in (they are never sent away): on
+# our 2-core virtual machine two busy cores ran at 215 products a second each, then after
+# 12 s at 137 (64%), full speed again after 10 s idle; a burstable cheap box does the same.
+# At 0.9, rows admitted at full speed underran seconds each once the host slowed (14 servers,
+# fp32, TTS_BATCH=32: 2.2-14 s of underrun in 3 runs of 3, 8 of 14 messages with a gap of 100
+# ms; tests/e2e/test_capacity.py, 2026-12-03). At 0.65: 5 runs, none, one of them with a
+# third core's worth of busy loop started mid-message.
+MARGIN = 0.65
 # The slow steps (`slow_step`: all but the slowest 5% of the recent ones) are logged beside the
 # typical ones, not admitted on. Admitting only sizes whose slow steps also fit in the frame
 # (issue 35 asked for that headroom) held int8 at 4.7 rows with 12 and 16 servers asking, where
@@ -53,7 +49,7 @@ SLOWDOWN = 1 / 0.64
 SLOW_QUANTILE = 0.95
 # The rows are split between the two decoders only when one would take more than this share
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
-SPLIT_BUDGET = 0.75
+SPLIT_BUDGET = 0.54
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
 # Rows admitted before any live figure; then at most `RAMP` times the largest size seen live. The
 # start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
@@ -155,7 +151,6 @@ class Live:
         self._clock = clock
         self._samples: dict[int, collections.deque[float]] = {}
         self._when: dict[int, float] = {}
-        self._fastest: dict[int, float] = {}  # the lowest typical figure ever, per size
 
     def add(self, rows: int, seconds: float) -> None:
         with self._lock:
@@ -165,9 +160,6 @@ class Live:
                 samples = self._samples[rows] = collections.deque(maxlen=self.WINDOW)
             samples.append(seconds)
             self._when[rows] = now
-            if len(samples) >= LIVE_SAMPLES:
-                typical = statistics.median(samples)
-                self._fastest[rows] = min(typical, self._fastest.get(rows, typical))
 
     def seen(self) -> dict[int, float]:
         """The typical figures with enough samples, renewed within `STALE_S`."""
@@ -178,12 +170,6 @@ class Live:
                 for n, samples in self._samples.items()
                 if len(samples) >= LIVE_SAMPLES and now - self._when[n] <= STALE_S
             }
-
-    def fastest(self) -> dict[int, float]:
-        """The lowest typical figure each size ever had: how fast the machine can run it.
-        These do not go stale."""
-        with self._lock:
-            return dict(self._fastest)
 
     def get(self, rows: int, slow: bool = False) -> float | None:
         """The typical figure for one size, or with `slow` its slow one (`slow_step`); None:
@@ -255,82 +241,60 @@ class StepCosts:
         cheapest = min(self._lm.get(n, float("inf")) for n in sizes)
         return min(n for n in sizes if self._lm.get(n, float("inf")) <= 1.03 * cheapest)
 
-    def _scale(self, figures: dict[int, float], table: dict[int, float], prior: float) -> float:
-        """How much slower the live `figures` run than the start-up ones, at the largest size
-        among them (`prior` before any, on two cores or more)."""
+    def _scale(self, live: Live, table: dict[int, float], prior: float) -> float:
+        """How much slower the live figures run than the start-up ones, at the largest size
+        seen live (`prior` before any, on two cores or more)."""
+        seen = live.seen()
         if not table:
             return 1.0
-        if not figures:
+        if not seen:
             return prior if self.cores >= 2 else 1.0
-        rows = max(figures)
+        rows = max(seen)
         guess = self._interpolate(table, rows)
-        return max(1.0, figures[rows] / guess) if guess > 0 else 1.0
+        return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def _figure(
-        self, figures: dict[int, float], table: dict[int, float], rows: int, prior: float
-    ) -> float:
-        """One step at `rows`: its live figure, else the start-up table's scaled by the live
-        figures (`_scale`)."""
-        if rows in figures:
-            return figures[rows]
-        return self._interpolate(table, rows) * self._scale(figures, table, prior)
-
-    def _lm_estimate(self, rows: int, worst: bool = False) -> float:
+    def _lm_estimate(self, rows: int) -> float:
         """Seconds of the LM's thread per step with `rows` live rows: its step, and the
-        prompts' prefills between steps. `worst`: at least the fastest figures `SLOWDOWN`
-        times slower."""
-        prefill = rows * self.prefill_per_row()
+        prompts' prefills between steps."""
         lm = self.steps.get(rows)
         if lm is None:
-            lm = self._figure(self.steps.seen(), self._lm, self.padded(rows), SIDE_BY_SIDE["lm"])
-        if not worst:
-            return lm + prefill
-        fastest = self._figure(
-            self.steps.fastest(), self._lm, self.padded(rows), SIDE_BY_SIDE["lm"]
-        )
-        return max(lm + prefill, SLOWDOWN * (fastest + prefill))
+            lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
+                self.steps, self._lm, SIDE_BY_SIDE["lm"]
+            )
+        return lm + rows * self.prefill_per_row()
 
-    def _decode_estimate(self, rows: int, worst: bool = False) -> float:
-        """Seconds of one decode of `rows` rows, on either thread (`worst`: as above)."""
+    def _decode_estimate(self, rows: int) -> float:
+        """Seconds of one decode of `rows` rows, on either thread."""
         decode = self.decodes.get(rows)
         if decode is None:
-            decode = self._figure(self.decodes.seen(), self._decode, rows, SIDE_BY_SIDE["decode"])
-        if not worst:
-            return decode
-        fastest = self._figure(self.decodes.fastest(), self._decode, rows, SIDE_BY_SIDE["decode"])
-        return max(decode, SLOWDOWN * fastest)
+            decode = self._interpolate(self._decode, rows) * self._scale(
+                self.decodes, self._decode, SIDE_BY_SIDE["decode"]
+            )
+        return decode
 
     def split(self, rows: int) -> tuple[float, int]:
         """(seconds per step, rows to decode on the LM's thread) for `rows` live rows: the
-        least CPU whose period stays within `SPLIT_BUDGET` of the frame, at the machine's
-        speed of the moment."""
+        least CPU whose period stays within `SPLIT_BUDGET` of the frame."""
         budget = SPLIT_BUDGET * self.frame_s
         return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores, budget)
 
-    def estimate(self, rows: int, worst: bool = False) -> float:
-        """Seconds per step with `rows` live rows, at the shortest period (`best_split`);
-        `worst`: were the machine to slow by `SLOWDOWN` from the fastest it ran."""
-        return best_split(
-            self._lm_estimate(rows, worst),
-            lambda n: self._decode_estimate(n, worst),
-            rows,
-            self.cores,
-        )[0]
+    def estimate(self, rows: int) -> float:
+        """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
+        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
 
     def capacity(self, rate: float = 1.0) -> int:
         """The most rows that all get their frames in real time when the fastest of them
         speaks at `rate` (2.0: its listener hears a frame's audio in half a frame, so every
         step must take half as long; the batch steps all rows at once). A size fits when its
-        typical step, and its fastest `SLOWDOWN` times slower, take at most `MARGIN` of that.
-        Sizes are tried upwards and the first that does not fit ends the search (more rows
-        never cost less); at most `RAMP` times the largest size seen live (`COLD_ROWS` before
-        any)."""
+        typical step takes at most `MARGIN` of that. Sizes are tried upwards and the first
+        that does not fit ends the search (more rows never cost less); at most `RAMP` times the
+        largest size seen live (`COLD_ROWS` before any)."""
         seen = self.steps.seen()
         largest = math.ceil(RAMP * max(seen)) if seen else COLD_ROWS
         frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
-            if self.estimate(rows, worst=True) > MARGIN * frame:
+            if self.estimate(rows) > MARGIN * frame:
                 break
             fitting = rows
         return fitting
