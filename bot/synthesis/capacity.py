@@ -36,9 +36,11 @@ from dataclasses import dataclass
 # our 2-core virtual machine two busy cores ran at 215 products a second each, then after
 # 12 s at 137 (64%), full speed again after 10 s idle; a burstable cheap box does the same.
 # At 0.9, rows admitted at full speed underran seconds each once the host slowed (14 servers,
-# fp32, TTS_BATCH=32: 2.2-14 s of underrun in 3 runs of 3, 8 of 14 messages with a gap of 100
+# fp32, TTS_BATCH=32: 2.2-14 s of underrun in 3 runs of 3, 2-6 of 14 messages with a gap of 100
 # ms; tests/e2e/test_capacity.py, 2026-12-03). At 0.65: 5 runs, none, one of them with a
-# third core's worth of busy loop started mid-message.
+# third core's worth of busy loop started mid-message. Tried and dropped (f131d1a): 0.9 of the
+# figures of the moment, with each size counted at least its fastest figure 1/0.64 times
+# slower; bench/load.py held fp32 at 2.8 rows (this: 3.7-6.9) and int8 stuttered at 16 servers.
 MARGIN = 0.65
 # The slow steps (`slow_step`: all but the slowest 5% of the recent ones) are logged beside the
 # typical ones, not admitted on. Admitting only sizes whose slow steps also fit in the frame
