@@ -38,7 +38,8 @@ class WholeDecoder:
     @staticmethod
     def build(mimi: Any) -> Any:
         import torch
-        from pocket_tts.modules.stateful_module import init_states
+
+        from bot.synthesis.pocket_tts_adapter import init_states
 
         class Module(torch.nn.Module):
             def __init__(self) -> None:
@@ -47,10 +48,7 @@ class WholeDecoder:
 
             def forward(self, latent: torch.Tensor) -> torch.Tensor:
                 state = init_states(self.mimi, latent.shape[0], 64)
-                x = self.mimi.quantizer(latent.transpose(-1, -2))
-                x = self.mimi._to_encoder_framerate(x, state)
-                (x,) = self.mimi.decoder_transformer(x, state)
-                return self.mimi.decoder(x, state)
+                return self.mimi.decode_from_latent(latent, state)
 
         return Module().eval()
 
