@@ -100,18 +100,21 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
           f"starts {[round(t - first, 2) for t in starts]}; longest gaps on the wire {gaps}; "
           f"underruns {figures['pocketvoice_underrun_seconds_total']:.2f} s; "
           f"messages whose longest gap was under 100 ms: {longest[1]:.0f}")  # fmt: skip
-    assert 2 <= len(at_once) < SERVERS  # some at once, and some had to wait
-    assert at_once == list(range(len(at_once)))  # the first to ask went first
-    assert [starts[n] for n in later] == sorted(starts[n] for n in later)  # in order
+    # what a failure needs to be explained: the rows the batch carried and the live step
+    # times behind each change (a machine slowing under load showed there first)
+    decided = "\n".join(line for line in bot.log.splitlines() if "the batch carries" in line)
+    assert 2 <= len(at_once) < SERVERS, decided  # some at once, and some had to wait
+    assert at_once == list(range(len(at_once))), decided  # the first to ask went first
+    assert [starts[n] for n in later] == sorted(starts[n] for n in later), decided  # in order
     # no gap of 100 ms or more: not in any message's playback (the bot's own count of
     # underrun frames in a row), nor on the wire (a stalled player)
-    assert figures['pocketvoice_longest_gap_seconds_bucket{le="0.08"}'] == SERVERS
+    assert figures['pocketvoice_longest_gap_seconds_bucket{le="0.08"}'] == SERVERS, decided
     assert max(gaps) < 0.1, gaps
     # all heard: the wire carried every frame played, and every underrun frame
     played = figures["pocketvoice_audio_played_seconds_total"]
     underruns = figures["pocketvoice_underrun_seconds_total"]
     assert carried == round((played + underruns) / 0.02), (carried, played, underruns)
     # each was told it speaks, or that it waits for a row (one told it waits may have begun
-    # within a second or two: the ramp's next doubling)
+    # within a second or two: the ramp's next step)
     assert all(r.startswith(("Speaking in", WAITING)) for r in replies), replies
     assert all(replies[n].startswith(WAITING) for n in later[1:]), replies
