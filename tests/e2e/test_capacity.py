@@ -12,15 +12,15 @@ frame played reached the wire.
 
 from __future__ import annotations
 
+import asyncio
 import re
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.bot_process import BotProcess
 from tests.conftest import TinyModel
-from tests.e2e.test_operations import free_port, samples
+from tests.e2e.test_operations import free_port, get, samples
 from tests.e2e.test_speech import longest_voiced_gap, packets_settled
 from tests.fakediscord import FakeDiscord, ReceivedPacket
 from tests.tiny_model import write_random_config
@@ -35,9 +35,17 @@ def packets_of(fake: FakeDiscord, guild: str) -> list[ReceivedPacket]:
     return [p for p in fake.udp.packets if fake.ssrc_guild.get(p.ssrc) == guild]
 
 
-def read_metrics(port: int) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
-        return samples(page.read().decode())
+async def read_metrics(port: int) -> dict[str, float]:
+    return samples((await get(f"http://127.0.0.1:{port}/metrics"))[1])
+
+
+async def all_spoken(port: int, timeout: float) -> None:
+    """Until the bot's metrics count every message spoken (read twice a second, without
+    blocking the fake Discord's event loop)."""
+    spoken = 'pocketvoice_utterances_total{outcome="spoken"}'
+    async with asyncio.timeout(timeout):
+        while (await read_metrics(port)).get(spoken) != SERVERS:
+            await asyncio.sleep(0.5)
 
 
 @pytest.mark.timing
@@ -72,10 +80,9 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
             for member, guild in zip(members, guilds, strict=True)
         ]
         replies = [(await inter.wait_final(60))["content"] for inter in asked]
-        spoken = 'pocketvoice_utterances_total{outcome="spoken"}'
-        await fake.wait_for(lambda: read_metrics(port).get(spoken) == SERVERS, 180, "all spoken")
+        await all_spoken(port, 180)
         await packets_settled(fake, quiet=0.5)
-        figures = read_metrics(port)
+        figures = await read_metrics(port)
     finally:
         await bot.stop()
         await fake.close()
