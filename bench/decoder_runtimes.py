@@ -32,25 +32,23 @@ RUNS = 15
 WARM_UP = 3
 
 
-class WholeDecoder:
-    """`MimiModel.decode_from_latent` from a fresh state, as one module torch can export."""
+def whole_decoder(mimi: Any) -> Any:
+    """`MimiModel.decode_from_latent` from a fresh state, as one module torch can export
+    (torch is imported late: `--help` needs none of it)."""
+    import torch
 
-    @staticmethod
-    def build(mimi: Any) -> Any:
-        import torch
+    from bot.synthesis.pocket_tts_adapter import init_states
 
-        from bot.synthesis.pocket_tts_adapter import init_states
+    class WholeDecoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mimi = mimi
 
-        class Module(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.mimi = mimi
+        def forward(self, latent: torch.Tensor) -> torch.Tensor:
+            state = init_states(self.mimi, latent.shape[0], 64)
+            return self.mimi.decode_from_latent(latent, state)
 
-            def forward(self, latent: torch.Tensor) -> torch.Tensor:
-                state = init_states(self.mimi, latent.shape[0], 64)
-                return self.mimi.decode_from_latent(latent, state)
-
-        return Module().eval()
+    return WholeDecoder().eval()
 
 
 def median_ms(call: Callable[[], object]) -> float:
@@ -83,7 +81,7 @@ def main() -> None:
     torch.set_num_threads(1)
     folder = Path(tempfile.mkdtemp(prefix="runtimes-"))
     model = TTSModel.load_model(config=str(write_random_config("english", folder)))
-    decoder = WholeDecoder.build(model.mimi)
+    decoder = whole_decoder(model.mimi)
     core = openvino.Core()
     print(f"english, random weights, {args.frames} frames a call, one thread; ms a call")
     print("rows  torch fp32  torch bf16   ORT fp32    OV fp32    OV bf16   ORT/torch  L2 ORT, OV")
