@@ -12,21 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from pocket_tts import TTSModel
-from pocket_tts.default_parameters import (
-    DEFAULT_VOICE_FOR_LANGUAGE,
-    MAX_TOKEN_PER_CHUNK,
-    get_default_voice_for_language,
-)
-from pocket_tts.models.flow_lm import FlowLMModel
-from pocket_tts.models.mimi import build_mimi
-from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
-from pocket_tts.modules.mlp import SimpleMLPAdaLN
-from pocket_tts.modules.rope import apply_rope
-from pocket_tts.modules.stateful_module import increment_steps, init_states
-from pocket_tts.modules.transformer import StreamingTransformer
-from pocket_tts.utils.config import CONFIGS_DIR, load_config
-from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES, make_cache_directory
+
+from bot.synthesis.torch_private import compile_markers_skipped
+
+with compile_markers_skipped():
+    from pocket_tts import TTSModel
+    from pocket_tts.default_parameters import (
+        DEFAULT_VOICE_FOR_LANGUAGE,
+        MAX_TOKEN_PER_CHUNK,
+        get_default_voice_for_language,
+    )
+    from pocket_tts.models.flow_lm import FlowLMModel
+    from pocket_tts.models.mimi import build_mimi
+    from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
+    from pocket_tts.modules.mlp import SimpleMLPAdaLN
+    from pocket_tts.modules.rope import apply_rope
+    from pocket_tts.modules.stateful_module import increment_steps, init_states
+    from pocket_tts.modules.transformer import StreamingTransformer
+    from pocket_tts.utils.config import CONFIGS_DIR, load_config
+    from pocket_tts.utils.utils import _ORIGINS_OF_PREDEFINED_VOICES, make_cache_directory
 
 __all__ = [  # pocket-tts's own names, passed on as they are
     "CONFIGS_DIR",

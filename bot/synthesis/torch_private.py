@@ -4,9 +4,14 @@ the ones its own inductor and `torch.jit` freezing call). Written for torch `WRI
 (`scripts/bootstrap.sh`'s `TORCH_SPEC`): after an upgrade, check this module first (`doctor`
 warns when the installed version differs; `linear_packing` also checks at load that a packed
 product still matches torch's own, and falls back to it when not). The rest of the bot calls
-these functions, never the private names (tests/test_private_names.py checks)."""
+these functions, never the private names (tests/test_private_names.py checks). Also here:
+the one rewrite of torch's own, `compile_markers_skipped`, while pocket-tts imports."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -24,3 +29,21 @@ def linear_pointwise(
 ) -> torch.Tensor:
     """`x @ weight.T + bias` through oneDNN, with the weight packed by `reorder_linear_weight`."""
     return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+
+
+@contextlib.contextmanager
+def compile_markers_skipped() -> Iterator[None]:
+    """While pocket-tts imports: its `@torch.compiler.disable` (one attention method) left as
+    the plain function. That decorator only keeps `torch.compile` out of the method, and the
+    bot never compiles; but applying it imports `torch._dynamo`, 1.4 of the ~4 CPU-s a
+    process spends importing pocket-tts (2026-12-03), at every start of the bot."""
+
+    def plain(fn: Callable[..., Any] | None = None, *_: Any, **__: Any) -> Any:
+        return fn if fn is not None else (lambda f: f)
+
+    marker = torch.compiler.disable
+    torch.compiler.disable = plain  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        torch.compiler.disable = marker
