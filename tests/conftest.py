@@ -205,6 +205,18 @@ def fake_discord_payloads_checked() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def fake_discord_heard_every_packet() -> Iterator[None]:
+    """Fails a test during which a fake Discord's UDP socket overflowed: the kernel dropped
+    packets the bot had sent, so any count of what was heard would blame the bot."""
+    from tests.fakediscord.voice_udp import VoiceUDPServer
+
+    before = VoiceUDPServer.kernel_drops_at_close
+    yield
+    dropped = VoiceUDPServer.kernel_drops_at_close - before
+    assert dropped == 0, f"the fake Discord's UDP socket overflowed: {dropped} packets lost"
+
+
 def shown_settings(message: dict[str, object]) -> dict[str, str]:
     """/settings' embed as {setting: "value · description"}: each group's field holds a line
     `name: value · description` per setting (French: `name : ...`); other fields (the

@@ -258,7 +258,6 @@ class FakeDiscord:
         self.voice_resumed = 0  # voice sessions resumed (op 7)
         self._seq = 0
         self._runner: web.AppRunner | None = None
-        self._udp_transport: asyncio.DatagramTransport | None = None
         self.port = 0
         self.ca_file = tmp_dir / "fake-discord-ca.pem"
 
@@ -281,17 +280,14 @@ class FakeDiscord:
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         loop = asyncio.get_running_loop()
-        self._udp_transport, _ = await loop.create_datagram_endpoint(
-            lambda: self.udp, local_addr=("127.0.0.1", 0)
-        )
+        await loop.create_datagram_endpoint(lambda: self.udp, local_addr=("127.0.0.1", 0))
 
     async def close(self) -> None:
         for ws in list(self._gateways.values()):
             await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
-        if self._udp_transport is not None:
-            self._udp_transport.close()
+        self.udp.close()
 
     @property
     def env(self) -> dict[str, str]:

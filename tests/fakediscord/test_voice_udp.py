@@ -1,11 +1,15 @@
-"""The fake's ear: an underrun is heard as silence however discord.py encoded it."""
+"""The fake's ear: an underrun is heard as silence however discord.py encoded it, and what its
+socket could not hold is counted."""
 
 from __future__ import annotations
+
+import asyncio
+import socket
 
 import numpy as np
 from discord import opus
 
-from tests.fakediscord.voice_udp import OPUS_SILENCE, ReceivedPacket
+from tests.fakediscord.voice_udp import OPUS_SILENCE, ReceivedPacket, VoiceUDPServer
 
 SAMPLES = 960  # 20 ms at 48 kHz
 
@@ -30,3 +34,22 @@ def test_an_underruns_encoded_zeros_are_silence_and_speech_is_not() -> None:
     assert [p.sounds_silent for p in zeros[:3]].count(False) <= 2  # the tail of the speech
     assert all(p.sounds_silent for p in zeros[3:])
     assert received(OPUS_SILENCE, decoder).sounds_silent
+
+
+async def test_a_datagram_the_kernel_dropped_is_counted() -> None:
+    """The fake's ear counts what its socket's buffer could not hold (nobody heard it, so a
+    test counting frames must not blame the bot), and its buffer holds seconds of speech."""
+    loop = asyncio.get_running_loop()
+    ear = VoiceUDPServer()
+    transport, _ = await loop.create_datagram_endpoint(lambda: ear, local_addr=("127.0.0.1", 0))
+    sock = transport.get_extra_info("socket")
+    assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) >= 2 * 1024 * 1024
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel's minimum
+    before = VoiceUDPServer.kernel_drops_at_close
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for _ in range(200):  # the loop does not read meanwhile
+            sender.sendto(bytes(120), ("127.0.0.1", ear.port))
+    assert ear.kernel_drops > 150
+    ear.close()
+    assert VoiceUDPServer.kernel_drops_at_close - before > 150
+    VoiceUDPServer.kernel_drops_at_close = before  # not this test's fake's fault
