@@ -42,6 +42,14 @@ def encode(samples: np.ndarray, kind: str, rate: int = 24_000) -> bytes:
     return buffer.getvalue()
 
 
+def silent_file(seconds: float, rate: int = 8_000) -> bytes:
+    """`seconds` of silence as a FLAC file at `rate`: a few kilobytes, made at once, for a limit
+    read from the file's header (its length) before anything is decoded."""
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.zeros(int(seconds * rate), np.float32), rate, format="FLAC")
+    return buffer.getvalue()
+
+
 def make_clip(path: Path, seconds: float = 3.0, rate: int = 24_000) -> Path:
     t = np.arange(int(seconds * rate)) / rate
     rng = np.random.default_rng(1)
