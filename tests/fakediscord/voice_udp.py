@@ -28,9 +28,10 @@ QUIET_PEAK = 64
 SIOCGSTAMP = 0x8906  # Linux: when the kernel received the socket's last datagram
 # The socket's receive buffer. At Linux's default (208 KiB, about 0.3 s of 14 servers' packets)
 # a test process busy for a moment overflowed it, and the kernel dropped a packet of each server
-# (a capacity run heard 5362 of 5376 frames): the fake lost what the bot had sent. 4 MiB is this
-# machine's net.core.rmem_max, which caps it anyway.
+# (a capacity run heard 5362 of 5376 frames): the fake lost what the bot had sent. As root it is
+# forced past net.core.rmem_max (Linux's default 208 KiB again); otherwise that caps it.
 RECEIVE_BUFFER = 4 * 1024 * 1024
+SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF past rmem_max, with CAP_NET_ADMIN (not in `socket`)
 
 
 @dataclass
@@ -81,7 +82,10 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
+        except PermissionError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
         self._fileno = sock.fileno()
         with contextlib.suppress(OSError):  # the first call turns the kernel's stamps on
             self._kernel_stamp()
