@@ -432,15 +432,34 @@ def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[A
 CHEAP_LM = [BatchCost(n, 0.001, 0.010 * n) for n in range(1, 5)]
 
 
+PREFILLED_TEXTS = [TEXTS[0], TEXTS[2], " ".join(TEXTS), TEXTS[3]]  # the third: several chunks
+
+
+@pytest.fixture(scope="module")
+def prefilled_alone(model: Any, voices: list[Any]) -> list[np.ndarray]:
+    """`PREFILLED_TEXTS`' audio as pocket-tts alone makes it, chunk by chunk, each chunk a
+    fresh row (faded in): made once for both of the test's cases (4 CPU-s each)."""
+    fade = np.linspace(0, 1, int(model.config.mimi.sample_rate * 0.005), dtype=np.float32)
+    audio = []
+    for n, text in enumerate(PREFILLED_TEXTS):
+        expected = []
+        for chunk in prefill(model, voices[n % 2], text):
+            samples = decode_alone(model, alone_chunk(model, voices[n % 2], chunk)).numpy()
+            samples[: len(fade)] *= fade
+            expected.append(samples)
+        audio.append(np.concatenate(expected))
+    return audio
+
+
 @pytest.mark.parametrize("costs", [None, CHEAP_LM], ids=["decoder-thread", "split"])
 @pytest.mark.slow
 def test_streams_prefilled_chunk_by_chunk_sound_as_alone(
-    model: Any, voices: list[Any], costs: list[BatchCost] | None
+    model: Any, voices: list[Any], prefilled_alone: list[np.ndarray], costs: list[BatchCost] | None
 ) -> None:
     """Streams whose prompts the batch's thread prefills one chunk at a time each get the
     audio of their latents decoded alone, chunk after chunk, in order: on the decoder's
     thread, or (split) some on the LM's thread, each stream on one of them throughout."""
-    texts = [TEXTS[0], TEXTS[2], " ".join(TEXTS), TEXTS[3]]  # the third: several chunks
+    texts = PREFILLED_TEXTS
     audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
     threads: dict[int, set[str]] = collections.defaultdict(set)
     ended: dict[int, BaseException | None] = {}
@@ -473,14 +492,8 @@ def test_streams_prefilled_chunk_by_chunk_sound_as_alone(
     finally:
         batcher.close()
     assert ended == {n: None for n in range(len(texts))}
-    fade = np.linspace(0, 1, int(model.config.mimi.sample_rate * 0.005), dtype=np.float32)
-    for n, text in enumerate(texts):
-        expected = []
-        for chunk in prefill(model, voices[n % 2], text):  # each chunk a fresh row: faded in
-            samples = decode_alone(model, alone_chunk(model, voices[n % 2], chunk)).numpy()
-            samples[: len(fade)] *= fade
-            expected.append(samples)
-        got, want = np.concatenate(audio[n]), np.concatenate(expected)
+    for n in range(len(texts)):
+        got, want = np.concatenate(audio[n]), prefilled_alone[n]
         assert got.shape == want.shape
         assert np.abs(got - want).max() < 1e-3
     assert all(len(names) == 1 for names in threads.values())  # one decoder per stream
