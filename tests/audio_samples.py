@@ -42,11 +42,20 @@ def encode(samples: np.ndarray, kind: str, rate: int = 24_000) -> bytes:
     return buffer.getvalue()
 
 
-def silent_file(seconds: float, rate: int = 8_000) -> bytes:
-    """`seconds` of silence as a FLAC file at `rate`: a few kilobytes, made at once, for a limit
-    read from the file's header (its length) before anything is decoded."""
+def audio_file(seconds: float, rate: int, channels: int, fmt: str = "FLAC",
+               subtype: str = "PCM_16", loud: bool = False) -> bytes:  # fmt: skip
+    """A file of `seconds` written a block at a time (never the whole signal in memory):
+    silence, or with `loud` speech-like sound. Silence makes a long file in kilobytes and at
+    once, for a limit read from the file's header (its length) before anything is decoded."""
     buffer = io.BytesIO()
-    soundfile.write(buffer, np.zeros(int(seconds * rate), np.float32), rate, format="FLAC")
+    frames, block = int(seconds * rate), rate
+    with soundfile.SoundFile(buffer, "w", rate, channels, subtype, format=fmt) as out:
+        for start in range(0, frames, block):
+            n = min(block, frames - start)
+            signal = np.zeros((n, channels), np.float32)
+            if loud:
+                signal += speech_like(n / rate, rate, 0, 0)[:n, None]
+            out.write(signal)
     return buffer.getvalue()
 
 

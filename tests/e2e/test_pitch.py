@@ -32,14 +32,9 @@ def spectrogram(pcm: np.ndarray) -> np.ndarray:
     return np.array([np.abs(np.fft.rfft(pcm[at : at + SIZE] * window)) for at in starts])
 
 
-def heard_factor(before: np.ndarray, after: np.ndarray) -> float:
-    """The frequency factor (0.6-1.8, in hundredths) whose scaling of `before`'s
-    spectrogram correlates best with `after`'s."""
-    return best_factor(before, after)[0]
-
-
 def best_factor(before: np.ndarray, after: np.ndarray) -> tuple[float, float]:
-    """`heard_factor` and its correlation."""
+    """The frequency factor (0.6-1.8, in hundredths) whose scaling of `before`'s
+    spectrogram correlates best with `after`'s, and that correlation."""
     a, b = spectrogram(before), spectrogram(after)
     frames = min(len(a), len(b))
     a, b = a[:frames], b[:frames]

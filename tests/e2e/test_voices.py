@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from tests.audio_samples import encode, silent_file, speech_like
+from tests.audio_samples import audio_file, encode, speech_like
 from tests.conftest import RunningBot, shown_settings
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.server import FakeInteraction
@@ -106,7 +106,7 @@ async def test_bad_clone_requests_get_clear_answers_and_change_nothing(
     silence = encode(np.zeros(24_000 * 5, dtype=np.float32), "wav")
     # refused by its length, read from the header: silence does (speech made and encoded as
     # MP3 took 11 CPU-s)
-    ten_minutes = silent_file(600.0)
+    ten_minutes = audio_file(600.0, 8_000, 1)
     cases = [
         ("Text", b"just some text, not audio" * 50, "That is not an audio file I can read."),
         ("Cut", CLIP[: len(CLIP) // 2], "That audio file seems damaged or cut short."),

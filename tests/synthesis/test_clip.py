@@ -14,7 +14,7 @@ from bot.synthesis.clip import (
     trim_to_speech,
 )
 from bot.synthesis.model_errors import UnusableVoiceError
-from tests.audio_samples import FORMATS, encode, speech_like
+from tests.audio_samples import FORMATS, audio_file, encode, speech_like
 
 LIMITS = ClipLimits()
 
@@ -63,7 +63,7 @@ def test_the_best_30_seconds_are_kept() -> None:
         (lambda: encode(np.zeros(24_000 * 5, np.float32), "wav"), "sounds silent"),
         (lambda: encode(speech_like(70.0, lead_s=0, tail_s=0), "flac"), "at most 60 seconds"),
         pytest.param(
-            lambda: _file(600.0, 8_000, 1, "MP3", "MPEG_LAYER_III", loud=True),
+            lambda: audio_file(600.0, 8_000, 1, "MP3", "MPEG_LAYER_III", loud=True),
             "10.0 minutes long",
             marks=pytest.mark.slow,  # 2 s to encode at 8 kHz (12 s at 44.1 kHz)
         ),
@@ -88,35 +88,16 @@ def test_bad_clips_are_refused_politely(data: Callable[[], bytes], message: str)
         prepare(data(), LIMITS)
 
 
-def _file(seconds: float, rate: int, channels: int, fmt: str = "FLAC", subtype: str = "PCM_16",
-          loud: bool = False) -> bytes:  # fmt: skip
-    """A file of `seconds` written a block at a time (never the whole signal in memory)."""
-    import io
-
-    import soundfile
-
-    buffer = io.BytesIO()
-    frames, block = int(seconds * rate), rate
-    with soundfile.SoundFile(buffer, "w", rate, channels, subtype, format=fmt) as out:
-        for start in range(0, frames, block):
-            n = min(block, frames - start)
-            signal = np.zeros((n, channels), np.float32)
-            if loud:
-                signal += speech_like(n / rate, rate, 0, 0)[:n, None]
-            out.write(signal)
-    return buffer.getvalue()
-
-
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (_file(2.0, 192_000, 1), "sample rate"),
-        (_file(2.0, 655_350, 1), "sample rate"),
-        (_file(2.0, 4_000, 1), "sample rate"),
-        (_file(2.0, 48_000, 8), "8 channels"),
-        (_file(2.0, 24_000, 1, "AIFF"), "not accepted"),
-        (_file(2.0, 24_000, 1, "CAF"), "not accepted"),
-        (_file(2.0, 24_000, 1, "W64"), "not accepted"),
+        (audio_file(2.0, 192_000, 1), "sample rate"),
+        (audio_file(2.0, 655_350, 1), "sample rate"),
+        (audio_file(2.0, 4_000, 1), "sample rate"),
+        (audio_file(2.0, 48_000, 8), "8 channels"),
+        (audio_file(2.0, 24_000, 1, "AIFF"), "not accepted"),
+        (audio_file(2.0, 24_000, 1, "CAF"), "not accepted"),
+        (audio_file(2.0, 24_000, 1, "W64"), "not accepted"),
     ],
     ids=["192kHz", "655kHz", "4kHz", "8ch", "aiff", "caf", "w64"],
 )
@@ -128,7 +109,7 @@ def test_absurd_headers_and_other_containers_are_refused_before_decoding(
 
 
 def test_the_container_is_judged_by_the_bytes() -> None:
-    aiff = _file(4.0, 24_000, 1, "AIFF", loud=True)
+    aiff = audio_file(4.0, 24_000, 1, "AIFF", loud=True)
     with pytest.raises(ClipError, match="not accepted"):
         prepare(aiff, LIMITS)  # whatever name or content type the upload claimed
 
@@ -138,7 +119,7 @@ def test_decoding_memory_is_bounded_by_blocks() -> None:
     the 24 kHz mono result (11.5 MB) plus a block."""
     import tracemalloc
 
-    data = _file(120.0, 96_000, 2)
+    data = audio_file(120.0, 96_000, 2)
     tracemalloc.start()
     try:
         audio = decode(data, LIMITS)
@@ -228,11 +209,11 @@ def test_an_operators_file_is_read_whole_through_the_same_reader(tmp_path: Path)
             "voice.wav cannot be used as a voice: That is not an audio file",
         ),
         (
-            lambda: _file(600.0, 8_000, 1),
+            lambda: audio_file(600.0, 8_000, 1),
             "voice.wav cannot be used as a voice: That recording is 10.0 minutes long",
         ),
-        (lambda: _file(2.0, 24_000, 1, "AIFF"), "not accepted"),
-        (lambda: _file(2.0, 384_000, 1), "sample rate"),
+        (lambda: audio_file(2.0, 24_000, 1, "AIFF"), "not accepted"),
+        (lambda: audio_file(2.0, 384_000, 1), "sample rate"),
     ],
     ids=["text", "10min", "aiff", "384kHz"],
 )
