@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run the whole test suite (installs what is missing first). No network needed.
 #   ./test.sh            everything, as CI does (a fake Discord, PostgreSQL, the image): the
-#                        tests side by side (TEST_WORKERS, 6, and the image tests beside
-#                        them), then the `timing` ones alone
+#                        tests side by side (TEST_WORKERS, 6), then the `timing` ones, with
+#                        the image tests beside them at the lowest CPU priority
 #   ./test.sh --fast     the unit tier only: no fake Discord, no process, no container, no
 #                        PostgreSQL server, none of the slow ones (tests/tiers.py), in two
 #                        workers: under a minute
@@ -26,30 +26,41 @@ pytest() {
 
 if [[ $# -eq 0 ]]; then
   failed=0
-  # The image tests in processes of their own beside the workers (podman's restart of a crashed
-  # container did not happen under an xdist worker, CONTRIBUTING.md): the PostgreSQL stand-in's
-  # build in one, the bot's image (one build, shared by its tests) in the other, each on
-  # container storage and a temporary folder of its own; the stand-in base's debootstrap, which
-  # both need, is done once in a folder they share (tests/image/podman.py, SHARED_ENV)
+  # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
+  pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
+
+  # The `timing` tests in one process, and beside them the image tests at the lowest CPU
+  # priority (nice 19, inherited by podman, the builds and the containers): the timing tests
+  # use about half a core, mostly waiting on speech played in real time, and the image tests
+  # take the rest without delaying them (the heal's silence measured 2.41-2.43 s alone, 2.44 s
+  # beside them; 2026-12-03). Beside the six workers instead, the image tests were the longest
+  # part of a run that was CPU-bound (docs/performance.md, "The image and the tests").
+  # Two image processes (podman's restart of a crashed container did not happen under an xdist
+  # worker, CONTRIBUTING.md): the PostgreSQL stand-in's build in one, the bot's image (one
+  # build, shared by its tests) in the other, each on container storage and a temporary folder
+  # of its own; the stand-in base's debootstrap, which both need, is done once in a folder they
+  # share (tests/image/podman.py, SHARED_ENV)
   shards_test=tests/image/test_compose.py::test_the_shards_compose_file_starts_its_postgresql
   image_tmp="$(mktemp -d)"
   trap 'rm -rf "$image_tmp"' EXIT
   mkdir "$image_tmp/shared"
-  POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
-    pytest -m "image and not timing" --basetemp "$image_tmp/shards" "$shards_test" \
-    >"$image_tmp/shards.log" 2>&1 &
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
+      pytest -m "image and not timing" --basetemp "$image_tmp/shards" "$shards_test"
+  ) >"$image_tmp/shards.log" 2>&1 &
   shards=$!
-  POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
-    pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
-    tests/image \
-    >"$image_tmp/image.log" 2>&1 &
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
+      pytest -m "image and not timing" --basetemp "$image_tmp/image" --deselect "$shards_test" \
+      tests/image
+  ) >"$image_tmp/image.log" 2>&1 &
   image=$!
-  # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
-  pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
+  pytest -m timing || failed=1
   wait "$shards" || failed=1
   wait "$image" || failed=1
   cat "$image_tmp/shards.log" "$image_tmp/image.log"
-  pytest -m timing || failed=1
   exit $failed
 elif [[ "$1" == "--fast" ]]; then
   # two workers: in one process the tier took 82 s on our 2 cores (2026-12-03), in two 50 s

@@ -10,8 +10,9 @@ remember to mark a test:
 
 Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: gaps between
 packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
-wait on the wire, not the CPU), then these alone, on an otherwise idle machine. The image
-tests run in a pytest process of their own beside the workers (test.sh): they share one build.
+wait on the wire, not the CPU), then these in one process, with nothing beside them but the
+image tests at the lowest CPU priority (nice 19): no other work at their own priority. The
+image tests run in pytest processes of their own (test.sh): they share one build.
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
@@ -37,7 +38,7 @@ MARKERS = {
     **SLOW_TIERS,
     "unit": "none of the other tiers",
     "slow": "a unit test that takes a second or more (seconds of model work): not in --fast",
-    "timing": "asserts wall-clock timings: ./test.sh runs it alone, after the others",
+    "timing": "asserts wall-clock timings: ./test.sh runs it after the others, in one process",
 }
 
 # what a test's own code (or its module's helpers) calls, by tier
