@@ -26,6 +26,16 @@ pytest() {
 
 if [[ $# -eq 0 ]]; then
   failed=0
+  image_tmp="$(mktemp -d)"
+  trap 'rm -rf "$image_tmp"' EXIT
+  mkdir "$image_tmp/shared"
+  # The image tests' stand-in base (debootstrap: mostly downloads) made beside the workers at
+  # the lowest CPU priority, ready when the image tests start (tests/image/podman.py, SHARED_ENV)
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    .venv/bin/python -m tests.image.podman "$image_tmp/shared"
+  ) >"$image_tmp/base.log" 2>&1 &
+  base=$!
   # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
   pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
 
@@ -41,9 +51,6 @@ if [[ $# -eq 0 ]]; then
   # of its own; the stand-in base's debootstrap, which both need, is done once in a folder they
   # share (tests/image/podman.py, SHARED_ENV)
   shards_test=tests/image/test_compose.py::test_the_shards_compose_file_starts_its_postgresql
-  image_tmp="$(mktemp -d)"
-  trap 'rm -rf "$image_tmp"' EXIT
-  mkdir "$image_tmp/shared"
   (
     renice -n 19 -p "$BASHPID" >/dev/null
     POCKETVOICE_IMAGE_SHARED="$image_tmp/shared" \
@@ -60,6 +67,9 @@ if [[ $# -eq 0 ]]; then
   pytest -m timing || failed=1
   wait "$shards" || failed=1
   wait "$image" || failed=1
+  # the head start's own failure is not the run's: the image tests then made the base (or
+  # failed, saying why)
+  wait "$base" || cat "$image_tmp/base.log"
   cat "$image_tmp/shards.log" "$image_tmp/image.log"
   exit $failed
 elif [[ "$1" == "--fast" ]]; then

@@ -43,7 +43,9 @@ STAND_IN_LABEL = "pocketvoice.test.stand-in"
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # test.sh names a folder its image-test processes share: the first to need the stand-in base
 # debootstraps it there once (a minute of CPU), the others import the same tarball. Unset (pytest
-# run by hand), each run makes its own.
+# run by hand), each run makes its own. test.sh starts that debootstrap itself, before the image
+# tests, at the lowest CPU priority beside the other tests (`python -m tests.image.podman
+# FOLDER`): mostly downloads, it took 48 of the image tests' 175 s when they waited for it.
 SHARED_ENV = "POCKETVOICE_IMAGE_SHARED"
 BASE_TARBALL = "stand-in-base.tar"
 # The base's C library, for the wheels pip on the host downloads for it: Debian bookworm's glibc
@@ -376,3 +378,22 @@ def find_links() -> list[Path]:
     ).stdout
     found += re.findall(r"find-links='([^']+)'", listed)
     return [Path(f) for f in dict.fromkeys(found) if Path(f).is_dir()]
+
+
+async def prepare_shared_base(shared: Path) -> str:
+    """test.sh's head start: the stand-in base's tarball in `shared`, for the image tests that
+    run later (they wait for it on the folder's lock, or make it themselves if this failed)."""
+    if (reason := why_podman_cannot_run()) is not None:
+        return f"not made: {reason}"
+    folder = Path(tempfile.mkdtemp(dir=shared, prefix="prepare-"))
+    try:
+        # no container storage: debootstrap, chroot and tar run on the host
+        podman = Podman(folder, Storage(folder / "storage"))
+        made = await shared_base_tarball(podman, shared)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return "made" if made else "already there"
+
+
+if __name__ == "__main__":
+    print(f"the stand-in base: {asyncio.run(prepare_shared_base(Path(sys.argv[1])))}")
