@@ -12,6 +12,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -108,6 +109,7 @@ class GuildSpeaker:
         self.history: collections.deque[UtteranceResult] = collections.deque(maxlen=100)
         self.phrases = SpeakerPhrases(phrases, default_voice, scheduler, key)
         self.last_active = time.monotonic()
+        self._free_since = -math.inf  # (the scheduler's clock) when the last message here ended
         self.link_wanted = False  # the bot means to be in voice here (its link may be healing)
         self._silence: tuple[_Playback, int, float] | None = None  # (playback, reads, since)
         self._carried: tuple[_Playback, int] | None = None  # (playback, frames) seen carried
@@ -416,13 +418,17 @@ class GuildSpeaker:
             finally:
                 self._current = None
                 self.last_active = time.monotonic()
+                self._free_since = self._scheduler.clock()
 
     async def _speak(self, playback: _Playback) -> UtteranceResult:
         job, sink, source = playback.job, playback.sink, playback.source
         if playback.not_connected:
             return self._result(playback, error="not connected to voice")
-        if not job.admitted:  # it waits for the model from now on, not from its request
-            job.free_at = self._scheduler.clock()
+        if not job.admitted:
+            # it waits for the model from when this server's channel became free: its request,
+            # or the end of the message before it. Not from now: under load this task gets
+            # here late, and servers that asked later went first (tests/e2e/test_capacity.py)
+            job.free_at = max(job.requested_at, self._free_since)
         sink.release()  # the audio it followed has ended: play as soon as it is ready
         await job.done.wait()
         error = job.error

@@ -85,6 +85,25 @@ def timed_speaker(
     return kind(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
 
 
+async def test_a_servers_message_waits_for_the_model_from_its_request_not_from_its_turn() -> None:
+    """Admission's order across servers is the order they asked in (the scheduler's deadline
+    counts from `free_at`): a message in an idle server counts from its request, however late
+    the server's own task comes to it (a loaded event loop)."""
+    # not started: nothing is admitted, so the message waits for the model
+    scheduler = DeadlineScheduler(lambda text, voice: TimedStream([], text, 0.3))
+    client = PlayerVoiceClient(encode=False)
+    speaker = GuildSpeaker(scheduler, lambda: client)  # type: ignore[arg-type]
+    try:
+        asked = time.monotonic() - 5.0  # asked 5 s ago: its server's task comes to it only now
+        speaker.enqueue(Utterance("hello", requested_at=asked))
+        async with asyncio.timeout(10):
+            while not scheduler.jobs or scheduler.jobs[0].free_at is None:
+                await asyncio.sleep(0.01)
+        assert scheduler.jobs[0].free_at == asked
+    finally:
+        await speaker.close()
+
+
 @pytest.mark.slow
 @pytest.mark.timing
 async def test_the_next_message_is_synthesized_while_the_current_one_plays() -> None:
