@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run the whole test suite (installs what is missing first). No network needed.
 #   ./test.sh            everything, as CI does (a fake Discord, PostgreSQL, the image): the
-#                        tests side by side (TEST_WORKERS, 6), then the `timing` ones, with
-#                        the image tests beside them at the lowest CPU priority
+#                        tests side by side (TEST_WORKERS, 6), then the `timing` ones that
+#                        load both cores alone, then the other `timing` ones with the image
+#                        tests beside them at the lowest CPU priority
 #   ./test.sh --fast     the unit tier only: no fake Discord, no process, no container, no
 #                        PostgreSQL server, none of the slow ones (tests/tiers.py), in two
 #                        workers: under a minute
@@ -38,6 +39,8 @@ if [[ $# -eq 0 ]]; then
   base=$!
   # worksteal: a worker that runs out takes tests queued on another (the longest take a minute)
   pytest -n "${TEST_WORKERS:-6}" --dist worksteal -m "not image and not timing" || failed=1
+  # the `timing` tests that load both cores by design, with nothing beside them (tests/tiers.py)
+  pytest -m "timing and alone" || failed=1
 
   # The `timing` tests in one process, and beside them the image tests at the lowest CPU
   # priority (nice 19, inherited by podman, the builds and the containers): the timing tests
@@ -64,7 +67,7 @@ if [[ $# -eq 0 ]]; then
       tests/image
   ) >"$image_tmp/image.log" 2>&1 &
   image=$!
-  pytest -m timing || failed=1
+  pytest -m "timing and not alone" || failed=1
   wait "$shards" || failed=1
   wait "$image" || failed=1
   # the head start's own failure is not the run's: the image tests then made the base (or

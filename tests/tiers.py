@@ -11,8 +11,11 @@ remember to mark a test:
 Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: gaps between
 packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
 wait on the wire, not the CPU), then these in one process, with nothing beside them but the
-image tests at the lowest CPU priority (nice 19): no other work at their own priority. The
-image tests run in pytest processes of their own (test.sh): they share one build.
+image tests at the lowest CPU priority (nice 19): no other work at their own priority. A
+`timing` test that loads both cores by design is also marked `alone` (by hand): it runs with
+nothing beside it at all, since even work at the lowest priority slows the host (its cores slow
+under sustained load, docs/performance.md) and its figures then move under it. The image tests
+run in pytest processes of their own (test.sh): they share one build.
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
 (`guard_unit_tier`): the fast tier cannot grow slow by accident.
@@ -39,6 +42,7 @@ MARKERS = {
     "unit": "none of the other tiers",
     "slow": "a unit test that takes a second or more (seconds of model work): not in --fast",
     "timing": "asserts wall-clock timings: ./test.sh runs it after the others, in one process",
+    "alone": "a timing test that loads both cores by design: ./test.sh runs it with nothing beside",
 }
 
 # what a test's own code (or its module's helpers) calls, by tier
