@@ -37,6 +37,11 @@ from bot.text.words import MAX_SOUND_PLAYS, Sound, has_sounds, sound_parts
 log = logging.getLogger(__name__)
 
 
+def has_words(parts: list[str | Sound]) -> bool:
+    """Whether a message's remaining parts hold words for the model (not only sounds)."""
+    return any(isinstance(part, str) and part.strip() for part in parts)
+
+
 class QueueFullError(InternalError):
     """A server's queue holds as many messages as it may."""
 
@@ -269,6 +274,7 @@ class GuildSpeaker:
         if utterance.phrase and phrase_audio is None and self.phrases.key(utterance):
             sink.keep = []  # synthesized now: kept for the next time
         job = self._job(utterance, text, sink, rate)
+        job.keeps_row = has_words(rest)
         playback = _Playback(utterance, source, sink, job, played, rate=rate, rest=rest)
         if voice_client is None and not self.link_wanted:  # not in voice, and not healing
             playback.not_connected = True
@@ -300,7 +306,12 @@ class GuildSpeaker:
                 playback.sink.feed_pcm(playback.utterance.sounds[part.key])
                 continue
             job = self._job(playback.utterance, part, playback.sink, playback.rate)
-            job.free_at = self._scheduler.clock()
+            # it takes the row its message's words before the sound kept; without one (the
+            # message began with a sound) it waits for room as its message did, in turn
+            job.kept_row, job.keeps_row = True, has_words(playback.rest)
+            job.free_at = playback.job.free_at
+            if job.free_at is None:
+                job.free_at = self._scheduler.clock()
             playback.job = job
             self._scheduler.submit(job)
             await job.done.wait()
@@ -310,6 +321,7 @@ class GuildSpeaker:
                 playback.utterance = dataclasses.replace(playback.utterance, voice=None)
                 playback.rest.insert(0, part)
                 error = None
+        self._scheduler.release_row(self.key)  # ended before its last words: none is needed
         return error
 
     def _attach(self, playback: _Playback) -> None:

@@ -65,6 +65,7 @@ SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this
 # only by the step's margin, and a prefill or a slow step early on would break it up
 BATCH_PREBUFFER_S = 0.3
 READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
+KEPT_ROW_S = 10.0  # a row kept for a message's next part is let go after this (a way out)
 T = TypeVar("T")
 
 
@@ -120,6 +121,8 @@ class DeadlineScheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self.estimate = SpeedEstimate()
         self._running: dict[SpeechJob, bool] = {}  # units in flight: crowded or not
+        # rows kept for a message's next part (after a sound): its server's key -> since when
+        self._kept_rows: dict[object, float] = {}
         # messages wait for room (`held_back`), kept by the loop for `slack` on other threads
         self._room_wanted = False
         self._run_call = run_call
@@ -149,8 +152,13 @@ class DeadlineScheduler:
         return sum(self.demand(j) for j in self.live() if j.active)
 
     def _active(self) -> int:
-        """Live jobs admitted and still synthesizing: with a batch, the rows in use."""
-        return sum(1 for j in self.live() if j.active)
+        """Live jobs admitted and still synthesizing, and the rows kept for a message's next
+        part: with a batch, the rows in use."""
+        now = self.clock()
+        for key, since in list(self._kept_rows.items()):
+            if now - since > KEPT_ROW_S:
+                del self._kept_rows[key]
+        return sum(1 for j in self.live() if j.active) + len(self._kept_rows)
 
     def _fastest(self, job: SpeechJob | None = None) -> float:
         """The fastest speaking rate among the admitted live jobs (and `job`): the batch
@@ -324,6 +332,10 @@ class DeadlineScheduler:
         if not job.units:
             job.finish()
             return
+        if job.kept_row and self._kept_rows.pop(job.key, None) is not None:
+            # the row its message kept: it goes on where its first words were let in, ahead of
+            # messages waiting for room (a row once in is never sent away)
+            job.admitted = True
         self.jobs.append(job)
         self._room_wanted = self.held_back() > 0
         self._changed.set()
@@ -344,7 +356,15 @@ class DeadlineScheduler:
             self._retire(job)
         self._changed.set()
 
+    def release_row(self, key: object) -> None:
+        """The message whose row was kept for its next part ended without it (skipped, failed)."""
+        if self._kept_rows.pop(key, None) is not None:
+            self._changed.set()
+
     def _retire(self, job: SpeechJob) -> None:
+        if job.keeps_row and job.admitted and not job.cancelled and job.error is None:
+            # its row passes to its message's next part, not to a message waiting for room
+            self._kept_rows[job.key] = self.clock()
         if job in self.jobs:
             self.jobs.remove(job)
         job.finish()

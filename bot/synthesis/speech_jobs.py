@@ -125,6 +125,10 @@ class SpeechJob:
     result: Any = None  # what `call` returned
     language: str | None = None  # the model that speaks it (None: the default one)
     tempo: Tempo | None = None  # its speaking rate's stretcher, across all its units
+    # a message with a sound in it is a job per stretch of words: a part with words after it
+    # keeps its row for them (`keeps_row`), and the next part takes that row (`kept_row`)
+    keeps_row: bool = False
+    kept_row: bool = False
 
     @property
     def background(self) -> bool:

@@ -16,7 +16,7 @@ from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
 from bot.synthesis.engine import TTSEngine, state_nbytes
-from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
+from bot.synthesis.scheduler import BATCH_PREBUFFER_S, KEPT_ROW_S, DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob, split_units
 from bot.synthesis.tempo import Tempo
 from tests.conftest import TinyModel, engine_settings
@@ -274,6 +274,47 @@ def test_a_fast_speaking_rate_counts_in_the_batchs_room() -> None:
     slow.tempo = Tempo(0.5)  # slower than 1x still takes a frame a step
     second.tempo = None
     assert scheduler.has_room(slow) and asked[-1] == 1.0
+
+
+async def test_the_words_after_a_sound_keep_their_messages_row() -> None:
+    """At capacity, a message with a sound in it is a job per stretch of words: the row its
+    words before the sound had passes to the words after it, not to a server waiting for room
+    (which would leave the message silent mid-way), and is let go when the message ends first
+    or the next words never come."""
+    clock = FakeClock()
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: 1,
+    )  # fmt: skip
+    before = text_job(clock, "A", 1, 30, admitted=True)  # A's words before its sound
+    before.keeps_row = True
+    waiting = text_job(clock, "B", 2, 30)  # B asked after A began: it waits for room
+    scheduler.jobs += [before, waiting]
+    assert not scheduler.has_room(waiting)
+    await scheduler._run_unit(before, spare=False)  # A's first words are made
+    assert before.done.is_set() and not scheduler.has_room(waiting)  # the row is still A's
+    after = text_job(clock, "A", 1, 30, buffered_s=2.0)  # A's words after the sound
+    after.kept_row = True
+    scheduler.submit(after)
+    assert after.admitted and scheduler.pick(clock()) is after
+    await scheduler._run_unit(after, spare=False)
+    assert scheduler.has_room(waiting)  # A's message is made: B's turn
+
+    skipped = text_job(clock, "C", 1, 30, admitted=True)
+    skipped.keeps_row = True
+    scheduler.jobs.append(skipped)
+    await scheduler._run_unit(skipped, spare=False)
+    assert not scheduler.has_room(waiting)
+    scheduler.release_row("C")  # its message was skipped before the words after its sound
+    assert scheduler.has_room(waiting)
+
+    lost = text_job(clock, "D", 1, 30, admitted=True)
+    lost.keeps_row = True
+    scheduler.jobs.append(lost)
+    await scheduler._run_unit(lost, spare=False)
+    assert not scheduler.has_room(waiting)
+    clock.now += KEPT_ROW_S + 0.1  # its next words never came: the way out
+    assert scheduler.has_room(waiting)
 
 
 def test_without_a_batch_a_jobs_demand_counts_its_speaking_rate() -> None:
