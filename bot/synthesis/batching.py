@@ -425,8 +425,13 @@ class BatchedMimi:
         model: Any,
         *,
         max_rows: int,
-        capacity: int = 1024,
+        capacity: int | None = None,
     ) -> None:
+        """`capacity`: the attention slots to start with; by default what steady speech uses
+        (`_make_room` keeps the offset under two contexts), half of the 1024 it was until
+        December 2026 for the real decoder (context 250, 16 slots a frame), a tenth for the
+        tests' (context 50): the cache is filled twice at each start, and it grows if
+        needed."""
         self.model = model
         self.mimi = model.mimi
         self.per_latent = int(self.mimi.encoder_frame_rate / self.mimi.frame_rate)
@@ -444,6 +449,9 @@ class BatchedMimi:
             (m.context or 10**9) for m in self._modules.values() if hasattr(m, "rope")
         )
         self.half = half_decoder(model)  # the decoder in bfloat16 (decoder_precision)
+        if capacity is None:
+            steady = 2 * self.context + 2 * self.per_latent
+            capacity = steady if self.context < 10**9 else 1024
         self.state = self._new_state(capacity)
 
     def _new_state(self, capacity: int) -> ModelState:
