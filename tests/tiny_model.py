@@ -12,8 +12,10 @@ import random
 from pathlib import Path
 
 import sentencepiece
+import torch
 import yaml
 
+from bot.synthesis.clip import read_file
 from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 
 _WORDS = (
@@ -78,4 +80,15 @@ def write_random_config(
     suffix = "-full" if full_length else ""
     path = out_dir / f"{base}-random{suffix}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def write_voice_state(config: Path, clip: Path, path: Path) -> Path:
+    """Write `path`: the voice state of `clip` (a 24 kHz WAV) for a model of `config`'s
+    architecture (its random weights are not any bot's: a voice of its own)."""
+    from pocket_tts import TTSModel, export_model_state
+
+    model = TTSModel.load_model(config=str(config))
+    audio = torch.from_numpy(read_file(clip))[None, :]
+    export_model_state(model.get_state_for_audio_prompt(audio), path)
     return path
