@@ -64,9 +64,6 @@ class Stream(Protocol):
 # (text, voice, *, background=, language=, tempo=, last=) -> Stream
 Synthesize = Callable[..., Stream]
 RunCall = Callable[..., Awaitable[Any]]  # (fn, *, background=, language=) -> fn(model)
-# (text, voice, *, background=, language=, tempo=, last=) -> Stream
-Synthesize = Callable[..., Stream]
-RunCall = Callable[..., Awaitable[Any]]  # (fn, *, background=, language=) -> fn(model)
 
 
 class FileSink:
