@@ -14,6 +14,11 @@ scripts/bootstrap.sh --test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 
+# Bytecode is written (__pycache__, ignored by git and the image's build): with it, pytest's
+# rewritten test modules are not rewritten again by each of the run's later processes (their
+# collection 1.1 s instead of 3.5 s; 2026-12-03), whatever the environment says
+unset PYTHONDONTWRITEBYTECODE
+
 # pytest's exit code 5 (no tests collected) is a failure here
 pytest() {
   local code=0
