@@ -12,9 +12,9 @@ Across tiers, `timing` (by hand) marks a test that asserts wall-clock timings: g
 packets, underruns, latencies. `./test.sh` runs the others side by side (pytest-xdist: most
 wait on the wire, not the CPU), then these in one process, with nothing beside them but the
 image tests at the lowest CPU priority (nice 19): no other work at their own priority. A
-`timing` test that loads both cores by design is also marked `alone` (by hand): it runs with
-nothing beside it at all, since even work at the lowest priority slows the host (its cores slow
-under sustained load, docs/performance.md) and its figures then move under it. The image tests
+`timing` test that loads both cores by design is also marked `alone` (by hand): it runs first,
+with nothing beside it at all, since even work at the lowest priority slows the host (its cores
+slow under sustained load, docs/performance.md) and its figures then move under it. The image tests
 run in pytest processes of their own (test.sh): they share one build.
 
 A `unit` test that starts one of those anyway fails, naming the tier it belongs to
