@@ -13,12 +13,12 @@ live steps ran at the largest size seen (before any, by the slowdown we measured
 side), and the capacity grows to at most `RAMP` times the largest size seen live (`COLD_ROWS`
 before any is seen), so a guess is only ever made a step past a measured size.
 
-Padding: a batch runs at the cheapest measured size at or above its row count (`padded`),
-the extra rows masked. With MKL's fp32 products, 2 or 3 rows cost about as much as 2 or 3
-products of one row (a row-by-row kernel) while 4 rows took one real matrix kernel: the
-`english` LM step took 27 ms at 1 row, 65 ms at 3 and 52 ms at 4. The large fp32 products
-now go to oneDNN (`linear_packing`), which has no such step, but a build without it, or
-another CPU, may.
+Padding: a batch runs at the cheapest size at or above its row count (`padded`; a size not
+timed at start costs what the sizes around it suggest), the extra rows masked. With MKL's
+fp32 products, 2 or 3 rows cost about as much as 2 or 3 products of one row (a row-by-row
+kernel) while 4 rows took one real matrix kernel: the `english` LM step took 27 ms at 1 row,
+65 ms at 3 and 52 ms at 4. The large fp32 products now go to oneDNN (`linear_packing`), which
+has no such step, but a build without it, or another CPU, may.
 """
 
 from __future__ import annotations
@@ -238,10 +238,13 @@ class StepCosts:
 
     def padded(self, rows: int) -> int:
         """The batch size to run `rows` rows at: the cheapest start-up LM step at or above it
-        (within 3%, the smallest)."""
-        sizes = [n for n in self._lm if rows <= n <= self.max_rows] or [rows]
-        cheapest = min(self._lm.get(n, float("inf")) for n in sizes)
-        return min(n for n in sizes if self._lm.get(n, float("inf")) <= 1.03 * cheapest)
+        (within 3%, the smallest). `rows` itself is a candidate when it was not timed (past 8
+        rows, `cost_sizes`), at the cost the sizes around it suggest: 9 rows ran as 12 until
+        2026-12-04, where the step at 9 costs 12-14% less (`bench/probe.py`, int8 and fp32)."""
+        sizes = sorted({rows, *(n for n in self._lm if rows <= n <= self.max_rows)})
+        cost = {n: self._interpolate(self._lm, n) for n in sizes}
+        cheapest = min(cost.values())
+        return min(n for n in sizes if cost[n] <= 1.03 * cheapest)
 
     def _scale(self, live: Live, table: dict[int, float], prior: float) -> float:
         """How much slower the live figures run than the start-up ones, at the largest size

@@ -406,6 +406,17 @@ def test_a_batch_runs_at_the_cheapest_size_at_or_above_its_rows() -> None:
     assert [costs.padded(n) for n in range(1, 7)] == [1, 2, 4, 4, 5, 6]  # 5: within 3% of 6
 
 
+def test_a_size_not_timed_at_start_runs_as_itself_unless_a_timed_one_is_cheaper() -> None:
+    """Past 8 rows only 12 and 16 are timed at start: 9 rows ran as 12 rows, 12-14% more."""
+    startup = [BatchCost(8, 0.026, 0), BatchCost(12, 0.032, 0), BatchCost(16, 0.039, 0)]
+    costs = StepCosts(startup, max_rows=16, frame_s=0.08, cores=2)
+    assert [costs.padded(n) for n in (8, 9, 10, 11, 12, 13, 16)] == [8, 9, 10, 11, 12, 13, 16]
+    assert costs.padded(17) == 17  # past the bound: as itself
+    cheaper = [BatchCost(8, 0.040, 0), BatchCost(12, 0.030, 0)]  # a kernel with a step at 12
+    costs = StepCosts(cheaper, max_rows=12, frame_s=0.08, cores=2)
+    assert [costs.padded(n) for n in (9, 10, 11)] == [12, 12, 12]
+
+
 @pytest.mark.slow
 def test_padded_rows_leave_the_live_rows_as_they_were(model: Any, voices: list[Any]) -> None:
     """A step run at more rows than are live (the extra rows masked to their own slot) gives
