@@ -33,7 +33,9 @@ server speaking without pause: its next message is always waiting.
 `--breakdown` prints where each run's CPU went (by thread, the batch's counts), then runs
 `bench/probe.py`'s measure on the engine's own model at the run's mean rows and cache slots, in
 this process right after the run, and prints the bot's CPU per second of audio over the
-model's own (all threads; the LM's and the decoder's).
+model's own (all threads; the LM's and the decoder's): over the probe with its LM step and
+decode timed one after the other, each alone, and over it with the two side by side on two
+threads as the bot runs them (the cores then slow each other).
 
 Usage: .venv/bin/python bench/load.py [--seconds 30] [--ks 1 2 4 6 8 12 16] [--quantize both]
 """
@@ -329,23 +331,30 @@ def probe_rows(run: RunResult) -> tuple[float, float | None]:
     return w["row_steps"] / w["steps"], w["span"] / w["steps"]
 
 
-def against_probe(run: RunResult, estimate: ProbeEstimate) -> str:
+def against_probe(
+    run: RunResult, estimate: ProbeEstimate, beside: ProbeEstimate | None = None
+) -> str:
     """The run's CPU per second of audio over the model's own at its rows (bench/probe.py,
     measured right after it in this process): how much the bot spends beyond the model work.
-    All threads, and the batch's two (LM, decoder: the model work and its bookkeeping)."""
+    All threads, and the batch's two (LM, decoder: the model work and its bookkeeping); over
+    the probe alone, then over `beside` (the probe's LM and decode side by side), if given."""
     audio_s = sum(r.frames_played for _, r in run.results) * 0.02
     if not audio_s or not estimate.cpu_per_audio:
         return "    probe: (no audio)"
-    floor = estimate.cpu_per_audio
     total = sum(run.threads.values()) / audio_s
-    sizes = " and ".join(f"{m.rows}" for m in estimate.measured)
-    line = (
-        f"    probe at {estimate.rows:.2f} rows ({sizes}), {estimate.slots:.0f} slots:"
-        f" model CPU-s per audio s {floor:.3f}; bot/probe: all threads {total / floor:.2f}"
-    )
+    model = None
     if "lm" in run.threads:
         model = (run.threads["lm"] + run.threads.get("decoder", 0.0)) / audio_s
-        line += f", LM+decoder threads {model / floor:.2f}"
+    sizes = " and ".join(f"{m.rows}" for m in estimate.measured)
+    line = f"    probe at {estimate.rows:.2f} rows ({sizes}), {estimate.slots:.0f} slots:"
+    for name, probe in (("alone", estimate), ("side by side", beside)):
+        if probe is None or not probe.cpu_per_audio:
+            continue
+        floor = probe.cpu_per_audio
+        line += f"\n      {name}: model CPU-s per audio s {floor:.3f}; bot/probe: all threads"
+        line += f" {total / floor:.2f}"
+        if model is not None:
+            line += f", LM+decoder threads {model / floor:.2f}"
     return line
 
 
@@ -436,13 +445,17 @@ async def main() -> None:
                         if args.breakdown:
                             print(breakdown(run, counts.frame_s), flush=True)  # type: ignore[union-attr]
                             rows, slots = probe_rows(run)
-                            estimate = await asyncio.to_thread(
-                                probe.at,  # type: ignore[union-attr]
-                                rows,
-                                args.probe_frames,
-                                slots,
-                            )
-                            print(against_probe(run, estimate), flush=True)
+                            estimate, beside = [
+                                await asyncio.to_thread(
+                                    probe.at,  # type: ignore[union-attr]
+                                    rows,
+                                    args.probe_frames,
+                                    slots,
+                                    side_by_side,
+                                )
+                                for side_by_side in (False, True)
+                            ]
+                            print(against_probe(run, estimate, beside), flush=True)
                         if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
                             served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
                 await engine.close()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import dataclasses
 import logging
 import math
@@ -131,10 +132,17 @@ class Probe:
         return self.chunk.length
 
     @torch.no_grad()
-    def measure(self, rows: int, frames: int = 40, slots: float | None = None) -> ProbeResult:
+    def measure(
+        self, rows: int, frames: int = 40, slots: float | None = None, side_by_side: bool = False
+    ) -> ProbeResult:
         """Time `frames` LM steps and decodes of `rows` rows, after `WARM_UP` frames, the
         steps reading `slots` cache slots on average (default `unit_slots`): the LM first
-        steps alone (not timed, no decode) until the timed frames centre on them."""
+        steps alone (not timed, no decode) until the timed frames centre on them.
+
+        `side_by_side`: as the bot runs them, a frame's decode on a second thread while the
+        LM steps the next frame, so that each step is timed beside the other (the two cores
+        share their memory, which slows both: 1.17-1.19x, 2026-12-02); else one after the
+        other on this thread, each alone."""
         centre = self.unit_slots if slots is None else slots
         lead = max(0, round(centre - self.prompt - WARM_UP - (frames + 1) / 2))
         lm = BatchedFlowLM(self.model, max_rows=rows)
@@ -147,19 +155,33 @@ class Probe:
         # pocket-tts runs torch on one thread: the calling thread's CPU is the model's, and
         # not that of whatever else the process runs (bench/load.py's engine between runs)
         clock = time.thread_time if torch.get_num_threads() == 1 else time.process_time
+
+        def decode(latents: torch.Tensor) -> float:
+            started = clock()
+            mimi.decode(latents)
+            return clock() - started
+
         lm_cpu = decode_cpu = 0.0
         walls: list[float] = []
         read: list[int] = []
-        for frame in range(WARM_UP + frames):
-            wall, cpu = time.perf_counter(), clock()
-            latents = self._step(lm, rows)
-            stepped = clock()
-            mimi.decode(latents)
-            if frame >= WARM_UP:
-                lm_cpu += stepped - cpu
-                decode_cpu += clock() - stepped
-                walls.append(time.perf_counter() - wall)
-                read.append(lm.offset)  # after the step, as bench/load.py counts it
+        with concurrent.futures.ThreadPoolExecutor(1, "probe-decoder") as decoder:
+            decoding: concurrent.futures.Future[float] | None = None
+            for frame in range(WARM_UP + frames):
+                wall, cpu = time.perf_counter(), clock()
+                latents = self._step(lm, rows)
+                stepped = clock() - cpu
+                if side_by_side:  # the frame before's decode ran beside this step
+                    decoded = decoding.result() if decoding is not None else 0.0
+                    decoding = decoder.submit(decode, latents)
+                else:
+                    decoded = decode(latents)
+                if frame >= WARM_UP:
+                    lm_cpu += stepped
+                    decode_cpu += decoded
+                    walls.append(time.perf_counter() - wall)
+                    read.append(lm.offset)  # after the step, as bench/load.py counts it
+            if decoding is not None:  # the last frame's decode, beside no step: not counted
+                decoding.result()
         return ProbeResult(
             rows,
             lm_cpu / frames,
@@ -177,13 +199,19 @@ class Probe:
             raise RuntimeError("a row ended during the probe")
         return torch.cat(latents)
 
-    def at(self, rows: float, frames: int = 40, slots: float | None = None) -> ProbeEstimate:
+    def at(
+        self,
+        rows: float,
+        frames: int = 40,
+        slots: float | None = None,
+        side_by_side: bool = False,
+    ) -> ProbeEstimate:
         """The probe at a mean row count (a run's): the step's CPU is interpolated between
         the whole row counts around it (a step's cost grows about linearly with its rows),
         then shared by `rows` streams."""
         rows = max(rows, 1.0)
         sizes = sorted({math.floor(rows), math.ceil(rows)})
-        measured = tuple(self.measure(size, frames, slots) for size in sizes)
+        measured = tuple(self.measure(size, frames, slots, side_by_side) for size in sizes)
         first, last = measured[0], measured[-1]
         share = (rows - first.rows) / (last.rows - first.rows) if last.rows > first.rows else 0.0
         step_cpu = [m.lm_cpu_s + m.decode_cpu_s for m in (first, last)]
@@ -234,13 +262,22 @@ def main() -> None:
                 f" prompt {probe.prompt} positions (3 s voice, {args.words} words);"
                 f" {args.frames} frames per size"
             )
-            print(f"{'rows':>4} {'LM ms':>7} {'decode ms':>9} {'slots':>6} {'wall ms':>8}"
-                  f" {'CPU-s/audio s':>13}")  # fmt: skip
+            print(
+                "ms of CPU per LM step and per decode, alone (one after the other on one"
+                " thread) and side by side (the decode on a second thread, as in the bot)"
+            )
+            print(f"{'rows':>4} {'slots':>6} {'LM ms':>7} {'decode ms':>9} {'wall ms':>8}"
+                  f" {'CPU-s/audio s':>13} {'LM beside':>9} {'decode beside':>13}"
+                  f" {'wall beside':>11} {'CPU-s/audio s':>13}")  # fmt: skip
             for rows in args.rows:
                 r = probe.measure(rows, args.frames, args.slots)
+                b = probe.measure(rows, args.frames, args.slots, side_by_side=True)
                 print(
-                    f"{rows:>4} {r.lm_cpu_s * 1000:>7.1f} {r.decode_cpu_s * 1000:>9.1f}"
-                    f" {r.slots:>6.0f} {r.wall_s * 1000:>8.1f} {r.cpu_per_audio:>13.3f}",
+                    f"{rows:>4} {r.slots:>6.0f} {r.lm_cpu_s * 1000:>7.1f}"
+                    f" {r.decode_cpu_s * 1000:>9.1f} {r.wall_s * 1000:>8.1f}"
+                    f" {r.cpu_per_audio:>13.3f} {b.lm_cpu_s * 1000:>9.1f}"
+                    f" {b.decode_cpu_s * 1000:>13.1f} {b.wall_s * 1000:>11.1f}"
+                    f" {b.cpu_per_audio:>13.3f}",
                     flush=True,
                 )
             del probe, model

@@ -3,6 +3,7 @@ cache slots asked, its figure is the model's CPU per stream; bench/load.py's rat
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from bench.load import RunResult, against_probe, probe_rows
 from bench.probe import Probe, ProbeEstimate, ProbeResult, load_model, probe_text
 from bot.playback.stats import UtteranceResult
 from bot.synthesis import pocket_tts_adapter
+from bot.synthesis.batching import BatchedMimi
 from bot.synthesis.decoder_precision import half_decoder
 from bot.synthesis.linear_packing import PackedLinear
 from tests.conftest import TinyModel
@@ -49,6 +51,28 @@ def test_the_timed_steps_read_the_slots_asked(probe: Probe) -> None:
     assert result.rows == 2 and result.lm_cpu_s > 0 and result.decode_cpu_s > 0
     natural = probe.measure(1, frames=4)
     assert natural.slots == pytest.approx(probe.unit_slots, abs=1)
+
+
+@pytest.mark.slow
+def test_side_by_side_the_decode_runs_on_a_thread_of_its_own(
+    probe: Probe, monkeypatch: Any
+) -> None:
+    threads: list[str] = []
+    decode = BatchedMimi.decode
+
+    def spy(self: BatchedMimi, latents: torch.Tensor) -> torch.Tensor:
+        threads.append(threading.current_thread().name)
+        return decode(self, latents)
+
+    monkeypatch.setattr(BatchedMimi, "decode", spy)
+    asked = probe.prompt + 40
+    beside = probe.measure(2, frames=4, slots=asked, side_by_side=True)
+    assert beside.slots == pytest.approx(asked, abs=1)
+    assert beside.lm_cpu_s > 0 and beside.decode_cpu_s > 0
+    assert threads and all(name.startswith("probe-decoder") for name in threads)
+    threads.clear()
+    probe.measure(2, frames=4, slots=asked)
+    assert set(threads) == {threading.current_thread().name}
 
 
 def test_the_figure_is_lm_and_decode_per_row_over_the_frame() -> None:
@@ -95,6 +119,11 @@ def test_load_divides_its_cpu_per_audio_second_by_the_probes() -> None:
     line = against_probe(run, estimate)
     assert "all threads 2.00" in line  # 2 CPU-s over 10 s of audio, against 0.1
     assert "LM+decoder threads 1.50" in line
+    assert "side by side" not in line
+    beside = ProbeEstimate(3.4, 0.125, 110, ())
+    alone, side = against_probe(run, estimate, beside).split("side by side")
+    assert "all threads 2.00" in alone and "LM+decoder threads 1.50" in alone
+    assert "all threads 1.60" in side and "LM+decoder threads 1.20" in side
     stream = _run({"players": 3.0}, {}, frames=500)
     assert probe_rows(stream) == (1.0, None)  # each stream alone: one row, a unit's slots
     assert "LM+decoder" not in against_probe(stream, estimate)
