@@ -2,11 +2,12 @@
 
 Random weights (Hugging Face is out of reach here), the real `english` architecture. For each
 batch size, one `BatchedMimi` per precision decodes the same latents a frame at a time,
-interleaved (fp32, then bf16, frame after frame), so that the machine's load falls on both
-alike. fp32 is as the bot runs it: its large products packed for oneDNN (`linear_packing`).
-Printed: the median milliseconds per decode, the ratio bf16/fp32 of the same run, and how far
-bf16's audio is from fp32's (relative L2). `--profile ROWS` prints torch's profile of both at
-that size, the ops that take the time.
+interleaved (frame after frame), so that the machine's load falls on all alike: fp32 and bf16
+as the bot runs them (the large fp32 products packed for oneDNN, `linear_packing`; the
+attention cut to its window, `windowed_attention`), and "before", fp32 with the attention over
+every slot as at issue 35's start, the baseline. Printed: the median milliseconds per decode,
+the ratios of the same run, and how far bf16's audio is from fp32's (relative L2).
+`--profile ROWS` prints torch's profile of each at that size, the ops that take the time.
 
 Usage: .venv/bin/python bench/decoder_precision.py [--rows 1 4 8 16] [--frames 40]
        [--config english] [--profile 8]
@@ -31,19 +32,25 @@ from pocket_tts import TTSModel
 from bot.synthesis.batching import BatchedMimi
 from bot.synthesis.decoder_precision import HalfDecoder, cpu_has_bf16
 from bot.synthesis.linear_packing import pack_linears
+from bot.synthesis.windowed_attention import window_attention
 from tests.tiny_model import write_random_config
 
 WARM_UP = 5
 
 
 def models(config: str) -> dict[str, Any]:
+    """fp32 as the bot ran it before the window (`windowed_attention`), fp32 and bf16 as it
+    runs them now."""
     path = write_random_config(config, Path(tempfile.mkdtemp(prefix="decoder-")), full_length=True)
     torch.manual_seed(0)  # the same random weights each run, so the relative L2 repeats
-    base = TTSModel.load_model(config=str(path))
+    every_slot = TTSModel.load_model(config=str(path))
+    base = copy.deepcopy(every_slot)
+    window_attention(base.mimi.decoder_transformer)
     half = copy.deepcopy(base)
     half.half_decoder = HalfDecoder(half.mimi)
     pack_linears(base)
-    return {"fp32": base, "bf16": half}
+    pack_linears(every_slot)
+    return {"fp32": base, "bf16": half, "fp32 every slot": every_slot}
 
 
 def batch(model: Any, rows: int) -> BatchedMimi:
@@ -103,12 +110,17 @@ def main() -> None:
     torch.set_num_threads(1)  # as pocket-tts runs it
     named = models(args.config)
     print(f"{args.config}, random weights; this CPU has native bf16: {cpu_has_bf16()}")
-    print(f"{'rows':>4} {'fp32 ms':>8} {'bf16 ms':>8} {'bf16/fp32':>9} {'rel. L2':>8}")
+    print("ms per decode; 'before': fp32 with the attention over every slot, as at issue 35's")
+    print(f"{'rows':>4} {'before':>7} {'fp32 ms':>8} {'bf16 ms':>8} {'bf16/fp32':>9}"
+          f" {'bf16/before':>11} {'rel. L2':>8}")  # fmt: skip
     for rows in args.rows:
         got = measure(named, rows, args.frames)
-        fp32, bf16 = got["fp32"], got["bf16"]
+        fp32, bf16, before = got["fp32"], got["bf16"], got["fp32 every slot"]
         error = float((bf16[1] - fp32[1]).norm() / fp32[1].norm())
-        print(f"{rows:>4} {fp32[0]:>8.1f} {bf16[0]:>8.1f} {bf16[0] / fp32[0]:>9.2f} {error:>8.4f}")
+        print(
+            f"{rows:>4} {before[0]:>7.1f} {fp32[0]:>8.1f} {bf16[0]:>8.1f}"
+            f" {bf16[0] / fp32[0]:>9.2f} {bf16[0] / before[0]:>11.2f} {error:>8.4f}"
+        )
     if args.profile:
         profile(named, args.profile)
 

@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from bot.synthesis.windowed_attention import window_attention
+
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -83,6 +85,7 @@ def _half_copy(module: nn.Module) -> nn.Module:
     that only runs them another way); the copies keep pocket-tts's state names. `module`'s
     linears must not be packed yet (`linear_packing`'s oneDNN layout cannot be copied)."""
     copied = copy.deepcopy(module)
+    window_attention(copied)
     for parent in list(copied.modules()):
         for child in list(parent.children()):
             if type(child) is nn.ConvTranspose1d:

@@ -49,6 +49,7 @@ from bot.synthesis.pocket_tts_adapter import (
     get_default_voice_for_language,
 )
 from bot.synthesis.tempo import Tempo
+from bot.synthesis.windowed_attention import window_attention
 
 __all__ = ["ModelUnavailableError", "TTSEngine", "UnusableVoiceError"]
 
@@ -497,6 +498,7 @@ class TTSEngine:
                     f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
                 ) from error
             raise
+        window_attention(model.mimi.decoder_transformer)  # the half decoder copies it
         decoder_precision.attach(model, settings.tts_decoder_precision)  # before the packing
         log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
         return model

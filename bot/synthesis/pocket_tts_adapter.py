@@ -25,6 +25,7 @@ with compile_markers_skipped():
     from pocket_tts.models.flow_lm import FlowLMModel
     from pocket_tts.models.mimi import build_mimi
     from pocket_tts.models.text_chunking import prepare_text_prompt, split_into_best_sentences
+    from pocket_tts.modules.attention import StreamingMultiheadAttention
     from pocket_tts.modules.mlp import SimpleMLPAdaLN
     from pocket_tts.modules.rope import apply_rope
     from pocket_tts.modules.stateful_module import increment_steps, init_states
@@ -38,6 +39,7 @@ __all__ = [  # pocket-tts's own names, passed on as they are
     "MAX_TOKEN_PER_CHUNK",
     "FlowLMModel",
     "SimpleMLPAdaLN",
+    "StreamingMultiheadAttention",
     "StreamingTransformer",
     "apply_rope",
     "build_mimi",

@@ -1,0 +1,92 @@
+"""Mimi's streaming attention cut to its context window: the same audio as pocket-tts's own
+attention over every slot, with rows that joined at different frames and a cache compacted
+on the way, while it hands torch's attention no more than the window."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import torch
+from pocket_tts import TTSModel
+
+from bot.synthesis import windowed_attention
+from bot.synthesis.batching import BatchedMimi
+from bot.synthesis.decoder_precision import HalfDecoder
+from bot.synthesis.pocket_tts_adapter import StreamingMultiheadAttention
+from bot.synthesis.windowed_attention import WindowedAttention, window_attention
+from tests.conftest import TinyModel
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def every_slot(tiny_model: TinyModel) -> Any:
+    return TTSModel.load_model(config=str(tiny_model.config))
+
+
+@pytest.fixture(scope="module")
+def windowed(every_slot: Any) -> Any:
+    model = copy.deepcopy(every_slot)
+    assert window_attention(model.mimi.decoder_transformer) > 0
+    return model
+
+
+def speak(model: Any, frames: int, joins: dict[int, int], capacity: int) -> list[torch.Tensor]:
+    """Each frame's audio: rows join at the frames `joins` names (frame: rows joining), so
+    their padding differs; a small `capacity` makes the batch compact its cache."""
+    mimi = BatchedMimi(model, max_rows=sum(joins.values()), capacity=capacity)
+    generator = torch.Generator().manual_seed(3)
+    audio = []
+    for frame in range(frames):
+        for _ in range(joins.get(frame, 0)):
+            mimi.join()
+        latents = torch.randn(mimi.count, 1, model.flow_lm.ldim, generator=generator)
+        audio.append(mimi.decode(latents))
+    return audio
+
+
+def test_the_window_decodes_what_every_slot_decodes(every_slot: Any, windowed: Any) -> None:
+    mimi = BatchedMimi(windowed, max_rows=1)
+    frames = 3 * mimi.context // mimi.per_latent  # past the context, compacting on the way
+    joins = {0: 2, 5: 1, frames // 2: 1}
+    want = speak(every_slot, frames, joins, capacity=2 * mimi.context)
+    got = speak(windowed, frames, joins, capacity=2 * mimi.context)
+    for frame, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert a.shape == b.shape
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), frame
+
+
+def test_torch_reads_only_the_window(windowed: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    keys: list[int] = []
+    attention = windowed_attention.F.scaled_dot_product_attention
+
+    def spy(q: torch.Tensor, k: torch.Tensor, *args: Any) -> torch.Tensor:
+        keys.append(k.shape[2])
+        return attention(q, k, *args)
+
+    monkeypatch.setattr(windowed_attention.F, "scaled_dot_product_attention", spy)
+    mimi = BatchedMimi(windowed, max_rows=1)
+    frames = 3 * mimi.context // mimi.per_latent
+    speak(windowed, frames, {0: 2}, capacity=2 * mimi.context)
+    assert keys
+    # a decode adds `per_latent` queries; the first sees `context` keys, itself included
+    assert max(keys) == mimi.context - 1 + mimi.per_latent
+
+
+def test_only_attentions_with_a_context_turn_once_and_the_half_decoder_has_them(
+    every_slot: Any,
+) -> None:
+    model = copy.deepcopy(every_slot)
+    attentions = [
+        m for m in model.modules() if isinstance(m, StreamingMultiheadAttention)
+    ]  # the flow LM's (no context) and Mimi's
+    with_context = [m for m in attentions if m.context is not None]
+    assert 0 < len(with_context) < len(attentions)
+    assert window_attention(model) == len(with_context)
+    assert window_attention(model) == 0  # already turned
+    assert all(type(m) is WindowedAttention for m in with_context)
+    assert all(type(m) is StreamingMultiheadAttention for m in attentions if m.context is None)
+    half = HalfDecoder(every_slot.mimi)
+    assert any(type(m) is WindowedAttention for m in half.transformer.modules())
