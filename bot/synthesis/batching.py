@@ -25,6 +25,7 @@ import collections
 import contextlib
 import copy
 import logging
+import math
 import queue
 import threading
 import time
@@ -45,7 +46,6 @@ from bot.synthesis.pocket_tts_adapter import (
     OFFSET,
     PAD,
     STATE_KEYS,
-    apply_rope,
     init_states,
     is_attention,
     prepare_text_prompt,
@@ -175,10 +175,24 @@ def _prefill_one(
 
 
 def rotate_keys(keys: torch.Tensor, shift: int, max_period: float) -> torch.Tensor:
-    """Keys `[T, H, D]` that RoPE rotated at positions p, rotated to positions p + shift."""
-    as_batch = keys[:, None]  # T rows of one position each: every one turns by `shift`
-    _, rotated = apply_rope(as_batch, as_batch, offset=shift, max_period=max_period)
-    return rotated[:, 0]
+    """Keys `[T, H, D]` that RoPE rotated at positions p, rotated to positions p + shift.
+
+    pocket-tts's `apply_rope`, for the keys alone and one shift: the same products in fp32,
+    the same rounding to the keys' dtype (tests/synthesis/test_batching.py holds it to the
+    bit). Through `apply_rope` itself a decoder compaction took 64 ms at 8 rows: it turns
+    queries too, and joins the halves with a slow `stack`."""
+    t, h, d = keys.shape
+    half = torch.arange(d // 2, dtype=torch.float32, device=keys.device)
+    freqs = torch.exp(half * (-math.log(max_period) * 2 / d))
+    angle = freqs * torch.full((1,), float(shift), device=keys.device)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    pairs = keys.view(t, h, d // 2, 2)
+    real, imaginary = pairs[..., 0].float(), pairs[..., 1].float()
+    rotated = torch.empty_like(keys)
+    out = rotated.view(t, h, d // 2, 2)
+    out[..., 0] = real * cos - imaginary * sin
+    out[..., 1] = real * sin + imaginary * cos
+    return rotated
 
 
 @dataclass(eq=False)
@@ -412,6 +426,10 @@ class BatchedFlowLM:
         return gone
 
 
+# The Mimi modules `decode_from_latent` runs with a state (`BatchedMimi` keeps theirs alone)
+DECODING_MODULES = ("upsample.", "decoder_transformer.", "decoder.")
+
+
 class BatchedMimi:
     """The Mimi decoder at batch n, its rows mirroring the flow-LM batch's rows.
 
@@ -439,8 +457,12 @@ class BatchedMimi:
         self.count = 0
         self.offset = 0
         stateful = init_states(self.mimi, 1, 1)  # once: it walks every module
+        # the decoding half's alone: the encoder's state (its attention caches among it, in
+        # fp32) was kept, joined, moved and rotated at every compaction for nothing
         self._modules = {
-            name: module for name, module in self.mimi.named_modules() if name in stateful
+            name: module
+            for name, module in self.mimi.named_modules()
+            if name in stateful and name.startswith(DECODING_MODULES)
         }
         self._attention = {
             name: m.rope.max_period for name, m in self._modules.items() if hasattr(m, "rope")
@@ -455,7 +477,10 @@ class BatchedMimi:
         self.state = self._new_state(capacity)
 
     def _new_state(self, capacity: int) -> ModelState:
-        state = init_states(self.mimi, batch_size=self.max_rows, sequence_length=capacity)
+        state = {
+            name: module.init_state(self.max_rows, sequence_length=capacity)
+            for name, module in self._modules.items()
+        }
         for name in self._attention:
             state[name][CACHE].zero_()  # masked slots enter the product: no NaN there
         if self.half is not None:
@@ -511,15 +536,19 @@ class BatchedMimi:
         if dead >= max(COMPACT_SLOTS, self.context) or (
             dead > 0 and self.offset + needed > self.capacity
         ):
-            count = self.count
+            count, live = self.count, self.offset - dead
             for name in self._attention:
                 module_state = self.state[name]
                 cache = module_state[CACHE]
-                moved = cache[:, :count, dead : self.offset].clone()
-                keys = moved[0].reshape(-1, *moved.shape[-2:]).float()  # bf16: rotate in fp32
-                rotated = rotate_keys(keys, -dead, self._attention[name])
-                moved[0] = rotated.reshape(moved[0].shape).to(moved.dtype)
-                cache[:, :count, : self.offset - dead] = moved
+                keys = cache[0, :count, dead : self.offset]
+                rotated = rotate_keys(
+                    keys.reshape(-1, *keys.shape[-2:]), -dead, self._attention[name]
+                )
+                values = cache[1, :count, dead : self.offset]
+                if dead < live:  # the slots overlap their new place
+                    values = values.clone()
+                cache[1, :count, :live] = values
+                cache[0, :count, :live] = rotated.view(keys.shape)
                 module_state[PAD][:] = (module_state[PAD] - dead).clamp(min=0)
                 module_state[OFFSET][:] = self.offset - dead
             self.offset -= dead

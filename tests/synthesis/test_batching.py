@@ -24,12 +24,14 @@ from pocket_tts import TTSModel
 
 from bot.synthesis.batching import (
     COMPACT_SLOTS,
+    DECODING_MODULES,
     BatchedFlowLM,
     BatchedMimi,
     Batcher,
     Request,
     prefill,
     prefill_chunks,
+    rotate_keys,
 )
 from bot.synthesis.capacity import (
     COLD_ROWS,
@@ -43,6 +45,7 @@ from bot.synthesis.capacity import (
     slow_step,
 )
 from bot.synthesis.pocket_tts_adapter import (
+    apply_rope,
     autoregressive_generation,
     expand_kv_cache,
     flow_lm_current_end,
@@ -293,6 +296,27 @@ def test_the_batched_decoder_gives_the_same_audio_as_alone(model: Any, voices: l
         assert got.shape == expected.shape
         assert (got - expected).abs().max().item() < 1e-4
     assert len(audio[2]) == 9 - 5  # the cancelled row stopped when it left
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_keys_turn_to_the_bit_as_pocket_tts_turns_them(dtype: torch.dtype) -> None:
+    keys = torch.randn(40, 4, 16, generator=torch.Generator().manual_seed(1)).to(dtype)
+    for shift in (-266, -1, 7, 1000):
+        as_batch = keys[:, None]
+        _, want = apply_rope(as_batch, as_batch, offset=shift, max_period=10_000.0)
+        got = rotate_keys(keys, shift, 10_000.0)
+        assert got.dtype == dtype
+        assert torch.equal(got, want[:, 0])
+
+
+def test_the_decoder_batch_keeps_the_decoding_modules_state_alone(model: Any) -> None:
+    """The encoder's state (its attention caches among it) is never read by a decode."""
+    mimi = BatchedMimi(model, max_rows=2)
+    full = init_states(model.mimi, 1, 1)
+    assert set(mimi.state) == {name for name in full if name.startswith(DECODING_MODULES)}
+    assert any(name.startswith("encoder") for name in full)
+    assert any(name.startswith("decoder_transformer.") for name in mimi.state)
+    assert not any(name.startswith(("encoder", "downsample")) for name in mimi.state)
 
 
 def test_the_largest_batch_is_the_largest_that_fits_the_frame() -> None:
