@@ -115,6 +115,12 @@ def test_channels_last_transposed_convolution_is_the_same_product() -> None:
         want = conv(x)
         conv.__class__ = ChannelsLastConvTranspose1d
         assert torch.allclose(conv(x), want, atol=1e-5)
+        with torch.no_grad():  # its 2-D weight is made once, and again when the weight changes
+            conv.weight.mul_(2)
+        conv.__class__ = torch.nn.ConvTranspose1d
+        want = conv(x)
+        conv.__class__ = ChannelsLastConvTranspose1d
+        assert torch.allclose(conv(x), want, atol=1e-5)
 
 
 def cpuinfo(tmp_path: Path, flags: str) -> Path:
