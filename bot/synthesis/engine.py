@@ -498,7 +498,7 @@ class TTSEngine:
                     f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
                 ) from error
             raise
-        window_attention(model.mimi.decoder_transformer)  # the half decoder copies it
+        window_attention(model)  # the flow LM's and Mimi's (the half decoder copies it)
         decoder_precision.attach(model, settings.tts_decoder_precision)  # before the packing
         log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
         return model

@@ -1,4 +1,4 @@
-"""Mimi's streaming attention, reading only the cache slots its context lets a query see.
+"""Streaming attention that reads only the cache slots some query can see.
 
 The decoder's transformer attends to the last `context` positions (250 for `english`), but
 pocket-tts's streaming attention hands every slot up to the offset to torch's attention and
@@ -8,9 +8,16 @@ whole cache each frame), so a decode read 375 slots on average where 265 can cou
 at 8 rows in bfloat16 (2026-12-04), the attention held 16% of the decode; one call took 4.0 ms
 with every slot and 2.7 ms with the window (cold caches, the decoder's shapes).
 
+The flow LM's attention has no context, but its batch (`BatchedFlowLM`) drops the slots
+before every live row's first only once they are half as many as the live ones (moving and
+turning the rest costs a pause), and until then each step read them too; its attention is
+bound by memory (fp32 keys and values, one query a row: 1.0-1.2 ms a layer at 8 rows and
+~120 slots, a third of an int8 step).
+
 `WindowedAttention` computes the same thing (the same keys, positions and mask) over the
-window alone. Only the streaming path with a finite context changes: without a state, or with
-a mask from the caller, it is pocket-tts's own forward.
+slots from the first any query can see: after the context (Mimi's decoder), and from the
+earliest row's first slot (any batch). Without a state, or with a mask from the caller, it is
+pocket-tts's own forward.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from bot.synthesis.pocket_tts_adapter import CACHE, OFFSET, PAD, StreamingMultih
 
 
 class WindowedAttention(StreamingMultiheadAttention):
-    """pocket-tts's streaming attention, its keys and values cut to the context window."""
+    """pocket-tts's streaming attention, its keys and values cut to the slots it can use."""
 
     def forward(
         self,
@@ -33,7 +40,7 @@ class WindowedAttention(StreamingMultiheadAttention):
         model_state: Any,
         attn_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        if model_state is None or attn_mask is not None or self.context is None:
+        if model_state is None or attn_mask is not None:
             return super().forward(query, model_state, attn_mask)
         state = self.get_state(model_state)
         projected = self.in_proj(query)
@@ -50,14 +57,18 @@ class WindowedAttention(StreamingMultiheadAttention):
         cache = state[CACHE]
         cache[0, :, offset : offset + t] = k
         cache[1, :, offset : offset + t] = v
-        # the first query (at `offset`) sees keys after offset - context; the later ones less
-        first = max(0, offset - self.context + 1)
+        pad = state.get(PAD)
+        first = 0
+        if self.context is not None:  # the first query, at `offset`, sees offset - context on
+            first = offset - self.context + 1
+        if pad is not None and pad.numel():  # slots before every row's first are no row's
+            first = max(first, min(int(pad.min()), offset))
+        first = max(0, first)
         keys = cache[0, :, first : offset + t].permute(0, 2, 1, 3)
         values = cache[1, :, first : offset + t].permute(0, 2, 1, 3)
         if self.num_kv_heads != self.num_heads:
             keys = keys.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)
             values = values.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)
-        pad = state.get(PAD)
         shift = pad if pad is not None else torch.zeros(b, dtype=torch.long, device=q.device)
         # positions as pocket-tts counts them: a row's padded slots fall below 0
         positions = torch.arange(first, offset + t, dtype=torch.long, device=q.device)
@@ -65,17 +76,19 @@ class WindowedAttention(StreamingMultiheadAttention):
         steps = torch.arange(t, dtype=torch.long, device=q.device)
         pos_q = (offset - shift).view(-1, 1) + steps.view(1, -1)
         delta = pos_q[:, :, None] - pos_k[:, None, :]
-        mask = (pos_k[:, None, :] >= 0) & (delta >= 0) & (delta < self.context)
+        mask = (pos_k[:, None, :] >= 0) & (delta >= 0)
+        if self.context is not None:
+            mask &= delta < self.context
         x = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, mask[:, None])
         return self.out_proj(x.transpose(1, 2).reshape(b, t, self.attn_dim))
 
 
 def window_attention(module: nn.Module) -> int:
-    """Turn `module`'s streaming attentions with a context into `WindowedAttention` (in
-    place: the class only, weights and state names unchanged). How many it turned."""
+    """Turn `module`'s streaming attentions into `WindowedAttention` (in place: the class
+    only, weights and state names unchanged). How many it turned."""
     turned = 0
     for child in module.modules():
-        if type(child) is StreamingMultiheadAttention and child.context is not None:
+        if type(child) is StreamingMultiheadAttention:
             child.__class__ = WindowedAttention
             turned += 1
     return turned

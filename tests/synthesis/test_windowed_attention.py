@@ -4,7 +4,9 @@ on the way, while it hands torch's attention no more than the window."""
 
 from __future__ import annotations
 
+import collections
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,7 +14,8 @@ import torch
 from pocket_tts import TTSModel
 
 from bot.synthesis import windowed_attention
-from bot.synthesis.batching import BatchedMimi
+from bot.synthesis.batching import BatchedFlowLM, BatchedMimi, Request, prefill
+from bot.synthesis.clip import read_file
 from bot.synthesis.decoder_precision import HalfDecoder
 from bot.synthesis.pocket_tts_adapter import StreamingMultiheadAttention
 from bot.synthesis.windowed_attention import WindowedAttention, window_attention
@@ -75,18 +78,67 @@ def test_torch_reads_only_the_window(windowed: Any, monkeypatch: pytest.MonkeyPa
     assert max(keys) == mimi.context - 1 + mimi.per_latent
 
 
-def test_only_attentions_with_a_context_turn_once_and_the_half_decoder_has_them(
+def test_every_streaming_attention_turns_once_and_the_half_decoder_has_them(
     every_slot: Any,
 ) -> None:
     model = copy.deepcopy(every_slot)
-    attentions = [
-        m for m in model.modules() if isinstance(m, StreamingMultiheadAttention)
-    ]  # the flow LM's (no context) and Mimi's
-    with_context = [m for m in attentions if m.context is not None]
-    assert 0 < len(with_context) < len(attentions)
-    assert window_attention(model) == len(with_context)
+    attentions = [m for m in model.modules() if isinstance(m, StreamingMultiheadAttention)]
+    assert any(m.context is None for m in attentions)  # the flow LM's
+    assert any(m.context is not None for m in attentions)  # Mimi's
+    assert window_attention(model) == len(attentions)
     assert window_attention(model) == 0  # already turned
-    assert all(type(m) is WindowedAttention for m in with_context)
-    assert all(type(m) is StreamingMultiheadAttention for m in attentions if m.context is None)
+    assert all(type(m) is WindowedAttention for m in attentions)
     half = HalfDecoder(every_slot.mimi)
     assert any(type(m) is WindowedAttention for m in half.transformer.modules())
+
+
+def lm_steps(model: Any, voices: list[Any], steps: int) -> tuple[list[torch.Tensor], Any]:
+    """Each step's latents, rows joining at different steps (their first slots differ) and
+    the first leaving early, so that slots before every live row's first are left."""
+    lm = BatchedFlowLM(model, max_rows=3)
+    texts = {0: "Hello there, good morning friend.", 4: "A short one.", 6: "Fine."}
+    out = []
+    for step in range(steps):
+        if step in texts:
+            chunk = prefill(model, voices[step % 2], texts[step])[0]
+            lm.join(
+                Request(collections.deque(), _ignore, _ignore),
+                replace(chunk, max_gen_len=10**9, frames_after_eos=10**9),
+            )
+        if step == 9:
+            lm.leave(0)
+        torch.manual_seed(step)
+        out.append(torch.cat([latent for _, latent, _ in lm.step() if latent is not None]))
+    return out, lm
+
+
+def _ignore(*_: object) -> None:
+    """A row's audio and end go nowhere."""
+
+
+def test_the_flow_lm_reads_from_the_earliest_row_and_steps_as_before(
+    every_slot: Any, windowed: Any, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    audio = torch.from_numpy(read_file(tiny_model.clip))
+    voices = [
+        every_slot.get_state_for_audio_prompt(audio[None, :]),
+        every_slot.get_state_for_audio_prompt(audio[None, : audio.shape[0] // 2]),
+    ]
+    want, _ = lm_steps(every_slot, voices, 16)
+    model = copy.deepcopy(every_slot)
+    window_attention(model.flow_lm)
+    keys: list[int] = []
+    attention = windowed_attention.F.scaled_dot_product_attention
+
+    def spy(q: torch.Tensor, k: torch.Tensor, *args: Any) -> torch.Tensor:
+        keys.append(k.shape[2])
+        return attention(q, k, *args)
+
+    monkeypatch.setattr(windowed_attention.F, "scaled_dot_product_attention", spy)
+    got, lm = lm_steps(model, voices, 16)
+    for step, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), step
+    layers = sum(type(m) is WindowedAttention for m in model.flow_lm.modules())
+    first = lm._first_slot()
+    assert first > 0  # the first row left: the slots before the others' are no row's
+    assert keys[-layers:] == [lm.offset - first] * layers  # the last step read from there
