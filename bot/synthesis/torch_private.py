@@ -4,7 +4,8 @@ the ones its own inductor and `torch.jit` freezing call). Written for torch `WRI
 (`scripts/bootstrap.sh`'s `TORCH_SPEC`): after an upgrade, check this module first (`doctor`
 warns when the installed version differs; `linear_packing` also checks at load that a packed
 product still matches torch's own, and falls back to it when not). The rest of the bot calls
-these functions, never the private names (tests/test_private_names.py checks). Also here:
+these functions, never the private names (tests/test_private_names.py checks); and a
+tensor's version counter (`tensor_version`). Also here:
 the one rewrite of torch's own, `compile_markers_skipped`, while pocket-tts imports."""
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ def linear_pointwise(
 ) -> torch.Tensor:
     """`x @ weight.T + bias` through oneDNN, with the weight packed by `reorder_linear_weight`."""
     return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+
+
+def tensor_version(tensor: torch.Tensor) -> int:
+    """The count of in-place changes torch keeps on `tensor` (autograd's version counter): a
+    copy made from it is stale once this moves."""
+    return tensor._version
 
 
 @contextlib.contextmanager
