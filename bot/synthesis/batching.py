@@ -297,9 +297,11 @@ class BatchedFlowLM:
         """Drop the slots no live row uses any more once they are a third of the cache in
         use (or room runs out), and grow when it is full.
 
-        Every step's attention reads the cache from slot 0 to the offset, dead slots too:
+        pocket-tts's attention reads the cache from slot 0 to the offset, dead slots too:
         left until room ran out, they took it to 600-1000 slots where the rows used 250, and
-        the attention from 0.4 ms a layer to 2.7-4.5 (4 rows, one thread)."""
+        the attention from 0.4 ms a layer to 2.7-4.5 (4 rows, one thread). The bot's
+        (`windowed_attention`) reads from the earliest live row's first slot; the dead slots
+        still take room, and moving the live ones costs a pause, hence the threshold."""
         first = self._first_slot()
         if first >= max(COMPACT_SLOTS, (self.offset - first) // 2) or (
             first and self.offset + 1 > self.capacity
@@ -527,9 +529,10 @@ class BatchedMimi:
 
     def _make_room(self, needed: int) -> None:
         """Drop the slots dead for every row (before the earliest row's, or past the
-        attention's context) once they are as many as the context, and grow when full: the
-        attention reads every slot up to the offset (see `BatchedFlowLM._make_room`), and a
-        frame adds 16, so until room ran out it read up to 1024 where 250 were live."""
+        attention's context) once they are as many as the context, and grow when full: a
+        frame adds 16. pocket-tts's attention reads every slot up to the offset, so until
+        room ran out it read up to 1024 where 250 were live; the bot's (`windowed_attention`)
+        reads the context alone, and this keeps the cache from growing."""
         pads = next(self.state[name] for name in self._attention)[PAD][: self.count]
         first = min(int(pads.min()) if self.count else self.offset, self.offset)
         dead = max(first, self.offset - self.context)
