@@ -1,6 +1,7 @@
 """A stand-in for discord.VoiceClient: a player thread that reads the source every 20 ms.
 
-It does what discord.py's AudioPlayer does with a PCM source (read, Opus-encode, sleep to the
+It does what discord.py's AudioPlayer does with a PCM source (read, Opus-encode at the bot's
+complexity, sleep to the
 next 20 ms tick, call `after` at the end) without a voice connection; the benchmarks and the
 scheduler tests use it where the fake Discord would add nothing but time. `Ended` collects
 what a speaker reports as each utterance ends.
@@ -17,7 +18,7 @@ import discord
 
 from bot.playback.audio_source import StreamingSource
 from bot.playback.stats import UtteranceResult
-from bot.playback.voice_link import load_opus
+from bot.playback.voice_link import OPUS_COMPLEXITY, load_opus, set_complexity
 
 
 class PlayerVoiceClient:
@@ -27,6 +28,8 @@ class PlayerVoiceClient:
         if encode:
             load_opus()
         self.encoder = discord.opus.Encoder() if encode else None
+        if self.encoder is not None:  # as the bot's VoiceLink sets it
+            set_complexity(self.encoder, OPUS_COMPLEXITY)
         self.started: list[float] = []  # when each play() began
         self.ended: list[float] = []  # when each source's end was read
 
