@@ -1,9 +1,9 @@
 """A stand-in for discord.VoiceClient: a player thread that reads the source every 20 ms.
 
 It does what discord.py's AudioPlayer does with a PCM source (read, Opus-encode at the bot's
-complexity, sleep to the
-next 20 ms tick, call `after` at the end) without a voice connection; the benchmarks and the
-scheduler tests use it where the fake Discord would add nothing but time. `Ended` collects
+complexity, sleep to the next 20 ms tick, call `after` at the end) without a voice
+connection; the benchmarks and the scheduler tests use it where the fake Discord would add
+nothing but time. `Ended` collects
 what a speaker reports as each utterance ends.
 """
 
