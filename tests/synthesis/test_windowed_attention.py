@@ -61,15 +61,22 @@ def test_the_window_decodes_what_every_slot_decodes(every_slot: Any, windowed: A
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), frame
 
 
-def test_torch_reads_only_the_window(windowed: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def keys_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The keys each call of torch's attention is handed, from the test's start on."""
     keys: list[int] = []
     attention = windowed_attention.F.scaled_dot_product_attention
 
-    def spy(q: torch.Tensor, k: torch.Tensor, *args: Any) -> torch.Tensor:
+    def spy(q: torch.Tensor, k: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         keys.append(k.shape[2])
-        return attention(q, k, *args)
+        return attention(q, k, *args, **kwargs)
 
     monkeypatch.setattr(windowed_attention.F, "scaled_dot_product_attention", spy)
+    return keys
+
+
+def test_torch_reads_only_the_window(windowed: Any, keys_read: list[int]) -> None:
+    keys = keys_read
     mimi = BatchedMimi(windowed, max_rows=1)
     frames = 3 * mimi.context // mimi.per_latent
     speak(windowed, frames, {0: 2}, capacity=2 * mimi.context)
@@ -117,7 +124,7 @@ def _ignore(*_: object) -> None:
 
 
 def test_the_flow_lm_reads_from_the_earliest_row_and_steps_as_before(
-    every_slot: Any, windowed: Any, tiny_model: TinyModel, monkeypatch: pytest.MonkeyPatch
+    every_slot: Any, tiny_model: TinyModel, keys_read: list[int]
 ) -> None:
     audio = torch.from_numpy(read_file(tiny_model.clip))
     voices = [
@@ -127,18 +134,10 @@ def test_the_flow_lm_reads_from_the_earliest_row_and_steps_as_before(
     want, _ = lm_steps(every_slot, voices, 16)
     model = copy.deepcopy(every_slot)
     window_attention(model.flow_lm)
-    keys: list[int] = []
-    attention = windowed_attention.F.scaled_dot_product_attention
-
-    def spy(q: torch.Tensor, k: torch.Tensor, *args: Any) -> torch.Tensor:
-        keys.append(k.shape[2])
-        return attention(q, k, *args)
-
-    monkeypatch.setattr(windowed_attention.F, "scaled_dot_product_attention", spy)
     got, lm = lm_steps(model, voices, 16)
     for step, (a, b) in enumerate(zip(got, want, strict=True)):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), step
     layers = sum(type(m) is WindowedAttention for m in model.flow_lm.modules())
     first = lm._first_slot()
     assert first > 0  # the first row left: the slots before the others' are no row's
-    assert keys[-layers:] == [lm.offset - first] * layers  # the last step read from there
+    assert keys_read[-layers:] == [lm.offset - first] * layers  # the last step read there
