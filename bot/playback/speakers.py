@@ -651,6 +651,7 @@ class Speakers:
             spare_lanes=engine.spare_lanes,
             run_call=source.call,
             capacity=engine.capacity if engine.batched else None,
+            models=models,
         )
         self.scheduler.start()
         self.stats = BotStats(self.scheduler)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.core.config import Config
-from bot.core.errors import UserError
+from bot.core.errors import InternalError, UserError
 from bot.i18n.translate import language_name, tr
 from bot.synthesis.engine import SynthesisStream, TTSEngine
 from bot.synthesis.model_size import config_weights_bytes
@@ -145,6 +145,11 @@ class ModelsBusyError(UserError):
     """Another model would go past TTS_MODELS or TTS_MEMORY_MB, and none can be unloaded."""
 
 
+class ModelNotLoadedError(InternalError, RuntimeError):
+    """Work for a language whose model is not loaded (unloaded since it was planned): the
+    scheduler loads it again first (`ensure`); no other model speaks in its place."""
+
+
 class ModelPool:
     """The loaded models by language; the scheduler's `synthesize` and `run_call`."""
 
@@ -198,14 +203,13 @@ class ModelPool:
         return dataclasses.replace(self.settings, tts_language=language, tts_config=config)
 
     def engine_for(self, language: str | None) -> TTSEngine:
-        """The engine of a loaded language (marked as used). One that was unloaded meanwhile
-        falls back to the default model: the words are still spoken."""
+        """The engine of a loaded language (marked as used). Never another model's: one that
+        is not loaded raises ModelNotLoadedError (the scheduler `ensure`s it first)."""
         if language is None or language == self.default_language:
             return self.default
         engine = self._engines.get(language)
         if engine is None:
-            log.warning("the %s model was unloaded before its speech: using the default", language)
-            return self.default
+            raise ModelNotLoadedError(f"the {language} model is not loaded")
         self._engines.move_to_end(language)
         self._used[language] = time.monotonic()
         return engine

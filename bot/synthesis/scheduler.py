@@ -20,6 +20,11 @@ It is also the one admission point for background model work (`/tts` files, prev
 clones, voice rebuilds): those run on lanes of their own (`background_lanes`, the engine's
 background thread), never on a live worker or a spare lane, so a live unit never waits behind
 one; in short units, within per-member, per-server and overall limits (`BackgroundLimits`).
+
+A job names its language's model (`SpeechJob.language`); with `models`, a job picked while
+that model is not loaded (unloaded since its message was planned) is set aside while the model
+loads again, off the lanes, and comes back once it is loaded, or fails with the pool's reason
+(`ModelsBusyError`): it is never spoken by another model.
 """
 
 from __future__ import annotations
@@ -30,8 +35,8 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -69,6 +74,14 @@ KEPT_ROW_S = 10.0  # a row kept for a message's next part is let go after this (
 T = TypeVar("T")
 
 
+class Models(Protocol):
+    """The languages' models as the scheduler sees them (`ModelPool`)."""
+
+    def is_loaded(self, language: str | None) -> bool: ...
+
+    def ensure(self, language: str) -> Awaitable[object]: ...
+
+
 def rate_of(job: SpeechJob) -> float:
     """How many seconds of model audio the job's listener hears per second (its speaking
     rate; slower than 1x still costs a frame per step)."""
@@ -102,11 +115,15 @@ class DeadlineScheduler:
         background_limits: BackgroundLimits | None = None,
         background_lanes: int = BACKGROUND_LANES,
         capacity: Callable[[float], int] | None = None,
+        models: Models | None = None,
     ) -> None:
         """`capacity(rate)`: for a batched engine, how many jobs may synthesize at once in real
         time, the fastest spoken at `rate` (measured live); admission then counts jobs instead
-        of estimating their demand."""
+        of estimating their demand. `models`: loads again the model a job names when it is
+        not loaded."""
         self._synthesize = synthesize
+        self._models = models
+        self._reloading: dict[SpeechJob, asyncio.Task[None]] = {}  # jobs set aside meanwhile
         self.capacity = capacity
         self.workers = workers
         self.spare_lanes = spare_lanes
@@ -431,8 +448,11 @@ class DeadlineScheduler:
             ]
 
     async def close(self) -> None:
-        for job in list(self.jobs):
+        for job in [*self.jobs, *self._reloading]:
             self.cancel(job)
+        for task in self._reloading.values():
+            task.cancel()
+        await asyncio.gather(*self._reloading.values(), return_exceptions=True)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -460,6 +480,9 @@ class DeadlineScheduler:
     async def _work(self, lane: str = "live") -> None:
         while True:
             job = await self._next(lane)
+            if self._model_gone(job):
+                self._set_aside(job)
+                continue
             try:
                 if job.call is not None:
                     await self._run_call_job(job)
@@ -473,6 +496,37 @@ class DeadlineScheduler:
                 self._running.pop(job, None)
                 self._retire(job)
                 self._changed.set()
+
+    def _model_gone(self, job: SpeechJob) -> bool:
+        """Whether the model the job names is not loaded. Checked just before its unit or call
+        starts, with no await in between: a model cannot go unloaded in that gap."""
+        return self._models is not None and not self._models.is_loaded(job.language)
+
+    def _set_aside(self, job: SpeechJob) -> None:
+        """Take the job out of the queue while its model loads again, off the lanes (seconds
+        for a real model: another server's speech must not wait behind that)."""
+        assert job.language is not None
+        self.jobs.remove(job)
+        self._reloading[job] = asyncio.create_task(
+            self._reload(job, job.language), name=f"reload-{job.language}"
+        )
+
+    async def _reload(self, job: SpeechJob, language: str) -> None:
+        assert self._models is not None
+        log.info("the %s model was unloaded before its job: loading it again", language)
+        try:
+            await self._models.ensure(language)
+        except Exception as error:  # refused (ModelsBusyError) or failed: the job says why
+            log.warning("the %s model could not be loaded again: %s", language, error)
+            job.error = error
+            job.units.clear()
+        finally:
+            self._reloading.pop(job, None)
+        if job.cancelled or job.error is not None:
+            job.finish()
+        else:
+            self.jobs.append(job)  # as it was (admitted or not), picked again in turn
+        self._changed.set()
 
     async def _run_call_job(self, job: SpeechJob) -> None:
         assert self._run_call is not None and job.call is not None

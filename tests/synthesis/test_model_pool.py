@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.playback.speakers import Speakers
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.model_pool import (
     OTHER_MODEL_STATE_MB,
     OTHER_MODEL_STATES,
     LanguageError,
+    ModelNotLoadedError,
     ModelPool,
     ModelsBusyError,
     available_languages,
@@ -99,8 +101,9 @@ async def test_the_memory_budget_counts_the_models_weights(
         await pool.ensure("french")
         await pool.ensure("german")  # three models do not fit: french, idle, goes
         assert pool.loaded() == ["english", "german"]
-        # an unloaded language's queued speech falls back to the default model
-        assert pool.engine_for("french") is pool.default
+        # an unloaded language's speech is never the default model's
+        with pytest.raises(ModelNotLoadedError, match="french"):
+            pool.engine_for("french")
     finally:
         await pool.close()
         await pool.default.close()
@@ -217,5 +220,57 @@ async def test_another_languages_voice_states_are_bounded(
         assert french.voice_cache.max_bytes == OTHER_MODEL_STATE_MB << 20
         assert str(clips[-1]) in french.voice_cache and str(clips[0]) not in french.voice_cache
     finally:
+        await pool.close()
+        await pool.default.close()
+
+
+@pytest.mark.slow
+async def test_speech_whose_model_was_unloaded_meanwhile_loads_it_again(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """A message planned for french (its model loaded then) waits; meanwhile french, idle,
+    is unloaded to make room for german. Its speech loads french again: it is never spoken
+    by another model (it once fell back to the default one, with a warning)."""
+    pool = await pool_of(tmp_path, tiny_model, TTS_MODELS="2")
+    speakers = Speakers(pool.default, models=pool)
+    try:
+        french = await pool.ensure("french")  # the plan: french's model, its voice state
+        await pool.ensure("german")  # french, idle, goes
+        assert pool.loaded() == ["english", "german"]
+        with pytest.raises(ModelNotLoadedError, match="french"):
+            pool.engine_for("french")  # no quiet fallback to the default model
+        audio = await speakers.scheduler.background_speech(
+            "Bonjour.", None, (1, None), language="french"
+        )
+        assert len(audio) > 0
+        assert pool.loaded() == ["english", "french"] and pool.loads == 3
+        assert pool.engine_for("french") is not french  # loaded again, not the default
+        assert pool.engine_for("french").fingerprint == french.fingerprint
+    finally:
+        await speakers.close()
+        await pool.close()
+        await pool.default.close()
+
+
+@pytest.mark.slow
+async def test_speech_whose_model_cannot_be_loaded_again_is_refused_clearly(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """The same, but every other model is in use: the speech is refused with the pool's
+    reply, not spoken by the default model."""
+    pool = await pool_of(tmp_path, tiny_model, TTS_MODELS="2")
+    speakers = Speakers(pool.default, models=pool)
+    try:
+        await pool.ensure("french")
+        await pool.ensure("german")
+        pool.idle_before_unload_s = 3600.0  # german is in use now: nothing may go
+        with pytest.raises(ModelsBusyError, match="all in use"):
+            await speakers.scheduler.background_speech(
+                "Bonjour.", None, (1, None), language="french"
+            )
+        assert pool.loaded() == ["english", "german"] and pool.loads == 2
+        assert speakers.scheduler.jobs == []
+    finally:
+        await speakers.close()
         await pool.close()
         await pool.default.close()
