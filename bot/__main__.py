@@ -10,7 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from bot.core.config import Config, ConfigError, export_hf_token, load_config, one_stream
+from bot.core.config import (
+    Config,
+    ConfigError,
+    export_hf_token,
+    load_config,
+    one_stream,
+    revealed,
+)
 from bot.core.errors import OperatorError
 from bot.i18n.translate import plural
 
@@ -70,7 +77,7 @@ async def run_bot(settings: Config) -> None:
         loop.add_signal_handler(signum, shut_down)
     try:
         async with bot:
-            await bot.start(settings.discord_token or "")
+            await bot.start(revealed(settings.discord_token) or "")
     except discord.LoginFailure:
         raise SystemExit("DISCORD_TOKEN was rejected by Discord: check the token in .env") from None
     except EndpointError as error:
@@ -87,7 +94,7 @@ async def sync_commands(settings: Config) -> None:
     from bot.client import CommandClient
 
     async with CommandClient(settings) as client:
-        await client.login(settings.discord_token or "")
+        await client.login(revealed(settings.discord_token) or "")
         count = await client.sync_commands()
     print(f"Registered {count} slash commands.")
 
@@ -128,7 +135,7 @@ async def say(settings: Config, text: str, out: Path, voice: str | None) -> None
 async def migrate(settings: Config) -> None:
     from bot.storage.database import Database, database_location
 
-    location = database_location(settings.database_url, settings.data_dir)
+    location = database_location(revealed(settings.database_url), settings.data_dir)
     db = await Database.open(location, migrate=False)
     try:
         applied = await db.migrate()
@@ -144,7 +151,7 @@ async def db_copy(settings: Config, to: str | None) -> int:
     from bot.storage.database import DATABASE_NAME, Database, is_postgres_url
     from bot.storage.voice_records import keep_old_recordings
 
-    target_url = to or settings.database_url
+    target_url = to or revealed(settings.database_url)
     if not target_url or not is_postgres_url(target_url):
         print(
             "Give the PostgreSQL database: --to postgresql://... or DATABASE_URL", file=sys.stderr
@@ -197,7 +204,7 @@ async def voices_command(settings: Config, args: argparse.Namespace) -> int:
         from bot.synthesis.engine import TTSEngine
 
         engine = await TTSEngine.load(one_stream(settings))
-    db = await Database.open(database_location(settings.database_url, settings.data_dir))
+    db = await Database.open(database_location(revealed(settings.database_url), settings.data_dir))
     library = VoiceLibrary(db, engine, settings.data_dir)
     try:
         if args.action == "list":

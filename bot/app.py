@@ -23,7 +23,7 @@ from functools import partial
 
 import discord
 
-from bot.core.config import Config
+from bot.core.config import Config, revealed
 from bot.core.supervisor import supervise
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
@@ -132,7 +132,9 @@ async def build(
             await engine.voice_state()
         except UnusableVoiceError as error:
             raise UnusableVoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
-        db = await Database.open(database_location(settings.database_url, settings.data_dir))
+        db = await Database.open(
+            database_location(revealed(settings.database_url), settings.data_dir)
+        )
         undo.push_async_callback(db.close)
         models = ModelPool(
             settings, engine, partial(TTSEngine.load, batch=engine.rows, background=True)

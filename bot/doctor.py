@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.core.config import Config, one_stream
+from bot.core.config import Config, one_stream, revealed
 
 FREE_SPACE_MIN = 1 << 30  # 1 GiB: the database, voices, phrases and the model cache
 HF_TIMEOUT_S = 15.0
@@ -198,7 +198,7 @@ async def check_model(settings: Config) -> list[Check]:
 
 
 async def check_hf_token(settings: Config) -> Check | None:
-    token = settings.hf_token
+    token = revealed(settings.hf_token)
     if token is None:
         return None
     from huggingface_hub import HfApi
@@ -283,7 +283,7 @@ async def check_database(settings: Config) -> Check:
     newest = discover_migrations()[-1].version
     location: Path | str = settings.data_dir / DATABASE_NAME
     if settings.database_url:
-        location = settings.database_url
+        location = settings.database_url.get_secret_value()
     elif not Path(location).exists():
         return good("database", f"none yet: created at first start (schema {newest})")
     try:
@@ -326,7 +326,9 @@ async def check_discord(settings: Config) -> list[Check]:
     try:
         async with bot:
             try:
-                await asyncio.wait_for(bot.login(settings.discord_token), DISCORD_TIMEOUT_S)
+                await asyncio.wait_for(
+                    bot.login(settings.discord_token.get_secret_value()), DISCORD_TIMEOUT_S
+                )
             except discord.LoginFailure:
                 return [
                     bad(
@@ -376,7 +378,7 @@ async def _check_guilds(bot: Any, settings: Config) -> list[Check]:
     db_path = settings.data_dir / DATABASE_NAME
     db = None
     if settings.database_url:
-        db = await Database.open(settings.database_url, migrate=False)
+        db = await Database.open(settings.database_url.get_secret_value(), migrate=False)
     elif db_path.exists():
         db = await Database.open(db_path, migrate=False)
     checks: list[Check] = []

@@ -1,76 +1,44 @@
-"""Operator settings, read once from the environment and `.env`, validated at start."""
+"""Operator settings, read once from the environment and `.env`, validated at start.
+
+Each variable is declared once, in `Config`: its type, bounds, default and whether it is a
+secret, with the words the README's table and `.env.example` show (`setting(...)`);
+`scripts/config_docs.py` writes those two files from here, and a test checks they match.
+Adding a variable: one `setting` field below (a check of its own, if its type and bounds do
+not say it all, goes in a `field_validator`), then `.venv/bin/python scripts/config_docs.py`.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
-from urllib.parse import urlparse
+from typing import Annotated, Any, Literal
 
 from dotenv import dotenv_values
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from bot.core.errors import OperatorError
 
 DEFAULT_API_BASE = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+LOG_LEVELS = "one of DEBUG, INFO, WARNING, ERROR"
 
 
 class ConfigError(OperatorError):
     """A bad or missing setting; the message names the variable and never shows its value."""
 
     label = "Configuration error"
-
-
-@dataclass(frozen=True)
-class Config:
-    discord_token: str | None = field(default=None, repr=False)
-    tts_language: str = "english"
-    tts_config: Path | None = None
-    # Languages that servers and members may choose (empty: TTS_LANGUAGE alone; "all": every
-    # language pocket-tts has); each is loaded when first needed, within TTS_MEMORY_MB (0: no
-    # limit) and TTS_MODELS.
-    tts_languages: tuple[str, ...] = ()
-    tts_config_dir: Path | None = None  # <language>.yaml configs for local weights
-    tts_memory_mb: int = 0
-    tts_models: int = 3
-    tts_quantize: bool = True  # int8 flow LM: 2-3x faster steps (bench/load.py); 0 opts out
-    # Mimi's decoder in bfloat16 ("auto": where the CPU has AVX512-BF16 or AMX), or "fp32"
-    tts_decoder_precision: str = "auto"
-    default_voice: str | None = None
-    data_dir: Path = Path(".")
-    # PostgreSQL shared by several bot processes (None: SQLite in DATA_DIR); holds a password
-    database_url: str | None = field(default=None, repr=False)
-    discord_api_base: str = DEFAULT_API_BASE
-    discord_gateway_url: str = DEFAULT_GATEWAY_URL
-    discord_ca_file: Path | None = None
-    log_level: str = "INFO"
-    # discord.py's own loggers (None: LOG_LEVEL, but never below INFO): its DEBUG lines carry
-    # whole gateway payloads, members' messages and voice keys among them
-    discord_log_level: str | None = None
-    sync_commands: bool = False
-    max_text_length: int = 1000
-    tts_workers: int = 1
-    tts_batch: int = 8  # largest batch of the batched engine; 1: one stream per thread
-    metrics_port: int | None = None  # /metrics, /healthz, /livez; None: no HTTP server
-    metrics_host: str = "127.0.0.1"
-    log_format: str = "text"  # or "json", one object per line for log shippers
-    hf_token: str | None = field(default=None, repr=False)  # for the gated cloning weights
-    # Gateway shards this process holds: None for both is discord.py's automatic sharding
-    # (Discord's recommended count, every shard here).
-    shard_count: int | None = None
-    shard_ids: tuple[int, ...] | None = None
-
-
-# The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
-# past 8 rows, a bigger batch no longer lowers the cost per stream enough to pay for the
-# longer step every stream then waits on.
-DEFAULT_BATCH = 16  # an upper bound: the start-up and live step times choose the rows (capacity.py)
 
 
 def usable_cores() -> int:
@@ -86,79 +54,463 @@ def default_workers() -> int:
     """Model worker threads when TTS_WORKERS is unset: one per 2 cores (bench/workers.py).
 
     Each pocket-tts generation already keeps ~1.5 cores busy (its language model and audio
-    decoder run in two threads). Measured on 2 cores: a second replica adds only ~9% of
-    aggregate speed while halving each stream's speed, so 2 cores get one worker.
+    decoder run in two threads), and a second replica on 2 cores adds little aggregate speed
+    while halving each stream's, so 2 cores get one worker.
     """
     return max(1, usable_cores() // 2)
 
 
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be 0 or 1")
+def setting(
+    default: Any = None,
+    meaning: str = "",
+    *,
+    shown: str | None = None,
+    example: str | None = None,
+    default_text: str | None = None,
+    must: str | None = None,
+    group: str | None = None,
+    **bounds: Any,
+) -> Any:
+    """A variable's declaration: its default (`default_factory=` for a computed one), its
+    bounds (`ge`, `le`), and for the documents: `meaning` (the README's words, Markdown),
+    `default_text` (the table's default column, when not the default itself), `shown` (the
+    value `.env.example` sets) or `example` (one it shows commented out), `group` (a heading
+    in `.env.example` starting here) and `must` (what a bad value is told it must be; from
+    the bounds when not given)."""
+    extra = {
+        "meaning": meaning,
+        "shown": shown,
+        "example": example,
+        "default_text": default_text,
+        "must": must,
+        "group": group,
+    }
+    if "default_factory" in bounds:
+        return Field(json_schema_extra=extra, **bounds)
+    return Field(default, json_schema_extra=extra, **bounds)
 
 
-def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:
-    value = env.get(name, "").strip() or default
-    parsed = urlparse(value)
-    if parsed.scheme not in schemes or not parsed.netloc:
-        raise ConfigError(f"{name} must be a {' or '.join(schemes)} URL")
-    return value.rstrip("/") if name == "DISCORD_API_BASE" else value
+Tokens = Annotated[tuple[str, ...], NoDecode]  # a comma-separated list, not JSON
+Shards = Annotated[tuple[int, ...] | None, NoDecode]
+
+# A mapping given to `load_config` in place of the process environment (tests, benchmarks)
+_GIVEN_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("given_environ", default=None)
 
 
-def _existing_file(env: Mapping[str, str], name: str) -> Path | None:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return None
-    path = Path(raw).expanduser()
-    if not path.is_file():
-        raise ConfigError(f"{name} points to {path}, which is not a readable file")
-    return path
+class Config(BaseSettings):
+    """The operator's settings: one field per environment variable (its name in capitals)."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, env_ignore_empty=True, extra="ignore", validate_default=True
+    )
+
+    discord_token: SecretStr | None = setting(
+        None,
+        "the bot token; never logged or printed",
+        shown="",
+        default_text="(required for `run`)",
+        group="The bot token from "
+        "https://discord.com/developers/applications (Bot tab). Never share it.",
+    )
+    tts_language: str = setting(
+        "english",
+        "a pocket-tts language (`english`, `french`, `german`, `italian`, "
+        "`spanish`, `portuguese`, `dutch`, ...), or a smaller English model, "
+        "`english_18m_2026-10` or `english_7m_2026-10`, for more servers at once on a small CPU",
+        shown="english",
+        must="a pocket-tts language name such as 'english'",
+        group="The model",
+    )
+    tts_config: Path | None = setting(
+        None,
+        "path to a pocket-tts model config `.yaml` for `TTS_LANGUAGE`'s model (local or "
+        "custom weights)",
+        example="/path/to/model.yaml",
+    )
+    tts_languages: Tokens = setting(
+        (),
+        "the languages servers and members may choose, comma-separated (`TTS_LANGUAGE` is "
+        "always one); `all`: every language pocket-tts has",
+        default_text="`TTS_LANGUAGE` alone",
+        example="english,french,german",
+        must="language names separated by commas",
+    )
+    tts_config_dir: Path | None = setting(
+        None,
+        "a folder of `<language>.yaml` configs: other languages' local weights (else "
+        "they download by name)",
+        example="/path/to/configs",
+        must="a folder of <language>.yaml configs",
+    )
+    tts_models: int = setting(
+        3,
+        "most language models loaded at once; past it the least recently used idle one is unloaded",
+        example="3",
+        ge=1,
+        le=16,
+    )
+    tts_memory_mb: int = setting(
+        0,
+        "most megabytes of model weights loaded at once (the same rule)",
+        default_text="`0` (no limit)",
+        example="0",
+        must="a whole number of megabytes (0: no limit)",
+        ge=0,
+    )
+    tts_quantize: bool = setting(
+        True,
+        "`1`: the flow model's transformer runs in int8 (pocket-tts's own quantization); "
+        "`0`: fp32, slower and larger "
+        "([figures](docs/performance.md#precision-int8-and-fp32-tts_quantize))",
+        default_text="`1`",
+        shown="1",
+        must="0 or 1",
+    )
+    tts_decoder_precision: Literal["auto", "fp32", "bf16"] = setting(
+        "auto",
+        "`auto`: the audio decoder runs in bfloat16 where the CPU has AVX512-BF16 or "
+        "AMX (1.45x faster decodes at 8 rows), else fp32; `fp32`, `bf16` to choose "
+        "([figures](docs/performance.md#the-decoder-in-bfloat16-tts_decoder_precision))",
+        example="auto",
+        must="auto, fp32 or bf16",
+    )
+    default_voice: str | None = setting(
+        None,
+        "built-in voice name, clip path or `.safetensors` path",
+        default_text="the language's default",
+        example="alba",
+        group="Voices",
+    )
+    hf_token: SecretStr | None = setting(
+        None,
+        "Hugging Face token, for the gated voice-cloning weights",
+        example="",
+    )
+    data_dir: Path = setting(
+        Path("."),
+        "where the database and `voices/` live",
+        shown=".",
+        group="Your data",
+    )
+    # PostgreSQL shared by several bot processes (None: SQLite in DATA_DIR); holds a password
+    database_url: SecretStr | None = setting(
+        None,
+        "`postgresql://user:password@host:port/database`: the data in PostgreSQL "
+        "([scaling out](docs/scaling-out.md)); never logged",
+        default_text="(SQLite in `DATA_DIR`)",
+        example="postgresql://pocketvoice:password@localhost:5432/pocketvoice",
+        must="a postgresql://user:password@host:port/database URL (unset: SQLite in DATA_DIR)",
+    )
+    # Gateway shards this process holds: None for both is discord.py's automatic sharding
+    # (Discord's recommended count, every shard here).
+    shard_count: int | None = setting(
+        None,
+        "gateway shards across every process ([scaling out](docs/scaling-out.md))",
+        default_text="(automatic)",
+        example="2",
+        must="a whole number from 1 to 4096 (unset: automatic)",
+        ge=1,
+        le=4096,
+    )
+    shard_ids: Shards = setting(
+        None,
+        "the shards this process holds: `0,1`, `0-3`, ...; needs `SHARD_COUNT`",
+        default_text="every shard",
+        example="0",
+        must="shard numbers such as 0,1 or 0-3",
+    )
+    max_text_length: int = setting(
+        1000,
+        "longest `/say` text, in characters",
+        shown="1000",
+        ge=1,
+        le=4000,
+        group="Speech",
+    )
+    tts_batch: int = setting(
+        16,
+        "the largest batch (the step times measured at start and live decide how many rows "
+        "run within it, ramping up 1.5x at a time and keeping a third of the frame for a "
+        "machine that slows under load): every stream being spoken is one row of one model "
+        "step, and a server starts speaking only while one more row stays in real time; `1` "
+        "turns batching off",
+        example="16",
+        ge=1,
+        le=32,
+    )
+    tts_workers: int = setting(
+        meaning="threads (model replicas sharing the weights) that make voice states and "
+        "clones; without batching they synthesize, one stream each, plus a spare thread for "
+        "urgent units",
+        default_text="one per 2 cores",
+        example="1",
+        default_factory=default_workers,
+        ge=1,
+        le=16,
+    )
+    sync_commands: bool = setting(
+        False,
+        "`1` registers slash commands at start (or once: `./run.sh sync`)",
+        default_text="`0`",
+        shown="0",
+        must="0 or 1",
+    )
+    log_level: str = setting(
+        "INFO",
+        "`DEBUG`, `INFO`, `WARNING`, `ERROR`",
+        shown="INFO",
+        must=LOG_LEVELS,
+        group="Logs",
+    )
+    # discord.py's own loggers (None: LOG_LEVEL, but never below INFO): its DEBUG lines carry
+    # whole gateway payloads, members' messages and voice keys among them
+    discord_log_level: str | None = setting(
+        None,
+        "discord.py's own loggers; its `DEBUG` lines hold whole gateway events (what "
+        "members wrote, voice keys), so only set it to debug discord.py itself",
+        default_text="`LOG_LEVEL`, never below `INFO`",
+        example="DEBUG",
+        must=LOG_LEVELS,
+    )
+    log_format: Literal["text", "json"] = setting(
+        "text",
+        "`json`: one JSON object per line",
+        example="json",
+        must="text or json",
+    )
+    metrics_port: int | None = setting(
+        None,
+        "serve `/metrics`, `/healthz` and `/livez` on this port",
+        default_text="(off)",
+        example="9108",
+        must="a port number from 1 to 65535 (unset: off)",
+        ge=1,
+        le=65535,
+        group="Health and Prometheus metrics",
+    )
+    metrics_host: str = setting(
+        "127.0.0.1",
+        "the address they listen on (`0.0.0.0` in a container)",
+        example="127.0.0.1",
+    )
+    discord_api_base: str = setting(
+        DEFAULT_API_BASE,
+        "REST base URL (for a proxy)",
+        example=DEFAULT_API_BASE,
+        must="a https or http URL",
+        group="Only for proxies and tests",
+    )
+    discord_gateway_url: str = setting(
+        DEFAULT_GATEWAY_URL,
+        "gateway URL (for a proxy)",
+        example=DEFAULT_GATEWAY_URL,
+        must="a wss or ws URL",
+    )
+    discord_ca_file: Path | None = setting(
+        None,
+        "extra PEM CA bundle to trust for TLS (proxies, tests); verification stays on",
+        example="/path/to/ca.pem",
+    )
+
+    # ---- checks that the types and bounds do not say -----------------------------------------
+    @field_validator("*", mode="before")
+    @classmethod
+    def _stripped(cls, value: Any) -> Any:
+        """Spaces around a value are not part of it (`TTS_MEMORY_MB= 2048 `)."""
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("discord_token")
+    @classmethod
+    def _bare_token(cls, token: SecretStr | None) -> SecretStr | None:
+        raw = token.get_secret_value() if token is not None else ""
+        if any(c.isspace() for c in raw) or raw.lower().startswith("bot "):
+            raise ConfigError("DISCORD_TOKEN is malformed: give the bare token, without 'Bot '")
+        return token
+
+    @field_validator("tts_language")
+    @classmethod
+    def _language_name(cls, language: str) -> str:
+        if not language.replace("_", "").replace("-", "").isalnum():
+            raise ValueError
+        return language
+
+    @field_validator("tts_config", "discord_ca_file")
+    @classmethod
+    def _existing_file(cls, path: Path | None, info: Any) -> Path | None:
+        if path is None:
+            return None
+        path = path.expanduser()
+        name = info.field_name.upper()
+        if not path.is_file():
+            raise ConfigError(f"{name} points to {path}, which is not a readable file")
+        if name == "TTS_CONFIG" and path.suffix not in (".yaml", ".yml"):
+            raise ConfigError("TTS_CONFIG must be a pocket-tts .yaml config file")
+        return path
+
+    @field_validator("tts_languages", mode="before")
+    @classmethod
+    def _language_list(cls, raw: Any) -> Any:
+        if not isinstance(raw, str):
+            return raw
+        languages = tuple(dict.fromkeys(x.strip().lower() for x in raw.split(",") if x.strip()))
+        if any(not x.replace("_", "").isalnum() for x in languages):
+            raise ValueError
+        return languages
+
+    @field_validator("tts_config_dir")
+    @classmethod
+    def _a_folder(cls, path: Path | None) -> Path | None:
+        if path is not None and not path.expanduser().is_dir():
+            raise ValueError
+        return None if path is None else path.expanduser()
+
+    @field_validator("tts_decoder_precision", "log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("log_level", "discord_log_level")
+    @classmethod
+    def _level(cls, level: str | None) -> str | None:
+        if level is None:
+            return None
+        if not isinstance(logging.getLevelName(level.upper()), int):
+            raise ValueError
+        return level.upper()
+
+    @field_validator("data_dir")
+    @classmethod
+    def _data_dir(cls, path: Path) -> Path:
+        path = path.expanduser()
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"DATA_DIR points to {path}, which is not a folder")
+        return path
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, url: SecretStr | None) -> SecretStr | None:
+        if url is not None and not url.get_secret_value().startswith(
+            ("postgresql://", "postgres://")
+        ):
+            raise ValueError
+        return url
+
+    @field_validator("discord_api_base", "discord_gateway_url")
+    @classmethod
+    def _url(cls, value: str, info: Any) -> str:
+        from urllib.parse import urlparse
+
+        schemes = ("https", "http") if info.field_name == "discord_api_base" else ("wss", "ws")
+        parsed = urlparse(value)
+        if parsed.scheme not in schemes or not parsed.netloc:
+            raise ValueError
+        return value.rstrip("/") if info.field_name == "discord_api_base" else value
+
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _shard_list(cls, raw: Any) -> Any:
+        """ "0,1", "0-3", "0-1,4": the shards in order, each once."""
+        if not isinstance(raw, str):
+            return raw
+        ids: list[int] = []
+        for part in raw.split(","):
+            first, dash, last = part.strip().partition("-")
+            if not first.isdigit() or (dash and not last.isdigit()):
+                raise ValueError
+            ids.extend(range(int(first), int(last if dash else first) + 1))
+        return tuple(dict.fromkeys(ids)) or None
+
+    @model_validator(mode="after")
+    def _together(self) -> Config:
+        """The checks across variables."""
+        if self.tts_languages and self.tts_language not in self.tts_languages:
+            # the default is always allowed
+            object.__setattr__(self, "tts_languages", (self.tts_language, *self.tts_languages))
+        if self.shard_ids is not None:
+            if self.shard_count is None:
+                raise ConfigError(
+                    "SHARD_IDS needs SHARD_COUNT: the number of shards across all processes"
+                )
+            if max(self.shard_ids) >= self.shard_count:
+                raise ConfigError(
+                    f"SHARD_IDS must be shard numbers from 0 to {self.shard_count - 1} "
+                    "(SHARD_COUNT)"
+                )
+        return self
+
+    # ---- where the values come from --------------------------------------------------------
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The environment over the `.env` file; a mapping given to `load_config` stands for
+        the whole environment (the process's is not read then)."""
+        given = _GIVEN_ENVIRON.get()
+        if given is None:
+            return init_settings, env_settings, dotenv_settings
+        values = {k.lower(): v.strip() for k, v in given.items() if k.lower() in cls.model_fields}
+        environ = InitSettingsSource(settings_cls, {k: v for k, v in values.items() if v})
+        return init_settings, environ, dotenv_settings
 
 
-@overload
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int | None = None,
-         what: str = "") -> int: ...  # fmt: skip
-@overload
-def _int(env: Mapping[str, str], name: str, default: None, low: int, high: int | None = None,
-         what: str = "") -> int | None: ...  # fmt: skip
-def _int(env: Mapping[str, str], name: str, default: int | None, low: int,
-         high: int | None = None, what: str = "") -> int | None:  # fmt: skip
-    """The whole number `name` sets, from `low` to `high` (None: no top), else `default`
-    (checked too; None: unset stays None). `what` words the error when it is not "a whole
-    number from LOW to HIGH"."""
-    raw = env.get(name, "").strip() or ("" if default is None else str(default))
-    if not raw:
-        return None
-    if not raw.isdigit() or not low <= int(raw) <= (int(raw) if high is None else high):
-        raise ConfigError(f"{name} must be {what or f'a whole number from {low} to {high}'}")
-    return int(raw)
+@dataclass(frozen=True)
+class Variable:
+    """A variable the bot itself does not read, documented beside its own (`Config`)."""
+
+    name: str
+    default_text: str
+    meaning: str
+    example: str | None = None  # shown commented out in .env.example (None: not there)
 
 
-def _shards(env: Mapping[str, str]) -> tuple[int | None, tuple[int, ...] | None]:
-    """SHARD_COUNT and SHARD_IDS ("0,1", "0-3", "0-1,4"); ids alone need a count."""
-    count = _int(env, "SHARD_COUNT", None, 1, 4096,
-                 "a whole number from 1 to 4096 (unset: automatic)")  # fmt: skip
-    raw_ids = env.get("SHARD_IDS", "").strip()
-    if not raw_ids:
-        return count, None
-    if count is None:
-        raise ConfigError("SHARD_IDS needs SHARD_COUNT: the number of shards across all processes")
-    ids: list[int] = []
-    for part in raw_ids.split(","):
-        first, dash, last = part.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise ConfigError("SHARD_IDS must be shard numbers such as 0,1 or 0-3")
-        ids.extend(range(int(first), int(last if dash else first) + 1))
-    if not ids or max(ids) >= count:
-        raise ConfigError(f"SHARD_IDS must be shard numbers from 0 to {count - 1} (SHARD_COUNT)")
-    return count, tuple(dict.fromkeys(ids))
+OTHER_VARIABLES = (
+    Variable(
+        "POSTGRES_PASSWORD",
+        "",
+        "`compose.shards.yaml` only: the password of its PostgreSQL",
+        example="",
+    ),
+    Variable(
+        "TORCH_INDEX_URL",
+        "the PyTorch CPU index",
+        "install only: where torch's CPU build comes from",
+    ),
+    Variable(
+        "TORCH_ALLOW_CUDA",
+        "`0`",
+        "install only: `1` accepts a CUDA build when the CPU index cannot be reached",
+    ),
+)
+
+
+def must_be(name: str) -> str:
+    """What a field's variable must be, in words: its declared `must`, else its bounds."""
+    field = Config.model_fields[name]
+    extra = field.json_schema_extra
+    assert isinstance(extra, dict)
+    if extra.get("must"):
+        return str(extra["must"])
+    low = high = None
+    for bound in field.metadata:
+        low = getattr(bound, "ge", low)
+        high = getattr(bound, "le", high)
+    if low is not None and high is not None:
+        return f"a whole number from {low} to {high}"
+    return "a valid value"
+
+
+@contextmanager
+def _environ(environ: Mapping[str, str] | None) -> Iterator[None]:
+    token = _GIVEN_ENVIRON.set(environ)
+    try:
+        yield
+    finally:
+        _GIVEN_ENVIRON.reset(token)
 
 
 def load_config(
@@ -167,111 +519,38 @@ def load_config(
     dotenv_path: Path | None = Path(".env"),
     require_token: bool = True,
 ) -> Config:
-    """Settings from `environ` (default: the process environment) over the `.env` file."""
-    env: dict[str, str] = {}
-    if dotenv_path is not None and dotenv_path.is_file():
-        env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
-    env.update(os.environ if environ is None else environ)
-
-    token = env.get("DISCORD_TOKEN", "").strip() or None
-    if require_token and token is None:
+    """Settings from `environ` (default: the process environment) over the `.env` file; a
+    bad value raises ConfigError naming its variable (never showing the value)."""
+    env_file = dotenv_path if dotenv_path is not None and dotenv_path.is_file() else None
+    if env_file is not None and environ is not None:  # both given: the mapping wins
+        from_file = {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+        environ, env_file = {**from_file, **environ}, None
+    try:
+        with _environ(environ):
+            settings = Config(_env_file=env_file)
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else ""
+        raise ConfigError(f"{name.upper()} must be {must_be(name)}") from None
+    if require_token and settings.discord_token is None:
         raise ConfigError("DISCORD_TOKEN is missing: put your bot token in .env (see .env.example)")
-    if token is not None and (any(c.isspace() for c in token) or token.lower().startswith("bot ")):
-        raise ConfigError("DISCORD_TOKEN is malformed: give the bare token, without 'Bot '")
+    return settings
 
-    language = env.get("TTS_LANGUAGE", "").strip() or "english"
-    if not language.replace("_", "").replace("-", "").isalnum():
-        raise ConfigError("TTS_LANGUAGE must be a pocket-tts language name such as 'english'")
-    tts_config = _existing_file(env, "TTS_CONFIG")
-    if tts_config is not None and tts_config.suffix not in (".yaml", ".yml"):
-        raise ConfigError("TTS_CONFIG must be a pocket-tts .yaml config file")
 
-    languages = tuple(
-        dict.fromkeys(
-            x.strip().lower() for x in env.get("TTS_LANGUAGES", "").split(",") if x.strip()
-        )
-    )
-    if any(not x.replace("_", "").isalnum() for x in languages):
-        raise ConfigError("TTS_LANGUAGES must be language names separated by commas")
-    if languages and language not in languages:
-        languages = (language, *languages)  # the default is always allowed
-    config_dir = env.get("TTS_CONFIG_DIR", "").strip()
-    if config_dir and not Path(config_dir).expanduser().is_dir():
-        raise ConfigError("TTS_CONFIG_DIR must be a folder of <language>.yaml configs")
-    memory_mb = _int(env, "TTS_MEMORY_MB", 0, 0, None, "a whole number of megabytes (0: no limit)")
-    models = _int(env, "TTS_MODELS", 3, 1, 16)
-
-    log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
-    if not isinstance(logging.getLevelName(log_level), int):
-        raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
-    discord_log_level = env.get("DISCORD_LOG_LEVEL", "").strip().upper() or None
-    if discord_log_level and not isinstance(logging.getLevelName(discord_log_level), int):
-        raise ConfigError("DISCORD_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
-
-    max_text_length = _int(env, "MAX_TEXT_LENGTH", 1000, 1, 4000)
-    workers = _int(env, "TTS_WORKERS", default_workers(), 1, 16)
-    batch = _int(env, "TTS_BATCH", DEFAULT_BATCH, 1, 32)
-    port = _int(env, "METRICS_PORT", None, 1, 65535, "a port number from 1 to 65535 (unset: off)")
-    decoder_precision = env.get("TTS_DECODER_PRECISION", "").strip().lower() or "auto"
-    if decoder_precision not in ("auto", "fp32", "bf16"):
-        raise ConfigError("TTS_DECODER_PRECISION must be auto, fp32 or bf16")
-    log_format = env.get("LOG_FORMAT", "").strip().lower() or "text"
-    if log_format not in ("text", "json"):
-        raise ConfigError("LOG_FORMAT must be text or json")
-
-    data_dir = Path(env.get("DATA_DIR", "").strip() or ".").expanduser()
-    if data_dir.exists() and not data_dir.is_dir():
-        raise ConfigError(f"DATA_DIR points to {data_dir}, which is not a folder")
-
-    database_url = env.get("DATABASE_URL", "").strip() or None
-    if database_url and not database_url.startswith(("postgresql://", "postgres://")):
-        raise ConfigError(
-            "DATABASE_URL must be a postgresql://user:password@host:port/database URL "
-            "(unset: SQLite in DATA_DIR)"
-        )
-
-    shard_count, shard_ids = _shards(env)
-
-    return Config(
-        discord_token=token,
-        tts_language=language,
-        tts_config=tts_config,
-        tts_languages=languages,
-        tts_config_dir=Path(config_dir).expanduser() if config_dir else None,
-        tts_memory_mb=memory_mb,
-        tts_models=models,
-        tts_quantize=_flag(env, "TTS_QUANTIZE", True),
-        tts_decoder_precision=decoder_precision,
-        default_voice=env.get("DEFAULT_VOICE", "").strip() or None,
-        data_dir=data_dir,
-        database_url=database_url,
-        discord_api_base=_url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("https", "http")),
-        discord_gateway_url=_url(env, "DISCORD_GATEWAY_URL", DEFAULT_GATEWAY_URL, ("wss", "ws")),
-        discord_ca_file=_existing_file(env, "DISCORD_CA_FILE"),
-        log_level=log_level,
-        discord_log_level=discord_log_level,
-        sync_commands=_flag(env, "SYNC_COMMANDS", False),
-        max_text_length=max_text_length,
-        tts_workers=workers,
-        tts_batch=batch,
-        metrics_port=port,
-        metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
-        log_format=log_format,
-        hf_token=env.get("HF_TOKEN", "").strip() or None,
-        shard_count=shard_count,
-        shard_ids=shard_ids,
-    )
+def revealed(secret: SecretStr | None) -> str | None:
+    """A secret setting's value, for the one call that needs it (a login, a connection)."""
+    return None if secret is None else secret.get_secret_value()
 
 
 def export_hf_token(settings: Config) -> None:
     """huggingface_hub reads HF_TOKEN from the environment only; a token given in .env is
     handed on to it here."""
     if settings.hf_token and not os.environ.get("HF_TOKEN"):
-        os.environ["HF_TOKEN"] = settings.hf_token
+        os.environ["HF_TOKEN"] = settings.hf_token.get_secret_value()
 
 
 def one_stream(settings: Config) -> Config:
     """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
-    return dataclasses.replace(settings, tts_batch=1, tts_workers=1)
+    return settings.model_copy(update={"tts_batch": 1, "tts_workers": 1})

@@ -14,7 +14,6 @@ All models' units go through the one `DeadlineScheduler`: a unit names its langu
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -200,7 +199,7 @@ class ModelPool:
         if self.settings.tts_config_dir is not None:
             candidate = self.settings.tts_config_dir / f"{language}.yaml"
             config = candidate if candidate.is_file() else None
-        return dataclasses.replace(self.settings, tts_language=language, tts_config=config)
+        return self.settings.model_copy(update={"tts_language": language, "tts_config": config})
 
     def engine_for(self, language: str | None) -> TTSEngine:
         """The engine of a loaded language (marked as used). Never another model's: one that

@@ -66,7 +66,7 @@ def test_dotenv_file_is_read_and_environment_wins(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"DISCORD_TOKEN={TOKEN}\nTTS_LANGUAGE=french\nTTS_QUANTIZE=1\n")
     s = load_config({"TTS_LANGUAGE": "german"}, dotenv_path=dotenv)
-    assert s.discord_token == TOKEN
+    assert s.discord_token is not None and s.discord_token.get_secret_value() == TOKEN
     assert s.tts_language == "german"
     assert s.tts_quantize is True
 

@@ -3,8 +3,9 @@ against `DATABASE_URL`, and `db copy` moving a populated SQLite store into it wi
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from bot.core.config import load_config
 from bot.doctor import check_database
@@ -97,7 +98,7 @@ async def test_doctor_checks_the_postgresql_database(
     await (await Database.open(url)).close()
     assert (await check_database(settings)).detail == f"schema {LATEST}, up to date"
     closed = postgres.url("nowhere").replace(str(postgres.port), str(postgres.port + 1))
-    unreachable = dataclasses.replace(settings, database_url=closed)
+    unreachable = settings.model_copy(update={"database_url": SecretStr(closed)})
     broken = await check_database(unreachable)
     assert not broken.ok and "cannot open it" in broken.detail
     assert "check DATABASE_URL" in (broken.fix or "")

@@ -4,7 +4,6 @@ within the budget, the default one never. Real tiny models, one config per langu
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from functools import partial
 from pathlib import Path
 
@@ -96,7 +95,7 @@ async def test_the_memory_budget_counts_the_models_weights(
     size_mb = pool.default.model_bytes >> 20
     assert size_mb > 10  # the tiny model's weights: tens of MB
     two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
-    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=two_models_mb)
+    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": two_models_mb})
     try:
         await pool.ensure("french")
         await pool.ensure("german")  # three models do not fit: french, idle, goes
@@ -140,7 +139,7 @@ async def test_the_memory_budget_is_checked_before_loading(
 ) -> None:
     pool = await pool_of(tmp_path, tiny_model)
     two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
-    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=two_models_mb)
+    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": two_models_mb})
     pool.idle_before_unload_s = 3600.0
     try:
         await pool.ensure("french")
@@ -175,7 +174,7 @@ async def test_a_larger_model_is_counted_at_its_size_before_it_loads(
     wide = config_weights_bytes(folder / "french.yaml")
     assert wide > 2 * pool.default.model_bytes
     budget_mb = (pool.default.model_bytes + wide >> 20) + 2
-    pool.settings = dataclasses.replace(pool.settings, tts_memory_mb=budget_mb)
+    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": budget_mb})
     pool.idle_before_unload_s = 3600.0  # nothing may be unloaded to make room
     try:
         results = await asyncio.gather(
