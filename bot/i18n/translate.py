@@ -1,20 +1,70 @@
 """Text that can be said again in the member's language: `tr("…")` keeps its English template
-and values; `localize` says it in a locale's language where its table has a translation.
-Locales are discord.py's `Locale` or their codes ("fr"): this module does not import discord."""
+and values; `localize` says it in a locale's language where its gettext catalogue has a
+translation. Locales are discord.py's `Locale` or their codes ("fr"): this module does not
+import discord.
+
+The catalogues are `locale/<code>/LC_MESSAGES/pocketvoice.po` beside this module, kept in step
+with the code by Babel (`scripts/translations.py`). They are read at start and compiled in
+memory (milliseconds), so no build step makes `.mo` files and a checkout runs as it is; the
+plural rule of each language is the catalogue's (Babel's, from CLDR: French says "0 mot").
+"""
 
 from __future__ import annotations
 
-from bot.i18n.reply_tables import TABLES
+import gettext
+import io
+from pathlib import Path
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+
+from bot.i18n.commands import TABLES as COMMAND_TABLES
+
+DOMAIN = "pocketvoice"
+LOCALE_DIR = Path(__file__).with_name("locale")
+SOURCE_LOCALE = "en"  # the code's own language: its templates are the messages
+
+
+class _Table(gettext.NullTranslations):
+    """A plain table as a gettext fallback: the command descriptions (bot/i18n/commands.py),
+    which the settings' replies show too."""
+
+    def __init__(self, table: dict[str, str]) -> None:
+        super().__init__()
+        self._table = table
+
+    def gettext(self, message: str) -> str:
+        return self._table.get(message, message)
+
+
+def _load(code: str) -> gettext.GNUTranslations:
+    with (LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as file:
+        catalog = read_po(file, locale=code, domain=DOMAIN)
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog)  # fuzzy messages are left out: not reviewed yet
+    compiled.seek(0)
+    translations = gettext.GNUTranslations(compiled)
+    translations.add_fallback(_Table(COMMAND_TABLES.get(code, {})))
+    return translations
+
+
+# Every locale with a catalogue, but the code's own language
+CATALOGUES: dict[str, gettext.GNUTranslations] = {
+    folder.name: _load(folder.name)
+    for folder in sorted(LOCALE_DIR.iterdir())
+    if folder.is_dir() and folder.name != SOURCE_LOCALE
+}
 
 
 class Phrase(str):
     """English text that keeps its template and values, so that it can be said again in the
     member's language when it is sent (`localize`). It is a `str`: logs, tests and code that
     compare it see the English. Write replies as `tr("Joined {channel}.", channel=...)`; the
-    translators' tables are in `bot/i18n/reply_tables.py`."""
+    translations are in the catalogues (`scripts/translations.py update` adds new ones)."""
 
     template: str
     values: dict[str, object]
+    forms: tuple[str, str] | None = None  # a `plural`: its English singular and plural
 
     def __new__(cls, template: str, **values: object) -> Phrase:
         phrase = super().__new__(cls, template.format(**values))
@@ -49,17 +99,24 @@ def localize(text: str, locale: object | None) -> str:
     """`text` in `locale`'s language where a translation exists, else as it is (English).
     `locale`: a discord.py `Locale`, or its code."""
     code = locale_code(locale)
-    table = TABLES.get(code) if code is not None else None
-    if table is None or not isinstance(text, Phrase):
+    catalogue = CATALOGUES.get(code) if code is not None else None
+    if catalogue is None or not isinstance(text, Phrase):
         return str(text)
     values = {key: localize(value, locale) if isinstance(value, Phrase) else value
               for key, value in text.values.items()}  # fmt: skip
-    return table.get(text.template, text.template).format(**values)
+    if text.forms is not None:
+        count = text.values["count"]
+        assert isinstance(count, int)
+        return catalogue.ngettext(*text.forms, count).format(**values)
+    return catalogue.gettext(text.template).format(**values)
 
 
 def plural(count: int, noun: str) -> Phrase:
-    """ "1 voice", "2 voices" (each form is a template of its own for the translators)."""
-    return Phrase(f"{{count}} {noun}{'' if count == 1 else 's'}", count=count)
+    """ "1 voice", "2 voices": one gettext plural message, each language's rule picking its
+    form ("0 voices" in English, "0 voix" in French)."""
+    phrase = Phrase(f"{{count}} {noun}{'' if count == 1 else 's'}", count=count)
+    phrase.forms = (f"{{count}} {noun}", f"{{count}} {noun}s")
+    return phrase
 
 
 def joined(parts: list[str], separator: str = ", ") -> Phrase:
@@ -72,4 +129,4 @@ def joined(parts: list[str], separator: str = ", ") -> Phrase:
 def longest(text: str) -> int:
     """The length of the text in the language it is longest in (for what must fit a message
     whoever reads it: its English and each table's)."""
-    return max(len(localize(text, code)) for code in (None, *TABLES))
+    return max(len(localize(text, code)) for code in (None, *CATALOGUES))

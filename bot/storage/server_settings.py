@@ -213,8 +213,12 @@ class SettingSpec:
         if self.kind in ("channel", "voice_channel", "role"):
             digits = text.strip("<#@&>")
             if not digits.isdigit():
-                kinds = {"channel": tr("channel"), "voice_channel": tr("voice channel")}
-                kind = kinds.get(self.kind) or tr(self.kind)
+                kinds = {
+                    "channel": tr("channel"),
+                    "voice_channel": tr("voice channel"),
+                    "role": tr("role"),
+                }
+                kind = kinds[self.kind]
                 raise SettingError(tr("{name} needs a {kind}.", name=self.name, kind=kind))
             return int(digits)
         if self.max_len is not None and len(text) > self.max_len:

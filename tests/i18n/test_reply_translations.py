@@ -1,68 +1,84 @@
-"""Replies in the member's language: every template of the code has its French, with the
-same placeholders; a French Discord client gets French replies, errors and embeds, everyone
-else English."""
+"""Replies in the member's language: every message of the code is in the gettext catalogues
+(bot/i18n/locale, kept by Babel: scripts/translations.py) and has its French, with the same
+placeholders; a French Discord client gets French replies, errors and embeds, everyone else
+English; each language counts with its own plural rule."""
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 import string
 from pathlib import Path
+from types import ModuleType
 
 import discord
+import pytest
+from babel.messages.catalog import Catalog
 
-from bot.i18n.reply_tables import FRENCH_REPLIES, TABLES
-from bot.i18n.translate import Phrase, lines, localize, plural, tr
+from bot.i18n.translate import CATALOGUES, Phrase, lines, localize, plural, tr
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.model_pool import available_languages
 from tests.conftest import RunningBot, shown_settings
 from tests.e2e.test_autoread import ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]
-FRENCH = TABLES[discord.Locale.french.value]
+FRENCH = CATALOGUES[discord.Locale.french.value]
 
 
-def _calls(name: str) -> list[tuple[str, ast.Call]]:
-    """Every call of `name(...)` in the shipped code, with where it is."""
-    found = []
-    for path in sorted((ROOT / "bot").rglob("*.py")) + sorted((ROOT / "cogs").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name:
-                found.append((f"{path.name}:{node.lineno}", node))
-    return found
+def translations() -> ModuleType:
+    path = ROOT / "scripts/translations.py"
+    spec = importlib.util.spec_from_file_location("translations", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _placeholders(template: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(template) if field}
 
 
-def _templates() -> dict[str, str]:
-    """The literal templates of `tr("…")`, and both forms of each `plural(n, "noun")`."""
-    templates = {}
-    for where, call in _calls("tr"):
-        if call.args and isinstance(call.args[0], ast.Constant):
-            templates[call.args[0].value] = where
-    for where, call in _calls("plural"):
-        noun = call.args[1]
-        assert isinstance(noun, ast.Constant), f"{where}: plural() needs a literal noun"
-        templates[f"{{count}} {noun.value}"] = templates[f"{{count}} {noun.value}s"] = where
-    return templates
-
-
-def test_every_reply_template_has_its_french_with_the_same_placeholders() -> None:
-    templates = _templates()
-    assert len(templates) > 150  # the scan finds the code's replies
-    missing = [f"{where}: {t!r}" for t, where in templates.items() if t not in FRENCH_REPLIES]
-    assert not missing, "no French for:\n" + "\n".join(missing)
-    for template in templates:
-        assert _placeholders(FRENCH_REPLIES[template]) == _placeholders(template), template
-    unused = set(FRENCH_REPLIES) - set(templates)
-    # words the code translates from values: languages, settings' kinds and descriptions
-    dynamic = set(available_languages()) | {spec.kind for spec in SETTINGS.values()}
-    assert unused <= dynamic, f"French for templates the code no longer has: {unused - dynamic}"
+def test_every_message_of_the_code_has_its_french_with_the_same_placeholders() -> None:
+    script = translations()
+    extracted = [m for m in script.extracted() if m.id]
+    assert len(extracted) > 150  # the scan finds the code's replies
+    assert sum(isinstance(m.id, tuple) for m in extracted) >= 6  # and its plurals
+    assert script.problems("fr") == [] and script.problems("en") == []
+    for message in script.read("fr"):
+        if not message.id:
+            continue
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for said in strings:
+            assert _placeholders(said) == _placeholders(ids[0]), message.id
     for language in available_languages():
-        assert language in FRENCH_REPLIES, language
-    for spec in SETTINGS.values():
-        assert spec.description in FRENCH, spec.description
+        assert FRENCH.gettext(language) != language, language
+    for spec in SETTINGS.values():  # from the command descriptions' table
+        assert FRENCH.gettext(spec.description) != spec.description, spec.description
+
+
+def test_the_check_finds_a_reply_without_french(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = translations()
+    real = script.read
+
+    def read(locale: str) -> Catalog:
+        catalog = real(locale)
+        catalog.get("Skipped.").string = ""  # untranslated
+        catalog.delete("Nothing is waiting to be read.")  # missing
+        return catalog
+
+    monkeypatch.setattr(script, "read", read)
+    found = script.problems("fr")
+    assert "untranslated or fuzzy: 'Skipped.'" in found
+    assert "not in the catalogue: 'Nothing is waiting to be read.'" in found
+
+
+def test_each_language_counts_with_its_own_plural_rule() -> None:
+    """French says 0 in the singular (CLDR), English in the plural."""
+    said = {n: localize(plural(n, "word"), "fr") for n in (0, 1, 2, 1_000_000)}
+    assert said == {0: "0 mot", 1: "1 mot", 2: "2 mots", 1_000_000: "1000000 mots"}
+    assert [plural(n, "word") for n in (0, 1, 2)] == ["0 words", "1 word", "2 words"]
+    assert localize(plural(0, "voice"), "fr") == "0 voix"
+    assert localize(plural(0, "waiting message"), "fr") == "0 message en attente"
 
 
 def test_a_phrase_is_its_english_and_is_said_again_in_the_members_language() -> None:
@@ -110,7 +126,7 @@ async def test_a_french_client_gets_french_replies_errors_and_embeds(
     assert embed["title"].startswith("Réglages de PocketVoice pour ")
     fields = shown_settings(shown)
     assert fields["xsaid"] == "désactivé · Dire qui parle (« NOM a dit »)"
-    assert fields["dictionary"] == "0 mots · /dictionary list"
+    assert fields["dictionary"] == "0 mot · /dictionary list"  # French: 0 is singular
     helped = await (await fake.interaction("help", locale="fr")).wait_response(2)
     assert helped["embeds"][0]["title"] == "Ce que je sais faire"
     names = [f["name"] for f in helped["embeds"][0]["fields"]]
