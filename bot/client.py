@@ -40,7 +40,7 @@ def ssl_context(settings: Config) -> ssl.SSLContext:
     return context
 
 
-async def add_commands(bot: commands.Bot) -> None:
+async def add_commands(bot: commands.Bot | commands.AutoShardedBot) -> None:
     """The slash commands (the cogs) and their translations: the one tree the bot serves,
     `sync` registers and `doctor` compares with what Discord has."""
     await bot.tree.set_translator(CommandTranslator())
@@ -83,6 +83,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
         intents.voice_states = True
         intents.guild_messages = True
         intents.message_content = True  # privileged: switched on in the Developer Portal
+        ids = settings.shard_ids
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,
@@ -93,7 +94,8 @@ class PocketVoiceBot(commands.AutoShardedBot):
             max_messages=None,
             connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
             shard_count=settings.shard_count,
-            shard_ids=list(settings.shard_ids) if settings.shard_ids is not None else None,
+            # None: every shard (discord.py's default, which its typing leaves out)
+            shard_ids=None if ids is None else list(ids),  # type: ignore[arg-type]
         )
         self.settings = settings
         port = settings.metrics_port
@@ -130,7 +132,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
             if guild.shard_id in loads:
                 loads[guild.shard_id].servers += 1
         for voice_client in self.voice_clients:
-            shard_id = voice_client.guild.shard_id  # type: ignore[attr-defined]
+            shard_id = voice_client.guild.shard_id  # type: ignore[attr-defined]  # VoiceClients
             if shard_id in loads:
                 loads[shard_id].voice_connections += 1
         return ProcessShards(self.shard_count or 1, [loads[i] for i in sorted(loads)])
@@ -147,7 +149,7 @@ class PocketVoiceBot(commands.AutoShardedBot):
         if self.probes is not None:  # first, so probes see 'not ready' while the model loads
             await self.probes.start()
         self._app = await build(self.settings, self, ssl_context(self.settings), self.probes)
-        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]  # its hook
         await add_commands(self)
         if self.settings.sync_commands:
             await self.sync_commands()

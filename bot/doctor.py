@@ -292,7 +292,7 @@ async def check_database(settings: Config) -> Check:
             applied = await db.applied_migrations()
         finally:
             await db.close()
-    except (*STORE_ERRORS, TimeoutError) as error:
+    except (*STORE_ERRORS, TimeoutError) as error:  # type: ignore[misc]  # mypy: an unpacked tuple
         return bad(
             "database",
             f"cannot open it: {type(error).__name__}: {error}",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 
@@ -43,9 +45,9 @@ class PreviewButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: object
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> PreviewButton:
-        return cls(int(match["voice_id"]))  # type: ignore[index]
+        return cls(int(match["voice_id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
         service = services(interaction).voices
@@ -71,9 +73,9 @@ class ForgetButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: object
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> ForgetButton:
-        return cls(int(match["user_id"]))  # type: ignore[index]
+        return cls(int(match["user_id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
         service = services(interaction).voices
@@ -95,8 +97,9 @@ class ConfirmView(discord.ui.View):
         cancel: discord.ui.Button[ConfirmView] = discord.ui.Button(
             label=localize(tr("Cancel"), locale), style=discord.ButtonStyle.secondary
         )
+        # a button's callback is meant to be set this way (discord.py's docs)
         confirm.callback = self._confirm  # type: ignore[method-assign]
-        cancel.callback = self._cancel  # type: ignore[method-assign]
+        cancel.callback = self._cancel  # type: ignore[method-assign]  # as above
         self.add_item(confirm)
         self.add_item(cancel)
 
@@ -182,7 +185,7 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         kwargs["embed"] = embed
     if view is not None:
         kwargs["view"] = view
-    await interaction.edit_original_response(**kwargs)  # type: ignore[arg-type]
+    await interaction.edit_original_response(**kwargs)  # type: ignore[arg-type]  # typed per key
 
 
 async def choose_voice(interaction: discord.Interaction, name: str, everywhere: bool) -> None:

@@ -9,6 +9,7 @@ group's default permissions hold for all its subcommands, hence two groups.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import discord
@@ -62,7 +63,8 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     async def text(interaction: discord.Interaction, value: str) -> None:
         await apply(interaction, value)
 
-    callbacks = {
+    # each kind's own option type: one callable type for them all
+    callbacks: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
         "bool": on_off, "int": number, "rate": rate, "role": role, "channel": channel,
         "voice_channel": voice_channel,
     }  # fmt: skip
@@ -70,7 +72,7 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
     hint = f"default: {spec.show(spec.default)}"
     if spec.kind in ("role", "channel", "voice_channel"):
         hint += " (leave empty for none)"
-    command = app_commands.Command(
+    command: app_commands.Command[Any, ..., None] = app_commands.Command(
         name=spec.name,
         description=spec.description[:100],
         callback=app_commands.describe(value=hint)(callback),

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.json_schema import JsonDict
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -77,7 +78,7 @@ def setting(
     value `.env.example` sets) or `example` (one it shows commented out), `group` (a heading
     in `.env.example` starting here) and `must` (what a bad value is told it must be; from
     the bounds when not given)."""
-    extra = {
+    extra: JsonDict = {
         "meaning": meaning,
         "shown": shown,
         "example": example,

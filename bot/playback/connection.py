@@ -156,7 +156,7 @@ class VoiceConnections:
             if voice_client.channel == channel:
                 return voice_client
             current = voice_client.channel
-            if humans_in(current):  # type: ignore[arg-type]
+            if humans_in(current):
                 raise UserError(tr(
                     "I'm already speaking in {channel} for other members. Join that channel, or "
                     "try again when they are done.",

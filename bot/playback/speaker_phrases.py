@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -112,7 +112,8 @@ class SpeakerPhrases:
             assert phrases is not None
             if await asyncio.to_thread(phrases.get, key, lead, rate=rate, pitch=pitch) is not None:
                 return  # it was on disk: in memory now
-            audio = await self.scheduler.background_speech(lead, voice, owner=(0, self.owner))
+            owner = (0, cast("int | None", self.owner))  # the server's id (its speaker's key)
+            audio = await self.scheduler.background_speech(lead, voice, owner=owner)
             if len(audio):
 
                 def keep() -> None:

@@ -263,7 +263,7 @@ class GuildSpeaker:
         text, rest = utterance.text, []
         if has_sounds(text):  # words with a sound: the speech before the first one now
             parts = sound_parts(text, utterance.sounds.keys(), MAX_SOUND_PLAYS)
-            text = parts.pop(0) if parts and isinstance(parts[0], str) else ""
+            text = str(parts.pop(0)) if parts and isinstance(parts[0], str) else ""
             rest = parts
         phrase_audio = None if rest else self.phrases.cached(utterance)
         lead_audio = None
@@ -661,6 +661,7 @@ class Speakers:
         if speaker is None:
             getter = lambda: guild.voice_client  # noqa: E731
             speaker = GuildSpeaker(
+                # the guild's voice client is typed VoiceProtocol: ours are VoiceClients
                 self.scheduler, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
                 on_result=self.stats.record, phrases=self._engine.phrases,
                 default_voice=self._engine.default_voice,

@@ -131,7 +131,7 @@ class VoiceLink(discord.VoiceClient):
             return
         reader.pause = _pausing_then_waking(state, reader.pause)
 
-    @property  # type: ignore[override]
+    @property
     def encoder(self) -> Any:
         return self._encoder
 

@@ -239,7 +239,7 @@ class AutoReader:
             return "own message"
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
-        bot_channel = voice_client.channel if voice_client is not None else None
+        bot_channel: VoiceChannel | None = getattr(voice_client, "channel", None)
         in_voice_chat = (
             settings.text_in_voice
             and bot_channel is not None

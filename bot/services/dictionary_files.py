@@ -71,7 +71,7 @@ def parse_sounds(filename: str, text: str, most: int) -> list[tuple[str, str, by
         raise UserError(tr("“sounds” must be a list of sounds, as /dictionary export writes."))
     if len(listed) > most:
         raise UserError(tr("The file has more than {most} sounds.", most=most))
-    found = []
+    found: list[tuple[str, str, bytes]] = []
     for number, item in enumerate(listed, start=1):
         where = tr("Sound {number}", number=number)
         if not isinstance(item, dict) or item.keys() != SOUND_KEYS:
@@ -171,7 +171,7 @@ def _parse_csv(text: str, check: Check, most: int) -> list[tuple[str, Pronunciat
     if sum(1 for line in text.splitlines() if line.strip()) > most + 1:  # with a header
         raise UserError(tr("The file has more than {most} entries.", most=most))
     reader = csv.reader(io.StringIO(text), strict=True)
-    entries = []
+    entries: list[tuple[str, Pronunciation]] = []
     try:
         for row in reader:
             where = tr("Line {line}", line=reader.line_num)
@@ -223,7 +223,7 @@ def _parse_json(text: str, check: Check, most: int) -> list[tuple[str, Pronuncia
         ))  # fmt: skip
     if len(listed) > most:
         raise UserError(tr("The file has more than {most} entries.", most=most))
-    entries = []
+    entries: list[tuple[str, Pronunciation]] = []
     for number, item in enumerate(listed, start=1):
         where = tr("Entry {number}", number=number)
         if not isinstance(item, dict) or not {"word", "spoken"} <= item.keys():

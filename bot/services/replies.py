@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import discord
@@ -39,7 +39,7 @@ class Reply:
     preview_voice_id: int | None = None  # show a Preview button for this voice
     confirm_forget: int | None = None  # show a confirmation button for this user's deletion
     title: str | None = None  # with `fields`: shown as an embed
-    fields: list[tuple[str, str]] = field(default_factory=list)
+    fields: Sequence[tuple[str, str]] = field(default_factory=list)
     withdrawn: bool = False  # no words: the "thinking…" reply is deleted
     confirm: Confirmation | None = None  # show its button and Cancel
 

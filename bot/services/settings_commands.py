@@ -205,7 +205,7 @@ class SettingsCommands:
         settings = await self.db.guilds.get(guild.id)
         words = await self.db.dictionary.count(guild.id)
         read = read_channels_line(await self.db.read_channels.list(guild.id))
-        fields = [
+        fields: list[tuple[str, str]] = [
             (
                 tr(GROUPS[group]),
                 lines(*(

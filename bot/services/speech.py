@@ -475,6 +475,7 @@ class SpeechService:
         channel = voice_client.channel
         if self.at_home(guild):
             return  # the home channel is kept, listeners or not
+        # a voice client's channel is typed Connectable: a voice or stage channel here
         if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
             log.info("leaving voice in guild %s: no human left", guild.id)
             await self.disconnect(guild)

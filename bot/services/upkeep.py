@@ -60,12 +60,13 @@ class IdleUpkeep:
         client = self.client
         if client.is_ready():
             await self._update_status()
+            # voice_clients are typed VoiceProtocol, which has no guild: ours are VoiceClients
             connected = {vc.guild.id for vc in client.voice_clients}  # type: ignore[attr-defined]
             await self.speakers.sweep(SPEAKER_IDLE_S, connected)
             await self.models.unload_over_budget()
             await asyncio.to_thread(native_memory.trim)
         for voice_client in list(client.voice_clients):
-            guild = voice_client.guild  # type: ignore[attr-defined]
+            guild = voice_client.guild  # type: ignore[attr-defined]  # a VoiceClient (above)
             try:
                 timeout = (await self.db.guilds.get(guild.id)).idle_timeout
                 await self.speech.leave_if_idle(guild, timeout)

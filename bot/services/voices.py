@@ -7,6 +7,7 @@ Members only ever see and change their own voices.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -152,7 +153,9 @@ class VoiceService:
             return Reply(tr("You will now speak with “{name}” in every server.", name=chosen))
         return Reply(tr("You will now speak with “{name}” in this server.", name=chosen))
 
-    async def names_for(self, user_id: int, current: str, builtin: bool) -> list[str]:
+    async def names_for(
+        self, user_id: int, current: str, builtin: bool
+    ) -> builtins.list[str]:  # (`list` here is the method above)
         """Autocomplete: the member's own voices (and the built-in ones) matching `current`."""
         own = [v.name for v in await self.library.records.list_for(user_id)]
         names = own + (list(BUILTIN_VOICES) if builtin else [])

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePath
+from typing import Any, cast
 
 from bot.core.errors import InternalError
 from bot.core.files import make_private_dir
@@ -157,7 +158,8 @@ class VoiceRecord:
 
     @classmethod
     def from_row(cls, row: Row) -> VoiceRecord:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+        by_name = cast("Mapping[str, Any]", row)  # aiosqlite.Row, asyncpg.Record: by name too
+        return cls(**{name: by_name[name] for name in cls.__dataclass_fields__})
 
 
 def name_key(name: str) -> str:

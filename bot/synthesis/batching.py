@@ -388,8 +388,8 @@ class BatchedFlowLM:
                 results.append((row, None, output))
                 ended.append(i)
                 continue
-            latent, eos = output
-            kept, last = self._advance(row, latent, eos)
+            latent, at_end = output
+            kept, last = self._advance(row, latent, at_end)
             if kept is not None:
                 results.append((row, kept, None))
             if last:
@@ -990,9 +990,9 @@ class Batcher:
         for row in reversed(rows):  # each next chunk to the front, the first row's foremost
             if row not in ended:
                 continue
-            error = ended[row]
-            more = error is None and row.request.more
-            self._decoder_of.pop(row).leave(row, error, not more)
+            failure = ended[row]
+            more = failure is None and row.request.more
+            self._decoder_of.pop(row).leave(row, failure, not more)
             if more:
                 with self._lock:  # the stream's next chunk goes to the front
                     chunk = row.request.chunks.popleft() if row.request.chunks else None

@@ -226,7 +226,7 @@ class StepCosts:
         below = max((n for n in table if n < rows), default=None)
         above = min((n for n in table if n > rows), default=None)
         if below is None:
-            return table[above]  # type: ignore[index]
+            return table[above]  # type: ignore[index]  # under every key: one is above
         if above is None:  # beyond the table: grows as from its last two sizes
             last = sorted(table)[-2:]
             if len(last) < 2:

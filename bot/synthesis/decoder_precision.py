@@ -83,7 +83,7 @@ class ChannelsLastConvTranspose1d(nn.ConvTranspose1d):
             self._weight_2d(),
             self.bias,
             stride=(1, self.stride[0]),
-            padding=(0, self.padding[0]),  # type: ignore[index]
+            padding=(0, self.padding[0]),  # type: ignore[arg-type]  # ints: never "same" here
             output_padding=(0, self.output_padding[0]),
             groups=self.groups,
             dilation=(1, self.dilation[0]),

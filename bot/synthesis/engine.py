@@ -81,7 +81,7 @@ SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 # own, so a live unit's prefill never queues behind it in the workers' executor.
 BACKGROUND_THREADS = 1
 # (model, int8, TTS_BATCH) -> (the largest batch, the step costs timed at start)
-_CHOSEN_BATCH: dict[tuple[str, bool, int], tuple[int, list[BatchCost]]] = {}
+_CHOSEN_BATCH: dict[tuple[str, bool, str, int], tuple[int, list[BatchCost]]] = {}
 
 
 CLONING_UNAVAILABLE = (

@@ -42,6 +42,7 @@ class PackedLinear(nn.Module):
         self.weight = linear.weight  # dense: one-row products, and what pocket-tts reads
         self.bias = linear.bias
         packed = reorder_linear_weight(linear.weight.detach(), ROWS_HINT)
+        self.packed: torch.Tensor
         self.register_buffer("packed", packed, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

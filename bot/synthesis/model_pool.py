@@ -229,6 +229,7 @@ class ModelPool:
         if language in self._engines or language in self._loading:
             return
         failed = self._unloadable.get(language)
+        reason: str | None
         if failed is not None and time.monotonic() - failed[0] < CHECK_FAILURE_KEPT_S:
             reason = failed[1]
         else:

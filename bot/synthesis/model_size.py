@@ -15,7 +15,7 @@ real load, so an upgrade that changes them fails there.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -47,7 +47,7 @@ def model_skeleton(config: Any) -> nn.Module:
     d_model, table = lm.transformer.d_model, lm.lookup_table
     with torch.device("meta"):
         flow_lm = FlowLMModel(
-            conditioner=_TableOnly(table.n_bins, table.dim, table.rank),  # type: ignore[arg-type]
+            conditioner=_TableOnly(table.n_bins, table.dim, table.rank),
             flow_net=SimpleMLPAdaLN.from_pydantic_config(lm, latent_dim, lm.z_dim or d_model),
             transformer=StreamingTransformer.from_pydantic_config(lm.transformer),
             dim=d_model,
@@ -70,7 +70,7 @@ def _int8_weights(flow_lm: nn.Module) -> int:
     """The weights that `TTS_QUANTIZE` makes int8: as pocket-tts's `RECOMMENDED_CONFIG`,
     every linear layer of each transformer layer's attention and feed-forward part."""
     count = 0
-    for layer in flow_lm.transformer.layers:  # type: ignore[union-attr]
+    for layer in flow_lm.transformer.layers:  # type: ignore[union-attr]  # modules, typed loosely
         linears = [m for m in layer.self_attn.modules() if isinstance(m, nn.Linear)]
         linears += [layer.linear1, layer.linear2]
         count += sum(linear.weight.nelement() for linear in linears)
@@ -85,5 +85,5 @@ def config_weights_bytes(config: Path | str, quantize: bool = False) -> int:
     model = model_skeleton(load_config(config))
     size = weights_nbytes(model)
     if quantize:
-        size -= INT8_SAVING * _int8_weights(model.flow_lm)
+        size -= INT8_SAVING * _int8_weights(cast("nn.Module", model.flow_lm))
     return size

@@ -433,7 +433,7 @@ class DeadlineScheduler:
         job = SpeechJob(collections.deque(["(model call)"]), None, FileSink(), self.clock())
         job.owner, job.call, job.language = owner, fn, language
         await self._await_background(job)
-        return job.result  # type: ignore[no-any-return]
+        return job.result
 
     # ---- workers ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -443,7 +443,7 @@ class DeadlineScheduler:
             lanes = ["live"] * self.workers + ["spare"] * self.spare_lanes
             lanes += ["background"] * self.background_lanes
             self._tasks = [
-                supervise(lambda lane=lane: self._work(lane), f"synthesis-{i}-{lane}")
+                supervise(functools.partial(self._work, lane), f"synthesis-{i}-{lane}")
                 for i, lane in enumerate(lanes)
             ]
 
@@ -532,7 +532,7 @@ class DeadlineScheduler:
         assert self._run_call is not None and job.call is not None
         job.admitted = True
         job.units.clear()
-        job.in_flight = CallInFlight()  # type: ignore[assignment]
+        job.in_flight = CallInFlight()  # type: ignore[assignment]  # a call: cancel() only
         started = self.clock()
         try:
             options: dict[str, Any] = {"background": True}

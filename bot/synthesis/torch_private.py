@@ -49,7 +49,7 @@ def compile_markers_skipped() -> Iterator[None]:
         return fn if fn is not None else (lambda f: f)
 
     marker = torch.compiler.disable
-    torch.compiler.disable = plain  # type: ignore[assignment]
+    torch.compiler.disable = plain
     try:
         yield
     finally:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from num2words import num2words
 
@@ -414,7 +415,7 @@ _SPANISH_DECIMO = re.compile(r"\bdécimo(?=\w)")  # decimoprimero
 
 @functools.lru_cache(maxsize=2048)
 def _n2w(value: int, code: str, to: str = "cardinal") -> str:
-    words = num2words(value, lang=code, to=to).replace(",", "")
+    words: str = num2words(value, lang=code, to=to).replace(",", "")
     if code == "it":
         words = _ITALIAN_TRE.sub("tré", words)
     elif code == "nl":
@@ -591,7 +592,7 @@ def _parse(written: str, nw: Numbering) -> _Value | None:
 
 def _several(written: str, nw: Numbering) -> str:
     """Numbers that are not one: "1,2,3" a list, "1.2.3" a version or an address."""
-    out = []
+    out: list[str] = []
     for part in re.split(r"([.,'’])", written):
         if part == ",":
             out[-1] += ","
@@ -683,7 +684,7 @@ def _date(day: int, month: int, year: int | None, nw: Numbering, previous: str =
     elif code == "de":
         said = f"{_german_ordinal(day, nw, previous, True)} {name}"
     elif code in ("es", "pt_BR"):
-        first = "primeiro" if code == "pt_BR" and day == 1 else _cardinal(day, nw)
+        first: str | None = "primeiro" if code == "pt_BR" and day == 1 else _cardinal(day, nw)
         said = f"{first} de {name}"
         year_words = f"de {year_words}" if year_words else ""
     else:
@@ -844,7 +845,7 @@ class _Reader:
         said = {"+": self.nw.plus, "-": self.nw.minus, "−": self.nw.minus, "*": book.times,
                 "×": book.times, "x": book.times, "÷": self.nw.divided_by,
                 "/": self.nw.divided_by, "=": book.equals}  # fmt: skip
-        words = []
+        words: list[str] = []
         for token in _OPERATOR.split(written):
             if token in said and words and words[-1] not in said.values():
                 words.append(said[token])
@@ -856,7 +857,7 @@ class _Reader:
         return " ".join(words)
 
     def number(self, match: re.Match[str]) -> str:
-        groups = dict.fromkeys(_GROUPS) | match.groupdict()  # (some languages lack some)
+        groups: dict[str, Any] = dict.fromkeys(_GROUPS) | match.groupdict()  # (some lack some)
         written = groups["num"]
         if len(written) > MAX_SPAN:
             return self.long(written) + match.group(0)[match.end("num") - match.start() :]

@@ -436,7 +436,7 @@ def has_sounds(text: str) -> bool:
 
 def _sentences(text: str) -> str:
     """Lines become sentences; spaces collapse."""
-    parts = []
+    parts: list[str] = []
     for line in text.split("\n"):
         line = _SPACES.sub(" ", line).strip()
         if not line:
