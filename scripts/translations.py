@@ -20,6 +20,7 @@ messages of each .po (an editor such as Poedit, or by hand) and remove their `fu
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,8 +65,9 @@ def dynamic_messages() -> list[tuple[str, str]]:
     return [(language, "a language's name (pocket-tts's)") for language in available_languages()]
 
 
+@functools.cache
 def extracted() -> Catalog:
-    """The catalogue of what the code says, as Babel extracts it."""
+    """The catalogue of what the code says, as Babel extracts it (read, not changed)."""
     catalog = Catalog(project="PocketVoice", domain=DOMAIN, fuzzy=False)
     for folder in ("bot", "cogs"):
         found = extract_from_dir(

@@ -5,6 +5,7 @@ English; each language counts with its own plural rule."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import string
 from pathlib import Path
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FRENCH = CATALOGUES[discord.Locale.french.value]
 
 
+@functools.cache
 def translations() -> ModuleType:
+    """scripts/translations.py, loaded once (its extraction is cached)."""
     path = ROOT / "scripts/translations.py"
     spec = importlib.util.spec_from_file_location("translations", path)
     assert spec is not None and spec.loader is not None
@@ -60,7 +63,7 @@ def test_the_check_finds_a_reply_without_french(monkeypatch: pytest.MonkeyPatch)
     script = translations()
     real = script.read
 
-    def read(locale: str) -> Catalog:
+    def read(locale: str) -> Catalog:  # a fresh copy, with two faults
         catalog = real(locale)
         catalog.get("Skipped.").string = ""  # untranslated
         catalog.delete("Nothing is waiting to be read.")  # missing
