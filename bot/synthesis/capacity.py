@@ -14,11 +14,10 @@ side), and the capacity grows to at most `RAMP` times the largest size seen live
 before any is seen), so a guess is only ever made a step past a measured size.
 
 Padding: a batch runs at the cheapest size at or above its row count (`padded`; a size not
-timed at start costs what the sizes around it suggest), the extra rows masked. With MKL's
-fp32 products, 2 or 3 rows cost about as much as 2 or 3 products of one row (a row-by-row
-kernel) while 4 rows took one real matrix kernel: the `english` LM step took 27 ms at 1 row,
-65 ms at 3 and 52 ms at 4. The large fp32 products now go to oneDNN (`linear_packing`), which
-has no such step, but a build without it, or another CPU, may.
+timed at start costs what the sizes around it suggest), the extra rows masked, since a math
+library may run a larger batch faster than a smaller one (MKL's fp32 products did).
+
+The figures behind the constants below are in docs/performance.md ("The batch's margins").
 """
 
 from __future__ import annotations
@@ -32,39 +31,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # A batch size fits when its typical steps take at most this share of the frame. The rest is
-# headroom for the machine slowing down after the rows are in (they are never sent away): on
-# our 2-core virtual machine two busy cores ran at 215 products a second each, then after
-# 12 s at 137 (64%), full speed again after 10 s idle; a burstable cheap box does the same.
-# At 0.9, rows admitted at full speed underran seconds each once the host slowed (14 servers,
-# fp32, TTS_BATCH=32: 2.2-14 s of underrun in 3 runs of 3, 2-6 of 14 messages with a gap of 100
-# ms; tests/e2e/test_capacity.py, 2026-12-03). At 0.65: 5 runs, none, one of them with a
-# third core's worth of busy loop started mid-message. Tried and dropped (f131d1a): 0.9 of the
-# figures of the moment, with each size counted at least its fastest figure 1/0.64 times
-# slower; bench/load.py held fp32 at 2.8 rows (this: 3.7-6.9) and int8 stuttered at 16 servers.
+# headroom for the machine slowing down after the rows are in (they are never sent away): a
+# small virtual machine or a burstable box runs its busy cores slower after a few seconds.
 MARGIN = 0.65
 # The slow steps (`slow_step`: all but the slowest 5% of the recent ones) are logged beside the
-# typical ones, not admitted on. Admitting only sizes whose slow steps also fit in the frame
-# (issue 35 asked for that headroom) held int8 at 4.7 rows with 12 and 16 servers asking, where
-# the typical steps alone let 7.1 and 8.9 in, and it did not prevent a stutter: 2 messages of
-# 44 had a gap of 100 ms at 12 servers with it, none of 49 without (bench/load.py, 15 s a run,
-# 2026-12-03). One slow step costs a frame of the audio buffered ahead, not a gap.
+# typical ones, not admitted on: one slow step costs a frame of the audio buffered ahead, not
+# a gap, and admitting on them held the batch far below what it carries.
 SLOW_QUANTILE = 0.95
 # The rows are split between the two decoders only when one would take more than this share
 # of the frame: below MARGIN, so what is left is for the prompts' prefills and the jitter.
 SPLIT_BUDGET = 0.54
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
-# Rows admitted before any live figure; then at most `RAMP` times the largest size seen live. The
-# start-up table times the model alone: the bot's rows also cost their prompts, Opus encoding
-# and the players, and 8 rows the table let in at once on one core underran 27 s between
-# them (tests/e2e/test_capacity.py, before the ramp). Doubling once guessed 7 fp32 rows from 4
-# seen live, which then stepped in 96 ms, not the ~70 guessed; 1.5x reaches 12 rows in four
-# steps of LIVE_SAMPLES frames (about 2.6 s), each size checked live before the next; adding
-# one row at a time took 7 s to reach 12 servers.
+# Rows admitted before any live figure; then at most `RAMP` times the largest size seen live:
+# the start-up table times the model alone, while the bot's rows also cost their prompts, Opus
+# encoding and the players. 1.5x reaches 12 rows in a few seconds, each size checked live
+# before the next; doubling guessed too far, one row at a time was too slow.
 COLD_ROWS = 2
 RAMP = 1.5  # how far past the largest size seen live a guess may go (2 -> 3 -> 5 -> 8 -> 12)
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
-# Before live figures: how much slower each thread ran beside the other than alone
-# (2 cores, `english` fp32 at 4 rows: the LM step 48 -> 61 ms, the decode 38 -> 40 ms).
+# Before live figures: how much slower each thread ran beside the other than alone.
 SIDE_BY_SIDE = {"lm": 1.25, "decode": 1.05}
 
 
