@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.core.config import Config
 from bot.playback.speakers import Speakers
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.model_pool import (
@@ -270,6 +271,52 @@ async def test_speech_whose_model_cannot_be_loaded_again_is_refused_clearly(
         assert pool.loaded() == ["english", "german"] and pool.loads == 2
         assert speakers.scheduler.jobs == []
     finally:
+        await speakers.close()
+        await pool.close()
+        await pool.default.close()
+
+
+@pytest.mark.slow
+async def test_a_model_loading_again_holds_up_no_other_speech(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """While french loads again for its waiting message, the one lane goes on with the
+    default language's work: the job waiting for its model is set aside, not run."""
+    folder = language_configs(tmp_path, tiny_model.config, ("french", "german"))
+    settings = engine_settings(
+        tiny_model.config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
+        TTS_LANGUAGES="french,german", TTS_BATCH="1", TTS_MODELS="2",
+    )  # fmt: skip
+    french_loads: list[Config] = []
+    waiting, release = asyncio.Event(), asyncio.Event()
+
+    async def loader(settings: Config) -> TTSEngine:
+        if settings.tts_language == "french":
+            french_loads.append(settings)
+            if len(french_loads) == 2:  # loading it again: slow
+                waiting.set()
+                await release.wait()
+        return await TTSEngine.load(settings, batch=1, background=True)
+
+    pool = ModelPool(settings, await TTSEngine.load(settings), loader, idle_before_unload_s=0.0)
+    speakers = Speakers(pool.default, models=pool)
+    scheduler = speakers.scheduler
+    try:
+        await pool.ensure("french")
+        await pool.ensure("german")  # french goes
+        french = asyncio.create_task(
+            scheduler.background_speech("Bonjour.", None, (1, None), language="french")
+        )
+        async with asyncio.timeout(60):
+            await waiting.wait()
+            english = await scheduler.background_speech("Hello.", None, (2, None))
+        assert len(english) > 0 and not french.done()  # spoken while french still loads
+        release.set()
+        async with asyncio.timeout(60):
+            assert len(await french) > 0
+        assert pool.loaded() == ["english", "french"] and pool.loads == 3
+    finally:
+        release.set()
         await speakers.close()
         await pool.close()
         await pool.default.close()
