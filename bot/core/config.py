@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import JsonDict
 from pydantic_settings import (
     BaseSettings,
@@ -337,11 +344,11 @@ class Config(BaseSettings):
 
     @field_validator("tts_config", "discord_ca_file")
     @classmethod
-    def _existing_file(cls, path: Path | None, info: Any) -> Path | None:
+    def _existing_file(cls, path: Path | None, info: ValidationInfo) -> Path | None:
         if path is None:
             return None
         path = path.expanduser()
-        name = info.field_name.upper()
+        name = str(info.field_name).upper()
         if not path.is_file():
             raise ConfigError(f"{name} points to {path}, which is not a readable file")
         if name == "TTS_CONFIG" and path.suffix not in (".yaml", ".yml"):
@@ -398,7 +405,7 @@ class Config(BaseSettings):
 
     @field_validator("discord_api_base", "discord_gateway_url")
     @classmethod
-    def _url(cls, value: str, info: Any) -> str:
+    def _url(cls, value: str, info: ValidationInfo) -> str:
         from urllib.parse import urlparse
 
         schemes = ("https", "http") if info.field_name == "discord_api_base" else ("wss", "ws")
