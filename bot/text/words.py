@@ -25,6 +25,7 @@ import emoji
 
 from bot.text.numbers import cardinal, read_numbers
 from bot.text.phrasebook import ENGLISH, Attachment, Phrasebook, phrasebook
+from bot.text.timestamps import read_timestamp
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class ReadOptions:
     numbers: bool = True  # numbers, dates, times, money and units as words in `language`
     # words with a sound (/dict sound), as written: marked in the words (`sound_parts`)
     sounds: frozenset[str] = frozenset()
+    timezone: str = "UTC"  # Discord's timestamps are read in this zone (an IANA name)
 
     @property
     def phrases(self) -> Phrasebook:
@@ -157,7 +159,7 @@ _USER = re.compile(r"<@!?(\d{1,20})>")
 _ROLE = re.compile(r"<@&(\d{1,20})>")
 _CHANNEL = re.compile(r"<#(\d{1,20})>")
 _SLASH = re.compile(r"</([^:<>\n]{1,100}):\d{1,20}>")
-_TIMESTAMP = re.compile(r"<t:(-?\d+)(?::[tTdDfFR])?>")
+_TIMESTAMP = re.compile(r"<t:(-?\d{1,20})(?::([tTdDfFR]))?>")
 _CUSTOM_EMOJI = re.compile(r"<a?:(\w{1,64}):\d{1,20}>")
 _GUILD_NAV = re.compile(r"<id:(customize|browse|guide|linked-roles)(?::\d+)?>")
 _EVERYONE = re.compile(r"@(everyone|here)\b")
@@ -254,13 +256,11 @@ def _emoji_name(name: str) -> str:
     return name.replace("_", " ").replace(":", "").strip()
 
 
-def _timestamp(seconds: str, book: Phrasebook) -> str:
-    try:
-        moment = datetime.fromtimestamp(int(seconds), UTC)
-    except (OverflowError, OSError, ValueError):
-        return f" {book.a_time} "
-    month = book.months[moment.month - 1]
-    return f" {book.date.format(day=moment.day, month=month, year=moment.year)} "
+def _timestamp(match: re.Match[str], options: ReadOptions, now: datetime) -> str:
+    """A Discord timestamp by its style (f when none is given), in the server's zone."""
+    said = read_timestamp(int(match.group(1)), match.group(2) or "f", options.language,
+                          options.timezone, now)  # fmt: skip
+    return f" {said if said is not None else options.phrases.a_time} "
 
 
 def _cut_repeats(text: str, limit: int) -> str:
@@ -515,7 +515,8 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = _ROLE.sub(role, text)
     text = _CHANNEL.sub(channel, text)
     text = _SLASH.sub(lambda m: f" {book.slash_command.format(name=m.group(1))} ", text)
-    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1), book), text)
+    now = datetime.now(UTC)
+    text = _TIMESTAMP.sub(lambda m: _timestamp(m, options, now), text)
     text = _GUILD_NAV.sub(f" {book.server_page} ", text)
     text = _EVERYONE.sub(lambda m: m.group(1), text)
     protected = _Protected()
