@@ -127,6 +127,10 @@ class ServerSettings:
     max_length: int = _setting(
         300, "Longest spoken message, in characters", lo=20, hi=2_000, group="text"
     )
+    pauses: bool = _setting(
+        False, "Make pauses of “...” and blank lines in chat (/say and /tts always do)",
+        group="text",
+    )  # fmt: skip
     timezone: str = _setting(
         "UTC", "Time zone Discord's timestamps are read in (such as Europe/Paris)",
         kind="timezone", group="text",
@@ -188,6 +192,7 @@ class ServerSettings:
             dictionary=dictionary,
             language=language,
             timezone=self.timezone,
+            pauses=self.pauses,
         )
 
 
