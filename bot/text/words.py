@@ -200,8 +200,9 @@ PAUSE_S = {"ellipsis": 0.5, "blank_line": 0.7, "asked": 1.0}  # each kind's leng
 _ASKED_PAUSE = re.compile(
     r"\[[ \t]*pause(?:[ \t]+([0-9]{1,4}(?:[.,][0-9]{1,3})?)[ \t]*(ms|s)?)?[ \t]*\]", re.IGNORECASE
 )
-_ELLIPSIS_PAUSE = re.compile(r"(?:\.{3,}|…)(?=[ \t]*\n|[ \t]+\S)")
-_BLANK_LINE = re.compile(r"[ \t]*\n(?:[ \t]*\n)+[ \t]*")
+# each starts only where its run starts, so that a long run of dots or spaces is read once
+_ELLIPSIS_PAUSE = re.compile(r"(?<!\.)(?:\.{3,}|…)(?=[ \t]*\n|[ \t]+\S)")
+_BLANK_LINE = re.compile(r"(?<![ \t])[ \t]*\n(?:[ \t]*\n)+[ \t]*")
 _PAUSE_LEFT = re.compile("\uf8fcpause:[0-9]*")  # a pause's key that a length cut left alone
 _RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
