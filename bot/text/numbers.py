@@ -1432,6 +1432,8 @@ class _Reader:
     def counted_noun(self, value: _Value, noun: Noun) -> str:
         said = value.count_words(self.nw, noun)
         name = noun.one if value.singular(self.nw) else noun.many
+        if self.nw.code == "it" and said == "una" and name[:1] in _VOWELS:
+            return f"un'{name}"  # un'ora, un'oncia
         return f"{said} {self.of_scale(said, name)}{name}"
 
     def of_scale(self, said: str, name: str) -> str:

@@ -261,7 +261,7 @@ ITALIAN = [
     ("Milan 2-1 Inter", "Milan due a uno Inter"),
     ("finita 0-0", "finita zero a zero"),
     ("alle 15:30", "alle quindici e trenta"),
-    ("1 h", "una ora"),
+    ("1 h", "un'ora"),
     ("2 ore", "due ore"),
 ]  # fmt: skip
 
@@ -341,6 +341,13 @@ DUTCH = [
     ("5-10 minuten", "vijf tot tien minuten"),
     ("Ajax won met 3-2", "Ajax won met drie twee"),
     ("bel 06 12345678", "bel nul zes, één twee drie vier vijf zes zeven acht"),
+    ("bel 0612 345 678", "bel nul zes één twee, drie vier vijf, zes zeven acht"),
+    ("het werd 2-2", "het werd twee twee"),
+    ("van 9-17 uur", "van negen tot zeventien uur"),
+    ("1.234 leden", "duizendtweehonderdvierendertig leden"),
+    ("de 2e helft", "de tweede helft"),
+    ("op 24/12", "op vierentwintig december"),
+    ("nog 1 min", "nog één minuut"),
 ]
 
 TABLES = {
