@@ -1165,7 +1165,8 @@ class _Reader:
         plain = all(p.isdigit() for p in pieces)
         if plain and digits >= 7 and (groups["sign"] == "+" or pieces[0].startswith("0")):
             return self.phone(pieces, country=groups["sign"] == "+") + self.suffix(match, groups)
-        if plain and digits >= 9:  # 333 123 4567, 347 5551234: not a number but a phone's
+        # 333 123 4567, 347 5551234: no number but a phone's (2019 2020 2021: years side by side)
+        if plain and digits >= 9 and not all(len(p) == 4 for p in pieces):
             return self.phone(pieces, country=False) + self.suffix(match, groups)
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])

@@ -51,6 +51,8 @@ ENGLISH = [
     # phone numbers in groups
     ("call 333 123 4567", "call three three three, one two three, four five six seven"),
     ("1 000 000", "one million"),  # groups of three are a number
+    ("from 2019 2020 2021", "from twenty nineteen twenty twenty twenty twenty-one"),
+    ("2,500 fans showed up", "two thousand five hundred fans showed up"),
     # ordinals, ranges, scores
     ("she came 3rd", "she came third"),
     ("the 1st and the 2nd", "the first and the second"),
