@@ -91,7 +91,8 @@ def _seconds(text: str) -> float:
 
 
 @pytest.mark.timing  # a ratio of times: the load of other workers must not decide it
-@pytest.mark.parametrize("unit", [".", " ", " \n", "\n \n", "[pause ", "[pause] ", "... a"])
+# (an unclosed "[pause " run is left to the masked links' bound: issue 48)
+@pytest.mark.parametrize("unit", [".", " ", " \n", "\n \n", "[pause] ", "[pause 2s] ", "... a"])
 def test_finding_pauses_stays_linear_in_the_length(unit: str) -> None:
     """Four times the text takes about four times as long (a ratio within one run, not a
     time limit): a run of dots or spaces is not searched again from each of its characters."""
