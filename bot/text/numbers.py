@@ -732,6 +732,25 @@ _HALF_NOUNS: dict[str, frozenset[str]] = {
 _BLANKS = re.compile(r"[ \t\u00a0]*")
 
 
+# nouns a number labels (Staffel 1, temporada 1): the noun after it is not what it counts
+_LABELS: dict[str, frozenset[str]] = {
+    "de": frozenset({"staffel", "folge", "teil", "kapitel", "seite", "level", "runde", "platz",
+                     "nummer", "nr", "zimmer", "raum", "gleis", "linie", "version", "band",
+                     "akt", "szene", "episode", "tor"}),
+    "es": frozenset({"temporada", "capítulo", "página", "nivel", "número", "parte", "episodio",
+                     "versión", "sala", "planta", "puerta", "línea", "ronda", "jornada",
+                     "grupo", "fase", "nº"}),
+    "pt_BR": frozenset({"temporada", "capítulo", "página", "nível", "número", "parte",
+                        "episódio", "versão", "sala", "andar", "linha", "rodada", "fase",
+                        "grupo", "nº"}),
+    "it": frozenset({"stagione", "capitolo", "pagina", "livello", "numero", "parte",
+                     "episodio", "puntata", "versione", "sala", "piano", "linea", "fase",
+                     "gruppo", "giornata", "n"}),
+    "fr": frozenset({"saison", "chapitre", "page", "niveau", "numéro", "partie", "épisode",
+                     "version", "salle", "étage", "ligne", "manche", "groupe", "phase", "n"}),
+}  # fmt: skip
+
+
 def _half(noun: str, fem: bool, nw: Numbering) -> str:
     """ "half" before `noun`, as the language says it with the article it needs; ending
     with "'" or "-" when it is written as one word with the noun (mezz'ora, demi-heure)."""
@@ -1298,6 +1317,8 @@ class _Reader:
         following = self.next_word(end, skip_of=False)
         if not following or following.casefold() in _NOT_NOUNS.get(code, ()):
             return None
+        if previous in _LABELS.get(code, ()):
+            return None  # temporada 1 capítulo 3, Staffel 1 Folge 3: a label, not a count
         fem = noun_genders.feminine(following, code)
         if code in ("fr", "pt_BR"):
             return counted(value, nw, feminine=True) if fem else None

@@ -138,6 +138,7 @@ GERMAN = [
     ("Seite 1 von 5", "Seite eins von fünf"),
     ("zwischen 1 und 2", "zwischen eins und zwei"),
     ("um 1 Uhr", "um ein Uhr"),
+    ("Staffel 1 Folge 3", "Staffel eins Folge drei"),
     # versions
     ("v2.0", "v zwei Punkt null"),
     ("Version 2.7.1", "Version zwei Punkt sieben Punkt eins"),
@@ -183,6 +184,7 @@ SPANISH = [
     ("1 día", "un día"),
     ("21 días", "veintiún días"),
     ("1 mes", "un mes"),
+    ("temporada 1 capítulo 3", "temporada uno capítulo tres"),
     ("tengo 31 años", "tengo treinta y un años"),
     ("21 de ellos", "veintiuno de ellos"),
     # versions
@@ -228,6 +230,7 @@ ITALIAN = [
     ("1 email", "un'email"),
     ("1 mela", "una mela"),
     ("1 di loro", "uno di loro"),
+    ("stagione 1 puntata 2", "stagione uno puntata due"),
     ("21 anni", "ventuno anni"),
     # versions
     ("v2.0", "v due punto zero"),
@@ -281,6 +284,7 @@ PORTUGUESE = [
     ("1.002 pessoas", "mil e duas pessoas"),
     ("1 dia", "um dia"),
     ("2 dias", "dois dias"),
+    ("temporada 1 episódio 2", "temporada um episódio dois"),
     ("200 reais", "duzentos reais"),
     # versions
     ("v2.0", "v dois ponto zero"),
