@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, datetime, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel.dates import format_timedelta, get_day_names
 
@@ -51,6 +51,17 @@ def zone(name: str) -> tzinfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return None
+
+
+@functools.cache
+def _zone_names() -> tuple[str, ...]:
+    return tuple(sorted(available_timezones() | {DEFAULT_ZONE}))
+
+
+def zone_names(typed: str, most: int = 25) -> list[str]:
+    """Up to `most` time zone names holding what was typed (any case), for a choice list."""
+    wanted = typed.strip().casefold()[:MAX_ZONE_NAME]
+    return [name for name in _zone_names() if wanted in name.casefold()][:most]
 
 
 def read_timestamp(seconds: int, style: str, language: str, zone_name: str,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.storage.server_settings import SETTINGS, ServerSettings, SettingError
-from bot.text.timestamps import read_timestamp
+from bot.text.timestamps import read_timestamp, zone, zone_names
 from bot.text.words import Names, ReadOptions, speakable
 
 MOMENT = 1700000000  # Tuesday 14 November 2023, 22:13:20 UTC
@@ -111,3 +111,11 @@ def test_the_timezone_setting_takes_iana_names_and_defaults_to_utc() -> None:
             spec.parse(wrong)
     chosen = ServerSettings(1, timezone="Asia/Tokyo").read_options({}, "english")
     assert chosen.timezone == "Asia/Tokyo"
+
+
+def test_the_zones_offered_as_one_types_are_iana_names_and_few() -> None:
+    assert zone_names("paris") == ["Europe/Paris"]
+    assert "America/New_York" in zone_names("new_y")
+    assert "UTC" in zone_names("utc")
+    assert len(zone_names("")) == 25 and zone_names("x" * 500) == []
+    assert all(zone(name) is not None for name in zone_names("america/"))
