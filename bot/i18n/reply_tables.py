@@ -467,6 +467,9 @@ FRENCH_REPLIES: dict[str, str] = {
     "{name} is a whole number.": "{name} est un nombre entier.",
     "{name} goes from {lo} to {hi}.": "{name} va de {lo} à {hi}.",
     "{name} is a number such as 1.5.": "{name} est un nombre comme 1.5.",
+    "{name} is a time zone such as Europe/Paris or America/New_York.": (
+        "{name} est un fuseau horaire comme Europe/Paris ou America/New_York."
+    ),
     "{name} needs a {kind}.": "{name} attend un {kind}.",
     "{name} is at most {most} characters.": "{name} fait au plus {most} caractères.",
     "“{name}” is not a built-in voice. Choose one of: {choices}.": (
