@@ -19,6 +19,7 @@ from discord.ext import commands
 from bot.client import PocketVoiceBot
 from bot.services.settings_commands import builtin_voice_names
 from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
+from bot.text.timestamps import zone_names
 from cogs.common import choose_voice, guild_of, respond, services
 
 ADMIN = discord.Permissions(manage_guild=True)
@@ -81,6 +82,8 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
         command.autocomplete("value")(_builtin_voices)
     if spec.kind == "language":
         command.autocomplete("value")(_languages)
+    if spec.kind == "timezone":
+        command.autocomplete("value")(_time_zones)
     return command
 
 
@@ -110,6 +113,12 @@ async def _builtin_voices(
 ) -> list[app_commands.Choice[str]]:
     names = ["none", *builtin_voice_names()]
     return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+
+
+async def _time_zones(
+    interaction: discord.Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    return [app_commands.Choice(name=n, value=n) for n in zone_names(current)]
 
 
 class SettingsCog(commands.Cog):

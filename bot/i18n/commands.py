@@ -104,6 +104,12 @@ FRENCH: dict[str, str] = {
         "Réduire les répétitions d'un caractère à ce nombre (0 : garder)"
     ),
     "Longest spoken message, in characters": "Message lu le plus long, en caractères",
+    "Make pauses of “...” and blank lines in chat (/say and /tts always do)": (
+        "Faire des pauses aux « ... » et aux lignes vides du chat (/say et /tts toujours)"
+    ),
+    "Time zone Discord's timestamps are read in (such as Europe/Paris)": (
+        "Fuseau horaire des horodatages Discord lus (comme Europe/Paris)"
+    ),
     "Ignore messages from bots and webhooks": "Ignorer les messages des bots et des webhooks",
     "Messages starting with this are not read ('none': off)": (
         "Les messages commençant par ceci ne sont pas lus ('none' : désactivé)"

@@ -50,17 +50,28 @@ class FrameConverter:
         self._resampler = soxr.ResampleStream(in_rate, DISCORD_RATE, 1, dtype="float32")
         self._pending = bytearray()
         self.samples_out = 0  # 48 kHz samples per channel produced so far, padding excluded
+        self.padding = 0  # samples per channel of silence the last `flush` padded its frame with
 
     def push(self, chunk: np.ndarray) -> list[bytes]:
         resampled = self._resampler.resample_chunk(np.asarray(chunk, dtype=np.float32))
         return self._frames(resampled)
 
-    def flush(self) -> list[bytes]:
-        """The rest of the audio, the last frame padded with silence."""
+    def flush(self, fade: bool = False) -> list[bytes]:
+        """The rest of the audio, the last frame padded with silence; `fade`: its last
+        FADE_SAMPLES fade out, so that silence after it starts without a click."""
         frames = self._frames(
             self._resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
         )
+        if fade:
+            tail = frames[-1] if not self._pending and frames else bytes(self._pending)
+            faded = _faded(tail)
+            if self._pending:
+                self._pending[:] = faded
+            elif frames:
+                frames[-1] = faded
+        self.padding = 0
         if self._pending:
+            self.padding = (FRAME_BYTES - len(self._pending)) // 4
             frames.append(bytes(self._pending) + bytes(FRAME_BYTES - len(self._pending)))
             self._pending.clear()
         return frames
@@ -75,6 +86,18 @@ class FrameConverter:
         ]
         del self._pending[: count * FRAME_BYTES]
         return frames
+
+
+FADE_SAMPLES = 240  # 5 ms at 48 kHz: speech fading out before a pause
+
+
+def _faded(stereo: bytes) -> bytes:
+    """Stereo s16le whose last FADE_SAMPLES fall linearly to zero."""
+    samples = np.frombuffer(stereo, dtype="<i2").reshape(-1, 2).astype(np.float32)
+    count = min(FADE_SAMPLES, len(samples))
+    if count:
+        samples[-count:] *= np.linspace(1.0, 0.0, count, dtype=np.float32)[:, None]
+    return np.rint(samples).astype("<i2").tobytes()
 
 
 def pcm_frames(pcm: bytes) -> list[bytes]:

@@ -22,7 +22,15 @@ import numpy as np
 
 from bot.core.errors import InternalError
 from bot.core.supervisor import supervise
-from bot.playback.audio_source import FRAME_S, FrameConverter, StreamingSource, pcm_frames
+from bot.playback.audio_source import (
+    DISCORD_RATE,
+    FRAME_S,
+    FRAME_SAMPLES,
+    SILENCE,
+    FrameConverter,
+    StreamingSource,
+    pcm_frames,
+)
 from bot.playback.queue_speedup import queue_rate
 from bot.playback.speaker_phrases import SpeakerPhrases
 from bot.playback.stats import BotStats, Snapshot, UtteranceResult
@@ -32,12 +40,12 @@ from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
 from bot.synthesis.tempo import Tempo, normal
-from bot.text.words import MAX_SOUND_PLAYS, Sound, has_sounds, sound_parts
+from bot.text.words import MAX_SOUND_PLAYS, Pause, Sound, has_sounds, sound_parts
 
 log = logging.getLogger(__name__)
 
 
-def has_words(parts: list[str | Sound]) -> bool:
+def has_words(parts: list[str | Sound | Pause]) -> bool:
     """Whether a message's remaining parts hold words for the model (not only sounds)."""
     return any(isinstance(part, str) and part.strip() for part in parts)
 
@@ -305,6 +313,9 @@ class GuildSpeaker:
             if isinstance(part, Sound):
                 playback.sink.feed_pcm(playback.utterance.sounds[part.key])
                 continue
+            if isinstance(part, Pause):
+                playback.sink.feed_silence(part.seconds)
+                continue
             job = self._job(playback.utterance, part, playback.sink, playback.rate)
             # it takes the row its message's words before the sound kept; without one (the
             # message began with a sound) it waits for room as its message did, in turn
@@ -528,7 +539,7 @@ class _Playback:
     played: asyncio.Future[Exception | None]
     rate: float = 1.0  # the rate it is spoken at (its queue's speed-up included)
     # what follows the first job's words: sounds and the words after them (`_play_rest`)
-    rest: list[str | Sound] = field(default_factory=list)
+    rest: list[str | Sound | Pause] = field(default_factory=list)
     not_connected: bool = False
     synthesized: bool = False  # every unit is in the source; it is playing out
     generation: int = 0  # which player's end counts: the one attached last
@@ -602,6 +613,19 @@ class PlaybackSink:
         self.source.feed(self._converter.flush())
         self._converter = FrameConverter()
         self.source.feed(pcm_frames(pcm))
+        if not self.playing and self._follows is None and self.source.ready:
+            self.start()
+
+    def feed_silence(self, seconds: float) -> None:
+        """A pause after all that was fed: the speech before it framed to its end (fading
+        out over its last 5 ms; its last frame's padding counts in the pause), then silent
+        frames to make `seconds`, and the speech after it starts afresh. The frames go into
+        the source at once: the pause is audio like any other, never an underrun."""
+        self.source.feed(self._converter.flush(fade=True))
+        padded = self._converter.padding
+        self._converter = FrameConverter()
+        frames = max(0, round((seconds * DISCORD_RATE - padded) / FRAME_SAMPLES))
+        self.source.feed([SILENCE] * frames)
         if not self.playing and self._follows is None and self.source.ready:
             self.start()
 

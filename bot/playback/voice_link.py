@@ -124,6 +124,7 @@ class VoiceLink(discord.VoiceClient):
         self._encoder: discord.opus.Encoder | None = None
         super().__init__(client, channel)
         self.removed = False  # Discord took the bot out of the channel (kicked, moved out)
+        self.answered = False  # Discord answered the join (a voice state with a channel)
         state = self._connection
         reader = getattr(state, "_socket_reader", None)
         if reader is None or not hasattr(reader, "pause"):  # another discord.py: nothing to do
@@ -145,10 +146,22 @@ class VoiceLink(discord.VoiceClient):
 
     async def on_voice_state_update(self, data: Any) -> None:
         """Notes a removal: the bot's voice state says "no channel" while discord.py expected
-        none (it expects one after its own or our leave). Read before discord.py resets it."""
-        expecting = getattr(self._connection, "_expecting_disconnect", True)
-        if data.get("channel_id") is None and not expecting:
-            self.removed = True
+        none (it expects one after its own or our leave). Read before discord.py resets it.
+
+        A "no channel" state before this link's join was answered is the late answer to a
+        leave sent before the join (ours, or discord.py's after a kick): Discord answers a
+        gateway's voice state requests in order, and the bot cannot be taken out of a channel
+        it has not entered. discord.py, whose new link expects no leave, would take it for a
+        kick and end the join, which then waited out its whole attempt: it is ignored."""
+        if data.get("channel_id") is not None:
+            self.answered = True
+        elif not self.answered:
+            log.debug("ignored a leave's late answer in guild %s", self.guild.id)
+            return
+        else:
+            expecting = getattr(self._connection, "_expecting_disconnect", True)
+            if not expecting:
+                self.removed = True
         await super().on_voice_state_update(data)
 
     def reap(self) -> None:

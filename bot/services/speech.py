@@ -28,6 +28,7 @@ from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.model_pool import ModelsBusyError
 from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
+from bot.text.words import Pause, has_sounds, sound_parts
 
 __all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
 
@@ -383,10 +384,9 @@ class SpeechService:
         voice = await spoken.voice(language)
         said = phrasebook(language).said.format(name=member.name)
         text = self.attributed(member, guild_id, text, voice, "/tts", said=said)
-        samples = await self.synthesize_file(
-            text, voice.spec, (member.id, guild_id), fallback=True,
-            language=self.model_language(language),
-        )  # fmt: skip
+        samples = await self.synthesize_parts(
+            text, voice.spec, (member.id, guild_id), language=self.model_language(language)
+        )
         # at their rate and pitch
         samples = await asyncio.to_thread(stretch, samples, spoken.rate, spoken.pitch)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
@@ -395,6 +395,23 @@ class SpeechService:
         if language != wanted:
             content = lines(self.fallback.notice(wanted, language), content)
         return Reply(content, file=("speech.ogg", data))
+
+    async def synthesize_parts(
+        self, text: str, voice: str | None, owner: tuple[int, int | None], language: str | None
+    ) -> np.ndarray:
+        """A file's speech with its pauses ([pause 2s], "...", a blank line) as silence of
+        their length between the words' speech, each part synthesized in turn."""
+        if not has_sounds(text):
+            return await self.synthesize_file(text, voice, owner, fallback=True, language=language)
+        pieces = []
+        for part in sound_parts(text):
+            if isinstance(part, Pause):
+                pieces.append(np.zeros(round(part.seconds * MODEL_RATE), dtype=np.float32))
+            elif isinstance(part, str):
+                pieces.append(await self.synthesize_file(
+                    part, voice, owner, fallback=True, language=language
+                ))  # fmt: skip
+        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     async def synthesize_file(
         self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,

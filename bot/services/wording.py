@@ -97,6 +97,7 @@ class Wording:
         DM (`guild` None), no dictionary and no names."""
         settings = settings or ServerSettings(guild_id=0)  # (a DM: the defaults)
         options = await self.options(guild.id if guild else None, settings, language)
+        options = dataclasses.replace(options, pauses=True)  # what a member typed to be said
         names = Names()
         if guild is not None:
             people: dict[int, str] = {}

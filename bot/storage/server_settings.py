@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.text.timestamps import DEFAULT_ZONE, zone
 from bot.text.words import ReadOptions
 
 _BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
@@ -37,6 +38,18 @@ def parse_rate(raw: str, name: str) -> float:
     if not SLOWEST <= value <= FASTEST:  # (NaN too)
         raise SettingError(tr("{name} goes from {lo} to {hi}.", name=name, lo=SLOWEST, hi=FASTEST))
     return round(value, 2)
+
+
+def parse_timezone(raw: str, name: str) -> str:
+    """A time zone's IANA name as typed ("Europe/Paris", "utc"); "none" or "off": UTC."""
+    text = raw.strip()
+    if text.lower() in ("", "none", "off", "utc", "default"):
+        return DEFAULT_ZONE
+    if zone(text) is None:
+        raise SettingError(
+            tr("{name} is a time zone such as Europe/Paris or America/New_York.", name=name)
+        )
+    return text
 
 
 def show_rate(rate: float) -> str:
@@ -114,6 +127,14 @@ class ServerSettings:
     max_length: int = _setting(
         300, "Longest spoken message, in characters", lo=20, hi=2_000, group="text"
     )
+    pauses: bool = _setting(
+        False, "Make pauses of “...” and blank lines in chat (/say and /tts always do)",
+        group="text",
+    )  # fmt: skip
+    timezone: str = _setting(
+        "UTC", "Time zone Discord's timestamps are read in (such as Europe/Paris)",
+        kind="timezone", group="text",
+    )  # fmt: skip
     bot_ignore: bool = _setting(True, "Ignore messages from bots and webhooks", group="reading")
     skip_prefix: str = _setting(
         "-", "Messages starting with this are not read ('none': off)", max_len=10, group="reading"
@@ -170,6 +191,8 @@ class ServerSettings:
             max_length=self.max_length,
             dictionary=dictionary,
             language=language,
+            timezone=self.timezone,
+            pauses=self.pauses,
         )
 
 
@@ -206,6 +229,8 @@ class SettingSpec:
             return value
         if self.kind == "rate":
             return parse_rate(text, self.name)
+        if self.kind == "timezone":
+            return parse_timezone(text, self.name)
         if text.lower() in ("none", "off", ""):
             if self.kind == "str":
                 return ""

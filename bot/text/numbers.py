@@ -35,6 +35,7 @@ from typing import Any
 
 from num2words import num2words
 
+from bot.text import noun_genders
 from bot.text.phrasebook import phrasebook
 
 MAX_DIGITS = 12  # past hundreds of billions a number is an id, a card or a key: digit by digit
@@ -82,6 +83,8 @@ class Numbering:
     clock_cues: frozenset[str] = frozenset()  # words before 15.30 written with a dot: "alle"
     articles: frozenset[str] = frozenset()  # before "3°" read as an ordinal: "il", "el"
     spaced_ampm: bool = False  # "3 pm" with a space (English; "5 am Montag" is German)
+    version_dot: str = ""  # said between a version's parts (v2.7.1); `dot` when empty
+    date_cues: frozenset[str] = frozenset()  # words before a day/month date: "le 3/5"
     extra_units: Mapping[str, str] = field(default_factory=dict)  # written form -> unit key
 
 
@@ -108,7 +111,7 @@ N = Noun
 ENGLISH = Numbering(
     code="en", decimal_mark=".", point="point", dot="dot", minus="minus", plus="plus",
     divided_by="divided by", range="{a} to {b}", score="{a} to {b}", out_of="{a} out of {b}",
-    number="number {n}", with_cents="{major} {minor}", spaced_ampm=True,
+    number="number {n}", with_cents="{major} {minor}", spaced_ampm=True, version_dot="point",
     units={
         "km": N("kilometer", "kilometers"), "m": N("meter", "meters"),
         "cm": N("centimeter", "centimeters"), "mm": N("millimeter", "millimeters"),
@@ -146,6 +149,7 @@ FRENCH = Numbering(
     number="numéro {n}", with_cents="{major} {minor}", singular_below_two=True,
     fraction_as_number=True, scale_of="de",
     scale_words=frozenset({"million", "millions", "milliard", "milliards"}),
+    date_cues=frozenset({"le", "du", "au", "ce"}),
     units={
         "km": N("kilomètre", "kilomètres"), "m": N("mètre", "mètres"),
         "cm": N("centimètre", "centimètres"), "mm": N("millimètre", "millimètres"),
@@ -192,6 +196,7 @@ GERMAN = Numbering(
                          "um", "anno", "vor", "nach", "sommer", "winter", "herbst", "frühjahr",
                          "frühling", "ende", "anfang", "mitte"}),
     clock_cues=frozenset({"um", "ab", "bis", "gegen"}),
+    date_cues=frozenset({"am", "vom", "zum", "bis", "ab", "dem", "den"}),
     units={
         "km": N("Kilometer", "Kilometer"), "m": N("Meter", "Meter"),
         "cm": N("Zentimeter", "Zentimeter"), "mm": N("Millimeter", "Millimeter"),
@@ -230,6 +235,7 @@ SPANISH = Numbering(
     number="número {n}", with_cents="{major} con {minor}", fraction_as_number=True,
     scale_of="de", scale_words=frozenset({"millón", "millones", "billón", "billones"}),
     clock_cues=frozenset({"las", "la"}), articles=frozenset({"el", "del", "al"}),
+    date_cues=frozenset({"el", "del", "al", "este"}),
     units={
         "km": N("kilómetro", "kilómetros"), "m": N("metro", "metros"),
         "cm": N("centímetro", "centímetros"), "mm": N("milímetro", "milímetros"),
@@ -276,6 +282,7 @@ ITALIAN = Numbering(
     scale_of="di", scale_words=frozenset({"milione", "milioni", "miliardo", "miliardi"}),
     clock_cues=frozenset({"alle", "dalle", "ore", "le", "verso", "entro"}),
     articles=frozenset({"il", "lo", "al", "del", "nel", "dal", "sul", "allo", "dello"}),
+    date_cues=frozenset({"il", "l", "del", "al", "dal", "nel", "entro"}),
     units={
         "km": N("chilometro", "chilometri"), "m": N("metro", "metri"),
         "cm": N("centimetro", "centimetri"), "mm": N("millimetro", "millimetri"),
@@ -318,6 +325,7 @@ PORTUGUESE = Numbering(  # Brazilian, as the phrasebook's Portuguese is
     scale_words=frozenset({"milhão", "milhões", "bilhão", "bilhões"}),
     clock_cues=frozenset({"às", "as", "das", "até"}),
     articles=frozenset({"o", "do", "no", "ao"}),
+    date_cues=frozenset({"o", "dia", "no", "do", "ao", "até"}),
     units={
         "km": N("quilômetro", "quilômetros"), "m": N("metro", "metros"),
         "cm": N("centímetro", "centímetros"), "mm": N("milímetro", "milímetros"),
@@ -359,6 +367,8 @@ DUTCH = Numbering(
     year_cues=frozenset({"in", "sinds", "jaar", "tot", "van", "vanaf", "rond", "na", "voor",
                          "begin", "eind", "midden", "zomer", "winter"}),
     clock_cues=frozenset({"om", "tot", "vanaf", "tegen"}),
+    date_cues=frozenset({"op", "tot", "vanaf", "per"}),
+    extra_units={"km/u": "km/h"},
     units={
         "km": N("kilometer", "kilometer"), "m": N("meter", "meter"),
         "cm": N("centimeter", "centimeter"), "mm": N("millimeter", "millimeter"),
@@ -449,7 +459,7 @@ def counted(value: int, nw: Numbering, *, feminine: bool = False) -> str:
     words = _cardinal(value, nw)
     code = nw.code
     if code == "fr":
-        if feminine and (words == "un" or words.endswith(" un")):
+        if feminine and (words == "un" or words.endswith((" un", "-un"))):
             words = words[:-2] + "une"
     elif code == "de":
         if words.endswith("eins"):
@@ -653,6 +663,131 @@ def _clock(hour: int, minute: int, nw: Numbering, ampm: str = "") -> str:
 # after "21": a word that is not the noun it counts ("veintiuno de ellos", "veintiuno y medio")
 _SPANISH_NOT_NOUNS = frozenset({"de", "y", "o", "u", "a", "en", "por", "más", "menos", "es", "son",
                                 "entre", "con", "sin", "que"})  # fmt: skip
+_ITALIAN_NOT_NOUNS = frozenset({"di", "e", "o", "a", "in", "per", "su", "da", "con", "che", "è",
+                                "sono", "più", "meno", "tra", "fra", "solo"})  # fmt: skip
+_NOT_NOUNS: dict[str, frozenset[str]] = {
+    "es": _SPANISH_NOT_NOUNS,
+    "it": _ITALIAN_NOT_NOUNS,
+    "fr": frozenset({"de", "et", "ou", "à", "sur", "par", "en", "pour"}),
+    "pt_BR": frozenset({"de", "e", "ou", "a", "em", "por", "para", "com"}),
+    "de": frozenset(),
+}
+_VOWELS = frozenset("aeiouàèéìíòóùhAEIOU")
+_IMPURE_S = re.compile(r"s[^aeiouàèéìòù]|z|gn|ps|x|y")  # uno studente, uno zaino
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)+")
+_VERSION_WORDS = frozenset({"v", "version", "versión", "versione", "versão", "versie", "ver"})
+_ENGLISH_DATE_CUE = re.compile(r"(?i)\b(?:on|by|until|till|from|since|before|after)[ \t\u00a0]+"
+                               r"the[ \t\u00a0]*$")  # fmt: skip
+_EN_YEAR_CUES = frozenset({"in", "since", "of", "by", "until", "from", "before", "after",
+                           "during", "year", "around", "circa", "summer", "winter", "spring",
+                           "fall", "autumn", "early", "late", "mid", "till", "back"})  # fmt: skip
+_EN_COUNTED = frozenset({"people", "children", "men", "women", "feet", "teeth", "mice",
+                         "geese", "sheep", "fish", "deer", "persons"})  # fmt: skip
+_EN_VERBS_IN_S = frozenset({"does", "goes", "seems", "looks", "marks", "begins", "ends",
+                            "brings", "comes", "starts", "feels", "sees", "gets", "makes",
+                            "means", "saw", "remains", "becomes", "changes", "promises",
+                            "shows", "turns", "sounds", "takes", "gives", "lives",
+                            "was", "has", "is", "this", "always", "perhaps",
+                            "sucks", "rocks", "happens", "hits", "kicks"})  # fmt: skip
+_IT_TEMPERATURE = re.compile(
+    r"\b(?:temperatur\w*|grad[oi]|caldo|freddo|fa|meteo|febbre|fuori|massim[ae]|minim[ae]|"
+    r"ci sono|c'è|forno|acqua|sole|estate|inverno|gelo|termometro|celsius|siamo a)\b"
+)
+_IT_ORDINAL_CUES = frozenset({
+    "arrivato", "arrivata", "arrivati", "arrivate", "classificato", "classificata",
+    "classificati", "piazzato", "piazzata", "finito", "finita", "giunto", "giunta",
+    "arriva", "arrivo", "posto",
+})  # fmt: skip
+_IT_ORDINAL_NOUNS = frozenset({"posto", "piano", "livello", "classificato", "classificata",
+                               "anno", "giorno", "turno", "premio", "secolo", "round",
+                               "tempo", "grado"})  # fmt: skip
+# 1/2 before a noun that is not a unit or a feminine one: "half a cup", "medio pan"
+_HALF_NOUNS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        {
+            "cup",
+            "hour",
+            "day",
+            "pizza",
+            "dozen",
+            "mile",
+            "pound",
+            "kilo",
+            "liter",
+            "litre",
+            "glass",
+            "bottle",
+            "page",
+            "year",
+            "month",
+            "minute",
+        }
+    ),
+    "es": frozenset({"kilo", "litro", "día", "año", "mes", "metro", "minuto", "vaso"}),
+    "pt_BR": frozenset({"quilo", "litro", "dia", "ano", "mês", "metro", "minuto", "copo"}),
+    "it": frozenset({"chilo", "litro", "giorno", "anno", "mese", "metro", "minuto", "bicchiere"}),
+    "fr": frozenset({"kilo", "litre", "mètre", "verre", "jour", "siècle", "tour"}),
+    "de": frozenset({"kilo", "liter", "meter", "jahr", "tag", "pfund", "glas", "brot"}),
+    "nl": frozenset({"kilo", "liter", "meter", "uur", "jaar", "pond", "dag", "glas", "brood"}),
+}
+_BLANKS = re.compile(r"[ \t\u00a0]*")
+
+
+# nouns a number labels (Staffel 1, temporada 1): the noun after it is not what it counts
+_LABELS: dict[str, frozenset[str]] = {
+    "de": frozenset({"staffel", "folge", "teil", "kapitel", "seite", "level", "runde", "platz",
+                     "nummer", "nr", "zimmer", "raum", "gleis", "linie", "version", "band",
+                     "akt", "szene", "episode", "tor"}),
+    "es": frozenset({"temporada", "capítulo", "página", "nivel", "número", "parte", "episodio",
+                     "versión", "sala", "planta", "puerta", "línea", "ronda", "jornada",
+                     "grupo", "fase", "nº"}),
+    "pt_BR": frozenset({"temporada", "capítulo", "página", "nível", "número", "parte",
+                        "episódio", "versão", "sala", "andar", "linha", "rodada", "fase",
+                        "grupo", "nº"}),
+    "it": frozenset({"stagione", "capitolo", "pagina", "livello", "numero", "parte",
+                     "episodio", "puntata", "versione", "sala", "piano", "linea", "fase",
+                     "gruppo", "giornata", "n"}),
+    "fr": frozenset({"saison", "chapitre", "page", "niveau", "numéro", "partie", "épisode",
+                     "version", "salle", "étage", "ligne", "manche", "groupe", "phase", "n"}),
+}  # fmt: skip
+
+
+def _half(noun: str, fem: bool, nw: Numbering) -> str:
+    """ "half" before `noun`, as the language says it with the article it needs; ending
+    with "'" or "-" when it is written as one word with the noun (mezz'ora, demi-heure)."""
+    code = nw.code
+    first = noun[:1].casefold()
+    if code == "en":
+        return "half an " if first in "aeiou" or noun.startswith(("hour", "honest")) else "half a "
+    if code == "fr":
+        return "une demi-" if fem else "un demi-"
+    if code == "es":
+        return "media " if fem else "medio "
+    if code == "pt_BR":
+        return "meia " if fem else "meio "
+    if code == "it":
+        if fem:
+            return "mezz'" if first in _VOWELS else "mezza "
+        return "mezzo "
+    if code == "de":
+        if fem:
+            return "eine halbe "
+        return "ein halber " if noun.casefold() in noun_genders.GERMAN_MASCULINE else "ein halbes "
+    return "een half " if noun.casefold() in noun_genders.DUTCH_NEUTER else "een halve "
+
+
+def _german_one(noun: str, previous: str) -> str:
+    """German "1" before a noun, in the case a preposition before it asks (in einer Stunde,
+    für einen Tag) and the noun's gender; the nominative elsewhere."""
+    fem = noun_genders.feminine(noun, "de")
+    masculine = noun.casefold() in noun_genders.GERMAN_MASCULINE
+    if previous in noun_genders.GERMAN_DATIVE:
+        return "einer" if fem else "einem"
+    if previous in noun_genders.GERMAN_ACCUSATIVE:
+        return "eine" if fem else "einen" if masculine else "ein"
+    return "eine" if fem else "ein"
+
+
 _DATIVE = frozenset({"am", "vom", "zum", "im", "beim", "dem", "den", "seit", "bis", "ab"})
 _ARTICLE = frozenset({"der", "die", "das"})
 
@@ -829,6 +964,9 @@ class _Reader:
             said += sum(c.isalnum() for c in words)
             before = " " if start and self.text[start - 1].isalnum() else ""
             after = " " if end < len(self.text) and self.text[end].isalnum() else ""
+            if words.endswith(("'", "-")):  # "un'ora", "une demi-heure": one word with the next
+                after = ""
+                end = _BLANKS.match(self.text, end).end()  # type: ignore[union-attr]  # `*`: it matches
             out += [between, before, words, after]
             position = end
         out.append(self.text[position:])
@@ -898,6 +1036,9 @@ class _Reader:
         tail = self.suffix(match, groups)
         if re.search(r"[ \u00a0\u202f]", written):
             return self.spaced(match, written, groups, previous)
+        if _VERSION.fullmatch(written) and self.is_version(match.start("num"), previous):
+            said = f" {nw.version_dot or nw.dot} ".join(_integer(p, nw) for p in written.split("."))
+            return said + tail
         dated = self.dated(written, groups, previous)
         if dated is not None:
             return dated
@@ -906,7 +1047,10 @@ class _Reader:
         if ":" in written:
             return self.colon(written, groups) + ("" if groups["ampm"] else tail)
         if "/" in written:
-            return self.slash(written, previous) + tail
+            before_noun = self.part_before_noun(written, groups, match.end())
+            if before_noun is not None:
+                return before_noun
+            return self.slash(written, previous, start) + tail
         if (
             nw.clock_cues
             and groups["clock"] is None
@@ -953,7 +1097,7 @@ class _Reader:
         return " ".join(_cardinal(int(p), self.nw) if len(p) <= MAX_DIGITS else
                         _digits(p, self.nw) for p in parts)  # fmt: skip
 
-    def slash(self, written: str, previous: str) -> str:
+    def slash(self, written: str, previous: str, start: int) -> str:
         nw = self.nw
         parts = written.split("/")
         if not all(p.isdigit() for p in parts) or len(parts) > 3:
@@ -962,6 +1106,11 @@ class _Reader:
             date_said = self.numeric_date(parts, previous, order=("dm", "md"))
             return date_said if date_said is not None else self.long(written)
         a, b = parts
+        if len(a) <= 2 and len(b) <= 2 and self.before_a_date(previous, start):
+            order = ("md",) if nw.code == "en" else ("dm",)
+            date_said = self.numeric_date(parts, previous, order=order)
+            if date_said is not None:  # "on the 3/5": "on the fifth of March"
+                return date_said.removeprefix("the ") if nw.code == "en" else date_said
         if (a, b) == ("24", "7"):
             return f"{_cardinal(24, nw)} {_cardinal(7, nw)}"
         zero = a[0] == "0" or b[0] == "0"
@@ -1036,6 +1185,9 @@ class _Reader:
         plain = all(p.isdigit() for p in pieces)
         if plain and digits >= 7 and (groups["sign"] == "+" or pieces[0].startswith("0")):
             return self.phone(pieces, country=groups["sign"] == "+") + self.suffix(match, groups)
+        # 333 123 4567, 347 5551234: no number but a phone's (2019 2020 2021: years side by side)
+        if plain and digits >= 9 and not all(len(p) == 4 for p in pieces):
+            return self.phone(pieces, country=False) + self.suffix(match, groups)
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])
 
@@ -1077,8 +1229,10 @@ class _Reader:
             for v in (va, vb)
         )
         first = _year(int(a), self.nw) if years else va.words(self.nw)
-        rest = self.single(match, b, groups, previous if not years else "im")
-        way = self.nw.range if va.decimal < vb.decimal else self.nw.score
+        score = va.decimal >= vb.decimal
+        rest = self.single(match, b, {**groups, "score": "yes"} if score else groups,
+                           previous if not years else "im")  # fmt: skip
+        way = self.nw.score if score else self.nw.range
         return way.format(a=first, b=rest)
 
     def single(self, match: re.Match[str], written: str, groups: dict[str, str | None],
@@ -1107,6 +1261,10 @@ class _Reader:
             if (whole and not groups["scale"] and nw.articles and previous in nw.articles
                     and not re.match(r"[ \t\u00a0]", groups["deg"])):  # fmt: skip
                 return _ordinal(int(whole), nw)  # "il 3° posto"
+            if (nw.code == "it" and whole and not groups["scale"] and not groups["sign"]
+                    and not re.match(r"[ \t\u00a0]", groups["deg"])
+                    and self.italian_ordinal_degree(previous, match)):  # fmt: skip
+                return _ordinal(int(whole), nw)  # "è arrivato 1°": primo
             return self.counted_noun(value, nw.units["°" + (groups["scale"] or "")])
         if groups["hm"] is not None:
             if groups["hmin"] and whole and int(whole) < 24:
@@ -1136,14 +1294,94 @@ class _Reader:
             said = self.in_a_date(int(whole), previous, end) if len(whole) <= 2 else None
             if said is not None:
                 return said
-            if len(whole) == 4 and self.is_year(int(whole), previous, end):
-                return _year(int(whole), nw)
-        said = value.words(nw)
-        if nw.code == "es" and whole and said.endswith("uno") and int(whole) > 1:
-            following = self.next_word(end, skip_of=False).casefold()
-            if following and following not in _SPANISH_NOT_NOUNS:  # treinta y un años
-                said = said[:-3] + ("ún" if said.endswith("veintiuno") else "un")
-        return said
+            if len(whole) == 4 and written.isdigit() and self.is_year(int(whole), previous, end):
+                return _year(int(whole), nw)  # (1,234 is never a year)
+        if (
+            whole
+            and not groups["hash"]
+            and not groups.get("score")
+            and len(whole) <= MAX_DIGITS
+            and (len(whole) == 1 or whole[0] != "0")
+        ):
+            agreed = self.agreeing(int(whole), previous, end)
+            if agreed is not None:
+                return agreed
+        return value.words(nw)
+
+    def agreeing(self, value: int, previous: str, end: int) -> str | None:
+        """A whole number agreeing with the noun after it ("trente et une pages", "quinientas
+        personas", "un'ora", "in einer Stunde"); None when no noun follows or the number
+        is said as alone."""
+        nw, code = self.nw, self.nw.code
+        if code == "es" and value == 1 and previous == "la":
+            return "una"  # a la 1: the hour
+        following = self.next_word(end, skip_of=False)
+        if not following or following.casefold() in _NOT_NOUNS.get(code, ()):
+            return None
+        if previous in _LABELS.get(code, ()):
+            return None  # temporada 1 capítulo 3, Staffel 1 Folge 3: a label, not a count
+        fem = noun_genders.feminine(following, code)
+        if code in ("fr", "pt_BR"):
+            return counted(value, nw, feminine=True) if fem else None
+        if code == "es":
+            return counted(value, nw, feminine=fem)  # veintiún kilos, veintiuna horas
+        if code == "it" and value == 1:
+            if fem:
+                return "un'" if following[:1].casefold() in _VOWELS else "una"
+            return "uno" if _IMPURE_S.match(following.casefold()) else "un"
+        if code == "de" and value == 1 and following[:1].isupper():
+            if following.casefold() in self.months:
+                return None
+            return _german_one(following, previous)
+        return None
+
+    def part_before_noun(self, written: str, groups: dict[str, str | None],
+                         end: int) -> str | None:  # fmt: skip
+        """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
+        when no such noun follows."""
+        nw = self.nw
+        if written != "1/2":
+            return None
+        unit = groups.get("unit")
+        if unit:
+            noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
+            return _half(noun.one, noun.feminine, nw) + noun.one
+        if groups.get("bare"):
+            return None
+        clock = groups.get("clock")
+        if clock:  # Dutch "1/2 uur"
+            return _half(clock, False, nw) + clock
+        following = self.next_word(end, skip_of=False)
+        names = {n.one.casefold(): n for n in nw.units.values()}
+        noun_of = names.get(following.casefold())
+        known = noun_of is not None or following.casefold() in _HALF_NOUNS.get(nw.code, ())
+        if not following or not (known or noun_genders.feminine(following, nw.code)):
+            return None
+        fem = noun_of.feminine if noun_of is not None else noun_genders.feminine(following, nw.code)
+        return _half(following, fem, nw).rstrip(" ")
+
+    def is_version(self, start: int, previous: str) -> bool:
+        """v2.0, V1.2.3, "version 2.7.1": a version, read with the language's "point"."""
+        text = self.text
+        if start >= 1 and text[start - 1] in "vV" and (start < 2 or not text[start - 2].isalnum()):
+            return True
+        return previous in _VERSION_WORDS
+
+    def before_a_date(self, previous: str, start: int) -> bool:
+        """After an article or preposition that stands before a date ("le", "am", "op");
+        in English, "on the" (and "by/until/from the")."""
+        if self.nw.code != "en":
+            return previous in self.nw.date_cues
+        return _ENGLISH_DATE_CUE.search(self.text[max(0, start - 20) : start]) is not None
+
+    def italian_ordinal_degree(self, previous: str, match: re.Match[str]) -> bool:
+        """Italian "1°" is an ordinal (primo) after a verb of arriving or before a noun such
+        as "posto", unless temperature words stand near (ci sono 35°)."""
+        around = self.text[max(0, match.start() - 40) : match.end() + 30].casefold()
+        if _IT_TEMPERATURE.search(around):
+            return False
+        following = self.next_word(match.end(), skip_of=False).casefold()
+        return previous in _IT_ORDINAL_CUES or following in _IT_ORDINAL_NOUNS
 
     def in_a_date(self, day: int, previous: str, end: int) -> str | None:
         """A day beside a month's name: "14 November" (the fourteenth of November),
@@ -1166,7 +1404,7 @@ class _Reader:
             return False
         code = self.nw.code
         if code == "en":
-            return True
+            return not self.counted_after(previous, end)
         if code not in ("de", "nl"):
             return False  # said the same either way
         if previous in self.nw.year_cues or previous in self.months:
@@ -1175,6 +1413,20 @@ class _Reader:
         if code == "de":
             return not following[:1].isupper() or following.casefold() in self.months
         return not following
+
+    def counted_after(self, previous: str, end: int) -> bool:
+        """English "2024 people": a number before a counted noun (a plural) is a count,
+        unless a word before it calls for a year ("in 2024 people ...")."""
+        if previous in _EN_YEAR_CUES or previous in self.months:
+            return False
+        following = self.next_word(end, skip_of=False)
+        word = following.casefold()
+        if not following[:1].islower():
+            return False
+        if word in _EN_COUNTED:
+            return True
+        return (len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+                and word not in _EN_VERBS_IN_S)  # fmt: skip
 
     def german_dot(self, value: _Value, whole: str | None, previous: str, end: int) -> str:
         """German "3." is an ordinal before a month, a lower-case word or a noun such as
@@ -1203,6 +1455,8 @@ class _Reader:
     def counted_noun(self, value: _Value, noun: Noun) -> str:
         said = value.count_words(self.nw, noun)
         name = noun.one if value.singular(self.nw) else noun.many
+        if self.nw.code == "it" and said == "una" and name[:1] in _VOWELS:
+            return f"un'{name}"  # un'ora, un'oncia
         return f"{said} {self.of_scale(said, name)}{name}"
 
     def of_scale(self, said: str, name: str) -> str:

@@ -25,6 +25,7 @@ import emoji
 
 from bot.text.numbers import cardinal, read_numbers
 from bot.text.phrasebook import ENGLISH, Attachment, Phrasebook, phrasebook
+from bot.text.timestamps import read_timestamp
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ class ReadOptions:
     numbers: bool = True  # numbers, dates, times, money and units as words in `language`
     # words with a sound (/dict sound), as written: marked in the words (`sound_parts`)
     sounds: frozenset[str] = frozenset()
+    timezone: str = "UTC"  # Discord's timestamps are read in this zone (an IANA name)
+    # "...", a blank line and [pause] / [pause 2s] make silences (`Pause` parts): /say and
+    # /tts always, chat where the server turns `pauses` on
+    pauses: bool = False
 
     @property
     def phrases(self) -> Phrasebook:
@@ -157,7 +162,7 @@ _USER = re.compile(r"<@!?(\d{1,20})>")
 _ROLE = re.compile(r"<@&(\d{1,20})>")
 _CHANNEL = re.compile(r"<#(\d{1,20})>")
 _SLASH = re.compile(r"</([^:<>\n]{1,100}):\d{1,20}>")
-_TIMESTAMP = re.compile(r"<t:(-?\d+)(?::[tTdDfFR])?>")
+_TIMESTAMP = re.compile(r"<t:(-?\d{1,20})(?::([tTdDfFR]))?>")
 _CUSTOM_EMOJI = re.compile(r"<a?:(\w{1,64}):\d{1,20}>")
 _GUILD_NAV = re.compile(r"<id:(customize|browse|guide|linked-roles)(?::\d+)?>")
 _EVERYONE = re.compile(r"@(everyone|here)\b")
@@ -186,6 +191,19 @@ SOUND_OPEN, SOUND_SAID, SOUND_CLOSE = "\uf8fd", "\uf8fe", "\uf8ff"
 _SOUND = re.compile("\uf8fd([^\uf8fd-\uf8ff]*)\uf8fe([^\uf8fd-\uf8ff]*)\uf8ff")
 _SOUND_MARK = re.compile("[\uf8fd-\uf8ff]")
 MAX_SOUND_PLAYS = 3  # sounds played in one message; later words with a sound are spoken
+# A pause is marked as a sound whose key is PAUSE_KEY and its milliseconds: a private-use
+# character typed text never holds (`_plain` drops them), so no word's key starts with it.
+PAUSE_KEY = "\uf8fcpause:"
+MAX_PAUSE_S = 3.0  # the longest pause a writer may ask for ([pause 9s] is 3 s)
+MAX_PAUSES = 10  # pauses made in one message; later ones are not
+PAUSE_S = {"ellipsis": 0.5, "blank_line": 0.7, "asked": 1.0}  # each kind's length
+_ASKED_PAUSE = re.compile(
+    r"\[[ \t]*pause(?:[ \t]+([0-9]{1,4}(?:[.,][0-9]{1,3})?)[ \t]*(ms|s)?)?[ \t]*\]", re.IGNORECASE
+)
+# each starts only where its run starts, so that a long run of dots or spaces is read once
+_ELLIPSIS_PAUSE = re.compile(r"(?<!\.)(?:\.{3,}|…)(?=[ \t]*\n|[ \t]+\S)")
+_BLANK_LINE = re.compile(r"(?<![ \t])[ \t]*\n(?:[ \t]*\n)+[ \t]*")
+_PAUSE_LEFT = re.compile("\uf8fcpause:[0-9]*")  # a pause's key that a length cut left alone
 _RAW_MARKUP = re.compile(r"[<>*~`|]")  # what could still look like syntax after all else
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]+")
 _ZERO_WIDTH = re.compile(r"[\u200b\u200c\u2060\ufeff\u00ad]")  # not ZWJ: emoji need it
@@ -254,13 +272,11 @@ def _emoji_name(name: str) -> str:
     return name.replace("_", " ").replace(":", "").strip()
 
 
-def _timestamp(seconds: str, book: Phrasebook) -> str:
-    try:
-        moment = datetime.fromtimestamp(int(seconds), UTC)
-    except (OverflowError, OSError, ValueError):
-        return f" {book.a_time} "
-    month = book.months[moment.month - 1]
-    return f" {book.date.format(day=moment.day, month=month, year=moment.year)} "
+def _timestamp(match: re.Match[str], options: ReadOptions, now: datetime) -> str:
+    """A Discord timestamp by its style (f when none is given), in the server's zone."""
+    said = read_timestamp(int(match.group(1)), match.group(2) or "f", options.language,
+                          options.timezone, now)  # fmt: skip
+    return f" {said if said is not None else options.phrases.a_time} "
 
 
 def _cut_repeats(text: str, limit: int) -> str:
@@ -387,19 +403,50 @@ class Sound:
     key: str
 
 
+@dataclass(frozen=True)
+class Pause:
+    """A silence in a line (`sound_parts`), of `seconds`."""
+
+    seconds: float
+
+
+def pause_mark(seconds: float, said: str = "") -> str:
+    """A pause of `seconds` (at most MAX_PAUSE_S) in a line, `said` where it is not made."""
+    ms = round(min(max(seconds, 0.0), MAX_PAUSE_S) * 1000)
+    return f"{SOUND_OPEN}{PAUSE_KEY}{ms}{SOUND_SAID}{said}{SOUND_CLOSE}"
+
+
+def _asked_pause(match: re.Match[str]) -> float:
+    """[pause] (a second), [pause 2s], [pause 1,5 s], [pause 500ms]: at most MAX_PAUSE_S."""
+    if match.group(1) is None:
+        return PAUSE_S["asked"]
+    value = float(match.group(1).replace(",", "."))
+    return value / 1000 if (match.group(2) or "s").lower() == "ms" else value
+
+
+def _pauses(text: str, protected: _Protected) -> str:
+    """[pause] and "..." before more words as pauses, held from the later steps (the digits
+    of their lengths are no numbers to read)."""
+    text = _ASKED_PAUSE.sub(lambda m: f" {protected.hold(pause_mark(_asked_pause(m)))} ", text)
+    return _ELLIPSIS_PAUSE.sub(
+        lambda m: m.group(0) + protected.hold(pause_mark(PAUSE_S["ellipsis"])), text
+    )
+
+
 def sound_parts(
     text: str, playable: Container[str] = frozenset(), most: int = MAX_SOUND_PLAYS
-) -> list[str | Sound]:
-    """A line's words and sounds, in order: the first `most` words marked with a sound that is
-    `playable` become a `Sound`; any other is said as its dictionary says (or as written). A
-    part with nothing to say (a comma between two sounds) is left out; a mark that a length
-    cut left alone is dropped."""
-    parts: list[str | Sound] = []
+) -> list[str | Sound | Pause]:
+    """A line's words, sounds and pauses, in order: the first `most` words marked with a sound
+    that is `playable` become a `Sound`; any other is said as its dictionary says (or as
+    written); the first MAX_PAUSES pauses become a `Pause`. A part with nothing to say (a
+    comma between two sounds) is left out; a mark that a length cut left alone is dropped."""
+    parts: list[str | Sound | Pause] = []
     words: list[str] = []
-    played = 0
+    played = paused = 0
 
     def said() -> None:
-        line = _SPACES.sub(" ", _SOUND_MARK.sub("", "".join(words))).strip()
+        line = _PAUSE_LEFT.sub("", "".join(words))
+        line = _SPACES.sub(" ", _SOUND_MARK.sub("", line)).strip()
         words.clear()
         if any(c.isalnum() for c in line):
             parts.append(line)
@@ -409,6 +456,14 @@ def sound_parts(
         words.append(text[position : match.start()])
         position = match.end()
         key = match.group(1)
+        if key.startswith(PAUSE_KEY):
+            if paused < MAX_PAUSES:
+                said()
+                parts.append(Pause(int(key[len(PAUSE_KEY) :] or 0) / 1000))
+                paused += 1
+            else:
+                words.append(match.group(2))
+            continue
         if played < most and key in playable:
             said()
             parts.append(Sound(key))
@@ -421,13 +476,15 @@ def sound_parts(
 
 
 def without_sounds(text: str) -> str:
-    """A line with its words' sounds said instead (as the dictionary says, or as written)."""
-    return _SOUND_MARK.sub("", _SOUND.sub(lambda m: m.group(2), text))
+    """A line with its words' sounds said instead (as the dictionary says, or as written),
+    and no pauses."""
+    return _SOUND_MARK.sub("", _PAUSE_LEFT.sub("", _SOUND.sub(lambda m: m.group(2), text)))
 
 
 def sound_keys(text: str, most: int = MAX_SOUND_PLAYS) -> list[str]:
     """The words whose sounds a line would play, in order (the first `most` marked)."""
-    return [match.group(1) for match in _SOUND.finditer(text)][:most]
+    keys = (match.group(1) for match in _SOUND.finditer(text))
+    return [key for key in keys if not key.startswith(PAUSE_KEY)][:most]
 
 
 def has_sounds(text: str) -> bool:
@@ -515,10 +572,13 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = _ROLE.sub(role, text)
     text = _CHANNEL.sub(channel, text)
     text = _SLASH.sub(lambda m: f" {book.slash_command.format(name=m.group(1))} ", text)
-    text = _TIMESTAMP.sub(lambda m: _timestamp(m.group(1), book), text)
+    now = datetime.now(UTC)
+    text = _TIMESTAMP.sub(lambda m: _timestamp(m, options, now), text)
     text = _GUILD_NAV.sub(f" {book.server_page} ", text)
     text = _EVERYONE.sub(lambda m: m.group(1), text)
     protected = _Protected()
+    if options.pauses:
+        text = _pauses(text, protected)
     if dictionary:
         numbers_in = options.language if options.numbers else None
         text = _apply_dictionary(text, options.dictionary, protected, numbers_in, options.sounds)
@@ -540,6 +600,8 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = _unmark(text)
     text = _RAW_MARKUP.sub(" ", text).replace("\u200d", "")
     text = _cut_repeats(text, options.repeated_characters)
+    if options.pauses:  # (the line markup went first: a list after a blank line is no list)
+        text = _BLANK_LINE.sub(f"\n{pause_mark(PAUSE_S['blank_line'])} ", text)
     return _sentences(protected.restore(text))
 
 

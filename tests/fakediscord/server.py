@@ -184,6 +184,7 @@ class FakeDiscord:
     GUILD2_VOICE_ID = "2100000000000000003"
     GUILD2_VOICE2_ID = "2100000000000000004"
     # View Channel, Send Messages, Read Message History, Connect, Speak, Use Application Commands
+    LATE_LEAVE_S = 1.0  # `late_leave_answers`: the longest a leave waits for its answer
     EVERYONE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 20) | (1 << 21) | (1 << 31)
 
     def __init__(
@@ -251,6 +252,13 @@ class FakeDiscord:
         # Discord sends VOICE_STATE_UPDATE and VOICE_SERVER_UPDATE for a join in either order
         self.server_update_first = False
         self.voice_resume_fails = False  # answer a voice RESUME (op 7) with close 4006
+        # Answer the bot's leave (op 4, `channel_id: null`) late: its VOICE_STATE_UPDATE comes
+        # only after the bot's next op 4 (before that op's own answer, in the order Discord
+        # handled them), or after `LATE_LEAVE_S` when no op 4 follows. Discord may do this.
+        self.late_leave_answers = False
+        self._held_leaves: dict[str, tuple[JSON, asyncio.TimerHandle]] = {}  # guild -> its answer
+        self._late_tasks: set[asyncio.Task[bool]] = set()
+        self.leaves_answered_after_a_join = 0  # held leaves answered after the next join's op 4
         self.voice_hosts: list[str] = []  # the endpoint host of each voice websocket opened
         self._sessions: set[int] = set()  # shards that identified (a new one replaces theirs)
         self._voice_ssrc: dict[str, int] = {}  # guild -> ssrc of the bot's voice session
@@ -283,6 +291,8 @@ class FakeDiscord:
         await loop.create_datagram_endpoint(lambda: self.udp, local_addr=("127.0.0.1", 0))
 
     async def close(self) -> None:
+        for _, later in self._held_leaves.values():
+            later.cancel()
         for ws in list(self._gateways.values()):
             await ws.close()
         if self._runner is not None:
@@ -856,6 +866,8 @@ class FakeDiscord:
                 for guild in self.guilds_of_shard(shard):
                     await self.dispatch("GUILD_CREATE", self._guild_json(guild), shard)
             elif op == 4:
+                if await self._answer_held_leave(str(data["guild_id"])) and data["channel_id"]:
+                    self.leaves_answered_after_a_join += 1
                 await self._bot_voice_state(data)
             elif op == 6:
                 if self.invalidate_resume:
@@ -936,7 +948,12 @@ class FakeDiscord:
             "endpoint": f"127.0.0.1:{self.port}",
         }
         state = self._voice_state_json(self.bot, channel_id, guild)
-        if channel_id is None:
+        if channel_id is None and self.late_leave_answers:
+            later = asyncio.get_running_loop().call_later(
+                self.LATE_LEAVE_S, self._answer_held_leave_soon, guild
+            )
+            self._held_leaves[guild] = (state, later)
+        elif channel_id is None:
             await self.dispatch("VOICE_STATE_UPDATE", state)
         elif self.server_update_first:
             await self.dispatch("VOICE_SERVER_UPDATE", server_update)
@@ -944,6 +961,21 @@ class FakeDiscord:
         else:
             await self.dispatch("VOICE_STATE_UPDATE", state)
             await self.dispatch("VOICE_SERVER_UPDATE", server_update)
+
+    def _answer_held_leave_soon(self, guild: str) -> None:
+        task = asyncio.create_task(self._answer_held_leave(guild))
+        self._late_tasks.add(task)
+        task.add_done_callback(self._late_tasks.discard)
+
+    async def _answer_held_leave(self, guild: str) -> bool:
+        """Send the guild's held leave answer, if any (True)."""
+        held = self._held_leaves.pop(guild, None)
+        if held is None:
+            return False
+        state, later = held
+        later.cancel()
+        await self.dispatch("VOICE_STATE_UPDATE", state)
+        return True
 
     async def _own_stage_state(self, guild: str, body: JSON) -> web.Response:
         """The bot leaves a stage's audience (`suppress: false`, for stage moderators: Mute

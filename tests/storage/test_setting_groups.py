@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 
 LONGEST = {"bool": False, "int": 86_400, "rate": 1.25, "channel": 2**63 - 1, "role": 2**63 - 1,
            "voice_channel": 2**63 - 1, "voice": "x" * 32, "language": "portuguese",
-           "str": "x" * 10}  # fmt: skip
+           "str": "x" * 10, "timezone": "America/Argentina/ComodRivadavia"}  # fmt: skip
 MOST_READ = [ReadChannel(2**63 - 1 - n, 2**63 - 1) for n in range(MAX_READ_CHANNELS)]
 
 

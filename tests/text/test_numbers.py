@@ -19,7 +19,7 @@ ENGLISH = [
     ("it is -3 outside", "it is minus three outside"),
     ("0.5", "zero point five"),
     ("pick 1,2,3", "pick one, two, three"),  # a list, not a number
-    ("v1.2.3", "v one dot two dot three"),
+    ("v1.2.3", "v one point two point three"),  # a version: "point" (issue 50)
     ("192.168.1.1", "one hundred and ninety-two dot one hundred and sixty-eight dot one dot one"),
     ("Player123", "Player one hundred and twenty-three"),
     ("#1 fan", "number one fan"),

@@ -55,8 +55,8 @@ CASES: list[tuple[str, str] | tuple[str, str, ReadOptions]] = [
     ("mail me@example.com", "mail me@example.com"),
     ("<@1><@1><@1>", "Alice Alice Alice"),
     ("</ping:123> works", "slash ping works"),
-    ("at <t:1700000000:R>", "at the fourteenth of November twenty twenty-three"),
-    ("at <t:1700000000>", "at 14 November 2023", DIGITS),
+    ("on <t:1700000000:D>", "on the fourteenth of November twenty twenty-three"),
+    ("on <t:1700000000>", "on 14 November 2023 at 10:13 pm UTC", DIGITS),  # style f
     ("at <t:99999999999999:R>", "at a time"),
     ("see <id:customize>", "see a server page"),
     # emoji
