@@ -137,6 +137,9 @@ FRENCH_REPLIES: dict[str, str] = {
     "Messages starting with “{prefix}” are not read aloud in this server.": (
         "Les messages qui commencent par « {prefix} » ne sont pas lus dans ce serveur."
     ),
+    "That message is in a private thread: I don't read private threads aloud.": (
+        "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
+    ),
     "Someone in {channel} cannot see that message's channel, so I won't read it there.": (
         "Quelqu'un dans {channel} ne peut pas voir le salon de ce message : je ne le lirai pas là."
     ),

@@ -22,6 +22,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers, Utterance
+from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in
 from bot.services.wording import capped
@@ -121,6 +122,22 @@ def thread_of(message: discord.Message) -> discord.Thread | None:
     return None
 
 
+def in_private_thread(message: discord.Message) -> bool:
+    """In a private thread (type 12): only the members it was opened to (and Manage Threads)
+    see it, and without the members intent the bot cannot know who they are, nor does
+    `Thread.permissions_for` (the parent's permissions): such a message is never read aloud.
+    A thread discord.py does not know is no read channel's either."""
+    thread = thread_of(message)
+    return thread is not None and thread.type == discord.ChannelType.private_thread
+
+
+def builtin_voice(settings: ServerSettings) -> SpokenVoice:
+    """The server's built-in voice (its `default_voice`, else the operator's): what speaks
+    words the bot composes rather than quotes, such as a poll's result, so that no member's
+    cloned voice says them."""
+    return SpokenVoice(settings.default_voice) if settings.default_voice else SpokenVoice()
+
+
 MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
 POLL_RESULT_EMBED = "poll_result"
 # the author key a poll result is read under: its words are Discord's, not its author's, so it
@@ -183,10 +200,14 @@ def in_forum(thread: discord.Thread) -> bool:
     return isinstance(thread.parent, discord.ForumChannel)
 
 
-def forum_title(message: discord.Message) -> str:
+def forum_title(message: discord.Message, *, cloned: bool = False) -> str:
     """A forum post's title when `message` is its first (its starter message has the
-    thread's id); '' for any other message."""
+    thread's id); '' for any other message. Never in a cloned voice (`cloned`): the title
+    read is the thread's name now, which anyone with Manage Threads may have renamed, and
+    Discord does not say who did: a clone speaks only what its owner wrote."""
     thread = thread_of(message)
+    if cloned:
+        return ""
     if thread is None or thread.id != message.id or not in_forum(thread):
         return ""
     return thread.name
@@ -237,6 +258,8 @@ class AutoReader:
             return "not a member"
         if guild.me is not None and author.id == guild.me.id:
             return "own message"
+        if in_private_thread(message):
+            return "a private thread"
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
         bot_channel = voice_client.channel if voice_client is not None else None
@@ -294,7 +317,8 @@ class AutoReader:
             message, language
         ):
             language = self.speech.language  # it could not load: the default speaks
-        voice = await spoken.voice(language)
+        # a poll's result is Discord's words, not its author's: the built-in voice says it
+        voice = builtin_voice(settings) if result else await spoken.voice(language)
         if voice.cloned_id is not None:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
@@ -512,7 +536,7 @@ class AutoReader:
             forwarded=bool(snapshots),
             author_webhook=author_webhook,
             reply_to_webhook=reply_to_webhook,
-            title=forum_title(message),
+            title=forum_title(message, cloned=attested),
             poll=poll_of(message),
         )
         lines = announce_both(facts, names, options)
@@ -583,6 +607,10 @@ class AutoReader:
         if guild is None:
             raise UserError(tr("I can only speak messages from a server."))
         await self.speech.blocks.check(invoker.id, guild.id)
+        if in_private_thread(message):
+            raise UserError(tr(
+                "That message is in a private thread: I don't read private threads aloud."
+            ))  # fmt: skip
         settings = await self.db.guilds.get(guild.id)
         author = message.author
         webhook = message.webhook_id is not None
@@ -625,7 +653,8 @@ class AutoReader:
             wanted, language = language, await self.speech.load_or_default(language)
             if language != wanted:  # the voice channel's chat is told once
                 await self.speech.fallback.tell(channel, channel.guild, wanted, language)
-        voice = await spoken.voice(language)
+        voice = builtin_voice(settings) if is_poll_result(message) else await spoken.voice(
+            language)  # fmt: skip
         text = await self.render(message, settings, say_name=True, language=language,
                                  attested=voice.cloned_id is not None,
                                  author=spoken.member)  # fmt: skip

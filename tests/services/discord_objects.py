@@ -253,13 +253,16 @@ class Server:
         return data
 
     def thread_create(self, parent_id: str, name: str, owner: Person, *,
-                      thread_id: str | None = None) -> JSON:  # fmt: skip
+                      thread_id: str | None = None, private: bool = False) -> JSON:  # fmt: skip
         """THREAD_CREATE of a public thread (type 11) `owner` started in `parent_id` (a
         forum's post is one: its id is its starter message's), as Discord sends it to a bot
-        with the guilds intent: `newly_created`, no `member` (the bot has not joined it)."""
+        with the guilds intent: `newly_created`, no `member` (the bot has not joined it).
+        `private`: a private thread (type 12, `invitable`) the bot was added to: Discord then
+        sends THREAD_CREATE with the bot's thread `member`, not `newly_created`."""
         created = now_iso()
         data: JSON = {
-            "id": thread_id or snowflake(), "type": 11, "guild_id": self.id, "name": name,
+            "id": thread_id or snowflake(), "type": 12 if private else 11, "guild_id": self.id,
+            "name": name,
             "parent_id": parent_id, "owner_id": owner.id, "last_message_id": None,
             "rate_limit_per_user": 0, "flags": 0, "message_count": 0, "member_count": 1,
             "total_message_sent": 0,
@@ -269,7 +272,21 @@ class Server:
             },
             "newly_created": True,
         }  # fmt: skip
+        if private:
+            data["thread_metadata"]["invitable"] = True
+            del data["newly_created"]
+            data["member"] = {
+                "id": data["id"], "user_id": self.bot.id, "join_timestamp": created, "flags": 0,
+            }  # fmt: skip
         self.state.parsers["THREAD_CREATE"](data)
+        return data
+
+    def thread_update(self, thread: JSON, **changes: Any) -> JSON:
+        """THREAD_UPDATE of `thread` (a THREAD_CREATE's payload) with `changes` (`name=`: a
+        rename, by its owner or by anyone with Manage Threads: Discord does not say who)."""
+        data = {k: v for k, v in thread.items() if k not in ("newly_created", "member")}
+        data.update(changes)
+        self.state.parsers["THREAD_UPDATE"](data)
         return data
 
     def forum_post(self, author: Person, title: str, content: str,
