@@ -151,9 +151,10 @@ async def test_a_poll_result_is_never_in_its_authors_clone(
     await bot.clone("alice")
     poll = poll_message(server, "Pizza or pasta?", ["Pizza", "pasta"])
     result = result_message(server, poll, WON)
-    assert payload_check.errors_of(
-        server._gateway_message(result), "GatewayMessageCreateDispatchData"
-    ) == []
+    assert (
+        payload_check.errors_of(server._gateway_message(result), "GatewayMessageCreateDispatchData")
+        == []
+    )
     if case.how == "auto-read":
         assert await bot.reader.handle(server.message_create(result)) == "read"
     else:
