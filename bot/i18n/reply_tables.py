@@ -137,6 +137,9 @@ FRENCH_REPLIES: dict[str, str] = {
     "Messages starting with “{prefix}” are not read aloud in this server.": (
         "Les messages qui commencent par « {prefix} » ne sont pas lus dans ce serveur."
     ),
+    "You are in the stage's audience: I speak on the stage only for its speakers.": (
+        "Vous êtes dans le public de la scène : je ne parle sur la scène que pour ses intervenants."
+    ),
     "That message is in a private thread: I don't read private threads aloud.": (
         "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
     ),

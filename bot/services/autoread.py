@@ -24,7 +24,7 @@ from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers, Utterance
 from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
-from bot.services.speech import SpeechService, humans_in
+from bot.services.speech import SpeechService, humans_in, in_stage_audience
 from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
@@ -101,12 +101,6 @@ def _limits(message: discord.Message, rate_limit: int) -> list[tuple[Author, int
     if message.webhook_id is not None:
         limits.append((message.webhook_id, rate_limit * WEBHOOK_NAMES))
     return limits
-
-
-def in_stage_audience(member: discord.Member | discord.User) -> bool:
-    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
-    voice = getattr(member, "voice", None)
-    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
 
 
 def thread_of(message: discord.Message) -> discord.Thread | None:
@@ -639,7 +633,7 @@ class AutoReader:
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
         if not webhook and not spoken.member.autoread:  # a plain User too: resolved data
             raise UserError(tr("Its author has asked not to have their messages read aloud."))
-        channel = self.speech.caller_channel(invoker)
+        channel = self.speech.speaking_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
             raise UserError(tr(
                 "Someone in {channel} cannot see that message's channel, so I won't read it "

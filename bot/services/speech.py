@@ -29,7 +29,7 @@ from bot.synthesis.model_pool import ModelsBusyError
 from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
 
-__all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
+__all__ = ["SpeechService", "UserError", "humans_in", "in_stage_audience", "leave_voice"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,19 @@ def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
     the block service is built before the speech service that checks it."""
     speaker = speakers.get(guild_id)
     return 0 if speaker is None else speaker.drop_author(user_id)
+
+
+def in_stage_audience(member: discord.Member | discord.User) -> bool:
+    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
+    voice = getattr(member, "voice", None)
+    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
+
+
+def moves_members_in(channel: VoiceChannel, member: discord.Member | discord.User) -> bool:
+    """The member may move members in `channel` (the bot's voice channel): the permission
+    there, overwrites applied, not in the channel a command was typed in (a temp-voice bot
+    grants Move Members on a member's own channel, which must not reach the bot's)."""
+    return isinstance(member, discord.Member) and channel.permissions_for(member).move_members
 
 
 class SpeechService:
@@ -95,6 +108,17 @@ class SpeechService:
         if voice is None or voice.channel is None:
             raise UserError(tr("Join a voice channel first, then try again."))
         return voice.channel
+
+    def speaking_channel(self, member: discord.Member | discord.User) -> VoiceChannel:
+        """Where the member's speech would be said (/say, a preview, "Speak this message"):
+        their voice channel, unless they are in a stage's audience, whom Discord keeps from
+        speaking there: the bot does not speak on the stage for them."""
+        channel = self.caller_channel(member)
+        if in_stage_audience(member):
+            raise UserError(tr(
+                "You are in the stage's audience: I speak on the stage only for its speakers."
+            ))  # fmt: skip
+        return channel
 
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -160,7 +184,7 @@ class SpeechService:
         await self.blocks.check(member.id, guild.id if guild is not None else None,
                                 blocked=spoken.member.blocked if spoken else None)  # fmt: skip
         text = self.check_text(text)
-        channel = self.caller_channel(member)
+        channel = self.speaking_channel(member)
         if spoken is None or spoken.guild_id != channel.guild.id:
             spoken = await self.spoken(member.id, channel.guild.id)
         language = spoken.language
@@ -275,7 +299,7 @@ class SpeechService:
         (default: the member's own); `rate`: the speaking rate (a message: its author's);
         `speedup`: the server's `queue_speedup` (a message: faster while others wait);
         `pitch`: in semitones (a message: its author's)."""
-        channel = self.caller_channel(member)
+        channel = self.speaking_channel(member)
         text = self.check_text(text)
         if language is None:
             language = await self.language_of(member.id, channel.guild.id)
@@ -321,12 +345,15 @@ class SpeechService:
         permissions: discord.Permissions,
     ) -> None:
         """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
-        members who may move members or manage the server; never for a blocked member (a
-        blocked troll in the channel would silence everyone)."""
+        members who may move members there or manage the server; never for a blocked member
+        (a blocked troll in the channel would silence everyone). `permissions`: the
+        invoker's in the channel the command was typed in: its Manage Server is the
+        server's (not a channel permission), but its Move Members may be that channel's
+        alone, so Move Members is read in the bot's channel."""
         await self.blocks.check(member.id, guild.id)
         voice_client = guild.voice_client
         channel = getattr(voice_client, "channel", None)
-        if channel is None or permissions.move_members or permissions.manage_guild:
+        if channel is None or permissions.manage_guild or moves_members_in(channel, member):
             return
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel != channel:

@@ -55,6 +55,7 @@ MANAGE_MESSAGES = P(manage_messages=True).value
 MODERATE_MEMBERS = P(moderate_members=True).value
 MANAGE_GUILD = P(manage_guild=True).value
 VIEW_CHANNEL = P(view_channel=True).value
+MOVE_MEMBERS = P(move_members=True).value
 
 SILENT = 1 << 12  # MessageFlags.SUPPRESS_NOTIFICATIONS
 UNKNOWN_MEMBER = 10007  # Discord's JSON error code
@@ -227,12 +228,13 @@ class Server:
         """They left (or were kicked): REST knows them no more."""
         self.joined.discard(self.people[username].id)
 
-    def deny(self, channel_id: str, deny: int, person: Person | None = None) -> None:
-        """An overwrite on a channel for @everyone (or one member): in GUILD_CREATE before
-        `start()`, a CHANNEL_UPDATE after it."""
+    def deny(self, channel_id: str, deny: int, person: Person | None = None, *,
+             allow: int = 0) -> None:  # fmt: skip
+        """An overwrite on a channel for @everyone (or one member), denying `deny` (and
+        allowing `allow`): in GUILD_CREATE before `start()`, a CHANNEL_UPDATE after it."""
         target, kind = (person.id, 1) if person is not None else (self.id, 0)
         self.overwrites.setdefault(channel_id, []).append(
-            {"id": target, "type": kind, "allow": "0", "deny": str(deny)}
+            {"id": target, "type": kind, "allow": str(allow), "deny": str(deny)}
         )
         if self.guild is not None:
             (spec,) = [c for c in self.CHANNELS if c[0] == channel_id]
