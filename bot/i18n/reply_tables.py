@@ -140,6 +140,15 @@ FRENCH_REPLIES: dict[str, str] = {
     "You are in the stage's audience: I speak on the stage only for its speakers.": (
         "Vous êtes dans le public de la scène : je ne parle sur la scène que pour ses intervenants."
     ),
+    "Only the moderator who blocked them, or one ranked above that moderator, can change "
+    "that block.": (
+        "Seul le modérateur qui l'a bloqué, ou un modérateur de rang supérieur au sien, peut "
+        "changer ce blocage."
+    ),
+    "I could not check that block's moderator just now: please try again in a moment.": (
+        "Je n'ai pas pu vérifier le modérateur de ce blocage pour l'instant : merci de "
+        "réessayer dans un moment."
+    ),
     "That message is in a private thread: I don't read private threads aloud.": (
         "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
     ),

@@ -786,6 +786,14 @@ class BlockRepository:
         )
         return removed > 0
 
+    async def blocker(self, guild_id: int, user_id: int) -> int | None:
+        """Who made the member's block here (None: not blocked)."""
+        row = await self._db.fetch_one(
+            "SELECT moderator_id FROM member_blocks WHERE guild_id = ? AND user_id = ?",
+            guild_id, user_id,
+        )  # fmt: skip
+        return int(row[0]) if row is not None else None
+
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
         row = await self._db.fetch_one(
             "SELECT 1 FROM member_blocks WHERE guild_id = ? AND user_id = ?", guild_id, user_id
