@@ -179,7 +179,13 @@ class VoiceService:
     ) -> Reply:  # fmt: skip
         await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
-        line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
+        line = PREVIEW_TEXT.format(name=shown)
+        if text:  # the words /say would make of it: dictionary, mentions, links, max_length
+            guild = getattr(member, "guild", None)
+            spoken = await self.speech.spoken(member.id, guild.id if guild else None)
+            line = await self.speech.words(
+                self.speech.check_text(text), guild, spoken, spoken.language
+            )
         channel = await self._speak_if_in_voice(member, line, voice)
         if channel is not None:
             return Reply(
