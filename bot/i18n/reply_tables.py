@@ -149,6 +149,9 @@ FRENCH_REPLIES: dict[str, str] = {
         "Je n'ai pas pu vérifier le modérateur de ce blocage pour l'instant : merci de "
         "réessayer dans un moment."
     ),
+    "That is a lot of speaking at once: please wait a few seconds.": (
+        "Cela fait beaucoup de paroles d'un coup : merci d'attendre quelques secondes."
+    ),
     "That message is in a private thread: I don't read private threads aloud.": (
         "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
     ),

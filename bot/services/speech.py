@@ -7,9 +7,11 @@ specific message. Voice connections are handled here too: join, move, leave when
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 
+import cachetools
 import discord
 import numpy as np
 
@@ -32,6 +34,9 @@ from bot.text.phrasebook import phrasebook
 __all__ = ["SpeechService", "UserError", "humans_in", "in_stage_audience", "leave_voice"]
 
 log = logging.getLogger(__name__)
+
+SPEECH_WINDOW_S = 10.0  # the server's rate_limit counts a member's /say and previews in this
+MAX_SPEAKERS_TRACKED = 10_000  # (server, member) pairs remembered at once
 
 
 def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
@@ -76,6 +81,11 @@ class SpeechService:
         self.max_text_length = max_text_length
         self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
         self.wording = wording
+        # a member's recent /say and previews per server, for the server's rate_limit: one
+        # member's burst would fill the queue for everyone ("The queue is full")
+        self._recent: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+            cachetools.TTLCache(maxsize=MAX_SPEAKERS_TRACKED, ttl=SPEECH_WINDOW_S)
+        )
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -101,6 +111,20 @@ class SpeechService:
         if not words:  # only punctuation or markup: nothing a voice says
             raise UserError(tr("There is nothing to say: please give me some text."))
         return words
+
+    def check_rate(self, guild_id: int, user_id: int, limit: int) -> None:
+        """The server's `rate_limit` for what a member asks to be spoken (/say, a preview):
+        at most `limit` in SPEECH_WINDOW_S; past it, refused (and not counted)."""
+        now = time.monotonic()
+        recent = self._recent.get((guild_id, user_id)) or collections.deque()
+        while recent and now - recent[0] > SPEECH_WINDOW_S:
+            recent.popleft()
+        if len(recent) >= limit:
+            raise UserError(tr(
+                "That is a lot of speaking at once: please wait a few seconds."
+            ))  # fmt: skip
+        recent.append(now)
+        self._recent[(guild_id, user_id)] = recent  # (re)starts its time to live
 
     @staticmethod
     def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
@@ -187,6 +211,8 @@ class SpeechService:
         channel = self.speaking_channel(member)
         if spoken is None or spoken.guild_id != channel.guild.id:
             spoken = await self.spoken(member.id, channel.guild.id)
+        assert spoken.server is not None  # (in a server)
+        self.check_rate(channel.guild.id, member.id, spoken.server.rate_limit)
         language = spoken.language
         named = language_name(language)
         fallback = self.fallback

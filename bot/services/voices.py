@@ -180,9 +180,11 @@ class VoiceService:
         await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
         line = PREVIEW_TEXT.format(name=shown)
+        guild = getattr(member, "guild", None)
+        spoken = await self.speech.spoken(member.id, guild.id if guild else None)
+        if guild is not None and spoken.server is not None:  # (a DM's preview is a file)
+            self.speech.check_rate(guild.id, member.id, spoken.server.rate_limit)
         if text:  # the words /say would make of it: dictionary, mentions, links, max_length
-            guild = getattr(member, "guild", None)
-            spoken = await self.speech.spoken(member.id, guild.id if guild else None)
             line = await self.speech.words(
                 self.speech.check_text(text), guild, spoken, spoken.language
             )
