@@ -152,6 +152,9 @@ FRENCH_REPLIES: dict[str, str] = {
     "That is a lot of speaking at once: please wait a few seconds.": (
         "Cela fait beaucoup de paroles d'un coup : merci d'attendre quelques secondes."
     ),
+    "You can't see {channel} yourself, so I won't read it aloud for you.": (
+        "Vous ne voyez pas {channel} vous-même : je ne le lirai donc pas à voix haute pour vous."
+    ),
     "That message is in a private thread: I don't read private threads aloud.": (
         "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
     ),

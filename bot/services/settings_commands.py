@@ -126,10 +126,21 @@ class SettingsCommands:
         guild: discord.Guild,
         channel: discord.abc.GuildChannel,
         voice_channel: discord.abc.GuildChannel | None = None,
+        *,
+        invoker: discord.Member | discord.User,
     ) -> Reply:
         """Read `channel` too (up to MAX_READ_CHANNELS), into `voice_channel` when given
-        (else where its author is); a channel read already gets the voice channel given."""
+        (else where its author is); a channel read already gets the voice channel given.
+        Only a channel the `invoker` can see: Manage Server alone would let them hear a
+        channel hidden from them (#staff) read aloud."""
         require_manage_guild(permissions)
+        if not (
+            isinstance(invoker, discord.Member) and channel.permissions_for(invoker).view_channel
+        ):
+            raise UserError(tr(
+                "You can't see {channel} yourself, so I won't read it aloud for you.",
+                channel=channel.mention,
+            ))  # fmt: skip
         me = guild.me
         if not channel.permissions_for(me).read_messages:
             raise UserError(
