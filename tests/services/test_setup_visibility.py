@@ -51,10 +51,10 @@ async def test_setup_add_needs_view_channel_for_the_invoker(
     interaction, _ = server.slash_command("carol", "setup add", permissions=MANAGE_GUILD)
     assert isinstance(interaction.user, discord.Member)
     try:
-        answer = (
-            await bot.settings.setup(interaction.permissions, guild, staff,
-                                     invoker=interaction.user)  # fmt: skip
-        ).content
+        reply = await bot.settings.setup(
+            interaction.permissions, guild, staff, invoker=interaction.user
+        )
+        answer = reply.content
     except UserError as error:
         answer = error.message
     assert (answer == HIDDEN) is case.refused
