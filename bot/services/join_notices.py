@@ -6,8 +6,8 @@ language, under the name they are read by (their /set nick, else their server na
 the bot itself, other bots, members who opted out of being read, members blocked by the
 server's moderators, with its ignored role or without its required role, nor (with
 `audience_ignore`) a member joining a stage's audience; a member who flaps in and out is
-announced at most once a minute. A notice waits its turn in the server's queue like a message, and is
-dropped rather than pushing a message out when the queue is full.
+announced at most once a minute. A notice waits its turn in the server's queue like a
+message, and is dropped rather than pushing a message out when the queue is full.
 """
 
 from __future__ import annotations
