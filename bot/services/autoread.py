@@ -35,6 +35,7 @@ from bot.text.words import (
     PollFacts,
     PollOutcome,
     announce_both,
+    has_sounds,
     lead_phrase,
     poll_answer_text,
     poll_facts,
@@ -77,6 +78,9 @@ class _Reading:
     cloned: bool  # its voice is the author's own: named under a name they cannot choose
     language: str  # what its words were made for (an edit's are too)
     announced: bool | None = None  # None: not started yet
+    # it plays a dictionary sound: an admin's clip, which may be a recording of anyone's
+    # voice, is always preceded by who sent the message, whatever `xsaid` says
+    sound: bool = False
 
     def words(self) -> tuple[str, str]:
         return self.unnamed if self.announced is False else self.named
@@ -88,7 +92,7 @@ class _Reading:
             # A cloned voice may go unnamed only after its author was named by username: a
             # nickname heard before (a built-in voice) would let the clone speak under it.
             heard_attested = same and reader._last_author[self.guild_id][2]
-            self.announced = not same or (self.cloned and not heard_attested)
+            self.announced = not same or (self.cloned and not heard_attested) or self.sound
             attested = self.cloned if self.announced else heard_attested
             reader._last_author[self.guild_id] = (self.author_id, reader.clock(), attested)
         utterance.text, utterance.lead = self.words()
@@ -472,10 +476,13 @@ class AutoReader:
         named, unnamed = await self.render_both(
             message, settings, language, attested=cloned, author=author, sounds=True
         )
-        if not (settings.xsaid or cloned):
+        sound = has_sounds(unnamed[0])
+        if not (settings.xsaid or cloned or sound):
             named = unnamed
         speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
-        return _Reading(self, message.guild.id, speaker, named, unnamed, cloned, language)
+        return _Reading(
+            self, message.guild.id, speaker, named, unnamed, cloned, language, sound=sound
+        )
 
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
@@ -711,6 +718,7 @@ class AutoReader:
             message, settings, language, cloned=reading.cloned, author=spoken.member
         )
         reading.named, reading.unnamed = edited.named, edited.unnamed
+        reading.sound = edited.sound
         text = reading.words()[0]
         if not text:
             speaker.drop(message.id)
