@@ -155,6 +155,11 @@ FRENCH_REPLIES: dict[str, str] = {
     "You can't see {channel} yourself, so I won't read it aloud for you.": (
         "Vous ne voyez pas {channel} vous-même : je ne le lirai donc pas à voix haute pour vous."
     ),
+    "A newer import replaced this one, or it expired: the dictionary is unchanged. Use the "
+    "newest import's button, or /dict import again.": (
+        "Un import plus récent a remplacé celui-ci, ou il a expiré : le dictionnaire est "
+        "inchangé. Utilisez le bouton du dernier import, ou relancez /dict import."
+    ),
     "That message is in a private thread: I don't read private threads aloud.": (
         "Ce message est dans un fil privé : je ne lis pas les fils privés à voix haute."
     ),
