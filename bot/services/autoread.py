@@ -22,6 +22,7 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers, Utterance
+from bot.services.change_limits import ChangeLimit
 from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
@@ -56,6 +57,13 @@ Author = int | tuple[int, str]
 # A webhook as a whole is read at most WEBHOOK_NAMES x rate_limit times a window, beside each
 # name's own rate_limit: a name is free to take, and 60 names were 60 members' shares.
 WEBHOOK_NAMES = 5
+# Models a detected language (`detect_language`) may load, per member and per server, in a
+# window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
+# turn in more languages made the pool load and unload without end. As /set my_language's
+# changes (bot/services/settings_commands.py); past it, the message is read in the language
+# the member would have without detection. A language whose model is loaded costs nothing.
+DETECTED_LOADS = 3
+DETECTED_LOADS_WINDOW_S = 300.0
 
 
 def author_of(message: discord.Message) -> Author:
@@ -235,6 +243,7 @@ class AutoReader:
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )  # the same limit for edits, apart: an edit now and then costs no message
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
+        self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
 
@@ -311,6 +320,11 @@ class AutoReader:
         if self._rate_limited(guild.id, _limits(message, settings.rate_limit), arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
         language = await spoken.language_for(written(message))  # (detect_language: in a thread)
+        if (
+            language != spoken.language and self.speech.needs_loading(language)
+            and not self._may_load_detected(guild.id, author_of(message))
+        ):  # fmt: skip
+            language = spoken.language  # a detected language loads within the limits only
         if self.speech.needs_loading(language) and not await self._wait_for_model(
             message, language
         ):
@@ -403,6 +417,16 @@ class AutoReader:
                 self._loading_told.discard(key)
         await fallback.tell(message.channel, message.guild, language, self.speech.language)
         return False
+
+    def _may_load_detected(self, guild_id: int, author: Author) -> bool:
+        """Whether a detected language may load its model now: within the member's and the
+        server's DETECTED_LOADS (counted against both when it may)."""
+        keys = (("member", guild_id, author), ("server", guild_id))
+        if any(self._detected_loads.waiting(key) for key in keys):
+            return False
+        for key in keys:
+            self._detected_loads.take(key)
+        return True
 
     @staticmethod
     def _skip_reason(message: discord.Message, settings: ServerSettings) -> str | None:

@@ -124,14 +124,16 @@ class Person:
 
 class PayloadHTTP(HTTPClient):
     """discord.py's HTTP client with its transport replaced: `GET` of a guild member is
-    answered from the server's people (404 Unknown Member for others), as Discord answers it;
-    any other request fails the test. `requests` lists what was asked, by method and path."""
+    answered from the server's people (404 Unknown Member for others), as Discord answers it,
+    and a message the bot posts (`sent`) with its message object; any other request fails the
+    test. `requests` lists what was asked, by method and path."""
 
     def __init__(self, server: Server) -> None:
         super().__init__(loop=None)  # type: ignore[arg-type]  # (no session: no network)
         self.server = server
         self.requests: list[tuple[str, str]] = []
         self.down = False  # every request answered 503, as Discord's API does when it is down
+        self.sent: list[tuple[str, str]] = []  # (channel id, content) of the bot's messages
 
     async def request(self, route: Route, **kwargs: Any) -> Any:
         path = route.url.removeprefix(Route.BASE)
@@ -147,6 +149,10 @@ class PayloadHTTP(HTTPClient):
                 return person.member()
             unknown = {"code": UNKNOWN_MEMBER, "message": "Unknown Member"}
             raise discord.NotFound(_Response(404, "Not Found"), unknown)
+        if route.method == "POST" and parts[:1] == ["channels"] and parts[2:] == ["messages"]:
+            content = (kwargs.get("json") or {}).get("content") or ""
+            self.sent.append((parts[1], content))  # the bot's message, as Discord keeps it
+            return self.server.message(self.server.bot, content, channel_id=parts[1])
         raise AssertionError(f"a request the test does not answer: {route.method} {path}")
 
 
