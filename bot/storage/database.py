@@ -710,6 +710,18 @@ class SoundRepository:
         found = [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
         return {sound.key: sound for sound in found}
 
+    async def hashes(self, guild_id: int, keys: list[str]) -> dict[str, str]:
+        """The sha256 of the sounds of these casefolded words, by key (no audio read)."""
+        if not keys:
+            return {}
+        marks = ", ".join("?" * len(keys))
+        rows = await self._db.fetch(
+            f"SELECT word_key, sha256 FROM dictionary_sounds WHERE guild_id = ?"
+            f" AND word_key IN ({marks})",
+            guild_id, *keys,
+        )  # fmt: skip
+        return {row[0]: row[1] for row in rows}
+
     async def all(self, guild_id: int) -> list[DictionarySound]:
         rows = await self._db.fetch(
             "SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
