@@ -9,17 +9,35 @@ import functools
 
 import cachetools
 import discord
+from confusable_homoglyphs import categories, confusables  # type: ignore[import-untyped]
 
 from bot.storage.database import Database
 from bot.text.words import plain_name
 
 
+def latin_lookalikes(text: str) -> str:
+    """Each character of another script that looks like a Latin one (Unicode's confusables,
+    UTS #39) as that Latin character: Cyrillic "Аlice" or Greek "Αlice" is "Alice" to the eye
+    and to the voice."""
+    found = confusables.is_confusable(text, greedy=True, preferred_aliases=["latin"])
+    if not found:
+        return text
+    swap: dict[str, str] = {}
+    for item in found:
+        for glyph in item["homoglyphs"]:
+            if all(categories.alias(c) in ("LATIN", "COMMON") for c in glyph["c"]):
+                swap[item["character"]] = glyph["c"]
+                break
+    return "".join(swap.get(c, c) for c in text)
+
+
 @functools.lru_cache(maxsize=4096)
 def said_as(name: str) -> str:
-    """A name as it sounds: "𝓑𝓸𝓫", "BOB", "bob!" and "Bob 🔥" are one name read aloud (its
-    letters and digits, folded; a name of neither is kept whole). Cached: a webhook's every
-    message is checked against the names of the members the bot knows of."""
-    said = plain_name(name).casefold()
+    """A name as it sounds: "𝓑𝓸𝓫", "BOB", "bob!", "Bob 🔥" and Cyrillic "Воb" are one name
+    read aloud (its letters and digits, look-alikes as the Latin letters they look like,
+    folded; a name of neither is kept whole). Cached: a webhook's every message is checked
+    against the names of the members the bot knows of."""
+    said = latin_lookalikes(plain_name(name)).casefold()
     return "".join(c for c in said if c.isalnum()) or said
 
 
