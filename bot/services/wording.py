@@ -77,8 +77,8 @@ class Wording:
         shared = {key: self._sounds.get((guild_id, key)) for key in hashes}
         missing = [k for k, held in shared.items() if held is None or held[0] != hashes[k]]
         for key, sound in (await self.db.sounds.get(guild_id, missing)).items():
-            shared[key] = (sound.sha256, sound.pcm)
-            self._sounds[(guild_id, key)] = shared[key]
+            fresh = (sound.sha256, sound.pcm)
+            shared[key] = self._sounds[(guild_id, key)] = fresh
         return {key: held[1] for key, held in shared.items() if held is not None}
 
     async def names(
