@@ -180,7 +180,7 @@ async def build(
             connections=connections,
             blocks=blocks,
             speech=speech,
-            voices=VoiceService(library, speech, engine),
+            voices=VoiceService(library, speech, engine, ssl_context),
             reader=AutoReader(db, speech, language=settings.tts_language),
             notices=JoinNotices(db, speech),
             settings_commands=settings_commands,

@@ -152,7 +152,11 @@ class SettingsCog(commands.Cog):
         await respond(
             interaction,
             lambda: self.bot.app.settings_commands.setup(
-                interaction.permissions, guild_of(interaction), channel, voice_channel
+                interaction.permissions,
+                guild_of(interaction),
+                channel,
+                voice_channel,
+                invoker=interaction.user,
             ),
         )
 

@@ -22,8 +22,10 @@ from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers, Utterance
+from bot.services.change_limits import ChangeLimit
+from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
-from bot.services.speech import SpeechService, humans_in
+from bot.services.speech import SpeechService, humans_in, in_stage_audience
 from bot.services.wording import capped
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
@@ -34,6 +36,7 @@ from bot.text.words import (
     PollFacts,
     PollOutcome,
     announce_both,
+    has_sounds,
     lead_phrase,
     poll_answer_text,
     poll_facts,
@@ -54,6 +57,13 @@ Author = int | tuple[int, str]
 # A webhook as a whole is read at most WEBHOOK_NAMES x rate_limit times a window, beside each
 # name's own rate_limit: a name is free to take, and 60 names were 60 members' shares.
 WEBHOOK_NAMES = 5
+# Models a detected language (`detect_language`) may load, per member and per server, in a
+# window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
+# turn in more languages made the pool load and unload without end. As /set my_language's
+# changes (bot/services/settings_commands.py); past it, the message is read in the language
+# the member would have without detection. A language whose model is loaded costs nothing.
+DETECTED_LOADS = 3
+DETECTED_LOADS_WINDOW_S = 300.0
 
 
 def author_of(message: discord.Message) -> Author:
@@ -76,6 +86,9 @@ class _Reading:
     cloned: bool  # its voice is the author's own: named under a name they cannot choose
     language: str  # what its words were made for (an edit's are too)
     announced: bool | None = None  # None: not started yet
+    # it plays a dictionary sound: an admin's clip, which may be a recording of anyone's
+    # voice, is always preceded by who sent the message, whatever `xsaid` says
+    sound: bool = False
 
     def words(self) -> tuple[str, str]:
         return self.unnamed if self.announced is False else self.named
@@ -87,7 +100,7 @@ class _Reading:
             # A cloned voice may go unnamed only after its author was named by username: a
             # nickname heard before (a built-in voice) would let the clone speak under it.
             heard_attested = same and reader._last_author[self.guild_id][2]
-            self.announced = not same or (self.cloned and not heard_attested)
+            self.announced = not same or (self.cloned and not heard_attested) or self.sound
             attested = self.cloned if self.announced else heard_attested
             reader._last_author[self.guild_id] = (self.author_id, reader.clock(), attested)
         utterance.text, utterance.lead = self.words()
@@ -102,12 +115,6 @@ def _limits(message: discord.Message, rate_limit: int) -> list[tuple[Author, int
     return limits
 
 
-def in_stage_audience(member: discord.Member | discord.User) -> bool:
-    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
-    voice = getattr(member, "voice", None)
-    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
-
-
 def thread_of(message: discord.Message) -> discord.Thread | None:
     """The thread a message is in (None outside one). discord.py gives the threads it knows
     (GUILD_CREATE's active ones, THREAD_CREATE, THREAD_LIST_SYNC: the guilds intent's) as
@@ -119,6 +126,22 @@ def thread_of(message: discord.Message) -> discord.Thread | None:
     if isinstance(channel, discord.PartialMessageable) and message.guild is not None:
         return message.guild.get_thread(channel.id)
     return None
+
+
+def in_private_thread(message: discord.Message) -> bool:
+    """In a private thread (type 12): only the members it was opened to (and Manage Threads)
+    see it, and without the members intent the bot cannot know who they are, nor does
+    `Thread.permissions_for` (the parent's permissions): such a message is never read aloud.
+    A thread discord.py does not know is no read channel's either."""
+    thread = thread_of(message)
+    return thread is not None and thread.type == discord.ChannelType.private_thread
+
+
+def builtin_voice(settings: ServerSettings) -> SpokenVoice:
+    """The server's built-in voice (its `default_voice`, else the operator's): what speaks
+    words the bot composes rather than quotes, such as a poll's result, so that no member's
+    cloned voice says them."""
+    return SpokenVoice(settings.default_voice) if settings.default_voice else SpokenVoice()
 
 
 MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
@@ -183,10 +206,14 @@ def in_forum(thread: discord.Thread) -> bool:
     return isinstance(thread.parent, discord.ForumChannel)
 
 
-def forum_title(message: discord.Message) -> str:
+def forum_title(message: discord.Message, *, cloned: bool = False) -> str:
     """A forum post's title when `message` is its first (its starter message has the
-    thread's id); '' for any other message."""
+    thread's id); '' for any other message. Never in a cloned voice (`cloned`): the title
+    read is the thread's name now, which anyone with Manage Threads may have renamed, and
+    Discord does not say who did: a clone speaks only what its owner wrote."""
     thread = thread_of(message)
+    if cloned:
+        return ""
     if thread is None or thread.id != message.id or not in_forum(thread):
         return ""
     return thread.name
@@ -216,6 +243,7 @@ class AutoReader:
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
         )  # the same limit for edits, apart: an edit now and then costs no message
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
+        self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
 
@@ -237,6 +265,8 @@ class AutoReader:
             return "not a member"
         if guild.me is not None and author.id == guild.me.id:
             return "own message"
+        if in_private_thread(message):
+            return "a private thread"
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
         bot_channel: VoiceChannel | None = getattr(voice_client, "channel", None)
@@ -290,11 +320,17 @@ class AutoReader:
         if self._rate_limited(guild.id, _limits(message, settings.rate_limit), arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
         language = await spoken.language_for(written(message))  # (detect_language: in a thread)
+        if (
+            language != spoken.language and self.speech.needs_loading(language)
+            and not self._may_load_detected(guild.id, author_of(message))
+        ):  # fmt: skip
+            language = spoken.language  # a detected language loads within the limits only
         if self.speech.needs_loading(language) and not await self._wait_for_model(
             message, language
         ):
             language = self.speech.language  # it could not load: the default speaks
-        voice = await spoken.voice(language)
+        # a poll's result is Discord's words, not its author's: the built-in voice says it
+        voice = builtin_voice(settings) if result else await spoken.voice(language)
         if voice.cloned_id is not None:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
@@ -382,6 +418,16 @@ class AutoReader:
         await fallback.tell(message.channel, message.guild, language, self.speech.language)
         return False
 
+    def _may_load_detected(self, guild_id: int, author: Author) -> bool:
+        """Whether a detected language may load its model now: within the member's and the
+        server's DETECTED_LOADS (counted against both when it may)."""
+        keys = (("member", guild_id, author), ("server", guild_id))
+        if any(self._detected_loads.waiting(key) for key in keys):
+            return False
+        for key in keys:
+            self._detected_loads.take(key)
+        return True
+
     @staticmethod
     def _skip_reason(message: discord.Message, settings: ServerSettings) -> str | None:
         """Why the server's rules skip a message (the member's own opt-out is theirs). A
@@ -454,10 +500,13 @@ class AutoReader:
         named, unnamed = await self.render_both(
             message, settings, language, attested=cloned, author=author, sounds=True
         )
-        if not (settings.xsaid or cloned):
+        sound = has_sounds(unnamed[0])
+        if not (settings.xsaid or cloned or sound):
             named = unnamed
         speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
-        return _Reading(self, message.guild.id, speaker, named, unnamed, cloned, language)
+        return _Reading(
+            self, message.guild.id, speaker, named, unnamed, cloned, language, sound=sound
+        )
 
     async def render(
         self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
@@ -512,7 +561,7 @@ class AutoReader:
             forwarded=bool(snapshots),
             author_webhook=author_webhook,
             reply_to_webhook=reply_to_webhook,
-            title=forum_title(message),
+            title=forum_title(message, cloned=attested),
             poll=poll_of(message),
         )
         lines = announce_both(facts, names, options)
@@ -583,6 +632,10 @@ class AutoReader:
         if guild is None:
             raise UserError(tr("I can only speak messages from a server."))
         await self.speech.blocks.check(invoker.id, guild.id)
+        if in_private_thread(message):
+            raise UserError(tr(
+                "That message is in a private thread: I don't read private threads aloud."
+            ))  # fmt: skip
         settings = await self.db.guilds.get(guild.id)
         author = message.author
         webhook = message.webhook_id is not None
@@ -611,7 +664,7 @@ class AutoReader:
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
         if not webhook and not spoken.member.autoread:  # a plain User too: resolved data
             raise UserError(tr("Its author has asked not to have their messages read aloud."))
-        channel = self.speech.caller_channel(invoker)
+        channel = self.speech.speaking_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
             raise UserError(tr(
                 "Someone in {channel} cannot see that message's channel, so I won't read it "
@@ -625,7 +678,8 @@ class AutoReader:
             wanted, language = language, await self.speech.load_or_default(language)
             if language != wanted:  # the voice channel's chat is told once
                 await self.speech.fallback.tell(channel, channel.guild, wanted, language)
-        voice = await spoken.voice(language)
+        voice = builtin_voice(settings) if is_poll_result(message) else await spoken.voice(
+            language)  # fmt: skip
         text = await self.render(message, settings, say_name=True, language=language,
                                  attested=voice.cloned_id is not None,
                                  author=spoken.member)  # fmt: skip
@@ -688,6 +742,7 @@ class AutoReader:
             message, settings, language, cloned=reading.cloned, author=spoken.member
         )
         reading.named, reading.unnamed = edited.named, edited.unnamed
+        reading.sound = edited.sound
         text = reading.words()[0]
         if not text:
             speaker.drop(message.id)

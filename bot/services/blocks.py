@@ -10,6 +10,7 @@ Later tries get no words: the command's "thinking…" reply is withdrawn (`Quiet
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import cachetools
@@ -86,6 +87,41 @@ def _check_rank(
         ))  # fmt: skip
 
 
+async def _member_or_none(guild: discord.Guild, user_id: int) -> discord.Member | None:
+    """A member of the server (None: not in it any more). Without the members intent a member
+    out of voice is not cached: asked of Discord; an answer that does not come refuses."""
+    cached = guild.get_member(user_id)
+    if cached is not None:
+        return cached
+    try:
+        async with asyncio.timeout(10):
+            return await guild.fetch_member(user_id)
+    except discord.NotFound:
+        return None
+    except (discord.HTTPException, TimeoutError):
+        raise UserError(tr(
+            "I could not check that block's moderator just now: please try again in a moment."
+        )) from None  # fmt: skip
+
+
+async def _may_lift(guild: discord.Guild, moderator: discord.Member | discord.User,
+                    blocker_id: int) -> bool:  # fmt: skip
+    """A block is lifted (or taken over) by the moderator who made it, or by one who
+    outranks them: never by a junior moderator over a senior's (or the owner's) block."""
+    if blocker_id == moderator.id or moderator.id == guild.owner_id:
+        return True
+    if blocker_id == guild.owner_id:
+        return False
+    blocker = await _member_or_none(guild, blocker_id)
+    return blocker is None or outranks(guild, moderator, blocker)
+
+
+BLOCKED_BY_A_SENIOR = tr(
+    "Only the moderator who blocked them, or one ranked above that moderator, can change "
+    "that block."
+)
+
+
 class BlockService:
     def __init__(self, db: Database, on_block: Callable[[int, int], object] | None = None) -> None:
         """`on_block(server, member)`, called when a member is blocked: the bot drops what
@@ -137,6 +173,9 @@ class BlockService:
         if member.id == guild.owner_id:
             raise UserError(tr("The server's owner cannot be blocked."))
         _check_rank(guild, moderator, member)
+        blocker = await self.db.blocks.blocker(guild.id, member.id)
+        if blocker is not None and not await _may_lift(guild, moderator, blocker):
+            raise UserError(BLOCKED_BY_A_SENIOR)  # (a re-block would make it theirs to lift)
         added = await self.db.blocks.add(guild.id, member.id, moderator.id, reason)
         if not added:
             if reason is None:  # the reason given before is kept
@@ -164,6 +203,9 @@ class BlockService:
             raise UserError(tr(
                 "You can only unblock members whose highest role is below yours."
             ))  # fmt: skip
+        blocker = await self.db.blocks.blocker(guild.id, member.id)
+        if blocker is not None and not await _may_lift(guild, moderator, blocker):
+            raise UserError(BLOCKED_BY_A_SENIOR)
         if not await self.db.blocks.remove(guild.id, member.id):
             raise UserError(tr("{member} is not blocked.", member=member.mention))
         self._recent.pop((guild.id, member.id), None)

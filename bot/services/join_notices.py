@@ -4,9 +4,10 @@ With the server setting `join_leave` on, a member coming into or going out of th
 bot is in is announced in the bot's voice (the server's default voice), in the server's
 language, under the name they are read by (their /set nick, else their server name). Never
 the bot itself, other bots, members who opted out of being read, members blocked by the
-server's moderators or with its ignored role; a member who flaps in and out is announced at
-most once a minute. A notice waits its turn in the server's queue like a message, and is
-dropped rather than pushing a message out when the queue is full.
+server's moderators, with its ignored role or without its required role, nor (with
+`audience_ignore`) a member joining a stage's audience; a member who flaps in and out is
+announced at most once a minute. A notice waits its turn in the server's queue like a
+message, and is dropped rather than pushing a message out when the queue is full.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import discord
 
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError, Utterance
-from bot.services.speech import SpeechService, humans_in
+from bot.services.speech import SpeechService, humans_in, in_stage_audience
 from bot.storage.database import Database, MemberSettings
 from bot.text.words import presence_phrase
 
@@ -70,6 +71,10 @@ class JoinNotices:
             return "notices off"
         if settings.ignored_role and any(r.id == settings.ignored_role for r in member.roles):
             return "has the ignored role"
+        if settings.required_role and not any(r.id == settings.required_role for r in member.roles):
+            return "missing the required role"  # (as their messages: not read, not named)
+        if settings.audience_ignore and in_stage_audience(member):
+            return "in the stage audience"
         key = (guild.id, member.id)
         if key in self._announced:
             return "announced lately"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
+import cachetools
 import discord
 
 from bot.core.errors import UserError
@@ -63,6 +64,9 @@ ALL_LANGUAGES = ("", "all", "*")  # what /dict add's language takes for an entry
 # most dictionary_files.SOUND_FILE_BYTES in base64 (4 characters for 3 bytes).
 IMPORT_MAX_BYTES = 256 * 1024 + MAX_SOUNDS * (dictionary_files.SOUND_FILE_BYTES * 4 // 3 + 1024)
 IMPORT_CONFIRM_S = 300.0  # the import button's life: after it, nothing is imported
+# imports waiting for their button, one a server (a newer preview replaces the older): each
+# holds its decoded sounds, megabytes, until pressed or expired
+MAX_PENDING_IMPORTS = 100
 LIST_PAGE_CHARS = 1800  # a /dictionary list page, within Discord's 2,000 characters
 PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its other lines
 # Each language a member or server switches to may load a model (seconds of CPU, hundreds of
@@ -118,6 +122,10 @@ class SettingsCommands:
             SERVER_MEMBER_LANGUAGE_CHANGES, LANGUAGE_CHANGES_WINDOW_S, clock
         )  # per server: its members' /set my_language together
         self.nick_changes = ChangeLimit(NICK_CHANGES, NICK_CHANGES_WINDOW_S, clock)
+        # server -> (its latest preview, what it would import)
+        self._pending_imports: cachetools.TTLCache[
+            int, tuple[object, list[Pronunciation], list[DictionarySound]]
+        ] = cachetools.TTLCache(maxsize=MAX_PENDING_IMPORTS, ttl=IMPORT_CONFIRM_S, timer=clock)
 
     # ---- server ----------------------------------------------------------------------------
     async def setup(
@@ -126,10 +134,21 @@ class SettingsCommands:
         guild: discord.Guild,
         channel: discord.abc.GuildChannel,
         voice_channel: discord.abc.GuildChannel | None = None,
+        *,
+        invoker: discord.Member | discord.User,
     ) -> Reply:
         """Read `channel` too (up to MAX_READ_CHANNELS), into `voice_channel` when given
-        (else where its author is); a channel read already gets the voice channel given."""
+        (else where its author is); a channel read already gets the voice channel given.
+        Only a channel the `invoker` can see: Manage Server alone would let them hear a
+        channel hidden from them (#staff) read aloud."""
         require_manage_guild(permissions)
+        if not (
+            isinstance(invoker, discord.Member) and channel.permissions_for(invoker).view_channel
+        ):
+            raise UserError(tr(
+                "You can't see {channel} yourself, so I won't read it aloud for you.",
+                channel=channel.mention,
+            ))  # fmt: skip
         me = guild.me
         if not channel.permissions_for(me).read_messages:
             raise UserError(
@@ -397,8 +416,21 @@ class SettingsCommands:
             return Reply(tr("The dictionary already says all {count} words of the file: nothing "
                             "to import.", count=len(incoming)))  # fmt: skip
 
+        preview = object()  # the button holds this, not the entries and sounds: kept once,
+        self._pending_imports[guild.id] = (preview, incoming, sounds)  # a newer one frees them
+        sound_count = len(sounds)
+        del incoming, sounds
+
         async def apply(presser: discord.Permissions) -> Reply:
-            return await self._import(presser, guild, incoming, sounds)
+            require_manage_guild(presser)
+            held = self._pending_imports.get(guild.id)
+            if held is None or held[0] is not preview:
+                raise UserError(tr(
+                    "A newer import replaced this one, or it expired: the dictionary is "
+                    "unchanged. Use the newest import's button, or /dict import again."
+                ))  # fmt: skip
+            del self._pending_imports[guild.id]
+            return await self._import(presser, guild, held[1], held[2])
 
         return Reply(
             lines(
@@ -408,7 +440,8 @@ class SettingsCommands:
                 tr("An import adds and changes words, it removes none. Kept as they are, not "
                    "in the file: {kept}.", kept=plural(plan.kept, "word")),
                 _preview(plan),
-                *([tr("Sounds: {count} to add or replace.", count=len(sounds))] if sounds else []),
+                *([tr("Sounds: {count} to add or replace.", count=sound_count)]
+                  if sound_count else []),
                 tr("Press Import within {minutes} min to make these changes.",
                    minutes=max(1, round(IMPORT_CONFIRM_S / 60))),
             ),

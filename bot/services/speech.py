@@ -7,9 +7,11 @@ specific message. Voice connections are handled here too: join, move, leave when
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 
+import cachetools
 import discord
 import numpy as np
 
@@ -30,9 +32,12 @@ from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
 from bot.text.words import Pause, has_sounds, sound_parts
 
-__all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
+__all__ = ["SpeechService", "UserError", "humans_in", "in_stage_audience", "leave_voice"]
 
 log = logging.getLogger(__name__)
+
+SPEECH_WINDOW_S = 10.0  # the server's rate_limit counts a member's /say and previews in this
+MAX_SPEAKERS_TRACKED = 10_000  # (server, member) pairs remembered at once
 
 
 def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
@@ -41,6 +46,19 @@ def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
     the block service is built before the speech service that checks it."""
     speaker = speakers.get(guild_id)
     return 0 if speaker is None else speaker.drop_author(user_id)
+
+
+def in_stage_audience(member: discord.Member | discord.User) -> bool:
+    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
+    voice = getattr(member, "voice", None)
+    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
+
+
+def moves_members_in(channel: VoiceChannel, member: discord.Member | discord.User) -> bool:
+    """The member may move members in `channel` (the bot's voice channel): the permission
+    there, overwrites applied, not in the channel a command was typed in (a temp-voice bot
+    grants Move Members on a member's own channel, which must not reach the bot's)."""
+    return isinstance(member, discord.Member) and channel.permissions_for(member).move_members
 
 
 class SpeechService:
@@ -64,6 +82,11 @@ class SpeechService:
         self.max_text_length = max_text_length
         self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
         self.wording = wording
+        # a member's recent /say and previews per server, for the server's rate_limit: one
+        # member's burst would fill the queue for everyone ("The queue is full")
+        self._recent: cachetools.TTLCache[tuple[int, int], collections.deque[float]] = (
+            cachetools.TTLCache(maxsize=MAX_SPEAKERS_TRACKED, ttl=SPEECH_WINDOW_S)
+        )
 
     # ---- checks ----------------------------------------------------------------------------
     def check_text(self, text: str) -> str:
@@ -90,12 +113,37 @@ class SpeechService:
             raise UserError(tr("There is nothing to say: please give me some text."))
         return words
 
+    def check_rate(self, guild_id: int, user_id: int, limit: int) -> None:
+        """The server's `rate_limit` for what a member asks to be spoken (/say, a preview):
+        at most `limit` in SPEECH_WINDOW_S; past it, refused (and not counted)."""
+        now = time.monotonic()
+        recent = self._recent.get((guild_id, user_id)) or collections.deque()
+        while recent and now - recent[0] > SPEECH_WINDOW_S:
+            recent.popleft()
+        if len(recent) >= limit:
+            raise UserError(tr(
+                "That is a lot of speaking at once: please wait a few seconds."
+            ))  # fmt: skip
+        recent.append(now)
+        self._recent[(guild_id, user_id)] = recent  # (re)starts its time to live
+
     @staticmethod
     def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel is None:
             raise UserError(tr("Join a voice channel first, then try again."))
         return voice.channel
+
+    def speaking_channel(self, member: discord.Member | discord.User) -> VoiceChannel:
+        """Where the member's speech would be said (/say, a preview, "Speak this message"):
+        their voice channel, unless they are in a stage's audience, whom Discord keeps from
+        speaking there: the bot does not speak on the stage for them."""
+        channel = self.caller_channel(member)
+        if in_stage_audience(member):
+            raise UserError(tr(
+                "You are in the stage's audience: I speak on the stage only for its speakers."
+            ))  # fmt: skip
+        return channel
 
     # ---- voice connection ------------------------------------------------------------------
     async def ensure_connected(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -161,9 +209,11 @@ class SpeechService:
         await self.blocks.check(member.id, guild.id if guild is not None else None,
                                 blocked=spoken.member.blocked if spoken else None)  # fmt: skip
         text = self.check_text(text)
-        channel = self.caller_channel(member)
+        channel = self.speaking_channel(member)
         if spoken is None or spoken.guild_id != channel.guild.id:
             spoken = await self.spoken(member.id, channel.guild.id)
+        assert spoken.server is not None  # (in a server)
+        self.check_rate(channel.guild.id, member.id, spoken.server.rate_limit)
         language = spoken.language
         named = language_name(language)
         fallback = self.fallback
@@ -276,7 +326,7 @@ class SpeechService:
         (default: the member's own); `rate`: the speaking rate (a message: its author's);
         `speedup`: the server's `queue_speedup` (a message: faster while others wait);
         `pitch`: in semitones (a message: its author's)."""
-        channel = self.caller_channel(member)
+        channel = self.speaking_channel(member)
         text = self.check_text(text)
         if language is None:
             language = await self.language_of(member.id, channel.guild.id)
@@ -322,12 +372,15 @@ class SpeechService:
         permissions: discord.Permissions,
     ) -> None:
         """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
-        members who may move members or manage the server; never for a blocked member (a
-        blocked troll in the channel would silence everyone)."""
+        members who may move members there or manage the server; never for a blocked member
+        (a blocked troll in the channel would silence everyone). `permissions`: the
+        invoker's in the channel the command was typed in: its Manage Server is the
+        server's (not a channel permission), but its Move Members may be that channel's
+        alone, so Move Members is read in the bot's channel."""
         await self.blocks.check(member.id, guild.id)
         voice_client = guild.voice_client
         channel = getattr(voice_client, "channel", None)
-        if channel is None or permissions.move_members or permissions.manage_guild:
+        if channel is None or permissions.manage_guild or moves_members_in(channel, member):
             return
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel != channel:

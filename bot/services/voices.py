@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
 
 import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
+from bot.services.downloads import read_capped
 from bot.services.how_spoken import SpokenVoice
 from bot.services.replies import Reply
 from bot.services.speech import SpeechService
@@ -36,7 +38,12 @@ CLONING_OFF_FOR_MEMBERS = tr(
 
 
 class VoiceService:
-    def __init__(self, library: VoiceLibrary, speech: SpeechService, engine: TTSEngine) -> None:
+    def __init__(
+        self, library: VoiceLibrary, speech: SpeechService, engine: TTSEngine,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:  # fmt: skip
+        """`ssl_context`: the one Discord's files are fetched with (the default's if None)."""
+        self.ssl_context = ssl_context
         self.library = library
         self.speech = speech
         self.engine = engine
@@ -69,11 +76,9 @@ class VoiceService:
         name = await self.library.records.check_can_create(member.id, name)
         async with self.library.admitted(member.id, guild.id):  # before the download
             await progress(tr("Downloading your clip…"))
-            try:
-                data = await attachment.read()
-            except (discord.HTTPException, discord.NotFound) as error:
-                log.warning("attachment download failed: %s", error)
-                raise UserError(tr("I could not download your file. Please try again.")) from None
+            # capped as it is read: the size Discord declares is the uploader's to fake
+            data = await read_capped(attachment, self.library.limits.clip.max_bytes,
+                                     self.ssl_context)  # fmt: skip
             record = await self.library.create(
                 member.id, name, data, consented_at=utc_now(), progress=progress,
                 guild_id=guild.id,
@@ -182,7 +187,15 @@ class VoiceService:
     ) -> Reply:  # fmt: skip
         await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
-        line = self.speech.check_text(text) if text else PREVIEW_TEXT.format(name=shown)
+        line = PREVIEW_TEXT.format(name=shown)
+        guild = getattr(member, "guild", None)
+        spoken = await self.speech.spoken(member.id, guild.id if guild else None)
+        if guild is not None and spoken.server is not None:  # (a DM's preview is a file)
+            self.speech.check_rate(guild.id, member.id, spoken.server.rate_limit)
+        if text:  # the words /say would make of it: dictionary, mentions, links, max_length
+            line = await self.speech.words(
+                self.speech.check_text(text), guild, spoken, spoken.language
+            )
         channel = await self._speak_if_in_voice(member, line, voice)
         if channel is not None:
             return Reply(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+import cachetools
 import discord
 
 from bot.storage.database import Database, MemberSettings
@@ -28,6 +29,7 @@ from bot.text.words import (
 CONTENT_PER_SPOKEN = 8
 MIN_CONTENT = 1_000
 CODE_FENCE = "```"
+SHARED_SOUND_BYTES = 64 * 1024 * 1024  # sounds' audio kept shared by the waiting messages
 
 
 def capped(content: str, max_length: int) -> str:
@@ -45,6 +47,12 @@ class Wording:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # one copy of each sound's audio for every message waiting to play it (a hundred
+        # waiting messages held a hundred copies): (server, word) -> (sha256, pcm), bounded
+        # in bytes; a sound changed since is known by its sha256 and read again
+        self._sounds: cachetools.LRUCache[tuple[int, str], tuple[str, bytes]] = cachetools.LRUCache(
+            maxsize=SHARED_SOUND_BYTES, getsizeof=lambda v: len(v[1]) or 1
+        )
 
     async def options(
         self, guild_id: int | None, settings: ServerSettings, language: str, *,
@@ -65,8 +73,13 @@ class Wording:
         """The audio of the sounds these lines play (each at most MAX_SOUND_PLAYS), by
         casefolded word: read only when a line has one."""
         keys = sorted({key for line in lines for key in sound_keys(line)})
-        found = await self.db.sounds.get(guild_id, keys)
-        return {key: sound.pcm for key, sound in found.items()}
+        hashes = await self.db.sounds.hashes(guild_id, keys)
+        shared = {key: self._sounds.get((guild_id, key)) for key in hashes}
+        missing = [k for k, held in shared.items() if held is None or held[0] != hashes[k]]
+        for key, sound in (await self.db.sounds.get(guild_id, missing)).items():
+            fresh = (sound.sha256, sound.pcm)
+            shared[key] = self._sounds[(guild_id, key)] = fresh
+        return {key: held[1] for key, held in shared.items() if held is not None}
 
     async def names(
         self, guild: discord.Guild, people: Mapping[int, str], *, author_id: int | None = None,

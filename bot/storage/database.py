@@ -712,6 +712,18 @@ class SoundRepository:
         found = [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
         return {sound.key: sound for sound in found}
 
+    async def hashes(self, guild_id: int, keys: list[str]) -> dict[str, str]:
+        """The sha256 of the sounds of these casefolded words, by key (no audio read)."""
+        if not keys:
+            return {}
+        marks = ", ".join("?" * len(keys))
+        rows = await self._db.fetch(
+            f"SELECT word_key, sha256 FROM dictionary_sounds WHERE guild_id = ?"
+            f" AND word_key IN ({marks})",
+            guild_id, *keys,
+        )  # fmt: skip
+        return {row[0]: row[1] for row in rows}
+
     async def all(self, guild_id: int) -> list[DictionarySound]:
         rows = await self._db.fetch(
             "SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
@@ -787,6 +799,14 @@ class BlockRepository:
             "DELETE FROM member_blocks WHERE guild_id = ? AND user_id = ?", guild_id, user_id
         )
         return removed > 0
+
+    async def blocker(self, guild_id: int, user_id: int) -> int | None:
+        """Who made the member's block here (None: not blocked)."""
+        row = await self._db.fetch_one(
+            "SELECT moderator_id FROM member_blocks WHERE guild_id = ? AND user_id = ?",
+            guild_id, user_id,
+        )  # fmt: skip
+        return int(row[0]) if row is not None else None
 
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
         row = await self._db.fetch_one(

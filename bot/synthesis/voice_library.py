@@ -282,10 +282,8 @@ class VoiceLibrary:
         orphans = await self.remove_orphans()
         missing = await keep_old_recordings(self.records.db, self.files.data_dir)
         for record in missing:
-            log.warning(
-                "voice %s (%r of user %s) has lost its recording",
-                record.id, record.name, record.owner_id,
-            )  # fmt: skip
+            # (never its name: a member wrote it, and logs keep no member's words)
+            log.warning("voice %s of user %s has lost its recording", record.id, record.owner_id)
         return orphans, missing
 
     async def remove_orphans(self, min_age_s: float = 0.0) -> list[Path]:

@@ -55,6 +55,7 @@ MANAGE_MESSAGES = P(manage_messages=True).value
 MODERATE_MEMBERS = P(moderate_members=True).value
 MANAGE_GUILD = P(manage_guild=True).value
 VIEW_CHANNEL = P(view_channel=True).value
+MOVE_MEMBERS = P(move_members=True).value
 
 SILENT = 1 << 12  # MessageFlags.SUPPRESS_NOTIFICATIONS
 UNKNOWN_MEMBER = 10007  # Discord's JSON error code
@@ -123,14 +124,16 @@ class Person:
 
 class PayloadHTTP(HTTPClient):
     """discord.py's HTTP client with its transport replaced: `GET` of a guild member is
-    answered from the server's people (404 Unknown Member for others), as Discord answers it;
-    any other request fails the test. `requests` lists what was asked, by method and path."""
+    answered from the server's people (404 Unknown Member for others), as Discord answers it,
+    and a message the bot posts (`sent`) with its message object; any other request fails the
+    test. `requests` lists what was asked, by method and path."""
 
     def __init__(self, server: Server) -> None:
         super().__init__(loop=None)  # type: ignore[arg-type]  # (no session: no network)
         self.server = server
         self.requests: list[tuple[str, str]] = []
         self.down = False  # every request answered 503, as Discord's API does when it is down
+        self.sent: list[tuple[str, str]] = []  # (channel id, content) of the bot's messages
 
     async def request(self, route: Route, **kwargs: Any) -> Any:
         path = route.url.removeprefix(Route.BASE)
@@ -146,6 +149,10 @@ class PayloadHTTP(HTTPClient):
                 return person.member()
             unknown = {"code": UNKNOWN_MEMBER, "message": "Unknown Member"}
             raise discord.NotFound(_Response(404, "Not Found"), unknown)
+        if route.method == "POST" and parts[:1] == ["channels"] and parts[2:] == ["messages"]:
+            content = (kwargs.get("json") or {}).get("content") or ""
+            self.sent.append((parts[1], content))  # the bot's message, as Discord keeps it
+            return self.server.message(self.server.bot, content, channel_id=parts[1])
         raise AssertionError(f"a request the test does not answer: {route.method} {path}")
 
 
@@ -227,12 +234,13 @@ class Server:
         """They left (or were kicked): REST knows them no more."""
         self.joined.discard(self.people[username].id)
 
-    def deny(self, channel_id: str, deny: int, person: Person | None = None) -> None:
-        """An overwrite on a channel for @everyone (or one member): in GUILD_CREATE before
-        `start()`, a CHANNEL_UPDATE after it."""
+    def deny(self, channel_id: str, deny: int, person: Person | None = None, *,
+             allow: int = 0) -> None:  # fmt: skip
+        """An overwrite on a channel for @everyone (or one member), denying `deny` (and
+        allowing `allow`): in GUILD_CREATE before `start()`, a CHANNEL_UPDATE after it."""
         target, kind = (person.id, 1) if person is not None else (self.id, 0)
         self.overwrites.setdefault(channel_id, []).append(
-            {"id": target, "type": kind, "allow": "0", "deny": str(deny)}
+            {"id": target, "type": kind, "allow": str(allow), "deny": str(deny)}
         )
         if self.guild is not None:
             (spec,) = [c for c in self.CHANNELS if c[0] == channel_id]
@@ -253,13 +261,16 @@ class Server:
         return data
 
     def thread_create(self, parent_id: str, name: str, owner: Person, *,
-                      thread_id: str | None = None) -> JSON:  # fmt: skip
+                      thread_id: str | None = None, private: bool = False) -> JSON:  # fmt: skip
         """THREAD_CREATE of a public thread (type 11) `owner` started in `parent_id` (a
         forum's post is one: its id is its starter message's), as Discord sends it to a bot
-        with the guilds intent: `newly_created`, no `member` (the bot has not joined it)."""
+        with the guilds intent: `newly_created`, no `member` (the bot has not joined it).
+        `private`: a private thread (type 12, `invitable`) the bot was added to: Discord then
+        sends THREAD_CREATE with the bot's thread `member`, not `newly_created`."""
         created = now_iso()
         data: JSON = {
-            "id": thread_id or snowflake(), "type": 11, "guild_id": self.id, "name": name,
+            "id": thread_id or snowflake(), "type": 12 if private else 11, "guild_id": self.id,
+            "name": name,
             "parent_id": parent_id, "owner_id": owner.id, "last_message_id": None,
             "rate_limit_per_user": 0, "flags": 0, "message_count": 0, "member_count": 1,
             "total_message_sent": 0,
@@ -269,7 +280,21 @@ class Server:
             },
             "newly_created": True,
         }  # fmt: skip
+        if private:
+            data["thread_metadata"]["invitable"] = True
+            del data["newly_created"]
+            data["member"] = {
+                "id": data["id"], "user_id": self.bot.id, "join_timestamp": created, "flags": 0,
+            }  # fmt: skip
         self.state.parsers["THREAD_CREATE"](data)
+        return data
+
+    def thread_update(self, thread: JSON, **changes: Any) -> JSON:
+        """THREAD_UPDATE of `thread` (a THREAD_CREATE's payload) with `changes` (`name=`: a
+        rename, by its owner or by anyone with Manage Threads: Discord does not say who)."""
+        data = {k: v for k, v in thread.items() if k not in ("newly_created", "member")}
+        data.update(changes)
+        self.state.parsers["THREAD_UPDATE"](data)
         return data
 
     def forum_post(self, author: Person, title: str, content: str,

@@ -329,8 +329,8 @@ async def test_unblock_and_naming_keep_the_rank_rule(
     guild = server.guild
     assert guild is not None
     target = server.owner if whom == "owner" else server[whom]
-    if action == "unblock":
-        await bot.db.blocks.add(guild.id, int(target.id), int(server.owner.id), None)
+    if action == "unblock":  # (blocked by the actor: the block's own moderator, see below)
+        await bot.db.blocks.add(guild.id, int(target.id), int(server.people[by].id), None)
     actor, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES
                                         | MANAGE_MESSAGES)  # fmt: skip
     if action == "unblock":

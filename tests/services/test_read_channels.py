@@ -10,6 +10,7 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.i18n.translate import localize
+from bot.services.replies import Reply
 from bot.storage.database import MAX_READ_CHANNELS
 from tests.services.discord_objects import (
     FORUM_ID,
@@ -22,6 +23,15 @@ from tests.services.discord_objects import (
 from tests.services.wiring import Bot
 
 ADMIN = discord.Permissions(manage_guild=True)
+
+
+async def setup_as_owner(
+    bot: Bot, server: Server, permissions: discord.Permissions, guild: discord.Guild,
+    *channels: discord.abc.GuildChannel,
+) -> Reply:  # fmt: skip
+    """/setup add by the server's owner (who sees every channel), as its callback gets her."""
+    interaction, _ = server.slash_command("alice", "setup add")
+    return await bot.settings.setup(permissions, guild, *channels, invoker=interaction.user)
 
 
 def channel(server: Server, channel_id: str) -> discord.abc.GuildChannel:
@@ -38,7 +48,7 @@ async def test_messages_in_every_read_channel_are_read_until_one_is_removed(
     guild = server.start()
     server.bot_joins(VOICE_ID)
     for read in (TEXT_ID, OTHER_TEXT_ID):
-        reply = await bot.settings.setup(ADMIN, guild, channel(server, read))
+        reply = await setup_as_owner(bot, server, ADMIN, guild, channel(server, read))
         assert reply.content.startswith(f"I will read <#{read}> aloud.")
     assert await bot.reader.handle(server.post("alice", "first")) == "read"
     second = server.post("alice", "second", channel_id=OTHER_TEXT_ID)
@@ -65,9 +75,9 @@ async def test_a_sixth_read_channel_is_refused_in_english_and_french(
     server.forum()
     for filler in range(1, MAX_READ_CHANNELS):  # four read already (channels made since gone)
         await bot.db.read_channels.add(guild.id, filler)
-    await bot.settings.setup(ADMIN, guild, channel(server, TEXT_ID))  # the fifth
+    await setup_as_owner(bot, server, ADMIN, guild, channel(server, TEXT_ID))  # the fifth
     with pytest.raises(UserError) as error:
-        await bot.settings.setup(ADMIN, guild, channel(server, FORUM_ID))
+        await setup_as_owner(bot, server, ADMIN, guild, channel(server, FORUM_ID))
     said = error.value.args[0]
     assert said == (
         "I already read 5 channels here, the most I can: remove one first (`/setup remove`)."
@@ -76,16 +86,18 @@ async def test_a_sixth_read_channel_is_refused_in_english_and_french(
         "Je lis déjà 5 salons ici, le maximum : retirez-en un d'abord (`/setup remove`)."
     )
     # a channel read already takes another voice channel: that is no sixth
-    reply = await bot.settings.setup(
-        ADMIN, guild, channel(server, TEXT_ID), channel(server, VOICE2_ID)
+    reply = await setup_as_owner(
+        bot, server, ADMIN, guild, channel(server, TEXT_ID), channel(server, VOICE2_ID)
     )
     assert reply.content.startswith(f"I will read <#{TEXT_ID}> aloud in <#{VOICE2_ID}>.")
     assert len(await bot.db.read_channels.list(guild.id)) == MAX_READ_CHANNELS
     with pytest.raises(UserError):  # setup needs Manage Server, here too
-        await bot.settings.setup(discord.Permissions.none(), guild, channel(server, FORUM_ID))
+        await setup_as_owner(
+            bot, server, discord.Permissions.none(), guild, channel(server, FORUM_ID)
+        )
     with pytest.raises(UserError) as not_voice:
-        await bot.settings.setup(
-            ADMIN, guild, channel(server, TEXT_ID), channel(server, OTHER_TEXT_ID)
+        await setup_as_owner(
+            bot, server, ADMIN, guild, channel(server, TEXT_ID), channel(server, OTHER_TEXT_ID)
         )
     assert str(not_voice.value) == f"<#{OTHER_TEXT_ID}> is not a voice channel."
 
@@ -99,9 +111,9 @@ async def test_a_read_channel_with_its_own_voice_channel_is_read_there(
     server.in_voice("alice", VOICE_ID)
     server.in_voice("bob", VOICE2_ID)
     guild = server.start()
-    await bot.settings.setup(ADMIN, guild, channel(server, TEXT_ID))
-    await bot.settings.setup(
-        ADMIN, guild, channel(server, OTHER_TEXT_ID), channel(server, VOICE2_ID)
+    await setup_as_owner(bot, server, ADMIN, guild, channel(server, TEXT_ID))
+    await setup_as_owner(
+        bot, server, ADMIN, guild, channel(server, OTHER_TEXT_ID), channel(server, VOICE2_ID)
     )
     from_alice = server.post("alice", "hi", channel_id=OTHER_TEXT_ID)
     assert await bot.reader.handle(from_alice) == "author not in the read channel's voice channel"

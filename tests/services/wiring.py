@@ -140,7 +140,7 @@ class RecordingScheduler:
 
 class ServerConnections:
     """VoiceConnections' `ensure_connected`: the bot joins the channel (`refuse`: it cannot,
-    with that reason for the member)."""
+    with that reason for the member); `leave`: it leaves."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -166,6 +166,12 @@ class ServerConnections:
             return guild.voice_client  # type: ignore[return-value]
         self.joined.append(channel.id)
         return self.server.bot_joins(str(channel.id))
+
+    async def leave(self, guild: discord.Guild) -> None:
+        """The bot leaves voice: its VOICE_STATE_UPDATE, and discord.py forgets the client."""
+        if guild.voice_client is not None:
+            self.server.in_voice(None, None)
+            self.server.remove_voice_client()
 
 
 class ModelOnDisk:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from collections.abc import AsyncIterator, Awaitable
@@ -25,6 +26,7 @@ from bot.synthesis import clip as clips
 from bot.synthesis.engine import StateCache, TTSEngine, UnusableVoiceError
 from bot.synthesis.voice_library import DECODE_NICE, VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, speech_like
+from tests.services.cdn import CDN, running_cdn
 
 ALICE, BOB = 101, 202
 CLIP = encode(speech_like(4.0), "wav")
@@ -391,17 +393,21 @@ def test_state_cache_is_bounded_by_count_and_bytes() -> None:
 
 
 class HeldUpload:
-    """An attachment whose download waits for the test: a slow CDN, held in its hands."""
+    """An attachment whose download waits for the test: a slow CDN, held in its hands (served
+    over TLS: /clone reads it with the capped reader)."""
 
-    def __init__(self, data: bytes = CLIP) -> None:
-        self.data, self.size, self.reads = data, len(data), 0
-        self.started, self.release = asyncio.Event(), asyncio.Event()
+    def __init__(self, cdn: CDN, data: bytes = CLIP) -> None:
+        name = f"clip{next(_uploads)}.wav"
+        self.served = cdn.serve(name, data, held=True)
+        self.url, self.size = cdn.url(name), len(data)
+        self.started, self.release = self.served.started, self.served.release
 
-    async def read(self) -> bytes:
-        self.reads += 1
-        self.started.set()
-        await self.release.wait()
-        return self.data
+    @property
+    def reads(self) -> int:
+        return self.served.reads
+
+
+_uploads = itertools.count()
 
 
 class NotInVoice:
@@ -420,7 +426,17 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
 ) -> None:
     """Downloads and decodes used to start before any limit, and wait without bound behind
     the member's lock. Now a clone is admitted first, or refused at once, unread."""
-    service = VoiceService(library, NotInVoice(library.records.db), library.states.engine)  # type: ignore[arg-type]
+    async with running_cdn() as cdn:
+        await _admitted_before_downloading(library, cdn)
+
+
+async def _admitted_before_downloading(library: VoiceLibrary, cdn: CDN) -> None:
+    service = VoiceService(
+        library,
+        NotInVoice(library.records.db),
+        library.states.engine,
+        cdn.client_ssl,  # type: ignore[arg-type]
+    )
 
     async def progress(_: str) -> None:
         return None
@@ -431,7 +447,7 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
 
     held: dict[int, tuple[HeldUpload, asyncio.Task[Reply]]] = {}
     for user, guild in ((ALICE, 1), (BOB, 1), (303, 2), (404, 2)):  # two servers' worth
-        upload = HeldUpload()
+        upload = HeldUpload(cdn)
         held[user] = (upload, asyncio.create_task(clone(user, guild, upload)))
         await upload.started.wait()
     refused = [
@@ -440,7 +456,7 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
         (606, 3, "busy making other voices"),
     ]
     for user, guild, message in refused:
-        upload = HeldUpload()
+        upload = HeldUpload(cdn)
         with pytest.raises(VoiceLibraryError, match=message):
             await asyncio.wait_for(clone(user, guild, upload), 30)  # (it used to wait for good)
         assert upload.reads == 0  # refused before any download
@@ -451,7 +467,7 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
         task.cancel()
     await asyncio.gather(*(task for _, task in held.values()), return_exceptions=True)
     for user, guild in ((505, 1), (606, 3)):
-        upload = HeldUpload()
+        upload = HeldUpload(cdn)
         upload.release.set()
         assert "is ready" in (await clone(user, guild, upload)).content
 
