@@ -57,6 +57,8 @@ class Config:
     max_text_length: int = 1000
     tts_workers: int = 1
     tts_batch: int = 8  # largest batch of the batched engine; 1: one stream per thread
+    # independent batches (an LM thread and a decoder thread each) of the batched engine
+    tts_pipelines: int = 1
     metrics_port: int | None = None  # /metrics, /healthz, /livez; None: no HTTP server
     metrics_host: str = "127.0.0.1"
     log_format: str = "text"  # or "json", one object per line for log shippers
@@ -90,6 +92,18 @@ def default_workers() -> int:
     aggregate speed while halving each stream's speed, so 2 cores get one worker.
     """
     return max(1, usable_cores() // 2)
+
+
+MAX_PIPELINES = 64
+
+
+def default_pipelines() -> int:
+    """Pipelines of the batched engine when TTS_PIPELINES is unset: one per 2 cores.
+
+    A pipeline is one LM thread and one decoder thread: it keeps at most about 1.7 cores
+    busy (docs/performance.md), so 2 cores get one.
+    """
+    return max(1, min(MAX_PIPELINES, usable_cores() // 2))
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -211,6 +225,7 @@ def load_config(
     max_text_length = _int(env, "MAX_TEXT_LENGTH", 1000, 1, 4000)
     workers = _int(env, "TTS_WORKERS", default_workers(), 1, 16)
     batch = _int(env, "TTS_BATCH", DEFAULT_BATCH, 1, 32)
+    pipelines = _int(env, "TTS_PIPELINES", default_pipelines(), 1, MAX_PIPELINES)
     port = _int(env, "METRICS_PORT", None, 1, 65535, "a port number from 1 to 65535 (unset: off)")
     decoder_precision = env.get("TTS_DECODER_PRECISION", "").strip().lower() or "auto"
     if decoder_precision not in ("auto", "fp32", "bf16"):
@@ -254,6 +269,7 @@ def load_config(
         max_text_length=max_text_length,
         tts_workers=workers,
         tts_batch=batch,
+        tts_pipelines=pipelines,
         metrics_port=port,
         metrics_host=env.get("METRICS_HOST", "").strip() or "127.0.0.1",
         log_format=log_format,
@@ -274,4 +290,4 @@ def one_stream(settings: Config) -> Config:
     """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
-    return dataclasses.replace(settings, tts_batch=1, tts_workers=1)
+    return dataclasses.replace(settings, tts_batch=1, tts_workers=1, tts_pipelines=1)
