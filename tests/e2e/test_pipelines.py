@@ -53,6 +53,7 @@ def fail_after(pipeline: Batcher, steps: int) -> None:
 
 
 @pytest.mark.timing
+@pytest.mark.alone  # two pipelines keep both cores busy by design (four threads, a core each)
 async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_messages(
     tmp_path: Any, tiny_model: TinyModel
 ) -> None:
@@ -84,8 +85,8 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
 
         await fake.wait_for(all_ended, 120, "every message to end")
         await packets_settled(fake, quiet=0.5)
-        # it came back: the servers whose message it cut speak again, on a working pipeline
-        assert pipelines.restarts == 1 and pipelines.pipelines[1] is not doomed
+        restarted = pipelines.restarts == 1 and pipelines.pipelines[1] is not doomed
+        # the servers whose message it cut speak again, on a working pipeline
         failed = [n for n, s in enumerate(speakers) if s is not None and s.history[0].error]
         for n in failed:
             guild, member = servers[n]
@@ -107,6 +108,7 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
         f"longest underruns {[[r.longest_underrun for r in h] for h in results]}"
     )
     print(story)
+    assert restarted, story  # it came back
     # spread: the first two asked went to different pipelines, and both carried servers
     assert {on.get(0), on.get(1)} == {0, 1} and set(on.values()) == {0, 1}, story
     # pipeline 1's failure ended its messages alone, the ones it held when it failed
