@@ -1,8 +1,9 @@
 """Two pipelines on 2 cores (TTS_PIPELINES=2), end to end through the fake Discord.
 
-Four servers `/say` at once where each pipeline carries one or two rows (TTS_BATCH=2; a core
-each, the live step times decide): they spread over both pipelines, those that wait for a row
-start in the order they asked, and each is heard without a gap of 100 ms. Pipeline 1 fails
+Five servers `/say` at once where each pipeline carries one or two rows (TTS_BATCH=2; a core
+each, the live step times decide), so at least one waits: they spread over both pipelines,
+those that wait for a row start in the order they asked, and each is heard without a gap of
+100 ms. Pipeline 1 fails
 mid-stream: only its messages end, the others play on whole, and it comes back and speaks
 the next messages.
 """
@@ -19,7 +20,7 @@ from tests.e2e.test_capacity import packets_of
 from tests.e2e.test_speech import longest_voiced_gap, packets_settled
 from tests.fakediscord import FakeDiscord
 
-SERVERS = 4
+SERVERS = 5
 TEXT = "This keeps the bot talking long enough."  # about 11 s of speech (full-length config)
 SPEECH_S = 11.0
 FAIL_AFTER_STEPS = 40  # pipeline 1 fails after this many steps (3.2 s of its rows' audio)
