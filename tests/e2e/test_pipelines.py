@@ -32,7 +32,7 @@ def guilds_and_members(fake: FakeDiscord) -> list[tuple[str, str]]:
     return list(zip(guilds, members, strict=True))
 
 
-def placements(running: RunningBot, seen: dict[int, int]) -> None:
+def placements(running: RunningBot, seen: dict[object, int]) -> None:
     """Which pipeline each server's stream is on (server id -> pipeline), as it runs."""
     for job in running.bot.app.speakers.scheduler.jobs:
         request = getattr(getattr(job.in_flight, "_sink", None), "request", None)
@@ -77,7 +77,7 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
         ]
         for interaction in asked:
             await interaction.wait_final(60)
-        seen: dict[int, int] = {}
+        seen: dict[object, int] = {}
         speakers = [running.bot.app.speakers.get(int(guild)) for guild, _ in servers]
 
         def all_ended() -> bool:
@@ -98,7 +98,7 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
             60, "the failed servers' next messages",
         )  # fmt: skip
     results = [s.history for s in speakers if s is not None]
-    by_server = {int(guild): n for n, (guild, _) in enumerate(servers)}
+    by_server: dict[object, int] = {int(guild): n for n, (guild, _) in enumerate(servers)}
     on = {by_server[key]: pipeline for key, pipeline in seen.items()}
     starts = [
         next(p.arrived for p in packets_of(fake, guild) if not p.sounds_silent)

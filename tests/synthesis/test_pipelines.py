@@ -99,7 +99,8 @@ def test_streams_spread_over_the_pipelines_and_each_stays_on_its_own(
         assert [streams.requests[n].pipeline for n in range(4)] == [0, 1, 0, 1]
         streams.wait(0, 1, 2, 3)
         assert pipelines.loads() == [0, 0]
-        assert all(p.steps for p in pipelines.pipelines)  # both stepped: side by side
+        # both stepped: side by side
+        assert all(isinstance(p, Batcher) and p.steps for p in pipelines.pipelines)
     finally:
         pipelines.close()
     assert streams.ended == dict.fromkeys(range(4))
