@@ -65,6 +65,7 @@ from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
 from bot.playback.voice_link import load_opus
 from bot.synthesis import engine as engine_module
+from bot.synthesis.batching import Batcher
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.pocket_tts_adapter import set_generation_length
 from bot.synthesis.scheduler import DeadlineScheduler
@@ -129,14 +130,18 @@ def thread_cpu() -> dict[str, float]:
 
 
 class BatchCounts:
-    """Counts what the batch did, from its live cost figures (bench-side wrappers)."""
+    """Counts what the batches did (every pipeline's, added up), from their live cost figures
+    (bench-side wrappers)."""
 
     def __init__(self, engine: TTSEngine) -> None:
         self.counts: dict[str, float] = collections.defaultdict(float)
-        batcher = getattr(engine, "_batcher", None)
-        self.frame_s = batcher.frame_s if batcher is not None else 0.08
-        if batcher is None:
-            return
+        pipelines = engine.pipelines
+        self.frame_s = pipelines.frame_s if pipelines is not None else 0.08
+        for batcher in pipelines.pipelines if pipelines is not None else []:
+            assert isinstance(batcher, Batcher)
+            self._wrap(batcher)
+
+    def _wrap(self, batcher: Batcher) -> None:
         costs = batcher.costs
         add_step, add_prefill, add_decode = costs.add_step, costs.add_prefill, costs.decodes.add
 
@@ -157,7 +162,7 @@ class BatchCounts:
             self.counts["decode_s"] += seconds
             add_decode(rows, seconds)
 
-        costs.add_step, costs.add_prefill, costs.decodes.add = step, prefill, decode
+        costs.add_step, costs.add_prefill, costs.decodes.add = step, prefill, decode  # type: ignore[method-assign]
 
     def take(self) -> dict[str, float]:
         counts, self.counts = dict(self.counts), collections.defaultdict(float)
@@ -373,6 +378,11 @@ async def main() -> None:
     parser.add_argument(
         "--batch", type=int, help="TTS_BATCH for the batched engines (default: the bot's)"
     )
+    parser.add_argument(
+        "--pipelines", type=int, default=None,
+        help="TTS_PIPELINES for the batched engines (default: that variable if set, else the "
+        "bot's default, one per 2 cores of this process's CPU affinity)",
+    )  # fmt: skip
     parser.add_argument("--words-per-second", type=float, default=2.5)
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
     parser.add_argument(
@@ -399,6 +409,7 @@ async def main() -> None:
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
     set_generation_length(2.0 * args.words_per_second, padding_s=0.3)
     quantize = {"no": [False], "yes": [True], "both": [False, True]}[args.quantize]
+    pipelines = str(args.pipelines or "") or os.environ.get("TTS_PIPELINES", "")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         tokenizer = train_tokenizer(folder, 4000)
@@ -416,19 +427,25 @@ async def main() -> None:
                     "TTS_QUANTIZE": str(int(q)),
                     **({"TTS_BATCH": "1"} if kind == "stream" else {}),
                     **({"TTS_BATCH": str(args.batch)} if args.batch and kind != "stream" else {}),
+                    **({"TTS_PIPELINES": pipelines} if pipelines else {}),
                 }
                 settings = load_config(env, dotenv_path=None, require_token=False)
                 measured = TTSEngine._batch_size
                 engine_module._CHOSEN_BATCH.clear()  # measured afresh for each engine
                 if kind == "forced":
                     TTSEngine._batch_size = staticmethod(  # type: ignore[method-assign]
-                        lambda model, largest, m=measured: (largest, m(model, largest)[1])
+                        lambda model, largest, cores=0, m=measured: (
+                            largest,
+                            m(model, largest, cores)[1],
+                        )
                     )
                 try:
                     engine = await TTSEngine.load(settings)
                 finally:
                     TTSEngine._batch_size = measured  # type: ignore[method-assign]
-                kind = f"{kind}{engine.workers if engine.batched else ''}"
+                kind = f"{kind}{engine.rows if engine.batched else ''}"
+                if engine.pipelines is not None and len(engine.pipelines) > 1:
+                    kind += f"x{len(engine.pipelines)}"  # rows in each of that many pipelines
                 await engine.synthesize("Warming up the model.")
                 counts = BatchCounts(engine) if args.breakdown else None
                 probe = None

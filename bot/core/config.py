@@ -68,6 +68,18 @@ def default_workers() -> int:
     return max(1, usable_cores() // 2)
 
 
+MAX_PIPELINES = 64
+
+
+def default_pipelines() -> int:
+    """Pipelines of the batched engine when TTS_PIPELINES is unset: one per 2 cores.
+
+    A pipeline is one LM thread and one decoder thread: it keeps at most about 1.7 cores
+    busy (docs/performance.md), so 2 cores get one.
+    """
+    return max(1, min(MAX_PIPELINES, usable_cores() // 2))
+
+
 def setting(
     default: Any = None,
     meaning: str = "",
@@ -255,6 +267,15 @@ class Config(BaseSettings):
         default_factory=default_workers,
         ge=1,
         le=16,
+    )
+    tts_pipelines: int = setting(
+        meaning="independent batches of the batched engine, an LM thread and a decoder thread "
+        "each, with their own rows; a new stream goes to the one with the most room",
+        default_text="one per 2 cores",
+        example="1",
+        default_factory=default_pipelines,
+        ge=1,
+        le=MAX_PIPELINES,
     )
     sync_commands: bool = setting(
         False,
@@ -561,4 +582,4 @@ def one_stream(settings: Config) -> Config:
     """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
-    return settings.model_copy(update={"tts_batch": 1, "tts_workers": 1})
+    return settings.model_copy(update={"tts_batch": 1, "tts_workers": 1, "tts_pipelines": 1})

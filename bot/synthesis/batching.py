@@ -58,9 +58,18 @@ COMPACT_SLOTS = 32
 # With several languages' models loaded, each has its own batch thread and decoder thread.
 # Run side by side, their torch ops each want every core: on 2 cores two models' steps at once
 # made both stutter (3 and 14 underrun frames in one message each). One step at a time, and
-# one decode, across all models; with one model these locks are never contended.
-MODEL_STEPS = threading.Lock()
-AUDIO_DECODES = threading.Lock()
+# one decode, across all models, for each pipeline number: pipeline n of every model shares
+# its two cores' worth of locks, and the pipelines themselves run side by side (each is given
+# its own cores, `TTS_PIPELINES`). With one model these locks are never contended.
+_PIPELINE_LOCKS: dict[int, tuple[threading.Lock, threading.Lock]] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def pipeline_locks(index: int) -> tuple[threading.Lock, threading.Lock]:
+    """(model steps, audio decodes): the locks of pipeline `index`, shared by every model."""
+    with _LOCKS_LOCK:
+        return _PIPELINE_LOCKS.setdefault(index, (threading.Lock(), threading.Lock()))
+
 
 ModelState = dict[str, dict[str, torch.Tensor]]
 FADE_IN_S = 0.005  # pocket-tts fades each stream's first 5 ms in (a fresh decoder clicks)
@@ -96,6 +105,7 @@ class Request:
     _pending: Iterator[Prefilled] | None = None  # the chunks `prepare` has not yielded yet
     # the `_Decoder` all its chunks go to, from its first join: so its audio stays in order
     _decoder: Any = None
+    pipeline: int | None = None  # the pipeline it was placed on (`bot.synthesis.pipelines`)
 
     @property
     def more(self) -> bool:
@@ -613,8 +623,18 @@ class _Decoder:
     this bounded queue and the step period the batch measures includes a decoder that cannot
     keep up."""
 
-    def __init__(self, model: Any, max_rows: int, costs: StepCosts, *, threaded: bool) -> None:
+    def __init__(
+        self,
+        model: Any,
+        max_rows: int,
+        costs: StepCosts,
+        *,
+        threaded: bool,
+        decodes: threading.Lock | None = None,
+    ) -> None:
+        """`decodes`: held around each decode on the threaded one (see `pipeline_locks`)."""
         self.mimi = BatchedMimi(model, max_rows=max_rows)
+        self._decodes = decodes or threading.Lock()
         self.fade = int(model.config.mimi.sample_rate * FADE_IN_S)
         self.costs = costs
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
@@ -699,7 +719,7 @@ class _Decoder:
             if len(rows) != len(self._rows):
                 raise RuntimeError("a step without a latent for every row")
             started = time.perf_counter()
-            with AUDIO_DECODES if self._thread is not None else contextlib.nullcontext():
+            with self._decodes if self._thread is not None else contextlib.nullcontext():
                 audio = self.mimi.decode(torch.cat([latents[row] for row in rows]))
             self.costs.decodes.add(len(rows), time.perf_counter() - started)
             for row, samples in zip(rows, audio, strict=True):
@@ -775,7 +795,7 @@ def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchC
 
 
 class Batcher:
-    """Owns a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
+    """One pipeline: a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
     `submit()` (any thread) queues a stream; its prompt is prefilled on the batch's thread
     between two steps (one prefill per step at most) and it joins at the next frame boundary
@@ -783,6 +803,12 @@ class Batcher:
     and prefill is timed (`costs`), and how many rows stay in real time (`capacity()`) follows
     those live figures: the scheduler admits new speech only within it, so an admitted stream's next
     chunk always finds its row and never waits mid-message.
+
+    The engine runs one or more side by side (`bot.synthesis.pipelines`): `index` picks the
+    locks it shares with the same pipeline of other models (`pipeline_locks`), `cores` the
+    cores it may count on (its share of the process's). If its thread fails beyond one step,
+    every stream it holds ends with the error, and `on_death(self)` is called on that thread
+    so that its owner can start a new one in its place.
     """
 
     MAX_LAG = 2  # steps the LM may run ahead of the decoder
@@ -792,12 +818,27 @@ class Batcher:
     # frame costs each far more CPU than at 4 (int8: 18 ms a row at 2 rows, 13 at 4).
     PACE_S = 2.0
 
-    def __init__(self, model: Any, *, max_rows: int, costs: list[BatchCost] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        max_rows: int,
+        costs: list[BatchCost] | None = None,
+        index: int = 0,
+        cores: int | None = None,
+        on_death: Callable[[Batcher], None] | None = None,
+    ) -> None:
+        self.index = index
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
-        self.costs = StepCosts(costs or [], max_rows, self.frame_s, usable_cores())
-        self._decoder = _Decoder(model, max_rows, self.costs, threaded=True)
+        cores = usable_cores() if cores is None else cores
+        self.costs = StepCosts(costs or [], max_rows, self.frame_s, cores)
+        self._steps_lock, decodes = pipeline_locks(index)
+        self._decoder = _Decoder(model, max_rows, self.costs, threaded=True, decodes=decodes)
         self._inline = _Decoder(model, max_rows, self.costs, threaded=False)
+        self._on_death = on_death
+        self.failed: BaseException | None = None  # why its thread ended, if it failed
+        self._preparing: Request | None = None  # the stream whose chunk is being prefilled
         self._decoder_of: dict[_Row, _Decoder] = {}
         self._waiting: collections.deque[tuple[Request, Prefilled | None]] = collections.deque()
         self._lock = threading.Lock()
@@ -808,7 +849,8 @@ class Batcher:
         self.steps = 0
         self.rows_stepped = 0  # sum of the batch size over steps (mean batch: / steps)
         self._logged_capacity: int | None = None
-        self._thread = threading.Thread(target=self._run, name="tts-batch", daemon=True)
+        name = "tts-batch" if index == 0 else f"tts-batch-{index}"
+        self._thread = threading.Thread(target=self._supervised, name=name, daemon=True)
         self._thread.start()
 
     def capacity(self, rate: float = 1.0) -> int:
@@ -817,27 +859,79 @@ class Batcher:
         rows = self.costs.capacity(rate)
         if rate == 1.0 and rows != self._logged_capacity:
             self._logged_capacity = rows
-            log.info("the batch carries %d rows now (live ms a step: %s)", rows, self.costs.live())
+            log.info(
+                "the batch carries %d rows now%s (live ms a step: %s)",
+                rows, f" in pipeline {self.index}" if self.index else "", self.costs.live(),
+            )  # fmt: skip
         return rows
 
-    def submit(self, request: Request) -> None:
+    @property
+    def alive(self) -> bool:
+        """Taking streams: not closed, and its thread has not failed."""
+        return not self._closed and self.failed is None
+
+    def submit(self, request: Request) -> bool:
+        """Queue `request`; False (and nothing done) when this pipeline has failed."""
         if not request.more:
             request.ended = True
             request.end(None)
-            return
+            return True
         with self._lock:
+            if self.failed is not None:
+                return False
             chunk = request.chunks.popleft() if request.chunks else None
             self._waiting.append((request, chunk))
         self._wake.set()
         self._joined.set()
+        return True
+
+    def cache_bytes(self) -> int:
+        """The bytes of this pipeline's attention caches and decoder states (they grow with
+        the rows' context, and shrink back when compacted)."""
+        states = [self.batch.state, self._decoder.mimi.state, self._inline.mimi.state]
+        return sum(
+            value.nelement() * value.element_size()
+            for state in states
+            for module_state in list(state.values())
+            for value in module_state.values()
+        )
 
     def close(self) -> None:
         self._closed = True
         self._wake.set()
         self._joined.set()
-        self._thread.join(timeout=30)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=30)
         self._decoder.close()
         self._inline.close()
+
+    def _supervised(self) -> None:
+        """The pipeline's thread: `_run`, and if that fails, every stream it holds ends with
+        the error (after the audio already queued for it) and its owner is told."""
+        try:
+            self._run()
+        except Exception as error:
+            log.exception("pipeline %d failed: its streams end, and it is replaced", self.index)
+            self._fail(error)
+            if self._on_death is not None:
+                self._on_death(self)
+
+    def _fail(self, error: BaseException) -> None:
+        with self._lock:
+            self.failed = error
+            waiting, self._waiting = list(self._waiting), collections.deque()
+        streams = [r.request for r in self.batch.rows] + [r for r, _ in waiting]
+        streams += [r.request for d in (self._decoder, self._inline) for r in d._rows]
+        if self._preparing is not None:
+            streams.append(self._preparing)
+        for i in reversed(range(len(self.batch.rows))):  # after the audio they have queued
+            with contextlib.suppress(Exception):
+                self._leave(i, error, True)
+        for request, _ in waiting:
+            self._ending(request).end(request, error)
+        self._decoder.close()  # it decodes what it was given, ends those streams, then stops
+        for request in streams:  # those it could not end (and those on no decoder yet)
+            _Decoder._end(request, error)
 
     def _next_waiting(self, ready: bool) -> tuple[Request, Prefilled | None] | None:
         """The oldest waiting live stream, else the oldest background one; `ready`: among
@@ -898,12 +992,19 @@ class Batcher:
 
     def _prepare(self, request: Request) -> None:
         """Prefill a stream's next chunk (on this thread, between steps); it joins next."""
+        self._preparing = request
+        try:
+            self._prefill_next(request)
+        finally:
+            self._preparing = None
+
+    def _prefill_next(self, request: Request) -> None:
         if request._pending is None:
             assert request.prepare is not None
             request._pending, request.prepare = request.prepare(self.batch.model), None
         started = time.perf_counter()
         try:
-            with MODEL_STEPS:
+            with self._steps_lock:
                 chunk = next(request._pending, None)
         except Exception as error:  # delivered to the stream's caller
             request._pending = None
@@ -935,7 +1036,7 @@ class Batcher:
                 continue
             self._decoder.wait_under(self.MAX_LAG, lambda: self._closed)
             self._pace()
-            with MODEL_STEPS:  # one model's step at a time (see MODEL_STEPS)
+            with self._steps_lock:  # one model's step at a time (see `pipeline_locks`)
                 self._step()
 
     def _pace(self) -> None:

@@ -43,6 +43,7 @@ from bot.synthesis.clip import read_file
 from bot.synthesis.linear_packing import pack_linears
 from bot.synthesis.model_errors import ModelUnavailableError, UnusableVoiceError
 from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.pipelines import Pipeline, Pipelines
 from bot.synthesis.pocket_tts_adapter import (
     DEFAULT_VOICE_FOR_LANGUAGE,
     PREDEFINED_VOICES,
@@ -80,8 +81,13 @@ SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 # Background work (clones, voice rebuilds, files, previews) runs on a thread and a model of its
 # own, so a live unit's prefill never queues behind it in the workers' executor.
 BACKGROUND_THREADS = 1
-# (model, int8, TTS_BATCH) -> (the largest batch, the step costs timed at start)
-_CHOSEN_BATCH: dict[tuple[str, bool, str, int], tuple[int, list[BatchCost]]] = {}
+# (model, int8, decoder, TTS_BATCH, cores a pipeline) -> (the largest batch, the start-up costs)
+_CHOSEN_BATCH: dict[tuple[str, bool, str, int, int], tuple[int, list[BatchCost]]] = {}
+
+
+def pipeline_cores(pipelines: int) -> int:
+    """The cores each of `pipelines` pipelines may count on: its share of the process's."""
+    return max(1, usable_cores() // max(1, pipelines))
 
 
 CLONING_UNAVAILABLE = (
@@ -352,6 +358,7 @@ class TTSEngine:
         batch: int = 1,
         costs: list[BatchCost] | None = None,
         phrases: PhraseCache | None = None,
+        pipelines: int = 1,
     ) -> None:
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
@@ -379,13 +386,24 @@ class TTSEngine:
         self._background_executor = ThreadPoolExecutor(
             max_workers=BACKGROUND_THREADS, thread_name_prefix="tts-background"
         )
-        # Batched: every stream is a row of one flow-LM step on the batcher's own thread (with
-        # its own replica), which also prefills the prompts; the pool's threads make voice states
-        # and clones.
-        self._batcher: Batcher | None = None
+        # Batched: every stream is a row of one flow-LM step on its pipeline's own thread (with
+        # its own replica), which also prefills the prompts; `pipelines` of them side by side
+        # (bot.synthesis.pipelines). The pool's threads make voice states and clones.
+        self._pipelines: Pipelines | None = None
+        self._batch = 1
         if batch > 1:
-            self._batcher = Batcher(replicate(model), max_rows=batch, costs=costs)
-            self.workers, self.spare_lanes = batch, 0
+            cores = pipeline_cores(pipelines)
+
+            def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
+                return Batcher(
+                    replicate(model), max_rows=batch, costs=costs, index=index, cores=cores,
+                    on_death=on_death,
+                )  # fmt: skip
+
+            self._pipelines = Pipelines(make, pipelines)
+            self._batch = batch
+            # the scheduler's live workers: one per row it may admit, in all pipelines
+            self.workers, self.spare_lanes = batch * pipelines, 0
 
     # ---- loading ---------------------------------------------------------------------------
     @classmethod
@@ -416,8 +434,14 @@ class TTSEngine:
             executor.shutdown(wait=False)
             raise
         costs = None
+        pipelines = settings.tts_pipelines if (batch or settings.tts_batch) > 1 else 1
         if batch is None:
             batch, costs = await cls._measured_batch(settings, executor, model)
+            if pipelines > 1 and settings.tts_batch > 1:
+                # the operator asked for pipelines: each stays a batch, even where the start-up
+                # table (a pipeline's share of the cores, timed with the machine idle) fits one
+                # row; the live figures still decide how many run (`StepCosts.capacity`)
+                batch = max(2, batch)
         default_voice = settings.default_voice or cls._language_default_voice(settings)
         fingerprint = cls._fingerprint(settings)
         # Not on the event loop: the batched engine copies the model and sets up its batch
@@ -434,6 +458,7 @@ class TTSEngine:
                 batch=batch,
                 costs=costs,
                 phrases=None if phrases is None else PhraseCache(phrases, fingerprint),
+                pipelines=pipelines,
             )
         )
         log.info("%s", engine.describe())
@@ -453,23 +478,28 @@ class TTSEngine:
         batch = settings.tts_batch
         if batch <= 1:
             return batch, None
+        cores = pipeline_cores(settings.tts_pipelines)
         key = (
             cls._fingerprint(settings),
             settings.tts_quantize,
             settings.tts_decoder_precision,
             batch,
+            cores,
         )
         if key not in _CHOSEN_BATCH:
             loop = asyncio.get_running_loop()
-            _CHOSEN_BATCH[key] = await loop.run_in_executor(executor, cls._batch_size, model, batch)
+            _CHOSEN_BATCH[key] = await loop.run_in_executor(
+                executor, cls._batch_size, model, batch, cores
+            )
         return _CHOSEN_BATCH[key]
 
     @staticmethod
-    def _batch_size(model: Any, largest: int) -> tuple[int, list[BatchCost]]:
-        """Measure the step costs on this machine and choose the largest batch from them."""
+    def _batch_size(model: Any, largest: int, cores: int = 0) -> tuple[int, list[BatchCost]]:
+        """Measure the step costs on this machine and choose the largest batch from them,
+        for a pipeline of `cores` cores (0: all the process's)."""
         costs = measure_costs(model, cost_sizes(largest))
         frame_s = 1 / model.mimi.frame_rate
-        chosen = choose_batch(costs, frame_s, usable_cores())
+        chosen = choose_batch(costs, frame_s, cores or usable_cores())
         table = ", ".join(
             f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
         )
@@ -527,19 +557,33 @@ class TTSEngine:
 
     def describe(self) -> str:
         cloning = "with voice cloning" if self.has_voice_cloning else "WITHOUT voice cloning"
-        batching = f"batches of up to {self.workers}" if self.batched else "one stream per thread"
+        batching = "one stream per thread"
+        if self._pipelines is not None:
+            count = len(self._pipelines)
+            batching = f"batches of up to {self._batch}"
+            batching += f" in each of {count} pipelines" if count > 1 else ""
         return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
 
     def capacity(self, rate: float = 1.0) -> int:
         """How many streams speak at once in real time, the fastest at `rate`: for the
         batched engine, from the live step times (see `bot.synthesis.capacity`); else the
         worker threads."""
-        return self._batcher.capacity(rate) if self._batcher is not None else self.workers
+        return self._pipelines.capacity(rate) if self._pipelines is not None else self.workers
 
     @property
     def rows(self) -> int:
-        """The batch size (1: one stream per thread)."""
-        return self.workers if self._batcher is not None else 1
+        """The batch size of each pipeline (1: one stream per thread)."""
+        return self._batch
+
+    @property
+    def pipelines(self) -> Pipelines | None:
+        """The batched engine's pipelines (None: one stream per thread)."""
+        return self._pipelines
+
+    def cache_bytes(self) -> int:
+        """The bytes of the pipelines' attention caches and decoder states, which count
+        against TTS_MEMORY_MB beside the weights (`model_bytes`)."""
+        return self._pipelines.cache_bytes() if self._pipelines is not None else 0
 
     @property
     def idle(self) -> bool:
@@ -548,7 +592,7 @@ class TTSEngine:
 
     @property
     def batched(self) -> bool:
-        return self._batcher is not None
+        return self._pipelines is not None
 
     # ---- model work ------------------------------------------------------------------------
     async def call(self, fn: Callable[[Any], T], *, background: bool = False) -> T:
@@ -657,16 +701,16 @@ class TTSEngine:
         stream = SynthesisStream(sink)
         self._active.add(sink.stop)
         executor, models = self._lane(background)
-        if self._batcher is not None:
+        if self._pipelines is not None:
             executor.submit(
-                self._prefill, self._batcher, sink, text, voice, background, models, slack
+                self._prefill, self._pipelines, sink, text, voice, background, models, slack
             )
         else:
             executor.submit(self._generate, sink, text, voice, models)
         return stream
 
     def _prefill(
-        self, batcher: Batcher, sink: _Sink, text: str, voice: str | None, background: bool,
+        self, pipelines: Pipelines, sink: _Sink, text: str, voice: str | None, background: bool,
         models: queue.SimpleQueue[Any], slack: Callable[[], float] | None = None,
     ) -> None:  # fmt: skip
         """Make (or fetch) the voice state with a pooled model, then hand the stream to the
@@ -701,7 +745,7 @@ class TTSEngine:
         request.background = background
         request.slack = slack
         sink.request = request
-        batcher.submit(request)
+        pipelines.submit(request)
 
     def _generate(
         self, sink: _Sink, text: str, voice: str | None, models: queue.SimpleQueue[Any]
@@ -741,8 +785,8 @@ class TTSEngine:
         self._closed = True
         for stop in list(self._active):
             stop.set()
-        if self._batcher is not None:
-            await asyncio.to_thread(self._batcher.close)
+        if self._pipelines is not None:
+            await asyncio.to_thread(self._pipelines.close)
         # Queued jobs see their stop event set and return at once.
         await asyncio.to_thread(self._executor.shutdown, wait=True)
         await asyncio.to_thread(self._background_executor.shutdown, wait=True)

@@ -41,6 +41,12 @@ CHECK_TIMEOUT_S = 5.0  # asking Hugging Face whether a weights file can be downl
 CHECK_FAILURE_KEPT_S = 60.0  # a language found unloadable is not checked again for this long
 
 
+def held_bytes(engine: TTSEngine) -> int:
+    """What a loaded model counts against TTS_MEMORY_MB: its weights, and its pipelines'
+    attention caches and decoder states (one set per pipeline)."""
+    return engine.model_bytes + engine.cache_bytes()
+
+
 def available_languages() -> tuple[str, ...]:
     """The languages the installed pocket-tts ships a config for (its `config/` folder):
     plain names such as `french`, and `_24l` variants; not the dated english variants."""
@@ -286,7 +292,7 @@ class ModelPool:
         """Take out of use (and return, to be closed) the idle models that must go so that
         `language`'s fits beside what is loaded and loading; refuse when it cannot fit."""
         count = len(self._engines) + len(self._loading) + 1
-        weights = sum(e.model_bytes for e in self._engines.values())
+        weights = sum(held_bytes(e) for e in self._engines.values())
         weights += sum(self.estimated_bytes(name) for name in [*self._loading, language])
         budget = self.settings.tts_memory_mb << 20
 
@@ -299,7 +305,7 @@ class ModelPool:
                 break
             victims.append(name)
             count -= 1
-            weights -= self._engines[name].model_bytes
+            weights -= held_bytes(self._engines[name])
         if over():
             log.info("not loading %s: the model budget is taken by models in use", language)
             raise ModelsBusyError(tr(
@@ -355,7 +361,7 @@ class ModelPool:
         if len(self._engines) > self.settings.tts_models:
             return True
         budget = self.settings.tts_memory_mb << 20
-        return bool(budget) and sum(e.model_bytes for e in self._engines.values()) > budget
+        return bool(budget) and sum(held_bytes(e) for e in self._engines.values()) > budget
 
     async def unload_over_budget(self, keep: str | None = None) -> list[str]:
         """Close idle models, least recently used first, until within the budget (a loaded

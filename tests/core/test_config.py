@@ -6,6 +6,7 @@ import pytest
 from bot.core.config import (
     DEFAULT_API_BASE,
     ConfigError,
+    default_pipelines,
     default_workers,
     load_config,
     usable_cores,
@@ -99,6 +100,8 @@ def test_shard_ids_outside_the_count_are_refused(ids: str) -> None:
         ("MAX_TEXT_LENGTH", "0", "MAX_TEXT_LENGTH must be a whole number from 1 to 4000"),
         ("TTS_WORKERS", "two", "TTS_WORKERS must be a whole number from 1 to 16"),
         ("TTS_BATCH", "33", "TTS_BATCH must be a whole number from 1 to 32"),
+        ("TTS_PIPELINES", "0", "TTS_PIPELINES must be a whole number from 1 to 64"),
+        ("TTS_PIPELINES", "65", "TTS_PIPELINES must be a whole number from 1 to 64"),
         ("METRICS_PORT", "65536",
          "METRICS_PORT must be a port number from 1 to 65535 (unset: off)"),
         ("SHARD_COUNT", "4097",
@@ -135,6 +138,12 @@ def test_the_usable_cores_follow_the_cpu_affinity() -> None:
         os.sched_setaffinity(0, {min(before)})  # this thread only: restored below
         assert usable_cores() == 1
         assert default_workers() == 1
+        assert default_pipelines() == 1
+        assert settings(DISCORD_TOKEN=TOKEN).tts_pipelines == 1
     finally:
         os.sched_setaffinity(0, before)
     assert usable_cores() == len(before)
+    # one pipeline per 2 cores of the affinity (this machine's 2: one, the engine unchanged)
+    assert default_pipelines() == max(1, len(before) // 2)
+    assert settings(DISCORD_TOKEN=TOKEN).tts_pipelines == default_pipelines()
+    assert settings(DISCORD_TOKEN=TOKEN, TTS_PIPELINES="4").tts_pipelines == 4

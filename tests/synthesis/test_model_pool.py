@@ -21,6 +21,7 @@ from bot.synthesis.model_pool import (
     ModelPool,
     ModelsBusyError,
     available_languages,
+    held_bytes,
 )
 from bot.synthesis.model_size import config_weights_bytes
 from tests.conftest import TinyModel, engine_settings
@@ -107,6 +108,31 @@ async def test_the_memory_budget_counts_the_models_weights(
     finally:
         await pool.close()
         await pool.default.close()
+
+
+async def test_the_memory_budget_counts_each_pipelines_caches(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Every pipeline has its own attention caches and decoder states: they count against
+    TTS_MEMORY_MB beside the weights, once per pipeline."""
+    settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_PIPELINES="2")
+    default = await TTSEngine.load(settings, batch=2)
+    pool = ModelPool(settings, default, partial(TTSEngine.load, batch=2, background=True))
+    try:
+        assert default.pipelines is not None and len(default.pipelines) == 2
+        one = default.pipelines.pipelines[0].cache_bytes()
+        assert one > 1 << 20  # the tiny model's, at 2 rows: about 10 MB
+        assert default.cache_bytes() == 2 * one
+        assert held_bytes(default) == default.model_bytes + 2 * one
+        weights_mb = default.model_bytes >> 20
+        pool.settings = settings.model_copy(update={"tts_memory_mb": weights_mb + 1})
+        assert pool.over_budget()  # the weights fit; with both pipelines' caches they do not
+        enough_mb = (held_bytes(default) >> 20) + 1
+        pool.settings = settings.model_copy(update={"tts_memory_mb": enough_mb})
+        assert not pool.over_budget()
+    finally:
+        await pool.close()
+        await default.close()
 
 
 async def test_the_budget_is_checked_before_loading_counting_the_loads_in_flight(

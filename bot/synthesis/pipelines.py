@@ -1,0 +1,139 @@
+"""Pipelines by cores: the batched engine as several independent batches side by side.
+
+One pipeline (`Batcher`: an LM thread and a decoder thread, its own rows, capacity table and
+admission) keeps about 1.7 cores busy at most, whatever the machine has, so the engine runs
+`TTS_PIPELINES` of them (by default one per 2 cores). The scheduler still sees one engine: its
+capacity is the sum of theirs, so its fairness across servers (earliest deadline first,
+admission in the order servers asked) holds across all pipelines together. A new stream goes
+to the pipeline with the most room (`place`) and stays there to its end. A pipeline whose
+thread fails ends only its own streams and is replaced by a fresh one on the same model.
+
+Pipelines are threads (`bot.synthesis.batching.Batcher`), behind `Pipeline`: a pipeline run as
+a worker process (its own copy of the model, frames back over a pipe) would implement the same
+members.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from bot.synthesis.batching import Request
+
+log = logging.getLogger(__name__)
+
+
+class Pipeline(Protocol):
+    """What `Pipelines` needs of one pipeline. It calls its `on_death` (given when it is
+    made) once it has failed and ended its streams."""
+
+    frame_s: float
+
+    @property
+    def alive(self) -> bool: ...
+    def submit(self, request: Request) -> bool: ...
+    def capacity(self, rate: float = 1.0) -> int: ...
+    def cache_bytes(self) -> int: ...
+    def close(self) -> None: ...
+
+
+Make = Callable[[int, Callable[[Pipeline], None]], Pipeline]
+
+
+def place(loads: Sequence[int], capacities: Sequence[int]) -> int:
+    """The pipeline a new stream goes to: the most room (capacity less the streams it holds),
+    then the fewest streams, then the lowest number. The scheduler admits a stream only while
+    the pipelines' capacities add up to more than the streams they hold, so the one with the
+    most room then has a free row."""
+    if not loads or len(loads) != len(capacities):
+        raise ValueError("one load and one capacity per pipeline")
+    return min(range(len(loads)), key=lambda i: (loads[i] - capacities[i], loads[i], i))
+
+
+class Pipelines:
+    """`count` pipelines made by `make(index, on_death)`; streams placed, counted and kept
+    on theirs; a pipeline that dies is made anew in its place."""
+
+    def __init__(self, make: Make, count: int) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._closed = False
+        self.restarts = 0
+        self._loads = [0] * count  # streams placed on each and not ended
+        self.pipelines: list[Pipeline] = [make(i, self._died) for i in range(count)]
+
+    def __len__(self) -> int:
+        return len(self.pipelines)
+
+    @property
+    def frame_s(self) -> float:
+        return self.pipelines[0].frame_s
+
+    def loads(self) -> list[int]:
+        """The streams each pipeline holds (placed, not ended)."""
+        with self._lock:
+            return list(self._loads)
+
+    def capacity(self, rate: float = 1.0) -> int:
+        """The rows all pipelines carry in real time, the fastest at `rate` (their sum)."""
+        return sum(p.capacity(rate) for p in list(self.pipelines) if p.alive)
+
+    def cache_bytes(self) -> int:
+        """The bytes of every pipeline's attention caches and decoder states."""
+        return sum(p.cache_bytes() for p in list(self.pipelines))
+
+    def submit(self, request: Request, tries: int | None = None) -> None:
+        """Place `request` on the pipeline with the most room; it stays there to its end."""
+        tries = len(self.pipelines) if tries is None else tries
+        pipelines = list(self.pipelines)
+        if tries <= 0 or self._closed or not any(p.alive for p in pipelines):
+            request.ended = True
+            request.end(RuntimeError("no synthesis pipeline is running"))
+            return
+        capacities = [p.capacity() if p.alive else -(10**6) for p in pipelines]
+        with self._lock:
+            index = place(self._loads, capacities)
+            self._loads[index] += 1
+            pipeline = self.pipelines[index]
+        end = request.end
+
+        def ended(error: BaseException | None) -> None:
+            with self._lock:
+                self._loads[index] -= 1
+            end(error)
+
+        request.end = ended
+        request.pipeline = index
+        if not pipeline.submit(request):  # it died since: the next one takes the stream
+            request.end = end
+            with self._lock:
+                self._loads[index] -= 1
+            self.submit(request, tries - 1)
+
+    def _died(self, pipeline: Pipeline) -> None:
+        """On the dead pipeline's thread, its streams ended: a fresh one takes its place."""
+        with self._lock:
+            if self._closed or pipeline not in self.pipelines:
+                return
+            index = self.pipelines.index(pipeline)
+        try:
+            fresh = self._make(index, self._died)
+        except Exception:  # its place stays dead: the others carry on (capacity excludes it)
+            log.exception("pipeline %d could not be restarted", index)
+            return
+        with self._lock:
+            if self._closed:
+                fresh.close()
+                return
+            self.pipelines[index] = fresh
+            self.restarts += 1
+        log.warning("pipeline %d restarted", index)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            pipelines = list(self.pipelines)
+        for pipeline in pipelines:
+            pipeline.close()
