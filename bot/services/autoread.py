@@ -36,8 +36,8 @@ from bot.text.words import (
     PollFacts,
     PollOutcome,
     announce_both,
-    has_sounds,
     lead_phrase,
+    plays_sounds,
     poll_answer_text,
     poll_facts,
     poll_outcome,
@@ -500,7 +500,7 @@ class AutoReader:
         named, unnamed = await self.render_both(
             message, settings, language, attested=cloned, author=author, sounds=True
         )
-        sound = has_sounds(unnamed[0])
+        sound = plays_sounds(unnamed[0])
         if not (settings.xsaid or cloned or sound):
             named = unnamed
         speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)

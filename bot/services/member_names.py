@@ -9,6 +9,8 @@ import functools
 
 import cachetools
 import discord
+
+# the package ships no type hints (no py.typed)
 from confusable_homoglyphs import categories, confusables  # type: ignore[import-untyped]
 
 from bot.storage.database import Database

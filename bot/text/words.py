@@ -490,7 +490,13 @@ def sound_keys(text: str, most: int = MAX_SOUND_PLAYS) -> list[str]:
 
 
 def has_sounds(text: str) -> bool:
+    """Whether a line holds a marked part: a dictionary sound or a pause."""
     return _SOUND_MARK.search(text) is not None
+
+
+def plays_sounds(text: str) -> bool:
+    """Whether a line plays a dictionary sound (a pause is silence, not a sound)."""
+    return bool(sound_keys(text, most=1))
 
 
 def _sentences(text: str) -> str:
