@@ -1,4 +1,4 @@
-"""Command line: `python -m bot run | say | sync | migrate | doctor | voices | db`."""
+"""Command line: `python -m bot run | serve | say | sync | migrate | doctor | voices | db`."""
 
 from __future__ import annotations
 
@@ -234,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pocketvoice", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="run the Discord bot")
+    commands.add_parser(
+        "serve", help="the speech service alone: a web page, OpenAI's API, Wyoming (no Discord)"
+    )
     commands.add_parser("sync", help="register the slash commands with Discord")
     say_parser = commands.add_parser("say", help="speak a line into a file, without Discord")
     say_parser.add_argument("text")
@@ -275,6 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             asyncio.run(run_bot(settings))
+        elif args.command == "serve":
+            from bot.core.config import check_speech_binds
+
+            check_speech_binds(settings)  # before the model libraries' seconds of importing
+            from bot.speech_api.server import serve
+
+            asyncio.run(serve(settings))
         elif args.command == "sync":
             asyncio.run(sync_commands(settings))
         elif args.command == "migrate":

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # From the bottom up: a module may import its own floor and those below, never one above.
 FLOORS = ("core", "text", "i18n", "storage", "synthesis", "playback", "ops", "services")
-WAYS_IN = ("app", "client", "__main__", "doctor")  # the floor above the services
+# the floor above the services: the bot, the command line, the setup check, the speech service
+WAYS_IN = ("app", "client", "__main__", "doctor", "speech_api")
 ORDER = (*FLOORS, "ways in", "cogs")
 NO_DISCORD = ("core", "text", "i18n", "storage", "synthesis")
 MODEL_LIBRARIES = ("torch", "pocket_tts")  # imported only inside synthesis/

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import logging
 import os
 from collections.abc import Mapping
@@ -65,6 +66,16 @@ class Config:
     # (Discord's recommended count, every shard here).
     shard_count: int | None = None
     shard_ids: tuple[int, ...] | None = None
+    # The speech service (bot/speech_api): `serve` always, the bot when SPEECH_PORT is set
+    speech_host: str = "127.0.0.1"
+    speech_port: int | None = None  # None: `serve` listens on 8000, the bot not at all
+    speech_api_keys: tuple[str, ...] = field(default=(), repr=False)  # Bearer keys
+    speech_streams_per_key: int = 4  # streams at once per key (or per address without keys)
+    speech_requests_per_minute: int = 60  # per key (or per address)
+    speech_queue: int = 8  # service streams that may wait for room at once; past it: 429
+    wyoming_port: int | None = None  # Home Assistant's protocol (None: off)
+    wyoming_host: str = "127.0.0.1"
+    wyoming_open: bool = False  # a non-loopback WYOMING_HOST is taken only with this set
 
 
 # The largest batch of the batched engine. Measured on 2 cores (bench/load.py, english, fp32):
@@ -231,6 +242,17 @@ def load_config(
         )
 
     shard_count, shard_ids = _shards(env)
+    speech_port = _int(
+        env, "SPEECH_PORT", None, 1, 65535,
+        "a port number from 1 to 65535 (unset: 8000 for serve, off in the bot)",
+    )  # fmt: skip
+    keys = tuple(k.strip() for k in env.get("SPEECH_API_KEYS", "").split(",") if k.strip())
+    if any(len(k) < 16 or any(c.isspace() for c in k) for k in keys):
+        raise ConfigError(
+            "SPEECH_API_KEYS must be keys of 16 characters or more, separated by commas"
+        )
+    wyoming_port = _int(env, "WYOMING_PORT", None, 1, 65535,
+                        "a port number from 1 to 65535 (unset: off)")  # fmt: skip
 
     return Config(
         discord_token=token,
@@ -260,6 +282,15 @@ def load_config(
         hf_token=env.get("HF_TOKEN", "").strip() or None,
         shard_count=shard_count,
         shard_ids=shard_ids,
+        speech_host=env.get("SPEECH_HOST", "").strip() or "127.0.0.1",
+        speech_port=speech_port,
+        speech_api_keys=keys,
+        speech_streams_per_key=_int(env, "SPEECH_STREAMS_PER_KEY", 4, 1, 64),
+        speech_requests_per_minute=_int(env, "SPEECH_REQUESTS_PER_MINUTE", 60, 1, 100_000),
+        speech_queue=_int(env, "SPEECH_QUEUE", 8, 0, 256),
+        wyoming_port=wyoming_port,
+        wyoming_host=env.get("WYOMING_HOST", "").strip() or "127.0.0.1",
+        wyoming_open=_flag(env, "WYOMING_OPEN", False),
     )
 
 
@@ -275,3 +306,31 @@ def one_stream(settings: Config) -> Config:
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
     return dataclasses.replace(settings, tts_batch=1, tts_workers=1)
+
+
+def is_loopback(host: str) -> bool:
+    """`host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name: it may resolve anywhere
+        return False
+
+
+def check_speech_binds(settings: Config) -> None:
+    """The speech service listens beyond this machine only with keys to check, and Wyoming
+    (a protocol without keys) only when the operator says so."""
+    if not is_loopback(settings.speech_host) and not settings.speech_api_keys:
+        raise ConfigError(
+            f"SPEECH_HOST {settings.speech_host} is reachable from other machines: set "
+            "SPEECH_API_KEYS (keys clients send as 'Authorization: Bearer KEY'), or listen "
+            "on 127.0.0.1"
+        )
+    wyoming = settings.wyoming_port is not None
+    if wyoming and not is_loopback(settings.wyoming_host) and not settings.wyoming_open:
+        raise ConfigError(
+            f"WYOMING_HOST {settings.wyoming_host} is reachable from other machines and "
+            "Wyoming has no keys: set WYOMING_OPEN=1 once a firewall lets only Home "
+            "Assistant reach WYOMING_PORT, or listen on 127.0.0.1"
+        )
