@@ -96,6 +96,7 @@ class SpeechServer:
         Page().routes(self.app)
         self._runner: web.AppRunner | None = None
         self._wyoming: object | None = None
+        self.wyoming_port = settings.wyoming_port  # (the port given, once started on port 0)
 
     @property
     def url(self) -> str:
@@ -129,6 +130,7 @@ class SpeechServer:
                     f"for Wyoming ({error.strerror or error}): set WYOMING_PORT to a free port"
                 ) from None
             self._wyoming = wyoming
+            self.wyoming_port = wyoming.port
         log.info("speech service at %s", self.url)
 
     async def close(self) -> None:

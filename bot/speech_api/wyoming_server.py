@@ -57,7 +57,6 @@ class BoundedReader:
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
-        self._lengths: list[int] = []
 
     async def readline(self) -> bytes:
         return await self._reader.readline()  # bounded by the stream's limit (MAX_LINE)

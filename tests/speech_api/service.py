@@ -21,9 +21,15 @@ KEY = "test-key-0123456789abcdef"
 
 @contextlib.asynccontextmanager
 async def running_service(
-    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel, **env: str
+    tmp_path: Path,
+    engine: TTSEngine,
+    tiny_model: TinyModel,
+    *,
+    wyoming: bool = False,
+    **env: str,
 ) -> AsyncIterator[SpeechServer]:
-    """`env`: the operator's settings beside the tiny model's (SPEECH_API_KEYS, ...)."""
+    """`env`: the operator's settings beside the tiny model's (SPEECH_API_KEYS, ...);
+    `wyoming`: Wyoming too (on a free port, `server.wyoming_port`)."""
     voices = tmp_path / "service-voices"
     voices.mkdir(exist_ok=True)
     shutil.copy(tiny_model.voice_state, voices / "narrator.safetensors")
@@ -32,7 +38,7 @@ async def running_service(
          "DATA_DIR": str(tmp_path), **env},
         dotenv_path=None, require_token=False,
     )  # fmt: skip
-    settings = dataclasses.replace(settings, speech_port=0)
+    settings = dataclasses.replace(settings, speech_port=0, wyoming_port=0 if wyoming else None)
     models = ModelPool(settings, engine, partial(TTSEngine.load, batch=1, background=True))
     scheduler = standalone_scheduler(engine, models)
     server = SpeechServer(settings, scheduler, models)

@@ -12,6 +12,8 @@ from pathlib import Path
 import openai
 import pytest
 import soundfile
+from wyoming.client import AsyncTcpClient
+from wyoming.tts import Synthesize
 
 from tests.bot_process import bot_env
 from tests.conftest import TinyModel
@@ -34,9 +36,10 @@ async def serve(tmp_path: Path, env: dict[str, str]) -> asyncio.subprocess.Proce
 
 
 async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyModel) -> None:
-    port = free_port()
+    port, wyoming_port = free_port(), free_port()
     env = {"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.voice_state),
-           "SPEECH_PORT": str(port), "DATA_DIR": str(tmp_path)}  # fmt: skip
+           "SPEECH_PORT": str(port), "DATA_DIR": str(tmp_path),
+           "WYOMING_PORT": str(wyoming_port)}  # fmt: skip
     process = await serve(tmp_path, env)
     assert process.stdout is not None
     try:
@@ -53,6 +56,14 @@ async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyMode
         with soundfile.SoundFile(io.BytesIO(speech.content)) as sound:
             assert sound.samplerate == 24_000 and len(sound.read(24_000 * 5)) > 2_400
         await api.close()
+        async with AsyncTcpClient("127.0.0.1", wyoming_port) as client:
+            await client.write_event(Synthesize("Hello, Home Assistant.").event())
+            kinds = []
+            while not kinds or kinds[-1] != "audio-stop":
+                event = await asyncio.wait_for(client.read_event(), 30)
+                assert event is not None
+                kinds.append(event.type)
+            assert kinds[0] == "audio-start" and "audio-chunk" in kinds
         process.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(process.wait(), 20)
     finally:
