@@ -107,11 +107,12 @@ class DeadlineScheduler:
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
         background_lanes: int = BACKGROUND_LANES,
-        capacity: Callable[[float], int] | None = None,
+        capacity: Callable[..., int] | None = None,
     ) -> None:
-        """`capacity(rate)`: for a batched engine, how many jobs may synthesize at once in real
-        time, the fastest spoken at `rate` (measured live); admission then counts jobs instead
-        of estimating their demand."""
+        """`capacity(rate, extra=0)`: for a batched engine, how many jobs may synthesize at
+        once in real time, the fastest spoken at `rate` (measured live; `extra`: rows kept
+        free, beyond the sizes seen live); admission then counts jobs instead of estimating
+        their demand."""
         self._synthesize = synthesize
         self.capacity = capacity
         self.workers = workers
@@ -178,13 +179,18 @@ class DeadlineScheduler:
     def has_room(self, job: SpeechJob) -> bool:
         active = self._active()
         reserved = 0 if job.from_discord else self.reserved_rows
+        if not active and not reserved:
+            return True  # an idle model always takes the job, however slow it is
+        if self.capacity is not None and reserved:
+            # the kept rows count in the step times, not in the ramp (the batch never runs
+            # them until Discord takes them); a model too slow for Discord and a stream beside
+            # it never takes the stream
+            fastest = self._fastest(job) if active else rate_of(job)
+            return active + reserved < self.capacity(fastest, reserved)
         if not active:
-            if not reserved:
-                return True  # an idle model always takes the job, however slow it is
-            # (a model too slow for Discord and a stream beside it never takes the stream)
-            return self.capacity is None or self.capacity(rate_of(job)) > reserved
+            return True
         if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
-            return active + reserved < self.capacity(self._fastest(job))
+            return active < self.capacity(self._fastest(job))
         most = self.max_load * (SERVICE_LOAD_SHARE if reserved else 1.0)
         return self.load() + self.demand(job) <= most
 

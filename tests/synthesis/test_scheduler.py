@@ -662,7 +662,7 @@ def test_the_speech_services_streams_come_after_discord_and_leave_it_rows() -> N
     clock = FakeClock()
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: 3,
+        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0, extra=0: 3,
     )  # fmt: skip
     scheduler.reserved_rows = 1
     api = text_job(clock, "api", 3, 50)
