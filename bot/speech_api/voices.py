@@ -83,3 +83,32 @@ class ServiceVoices:
             f"Unknown voice {name[:64]!r}: GET /v1/audio/voices lists this service's voices.",
             param="voice", code="unknown_voice",
         )  # fmt: skip
+
+
+MAX_VOICE_FILE = 64 * 1024 * 1024  # a clip or a voice state the operator adds
+
+
+def import_voice(data_dir: Path, name: str, source: Path) -> Path:
+    """Copy the operator's clip or voice state into the service's voices as `name` (a
+    private file in a private folder); blocking. ValueError says what is wrong."""
+    from bot.core.files import make_private_dir, write_atomically
+
+    suffix = source.suffix.lower()
+    if not NAME.fullmatch(name) or name in BUILTIN_VOICES or name == DEFAULT:
+        raise ValueError(
+            f"{name!r} cannot name a voice: letters, digits, - and _ (at most 64), and not "
+            "a built-in voice's name"
+        )
+    if suffix != STATE_SUFFIX and suffix not in CLIP_SUFFIXES:
+        raise ValueError(f"{source.name}: give a clip ({', '.join(CLIP_SUFFIXES)}) or a "
+                         f"{STATE_SUFFIX} voice state")  # fmt: skip
+    if not source.is_file() or source.stat().st_size > MAX_VOICE_FILE:
+        raise ValueError(f"{source} is not a readable file of at most 64 MB")
+    folder = data_dir / FOLDER
+    make_private_dir(folder)
+    for old in folder.glob(f"{name}.*"):  # one file per name: the new one replaces it
+        old.unlink()
+    target = folder / f"{name}{suffix}"
+    with source.open("rb") as file:
+        write_atomically(target, file.read(MAX_VOICE_FILE + 1))
+    return target

@@ -6,11 +6,13 @@ import asyncio
 import io
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
 import openai
 import pytest
+import safetensors.numpy
 import soundfile
 from wyoming.client import AsyncTcpClient
 from wyoming.tts import Synthesize
@@ -88,3 +90,31 @@ async def test_serve_refuses_a_bind_beyond_this_machine_without_keys(tmp_path: P
             "SPEECH_API_KEYS"
         )
     )
+
+
+def test_the_operator_adds_and_exports_service_voices(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = bot_env({"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
+                   "DATA_DIR": str(tmp_path)})  # fmt: skip
+
+    def voices(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bot", "voices", *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    added = voices("import", "--service", "narrator", str(tiny_model.clip))
+    assert added.returncode == 0, added.stderr
+    path = tmp_path / "service-voices" / "narrator.wav"
+    assert path.read_bytes() == tiny_model.clip.read_bytes()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "service-voices").stat().st_mode & 0o777 == 0o700
+    out = tmp_path / "narrator.safetensors"
+    exported = voices("export", "--service", "narrator", "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert set(safetensors.numpy.load_file(out)) == set(
+        safetensors.numpy.load_file(tiny_model.voice_state)
+    )  # the clip's voice state, as /clone saves one
+    refused = voices("import", "--service", "alba", str(tiny_model.clip))
+    assert refused.returncode == 1 and "built-in" in refused.stderr
+    missing = voices("export", "--service", "nobody", "--out", str(out))
+    assert missing.returncode == 1 and "no service voice “nobody”" in missing.stderr
