@@ -29,4 +29,4 @@ def test_the_doctor_checks_the_speech_service(tmp_path: Path) -> None:
         (in_use,) = checked(tmp_path, SPEECH_PORT=str(port))
         assert not in_use[1] and f"cannot listen on 127.0.0.1:{port}" in in_use[2]
     serving = checked(tmp_path, SPEECH_PORT=str(port), SPEECH_API_KEYS="k" * 20)
-    assert serving[0] == ("speech service", True, f"on 127.0.0.1:{port}, 1 API keys")
+    assert serving[0] == ("speech service", True, f"on 127.0.0.1:{port}, 1 API key")
