@@ -492,7 +492,6 @@ def check_speech_service(settings: Config) -> list[Check]:
     """The speech service (SPEECH_PORT in the bot; `serve` alone): its binds, its ports,
     its voices, the formats this libsndfile writes."""
     from bot.core.config import ConfigError, check_speech_binds
-    from bot.i18n.translate import plural
     from bot.speech_api.encoders import MEDIA_TYPES, can_encode
     from bot.speech_api.voices import FOLDER, ServiceVoices
 
@@ -514,8 +513,10 @@ def check_speech_service(settings: Config) -> list[Check]:
             if why is not None:
                 return [bad(name, f"cannot listen on {host}:{port} ({why})",
                             f"stop what uses it, or set {variable} to a free port")]  # fmt: skip
-        keys = plural(len(settings.speech_api_keys), "API key") if settings.speech_api_keys else (
-            "no keys (this machine only)")  # fmt: skip
+        count = len(settings.speech_api_keys)
+        keys = (
+            f"{count} API key{'s' if count > 1 else ''}" if count else "no keys (this machine only)"
+        )
         wyoming = (f", Wyoming on {settings.wyoming_host}:{settings.wyoming_port}"
                    if settings.wyoming_port is not None else "")  # fmt: skip
         checks.append(good(name, f"on {settings.speech_host}:{settings.speech_port}, {keys}"

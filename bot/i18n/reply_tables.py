@@ -285,6 +285,14 @@ FRENCH_REPLIES: dict[str, str] = {
     ),
     "Here is “{name}”.": "Voici « {name} ».",
     "Renamed to “{name}”.": "Renommée en « {name} ».",
+    "You have no voice named “{name}”. See /voice list.": (
+        "Vous n'avez pas de voix nommée « {name} ». Voir /voice list."
+    ),
+    "Your voice “{name}” as a file: a Pocket TTS voice state, for you alone. Anyone holding it "
+    "can speak with your voice: keep it private.": (
+        "Votre voix « {name} » en fichier : un état de voix Pocket TTS, pour vous seul. "
+        "Quiconque le détient peut parler avec votre voix : gardez-le privé."
+    ),
     "Deleted “{name}” and its recording.": "« {name} » et son enregistrement sont supprimés.",
     "This deletes your {voices}, their recordings and all your voice choices, in every "
     "server. It cannot be undone. Are you sure?": (
