@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.core.config import is_loopback
 from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
 from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, Unauthorized
 from bot.speech_api.streams import MAX_INPUT, ServiceStream, SpeechStreams
@@ -46,8 +47,16 @@ class Keys:
         self.keys = keys
 
     def client(self, request: web.Request) -> str:
-        """Who asks, for the limits: the key's number, or the address without keys."""
+        """Who asks, for the limits: the key's number, or the address without keys. Without
+        keys the service listens on loopback only, and answers only a request made to a
+        loopback name (a web page elsewhere that renames itself to 127.0.0.1, DNS
+        rebinding, is refused)."""
         if not self.keys:
+            if not is_loopback(request.url.host or ""):
+                raise Unauthorized(
+                    "Without SPEECH_API_KEYS this service answers requests to 127.0.0.1 or "
+                    "localhost only.", code="invalid_host",
+                )  # fmt: skip
             return request.remote or "local"
         given = request.headers.get("Authorization", "")
         scheme, _, token = given.partition(" ")
@@ -62,7 +71,11 @@ class Keys:
 
 
 async def read_json(request: web.Request) -> dict[str, Any]:
-    """The body as a JSON object, read no further than MAX_BODY bytes."""
+    """The body as a JSON object, read no further than MAX_BODY bytes. Only as JSON: a page
+    elsewhere cannot send that without the browser asking first (CORS), which is never
+    granted."""
+    if request.content_type != "application/json":
+        raise BadRequest("The body must be JSON (Content-Type: application/json).")
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
     raw = await request.content.read(MAX_BODY + 1)
@@ -172,11 +185,18 @@ class OpenAISpeech:
         await response.prepare(request)
         encoder = encoder_for(response_format)
         light = response_format in ("pcm", "wav")  # a copy and a cast: on the loop
-        async for chunk in stream:
-            data = encoder.push(chunk) if light else await asyncio.to_thread(encoder.push, chunk)
-            if data:
-                await response.write(data)
-        await response.write(await asyncio.to_thread(encoder.finish))
+        try:
+            async for chunk in stream:
+                data = (
+                    encoder.push(chunk) if light else await asyncio.to_thread(encoder.push, chunk)
+                )
+                if data:
+                    await response.write(data)
+            await response.write(await asyncio.to_thread(encoder.finish))
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # the headers are gone: cut the stream, never end it whole
+            return broken(request, response, error)
         await response.write_eof()
         return response
 
@@ -191,10 +211,16 @@ class OpenAISpeech:
         async def send(event: dict[str, Any]) -> None:
             await response.write(f"data: {json.dumps(event)}\n\n".encode())
 
-        async for chunk in stream:
-            data = await asyncio.to_thread(encoder.push, chunk)
-            if data:
-                await send({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
+        try:
+            async for chunk in stream:
+                data = await asyncio.to_thread(encoder.push, chunk)
+                if data:
+                    audio = base64.b64encode(data).decode()
+                    await send({"type": "speech.audio.delta", "audio": audio})
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            return broken(request, response, error)
         tail = await asyncio.to_thread(encoder.finish)
         if tail:
             await send({"type": "speech.audio.delta", "audio": base64.b64encode(tail).decode()})
@@ -202,6 +228,17 @@ class OpenAISpeech:
         await send({"type": "speech.audio.done", "usage": usage})
         await response.write_eof()
         return response
+
+
+def broken(
+    request: web.Request, response: web.StreamResponse, error: Exception
+) -> web.StreamResponse:
+    """A stream that failed after its headers: logged, and its connection closed without
+    the chunked body's end, so the client sees it broken, not short."""
+    log.warning("a speech stream failed: %s", error)
+    if request.transport is not None:
+        request.transport.close()
+    return response
 
 
 @web.middleware

@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import aiohttp
 import numpy as np
 import openai
 import pytest
@@ -183,3 +184,27 @@ def test_a_bind_beyond_this_machine_needs_keys(tmp_path: Path) -> None:
         from bot.core.config import check_speech_binds
 
         check_speech_binds(settings)  # no error
+
+
+async def test_without_keys_only_this_machines_requests_are_answered(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """A page elsewhere can neither post a form's plain text (no JSON without CORS, never
+    granted) nor rename itself to 127.0.0.1 (DNS rebinding: its Host header is its own)."""
+    body = json.dumps({"model": "tts-1", "voice": "default", "input": TEXT})
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        url = f"{server.url}/v1/audio/speech"
+        async with aiohttp.ClientSession() as session:
+            async with session.post(
+                url, data=body, headers={"Content-Type": "text/plain"}
+            ) as plain:
+                assert plain.status == 400
+                assert "application/json" in (await plain.json())["error"]["message"]
+            rebound = {"Content-Type": "application/json", "Host": f"evil.example:{server.port}"}
+            async with session.post(url, data=body, headers=rebound) as answer:
+                assert answer.status == 401
+                assert (await answer.json())["error"]["code"] == "invalid_host"
+            async with session.get(
+                f"{server.url}/v1/models", headers={"Host": "evil.example"}
+            ) as models:
+                assert models.status == 401
