@@ -9,7 +9,6 @@ without a call at each place it can happen.
 
 from __future__ import annotations
 
-import collections
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -74,10 +73,9 @@ class _SchedulerCollector(Collector):
             "pocketvoice_speech_streams", "Speech being made now, by source (discord, api, "
             "wyoming).", labels=["source"],
         )  # fmt: skip
-        jobs = speakers.scheduler.live()
-        live = collections.Counter(j.source for j in jobs if not j.done.is_set())
+        live = dict(snap.streams)
         for source in ("discord", "api", "wyoming"):
-            streams.add_metric([source], live[source])
+            streams.add_metric([source], live.get(source, 0))
         yield streams
 
     @staticmethod

@@ -156,6 +156,7 @@ async def test_refusals_are_shaped_as_openai_shapes_them(
         await api.close()
 
 
+@pytest.mark.slow
 async def test_a_key_opens_so_many_streams_and_then_gets_429(
     tmp_path: Path, full_engine: TTSEngine, tiny_model: TinyModel
 ) -> None:
