@@ -60,12 +60,16 @@ async def test_api_streams_run_beside_a_discord_server_without_a_gap(
         await packets_settled(fake)
         result = speaker.history[0]
         voiced = audio_packets(fake.udp.packets)
-        # the streams spoke while the server did
-        assert all(voiced[0].arrived < first < voiced[-1].arrived for first, _ in streamed)
-        assert all(size > 0.5 * 24_000 * 2 for _, size in streamed)  # over 0.5 s each
         # Discord first: no stutter
         assert result.error is None and result.longest_underrun < GAP_FRAMES, result
         assert longest_voiced_gap(fake.udp.packets) < 0.1
+        # the streams spoke while the server did: the batch had room for them beside it (on
+        # a machine loaded by other work its live step times leave less, and the streams
+        # rightly wait for Discord's message: a `timing` test, run with nothing beside it)
+        starts = [round(first - voiced[0].arrived, 2) for first, _ in streamed]
+        during = voiced[-1].arrived - voiced[0].arrived
+        assert all(0 < start < during for start in starts), (starts, during, app.engine.capacity())
+        assert all(size > 0.5 * 24_000 * 2 for _, size in streamed)  # over 0.5 s each
         figures = samples((await get(f"http://127.0.0.1:{metrics_port}/metrics"))[1])
         spoken = 'pocketvoice_speech_requests_total{outcome="spoken",source="%s"}'
         assert figures[spoken % "api"] == STREAMS
