@@ -1,4 +1,4 @@
-"""Command line: `python -m bot run | say | sync | migrate | doctor | voices | db`."""
+"""Command line: `python -m bot run | serve | say | sync | migrate | doctor | voices | db`."""
 
 from __future__ import annotations
 
@@ -194,6 +194,45 @@ async def doctor(settings: Config) -> int:
     return 0 if ok else 1
 
 
+async def service_voices_command(settings: Config, args: argparse.Namespace) -> int:
+    """`voices import --service NAME FILE` and `voices export --service NAME --out FILE`:
+    the speech service's own voices (DATA_DIR/service-voices/), never a member's."""
+    from bot.speech_api.voices import STATE_SUFFIX, ServiceVoices, import_voice
+
+    if args.action == "import":
+        try:
+            path = await asyncio.to_thread(import_voice, settings.data_dir, args.service, args.clip)
+        except ValueError as error:
+            print(f"Error: {error}", file=sys.stderr)
+            return 1
+        print(f"Added the service voice “{args.service}” ({path}).")
+        return 0
+    out: Path = args.out
+    if out.suffix != STATE_SUFFIX:
+        print(f"Error: --out must end in {STATE_SUFFIX}", file=sys.stderr)
+        return 1
+    found = ServiceVoices(settings.data_dir, settings.tts_language).operator_files()
+    source = found.get(args.service)
+    if source is None:
+        print(f"Error: no service voice “{args.service}” in {settings.data_dir}/service-voices "
+              f"(there are: {', '.join(found) or 'none'})", file=sys.stderr)  # fmt: skip
+        return 1
+    if source.suffix == STATE_SUFFIX:
+        await asyncio.to_thread(out.write_bytes, source.read_bytes())
+    else:  # a clip: its voice state, made once by the model (loads faster, needs no cloning)
+        from bot.synthesis.clip import read_file
+        from bot.synthesis.engine import TTSEngine
+
+        engine = await TTSEngine.load(one_stream(settings))
+        try:
+            clip = await asyncio.to_thread(read_file, source)
+            await engine.call(lambda model: engine.clone_sync(clip, out, model))
+        finally:
+            await engine.close()
+    print(f"Wrote {out}: the voice state of “{args.service}”.")
+    return 0
+
+
 async def voices_command(settings: Config, args: argparse.Namespace) -> int:
     from bot.storage.database import Database, database_location
     from bot.storage.voice_records import VoiceLibraryError
@@ -241,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pocketvoice", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="run the Discord bot")
+    commands.add_parser(
+        "serve", help="the speech service alone: a web page, OpenAI's API, Wyoming (no Discord)"
+    )
     commands.add_parser("sync", help="register the slash commands with Discord")
     say_parser = commands.add_parser("say", help="speak a line into a file, without Discord")
     say_parser.add_argument("text")
@@ -260,10 +302,20 @@ def main(argv: list[str] | None = None) -> int:
     voice_actions = voices_parser.add_subparsers(dest="action", required=True)
     list_parser = voice_actions.add_parser("list", help="list voices")
     list_parser.add_argument("--user", type=int, help="only this Discord user id")
-    import_parser = voice_actions.add_parser("import", help="make a voice from a clip for a user")
-    import_parser.add_argument("--user", type=int, required=True, help="the owner's Discord id")
-    import_parser.add_argument("--name", required=True)
+    import_parser = voice_actions.add_parser(
+        "import", help="make a voice from a clip for a user, or add a speech service voice"
+    )
+    owner = import_parser.add_mutually_exclusive_group(required=True)
+    owner.add_argument("--user", type=int, help="the owner's Discord id")
+    owner.add_argument("--service", metavar="NAME",
+                       help="a voice of the speech service (a clip or a .safetensors)")  # fmt: skip
+    import_parser.add_argument("--name", help="the voice's name (with --user)")
     import_parser.add_argument("clip", type=Path, help="the owner's own recording")
+    export_parser = voice_actions.add_parser(
+        "export", help="a speech service voice as a .safetensors voice state"
+    )
+    export_parser.add_argument("--service", metavar="NAME", required=True)
+    export_parser.add_argument("--out", type=Path, required=True, help="a .safetensors file")
     delete_parser = voice_actions.add_parser("delete", help="delete a voice, or all of a user's")
     delete_parser.add_argument("--user", type=int, required=True)
     which = delete_parser.add_mutually_exclusive_group(required=True)
@@ -282,13 +334,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             asyncio.run(run_bot(settings))
+        elif args.command == "serve":
+            from bot.core.config import check_speech_binds
+
+            check_speech_binds(settings)  # before the model libraries' seconds of importing
+            from bot.speech_api.server import serve
+
+            asyncio.run(serve(settings))
         elif args.command == "sync":
             asyncio.run(sync_commands(settings))
         elif args.command == "migrate":
             asyncio.run(migrate(settings))
         elif args.command == "doctor":
             return asyncio.run(doctor(settings))
+        elif args.command == "voices" and getattr(args, "service", None):
+            return asyncio.run(service_voices_command(settings, args))
         elif args.command == "voices":
+            if args.action == "import" and not args.name:
+                parser.error("voices import --user needs --name")
             return asyncio.run(voices_command(settings, args))
         elif args.command == "db":
             return asyncio.run(db_copy(settings, args.to))

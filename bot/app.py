@@ -41,6 +41,8 @@ from bot.services.speech import SpeechService, drop_waiting
 from bot.services.upkeep import IdleUpkeep
 from bot.services.voices import VoiceService
 from bot.services.wording import Wording
+from bot.speech_api.server import SpeechServer
+from bot.speech_api.streams import StreamRecord
 from bot.storage.database import Database, database_location
 from bot.synthesis.engine import TTSEngine, UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool
@@ -99,9 +101,13 @@ class App:
     home: HomeVoice  # each server's home voice channel
     upkeep: IdleUpkeep
     tasks: tuple[asyncio.Task[None], ...]  # other supervised work (watchdogs, followers)
+    speech_server: SpeechServer | None = None  # SPEECH_PORT: the speech service, beside Discord
 
     async def close(self) -> None:
-        """Stop speaking, leave voice, stop the models, then close the database."""
+        """Stop the speech service, stop speaking, leave voice, stop the models, then close
+        the database."""
+        if self.speech_server is not None:
+            await self.speech_server.close()
         self.upkeep.stop()
         for task in self.tasks:
             task.cancel()
@@ -169,6 +175,18 @@ async def build(
         if library.shared:  # other processes delete voices too
             tasks.append(supervise(library.follow_deletions, "voice-deletions"))
         tasks.append(supervise(connections.watch, "voice-watchdog"))
+        speech_server = None
+        if settings.speech_port is not None:  # the speech service shares the scheduler
+            speakers.scheduler.reserved_rows = 1  # a row for Discord, whatever the service asks
+            metrics = probes.metrics if probes is not None else None
+
+            def counted(record: StreamRecord) -> None:
+                if metrics is not None:
+                    metrics.record_stream(record.source, record.first_audio_s, record.outcome)
+
+            speech_server = SpeechServer(settings, speakers.scheduler, models, on_end=counted)
+            await speech_server.start()
+            undo.push_async_callback(speech_server.close)
         app = App(
             settings=settings,
             client=client,
@@ -187,6 +205,7 @@ async def build(
             home=home,
             upkeep=IdleUpkeep(client, speakers, models, db, speech),
             tasks=tuple(tasks),
+            speech_server=speech_server,
         )
         app.upkeep.start()
         undo.pop_all()  # built: from now on `App.close` closes it all

@@ -478,6 +478,62 @@ async def _check_commands(bot: Any) -> Check:
 
 
 # ---- all of it -------------------------------------------------------------------------------
+# ---- the speech service -----------------------------------------------------------------------
+def _port_free(host: str, port: int) -> str | None:
+    """None when this process could listen on host:port now, else why not."""
+    import socket
+
+    try:
+        with socket.create_server((host.strip("[]"), port)):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
+
+
+def check_speech_service(settings: Config) -> list[Check]:
+    """The speech service (SPEECH_PORT in the bot; `serve` alone): its binds, its ports,
+    its voices, the formats this libsndfile writes."""
+    from bot.core.config import ConfigError, check_speech_binds
+    from bot.speech_api.encoders import MEDIA_TYPES, can_encode
+    from bot.speech_api.voices import FOLDER, ServiceVoices
+
+    name = "speech service"
+    try:
+        check_speech_binds(settings)
+    except ConfigError as error:
+        return [bad(name, str(error), "set SPEECH_API_KEYS, or listen on 127.0.0.1")]
+    checks = []
+    if settings.speech_port is None:
+        checks.append(good(name, "SPEECH_PORT unset: the bot serves no speech API "
+                                 "(./run.sh serve runs it alone, on port 8000)"))  # fmt: skip
+    else:
+        ports = [("SPEECH_PORT", settings.speech_host, settings.speech_port)]
+        if settings.wyoming_port is not None:
+            ports.append(("WYOMING_PORT", settings.wyoming_host, settings.wyoming_port))
+        for variable, host, port in ports:
+            why = _port_free(host, port)
+            if why is not None:
+                return [bad(name, f"cannot listen on {host}:{port} ({why})",
+                            f"stop what uses it, or set {variable} to a free port")]  # fmt: skip
+        count = len(settings.speech_api_keys)
+        keys = (
+            f"{count} API key{'s' if count > 1 else ''}" if count else "no keys (this machine only)"
+        )
+        wyoming = (f", Wyoming on {settings.wyoming_host}:{settings.wyoming_port}"
+                   if settings.wyoming_port is not None else "")  # fmt: skip
+        checks.append(good(name, f"on {settings.speech_host}:{settings.speech_port}, {keys}"
+                                 f"{wyoming}"))  # fmt: skip
+    voices = ServiceVoices(settings.data_dir, settings.tts_language).operator_files()
+    checks.append(good("service voices", f"{len(voices)} of the operator's in "
+                                         f"{settings.data_dir / FOLDER}"))  # fmt: skip
+    missing = [f for f in MEDIA_TYPES if not can_encode(f)]
+    if missing:
+        detail = f"this libsndfile cannot write {', '.join(missing)}"
+        fix = "install libsndfile 1.1 or later, built with LAME and mpg123"
+        checks.append(warn("service formats", detail, fix))
+    return checks
+
+
 async def run_checks(settings: Config, report: Callable[[Check], Awaitable[None] | None]) -> bool:
     """Run every check, reporting each as it finishes; True when all passed."""
     ok = True
@@ -504,6 +560,8 @@ async def run_checks(settings: Config, report: Callable[[Check], Awaitable[None]
         await emit(check)
     if data_checks[0].ok:
         await emit(await check_database(settings))
+    for check in check_speech_service(settings):
+        await emit(check)
     for check in await check_discord(settings):
         await emit(check)
     return ok

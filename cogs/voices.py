@@ -100,6 +100,12 @@ class VoicesCog(commands.Cog):
     async def delete(self, interaction: discord.Interaction, name: str) -> None:
         await respond(interaction, lambda: self.bot.app.voices.delete(interaction.user, name))
 
+    @voice.command(name="export", description="Get one of your voices as a file, for you alone")
+    @app_commands.describe(name="The voice")
+    @app_commands.autocomplete(name=_own_names)
+    async def export(self, interaction: discord.Interaction, name: str) -> None:
+        await respond(interaction, lambda: self.bot.app.voices.export(interaction.user, name))
+
     @voice.command(name="forget-me", description="Delete all your voices and voice settings")
     async def forget_me(self, interaction: discord.Interaction) -> None:
         await respond(interaction, lambda: self.bot.app.voices.ask_forget(interaction.user))

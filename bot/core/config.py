@@ -9,6 +9,7 @@ not say it all, goes in a `field_validator`), then `.venv/bin/python scripts/con
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -340,6 +341,75 @@ class Config(BaseSettings):
         "extra PEM CA bundle to trust for TLS (proxies, tests); verification stays on",
         example="/path/to/ca.pem",
     )
+    speech_host: str = setting(
+        "127.0.0.1",
+        "the address the speech service (`./run.sh serve`, or the bot with `SPEECH_PORT`) "
+        "listens on; any other than this machine's needs `SPEECH_API_KEYS`",
+        example="127.0.0.1",
+        group="The speech service: a page, OpenAI's /v1/audio/speech, Wyoming "
+        "(docs/speech-service.md)",
+    )
+    speech_port: int | None = setting(
+        None,
+        "its port; in the bot, setting it turns the service on beside Discord",
+        default_text="`8000` for `serve`, off in the bot",
+        example="8000",
+        must="a port number from 1 to 65535 (unset: 8000 for serve, off in the bot)",
+        ge=1,
+        le=65535,
+    )
+    speech_api_keys: Tokens = setting(
+        (),
+        "keys clients send as `Authorization: Bearer KEY`, comma-separated, 16 characters "
+        "or more each; never logged",
+        default_text="(none: this machine only)",
+        example="",
+        must="keys of 16 characters or more, separated by commas",
+        repr=False,
+    )
+    speech_streams_per_key: int = setting(
+        4,
+        "streams at once per key (or per address without keys)",
+        example="4",
+        ge=1,
+        le=64,
+    )
+    speech_requests_per_minute: int = setting(
+        60,
+        "requests a minute per key (or per address)",
+        example="60",
+        ge=1,
+        le=100_000,
+    )
+    speech_queue: int = setting(
+        8,
+        "service streams that may wait for room at once (Discord comes first); past it, 429",
+        example="8",
+        ge=0,
+        le=256,
+    )
+    wyoming_port: int | None = setting(
+        None,
+        "Home Assistant's Wyoming protocol on this port",
+        default_text="(off)",
+        example="10200",
+        must="a port number from 1 to 65535 (unset: off)",
+        ge=1,
+        le=65535,
+    )
+    wyoming_host: str = setting(
+        "127.0.0.1",
+        "the address Wyoming listens on; Wyoming has no keys, so any other than this "
+        "machine's needs `WYOMING_OPEN=1`",
+        example="127.0.0.1",
+    )
+    wyoming_open: bool = setting(
+        False,
+        "`1`: take a `WYOMING_HOST` beyond this machine (once a firewall lets only Home "
+        "Assistant reach `WYOMING_PORT`)",
+        default_text="`0`",
+        example="0",
+    )
 
     # ---- checks that the types and bounds do not say -----------------------------------------
     @field_validator("*", mode="before")
@@ -385,6 +455,16 @@ class Config(BaseSettings):
         if any(not x.replace("_", "").isalnum() for x in languages):
             raise ValueError
         return languages
+
+    @field_validator("speech_api_keys", mode="before")
+    @classmethod
+    def _key_list(cls, raw: Any) -> Any:
+        if not isinstance(raw, str):
+            return raw
+        keys = tuple(k.strip() for k in raw.split(",") if k.strip())
+        if any(len(k) < 16 or any(c.isspace() for c in k) for k in keys):
+            raise ValueError
+        return keys
 
     @field_validator("tts_config_dir")
     @classmethod
@@ -583,3 +663,31 @@ def one_stream(settings: Config) -> Config:
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
     return settings.model_copy(update={"tts_batch": 1, "tts_workers": 1, "tts_pipelines": 1})
+
+
+def is_loopback(host: str) -> bool:
+    """`host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name: it may resolve anywhere
+        return False
+
+
+def check_speech_binds(settings: Config) -> None:
+    """The speech service listens beyond this machine only with keys to check, and Wyoming
+    (a protocol without keys) only when the operator says so."""
+    if not is_loopback(settings.speech_host) and not settings.speech_api_keys:
+        raise ConfigError(
+            f"SPEECH_HOST {settings.speech_host} is reachable from other machines: set "
+            "SPEECH_API_KEYS (keys clients send as 'Authorization: Bearer KEY'), or listen "
+            "on 127.0.0.1"
+        )
+    wyoming = settings.wyoming_port is not None
+    if wyoming and not is_loopback(settings.wyoming_host) and not settings.wyoming_open:
+        raise ConfigError(
+            f"WYOMING_HOST {settings.wyoming_host} is reachable from other machines and "
+            "Wyoming has no keys: set WYOMING_OPEN=1 once a firewall lets only Home "
+            "Assistant reach WYOMING_PORT, or listen on 127.0.0.1"
+        )

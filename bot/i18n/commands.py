@@ -32,6 +32,9 @@ FRENCH: dict[str, str] = {
     "Hear a voice": "Écouter une voix",
     "What it should say": "Ce qu'elle doit dire",
     "Rename one of your voices": "Renommer une de vos voix",
+    "Get one of your voices as a file, for you alone": (
+        "Obtenir une de vos voix en fichier, pour vous seul"
+    ),
     "Its new name": "Son nouveau nom",
     "Delete one of your voices and its recording": (
         "Supprimer une de vos voix et son enregistrement"

@@ -69,6 +69,14 @@ class _SchedulerCollector(Collector):
             "pocketvoice_background_jobs_done", "Background jobs finished.",
             value=snap.background_done,
         )  # fmt: skip
+        streams = GaugeMetricFamily(
+            "pocketvoice_speech_streams", "Speech being made now, by source (discord, api, "
+            "wyoming).", labels=["source"],
+        )  # fmt: skip
+        live = dict(snap.streams)
+        for source in ("discord", "api", "wyoming"):
+            streams.add_metric([source], live.get(source, 0))
+        yield streams
 
     @staticmethod
     def _collect_shards(shards: ProcessShards) -> Iterator[GaugeMetricFamily]:
@@ -143,6 +151,17 @@ class Metrics:
             "Warnings and errors logged, by the module that logged them.",
             ["kind", "level"], registry=self.registry,
         )  # fmt: skip
+        # every way in to the one scheduler: Discord's messages, the speech service's streams
+        self.requests = Counter(
+            "pocketvoice_speech_requests", "Speech asked for, by source (discord, api, "
+            "wyoming) and outcome.", ["source", "outcome"], registry=self.registry,
+        )  # fmt: skip
+        self.first_audio = Histogram(
+            "pocketvoice_speech_first_audio_seconds",
+            "From a request to its first audio, by source (discord: its first frame handed "
+            "to Discord; api and wyoming: its first chunk handed to the client).",
+            ["source"], buckets=TTFA_BUCKETS, registry=self.registry,
+        )  # fmt: skip
         self.registry.register(_SchedulerCollector(speakers, shards))
         self._log_counter = _LogCounter(self.problems)
 
@@ -151,10 +170,19 @@ class Metrics:
             self.ttfa.observe(result.first_frame_latency)
         outcome = "error" if result.error else "cancelled" if result.cancelled else "spoken"
         self.utterances.labels(outcome=outcome).inc()
+        self.requests.labels(source="discord", outcome=outcome).inc()
+        if result.first_frame_latency is not None:
+            self.first_audio.labels(source="discord").observe(result.first_frame_latency)
         self.audio.inc(result.frames_played * FRAME_S)
         self.underruns.inc(result.underruns * FRAME_S)
         if result.frames_played:
             self.longest_gap.observe(result.longest_underrun * FRAME_S)
+
+    def record_stream(self, source: str, first_audio_s: float | None, outcome: str) -> None:
+        """A speech service stream ended (`source`: "api" or "wyoming")."""
+        self.requests.labels(source=source, outcome=outcome).inc()
+        if first_audio_s is not None:
+            self.first_audio.labels(source=source).observe(first_audio_s)
 
     def count_log_problems(self) -> None:
         for name in COUNTED_LOGGERS:

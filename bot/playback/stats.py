@@ -59,6 +59,8 @@ class Snapshot:
     background_waiting: int = 0  # files, previews and clones not finished
     background_done: int = 0
     background_refused: int = 0  # refused over the per-member/server/total limits
+    # speech being made now by source: "discord", and the speech service's "api", "wyoming"
+    streams: tuple[tuple[str, int], ...] = ()
 
     @property
     def at_capacity(self) -> bool:
@@ -137,6 +139,9 @@ class BotStats:
             background_waiting=self.scheduler.background_waiting(),
             background_done=self.scheduler.background.done,
             background_refused=self.scheduler.background.refused,
-        )
+            streams=tuple(collections.Counter(
+                j.source for j in self.scheduler.live() if not j.done.is_set()
+            ).items()),
+        )  # fmt: skip
         log.debug("stats: %s", snapshot)
         return snapshot

@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import re
 import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import discord
 
@@ -228,6 +230,29 @@ class VoiceService:
         samples = await self.speech.synthesize_file(line, voice.spec, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
+
+    # ---- a member's own voice as a file ---------------------------------------------------
+    async def export(self, member: discord.Member | discord.User, name: str) -> Reply:
+        """One of the member's own voices as its voice state file (`.safetensors`), for them
+        alone (the reply is ephemeral): a voice is a small file they can carry. Never another
+        member's, and never offered anywhere else (the speech service has no members' voices)."""
+        own = await self.db.voices.get(member.id, name)
+        if own is None:
+            raise UserError(tr(
+                "You have no voice named “{name}”. See /voice list.",
+                name=" ".join(name.split())[:40],
+            ))  # fmt: skip
+        spec = await self.library.states.state_spec(own)
+        data = await asyncio.to_thread(Path(spec).read_bytes)
+        log.info("voice %s exported by its owner %s", own.id, member.id)
+        return Reply(
+            tr(
+                "Your voice “{name}” as a file: a Pocket TTS voice state, for you alone. "
+                "Anyone holding it can speak with your voice: keep it private.",
+                name=own.name,
+            ),
+            file=(f"{re.sub(r'[^A-Za-z0-9_-]+', '_', own.name)}.safetensors", data),
+        )
 
     # ---- changing and deleting -------------------------------------------------------------
     async def rename(

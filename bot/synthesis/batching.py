@@ -853,11 +853,12 @@ class Batcher:
         self._thread = threading.Thread(target=self._supervised, name=name, daemon=True)
         self._thread.start()
 
-    def capacity(self, rate: float = 1.0) -> int:
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
         """How many rows stay in real time, from the live step times, the fastest of them
-        spoken at `rate`. A change at 1x is logged with the live figures behind it."""
-        rows = self.costs.capacity(rate)
-        if rate == 1.0 and rows != self._logged_capacity:
+        spoken at `rate` (`extra`: see `Capacity.capacity`). A change at 1x is logged with
+        the live figures behind it."""
+        rows = self.costs.capacity(rate, extra)
+        if rate == 1.0 and not extra and rows != self._logged_capacity:
             self._logged_capacity = rows
             log.info(
                 "the batch carries %d rows now%s (live ms a step: %s)",

@@ -272,15 +272,16 @@ class StepCosts:
         """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
         return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
 
-    def capacity(self, rate: float = 1.0) -> int:
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
         """The most rows that all get their frames in real time when the fastest of them
         speaks at `rate` (2.0: its listener hears a frame's audio in half a frame, so every
         step must take half as long; the batch steps all rows at once). A size fits when its
         typical step takes at most `MARGIN` of that. Sizes are tried upwards and the first
         that does not fit ends the search (more rows never cost less); at most `RAMP` times the
-        largest size seen live (`COLD_ROWS` before any)."""
+        largest size seen live (`COLD_ROWS` before any), plus `extra`: rows kept free (for
+        Discord, beside the speech service), which the batch never runs until they are used."""
         seen = self.steps.seen()
-        largest = math.ceil(RAMP * max(seen)) if seen else COLD_ROWS
+        largest = (math.ceil(RAMP * max(seen)) if seen else COLD_ROWS) + extra
         frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):

@@ -564,11 +564,13 @@ class TTSEngine:
             batching += f" in each of {count} pipelines" if count > 1 else ""
         return f"Pocket TTS loaded ({cloning}; {batching}; default voice {self.default_voice!r})"
 
-    def capacity(self, rate: float = 1.0) -> int:
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
         """How many streams speak at once in real time, the fastest at `rate`: for the
-        batched engine, from the live step times (see `bot.synthesis.capacity`); else the
-        worker threads."""
-        return self._pipelines.capacity(rate) if self._pipelines is not None else self.workers
+        batched engine, from the live step times (see `bot.synthesis.capacity`; `extra`:
+        rows kept free); else the worker threads."""
+        if self._pipelines is None:
+            return self.workers
+        return self._pipelines.capacity(rate, extra)
 
     @property
     def rows(self) -> int:

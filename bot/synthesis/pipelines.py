@@ -34,7 +34,7 @@ class Pipeline(Protocol):
     @property
     def alive(self) -> bool: ...
     def submit(self, request: Request) -> bool: ...
-    def capacity(self, rate: float = 1.0) -> int: ...
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int: ...
     def cache_bytes(self) -> int: ...
     def close(self) -> None: ...
 
@@ -76,9 +76,12 @@ class Pipelines:
         with self._lock:
             return list(self._loads)
 
-    def capacity(self, rate: float = 1.0) -> int:
-        """The rows all pipelines carry in real time, the fastest at `rate` (their sum)."""
-        return sum(p.capacity(rate) for p in list(self.pipelines) if p.alive)
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
+        """The rows all pipelines carry in real time, the fastest at `rate` (their sum);
+        `extra` rows kept free (`Capacity.capacity`) are shared out among the live ones."""
+        alive = [p for p in list(self.pipelines) if p.alive]
+        share, more = divmod(extra, max(1, len(alive)))
+        return sum(p.capacity(rate, share + (i < more)) for i, p in enumerate(alive))
 
     def cache_bytes(self) -> int:
         """The bytes of every pipeline's attention caches and decoder states."""

@@ -25,6 +25,11 @@ A job names its language's model (`SpeechJob.language`); with `models`, a job pi
 that model is not loaded (unloaded since its message was planned) is set aside while the model
 loads again, off the lanes, and comes back once it is loaded, or fails with the pool's reason
 (`ModelsBusyError`): it is never spoken by another model.
+
+Discord first: the speech service's streams (`SpeechJob.source` "api", "wyoming") wait behind
+every Discord message waiting for room, and are admitted only while `reserved_rows` rows stay
+free for Discord beside them (with the load estimate instead of a batch: while the load stays
+under `SERVICE_LOAD_SHARE` of the most).
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this
 BATCH_PREBUFFER_S = 0.3
 READ_AHEAD_S = 20.0  # how far admitted jobs read ahead while others wait for room
 KEPT_ROW_S = 10.0  # a row kept for a message's next part is let go after this (a way out)
+SERVICE_LOAD_SHARE = 0.5  # unbatched, with rows reserved: the service's streams' share
 T = TypeVar("T")
 
 
@@ -114,13 +120,13 @@ class DeadlineScheduler:
         run_call: RunCall | None = None,
         background_limits: BackgroundLimits | None = None,
         background_lanes: int = BACKGROUND_LANES,
-        capacity: Callable[[float], int] | None = None,
+        capacity: Callable[..., int] | None = None,
         models: Models | None = None,
     ) -> None:
-        """`capacity(rate)`: for a batched engine, how many jobs may synthesize at once in real
-        time, the fastest spoken at `rate` (measured live); admission then counts jobs instead
-        of estimating their demand. `models`: loads again the model a job names when it is
-        not loaded."""
+        """`capacity(rate, extra=0)`: for a batched engine, how many jobs may synthesize at
+        once in real time, the fastest spoken at `rate` (measured live; `extra`: rows kept
+        free, beyond the sizes seen live); admission then counts jobs instead of estimating
+        their demand. `models`: loads again the model a job names when it is not loaded."""
         self._synthesize = synthesize
         self._models = models
         self._reloading: dict[SpeechJob, asyncio.Task[None]] = {}  # jobs set aside meanwhile
@@ -144,6 +150,9 @@ class DeadlineScheduler:
         self._room_wanted = False
         self._run_call = run_call
         self.background = BackgroundAdmission(background_limits)
+        # rows kept free for Discord's speech beside the speech service's streams (the bot
+        # with SPEECH_PORT: 1; `serve` alone: 0)
+        self.reserved_rows = 0
 
     # ---- admission (measured as the model runs: `estimate`) -------------------------------
     def remaining_audio(self, job: SpeechJob) -> float:
@@ -185,11 +194,21 @@ class DeadlineScheduler:
 
     def has_room(self, job: SpeechJob) -> bool:
         active = self._active()
-        if not active:
+        reserved = 0 if job.from_discord else self.reserved_rows
+        if not active and not reserved:
             return True  # an idle model always takes the job, however slow it is
+        if self.capacity is not None and reserved:
+            # the kept rows count in the step times, not in the ramp (the batch never runs
+            # them until Discord takes them); a model too slow for Discord and a stream beside
+            # it never takes the stream
+            fastest = self._fastest(job) if active else rate_of(job)
+            return active + reserved < self.capacity(fastest, reserved)
+        if not active:
+            return True
         if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
             return active < self.capacity(self._fastest(job))
-        return self.load() + self.demand(job) <= self.max_load
+        most = self.max_load * (SERVICE_LOAD_SHARE if reserved else 1.0)
+        return self.load() + self.demand(job) <= most
 
     def at_capacity(self) -> bool:
         """A message asked for now would wait for room: the bot already speaks in as many
@@ -202,7 +221,7 @@ class DeadlineScheduler:
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""
         waiting = [j for j in self.live() if not j.admitted and not j.cancelled and j.units]
-        if not waiting or self.has_room(self._first(waiting, self.clock())):
+        if not waiting or self.has_room(self._first_waiting(waiting, self.clock())):
             return 0
         return len(waiting)
 
@@ -261,7 +280,7 @@ class DeadlineScheduler:
         if urgent:
             return self._first(urgent, now)
         waiting = [j for j in candidates if not j.admitted]
-        if waiting and self.has_room(first := self._first(waiting, now)):
+        if waiting and self.has_room(first := self._first_waiting(waiting, now)):
             return first
         if admitted:
             return self._first(admitted, now)
@@ -295,7 +314,7 @@ class DeadlineScheduler:
             return self._first(urgent, now)
         waiting = [j for j in candidates if not j.admitted]
         if waiting:
-            first = self._first(waiting, now)
+            first = self._first_waiting(waiting, now)
             if self.deadline(first, now) <= now and self.has_room(first):
                 return first
         return None
@@ -310,6 +329,16 @@ class DeadlineScheduler:
 
     def _first(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
         return min(jobs, key=lambda j: (self.deadline(j, now), j.requested_at))
+
+    def _first_waiting(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
+        """The next job to admit: Discord's before the speech service's, then by deadline."""
+        return min(jobs, key=lambda j: (not j.from_discord, self.deadline(j, now), j.requested_at))
+
+    def service_waiting(self) -> int:
+        """The speech service's streams waiting for room (its queue, which it bounds)."""
+        return sum(
+            1 for j in self.live() if not j.from_discord and not j.admitted and not j.cancelled
+        )
 
     def wake_in(self) -> float:
         """How long until a waiting job's buffer falls under `ahead_s` (capped at 0.1 s, which

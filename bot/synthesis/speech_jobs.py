@@ -126,6 +126,13 @@ class SpeechJob:
     # keeps its row for them (`keeps_row`), and the next part takes that row (`kept_row`)
     keeps_row: bool = False
     kept_row: bool = False
+    # who asks: "discord" (a server's speech), or the speech service's "api" and "wyoming",
+    # which are admitted after Discord's and only while rows stay free for it (scheduler.py)
+    source: str = "discord"
+
+    @property
+    def from_discord(self) -> bool:
+        return self.source == "discord"
 
     @property
     def background(self) -> bool:

@@ -77,6 +77,13 @@ async def test_clone_use_say_delete(running_bot: RunningBot) -> None:
     assert speaker.history[0].voice == str(state_path)  # the engine got Alice's state
     assert speaker.history[0].error is None and speaker.history[0].frames_played > 0
 
+    # the member's own voice as a file, shown to them alone: the state the bot speaks with
+    exported = await fake.interaction("voice export", {"name": "alice"})
+    answer = await exported.wait_content("as a file")
+    assert exported.responses[0]["flags"] & 64  # ephemeral
+    assert answer["content"].startswith("Your voice “Alice” as a file")
+    assert answer["_files"]["Alice.safetensors"] == state_path.read_bytes()
+
     deleted = await (await fake.interaction("voice delete", {"name": "Alice"})).wait_final()
     assert deleted["content"] == "Deleted “Alice” and its recording."
     assert await voice_rows(running_bot) == [] and voice_files(running_bot) == []
@@ -176,6 +183,7 @@ async def test_members_cannot_touch_each_others_voices(running_bot: RunningBot) 
         ("voice preview", {"name": "Secret"}),
         ("voice rename", {"name": "Secret", "new_name": "Mine now"}),
         ("voice delete", {"name": "Secret"}),
+        ("voice export", {"name": "Secret"}),
     ]:
         inter = await fake.interaction(command, options, user="bob")
         assert "no voice named “Secret”" in (await inter.wait_final())["content"], command

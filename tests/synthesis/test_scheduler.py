@@ -653,3 +653,34 @@ async def test_messages_starting_together_on_an_idle_batch_all_wait_for_a_prebuf
     finally:
         await scheduler.close()
     assert [j.sink.prebuffered for j in jobs] == [BATCH_PREBUFFER_S] * 2
+
+
+def test_the_speech_services_streams_come_after_discord_and_leave_it_rows() -> None:
+    """Discord first: a service stream ("api", "wyoming") waiting for room goes after every
+    Discord message waiting, however long it waited, and is admitted only while
+    `reserved_rows` rows stay free for Discord; Discord's messages take those rows."""
+    clock = FakeClock()
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0, extra=0: 3,
+    )  # fmt: skip
+    scheduler.reserved_rows = 1
+    api = text_job(clock, "api", 3, 50)
+    api.source = "api"
+    clock.now += 1.0
+    discord = text_job(clock, "discord", 3, 50)  # asked a second after the stream
+    scheduler.jobs += [api, discord]
+    assert scheduler.pick(clock()) is discord  # the older stream waits behind it
+    discord.admitted = True
+    assert scheduler.pick(clock()) is api  # 1 row in use + this one + 1 kept: fits in 3
+    api.admitted = True
+    second = text_job(clock, "api 2", 3, 50)
+    second.source = "wyoming"
+    other = text_job(clock, "discord 2", 3, 50)
+    scheduler.jobs += [second, other]
+    assert not scheduler.has_room(second)  # it would take the row kept for Discord
+    assert scheduler.has_room(other)  # which Discord's next message takes
+    assert scheduler.service_waiting() == 1
+    scheduler.reserved_rows = 0  # `serve` alone: no Discord to keep rows for
+    other.cancelled = True
+    assert scheduler.has_room(second)

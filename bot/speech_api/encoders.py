@@ -1,0 +1,168 @@
+"""The service's audio formats, encoded as the audio comes (24 kHz mono).
+
+`pcm` is OpenAI's raw 16-bit little-endian; `wav` the same behind a header whose sizes say
+"unknown" (0xFFFFFFFF), as OpenAI streams it; `opus` (in Ogg) and `mp3` are libsndfile's
+encoders (soundfile), writing into a file that only goes forward: what the encoder goes back
+to rewrite at its end (MP3's LAME header) was already sent. Ogg Opus comes in pages (about
+half a second of audio each). `flac` comes whole once the speech is made: a FLAC stream
+whose header leaves its length unknown is valid, but libsndfile's own reader refuses it.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from typing import Protocol
+
+import numpy as np
+import soundfile
+
+from bot.synthesis.audio_files import MODEL_RATE
+
+MEDIA_TYPES = {
+    "pcm": "audio/pcm",
+    "wav": "audio/wav",
+    "opus": "audio/ogg",
+    "flac": "audio/flac",
+    "mp3": "audio/mpeg",
+}
+_LIBSNDFILE = {
+    "opus": ("OGG", "OPUS"),
+    "flac": ("FLAC", "PCM_16"),
+    "mp3": ("MP3", "MPEG_LAYER_III"),
+}
+
+
+class Encoder(Protocol):
+    def push(self, samples: np.ndarray) -> bytes: ...
+
+    def finish(self) -> bytes: ...
+
+
+def pcm16(samples: np.ndarray) -> bytes:
+    clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    return (clipped * 32767.0).astype("<i2").tobytes()
+
+
+class PcmEncoder:
+    def push(self, samples: np.ndarray) -> bytes:
+        return pcm16(samples)
+
+    def finish(self) -> bytes:
+        return b""
+
+
+class WavEncoder(PcmEncoder):
+    """A WAV header of unknown length, then 16-bit PCM."""
+
+    def __init__(self) -> None:
+        self._header: bytes | None = struct.pack(
+            "<4sI4s4sIHHIIHH4sI", b"RIFF", 0xFFFFFFFF, b"WAVE", b"fmt ", 16, 1, 1,
+            MODEL_RATE, MODEL_RATE * 2, 2, 16, b"data", 0xFFFFFFFF,
+        )  # fmt: skip
+
+    def push(self, samples: np.ndarray) -> bytes:
+        header, self._header = self._header or b"", None
+        return header + pcm16(samples)
+
+    def finish(self) -> bytes:
+        header, self._header = self._header or b"", None
+        return header
+
+
+class _ForwardFile(io.RawIOBase):
+    """A file libsndfile writes to, whose new bytes are taken as they come. A write over
+    bytes already taken is dropped (an encoder's late header update)."""
+
+    def __init__(self) -> None:
+        self._pos = 0
+        self._taken = 0
+        self._pending = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        data, count = bytes(data), len(data)
+        start = self._pos - self._taken
+        if start < 0:  # over what was taken already: that part is dropped
+            data, start = data[-start:], 0
+        if data:
+            end = start + len(data)
+            if end > len(self._pending):
+                self._pending.extend(b"\0" * (end - len(self._pending)))
+            self._pending[start:end] = data
+        self._pos += count
+        return count
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        end = self._taken + len(self._pending)
+        self._pos = {io.SEEK_SET: offset, io.SEEK_CUR: self._pos + offset}.get(whence, end + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def take(self) -> bytes:
+        data = bytes(self._pending)
+        self._taken += len(data)
+        self._pending.clear()
+        return data
+
+
+class SoundfileEncoder:
+    def __init__(self, name: str) -> None:
+        container, subtype = _LIBSNDFILE[name]
+        self._file = _ForwardFile()
+        self._sound = soundfile.SoundFile(
+            self._file, "w", MODEL_RATE, 1, format=container, subtype=subtype
+        )
+
+    def push(self, samples: np.ndarray) -> bytes:
+        self._sound.write(np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0))
+        return self._file.take()
+
+    def finish(self) -> bytes:
+        self._sound.close()
+        return self._file.take()
+
+
+class FlacEncoder:
+    """The whole speech, encoded at its end (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []
+
+    def push(self, samples: np.ndarray) -> bytes:
+        self._chunks.append(np.asarray(samples, dtype=np.float32))
+        return b""
+
+    def finish(self) -> bytes:
+        buffer = io.BytesIO()
+        samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.float32)
+        soundfile.write(buffer, np.clip(samples, -1.0, 1.0), MODEL_RATE, format="FLAC")
+        return buffer.getvalue()
+
+
+def encoder_for(name: str) -> Encoder:
+    """An encoder of `name` (one of MEDIA_TYPES); KeyError for another."""
+    if name == "pcm":
+        return PcmEncoder()
+    if name == "wav":
+        return WavEncoder()
+    if name == "flac":
+        return FlacEncoder()
+    if name in _LIBSNDFILE:
+        return SoundfileEncoder(name)
+    raise KeyError(name)
+
+
+def can_encode(name: str) -> bool:
+    """libsndfile here writes this format (MP3 needs a libsndfile built with LAME)."""
+    if name in ("pcm", "wav"):
+        return True
+    container, subtype = _LIBSNDFILE[name]
+    return subtype in soundfile.available_subtypes(container)

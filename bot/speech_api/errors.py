@@ -1,0 +1,51 @@
+"""What the speech service refuses, each with its HTTP status and OpenAI's error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.errors import UserError
+
+
+class ServiceRefusal(UserError):
+    """A request the client can fix (or retry later): said to it as OpenAI says errors."""
+
+    status = 400
+    kind = "invalid_request_error"
+
+    def __init__(
+        self, message: str, *, param: str | None = None, code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.param, self.code, self.retry_after = param, code, retry_after
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.kind,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+class BadRequest(ServiceRefusal):
+    """400: a field missing or out of range, an unknown voice or format."""
+
+
+class Unauthorized(ServiceRefusal):
+    status = 401
+    kind = "invalid_request_error"
+
+
+class TooLarge(ServiceRefusal):
+    status = 413
+
+
+class TooMany(ServiceRefusal):
+    """429: the key's limits, or no room for another stream now (`retry_after` seconds)."""
+
+    status = 429
+    kind = "rate_limit_error"

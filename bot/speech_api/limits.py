@@ -1,0 +1,55 @@
+"""Per-client limits of the speech service: streams at once and requests a minute, by key
+(or by address when the service has no keys)."""
+
+from __future__ import annotations
+
+import collections
+import math
+import time
+from collections.abc import Callable
+
+from bot.speech_api.errors import TooMany
+
+WINDOW_S = 60.0
+MAX_CLIENTS = 10_000  # clients remembered (addresses without keys): the oldest forgotten
+
+
+class ClientLimits:
+    def __init__(
+        self, streams: int, per_minute: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.streams, self.per_minute, self.clock = streams, per_minute, clock
+        self._open: collections.Counter[str] = collections.Counter()
+        self._asked: collections.OrderedDict[str, collections.deque[float]] = (
+            collections.OrderedDict()
+        )
+
+    def check(self, client: str) -> None:
+        """Count a request of `client`, or refuse it (TooMany)."""
+        now = self.clock()
+        asked = self._asked.pop(client, None) or collections.deque()
+        self._asked[client] = asked  # the most recent last
+        while asked and now - asked[0] >= WINDOW_S:
+            asked.popleft()
+        if len(asked) >= self.per_minute:
+            wait = WINDOW_S - (now - asked[0])
+            raise TooMany(
+                f"Too many requests: at most {self.per_minute} a minute.",
+                code="rate_limit_exceeded", retry_after=max(1, math.ceil(wait)),
+            )  # fmt: skip
+        if self._open[client] >= self.streams:
+            raise TooMany(
+                f"Too many streams at once: at most {self.streams} per client.",
+                code="rate_limit_exceeded", retry_after=1,
+            )  # fmt: skip
+        asked.append(now)
+        while len(self._asked) > MAX_CLIENTS:
+            self._asked.popitem(last=False)
+
+    def opened(self, client: str) -> None:
+        self._open[client] += 1
+
+    def closed(self, client: str) -> None:
+        self._open[client] -= 1
+        if self._open[client] <= 0:
+            del self._open[client]

@@ -1,0 +1,259 @@
+"""OpenAI's speech API as its SDKs call it: `POST /v1/audio/speech` (streamed as the audio
+is made, or as server-sent events), `GET /v1/models`, `GET /v1/audio/voices`.
+
+Every input is bounded before it is decoded: the body's size (read no further than
+MAX_BODY), then the text's length (MAX_INPUT characters, as OpenAI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hmac
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from bot.core.config import is_loopback
+from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
+from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, Unauthorized
+from bot.speech_api.streams import MAX_INPUT, ServiceStream, SpeechStreams
+from bot.speech_api.voices import ServiceVoices
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024  # bytes: 4,096 characters of UTF-8 (4 bytes at most each) and the rest
+MODEL = "pocket-tts"
+OPENAI_MODELS = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")  # clients' names for the default model
+STREAM_FORMATS = ("audio", "sse")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def refusal_response(error: ServiceRefusal) -> web.Response:
+    headers = {}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(math.ceil(error.retry_after))
+    return web.json_response(error.body(), status=error.status, headers=headers)
+
+
+class Keys:
+    """SPEECH_API_KEYS: `Authorization: Bearer KEY`; none: every client of this machine."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+
+    def client(self, request: web.Request) -> str:
+        """Who asks, for the limits: the key's number, or the address without keys. Without
+        keys the service listens on loopback only, and answers only a request made to a
+        loopback name (a web page elsewhere that renames itself to 127.0.0.1, DNS
+        rebinding, is refused)."""
+        if not self.keys:
+            if not is_loopback(request.url.host or ""):
+                raise Unauthorized(
+                    "Without SPEECH_API_KEYS this service answers requests to 127.0.0.1 or "
+                    "localhost only.", code="invalid_host",
+                )  # fmt: skip
+            return request.remote or "local"
+        given = request.headers.get("Authorization", "")
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() == "bearer":
+            for number, key in enumerate(self.keys):
+                if hmac.compare_digest(token.strip().encode(), key.encode()):
+                    return f"key{number + 1}"
+        raise Unauthorized(
+            "Incorrect API key provided: send one of SPEECH_API_KEYS as "
+            "'Authorization: Bearer KEY'.", code="invalid_api_key",
+        )  # fmt: skip
+
+
+async def read_json(request: web.Request) -> dict[str, Any]:
+    """The body as a JSON object, read no further than MAX_BODY bytes. Only as JSON: a page
+    elsewhere cannot send that without the browser asking first (CORS), which is never
+    granted."""
+    if request.content_type != "application/json":
+        raise BadRequest("The body must be JSON (Content-Type: application/json).")
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
+    raw = await request.content.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("The body must be a JSON object.") from None
+    if not isinstance(body, dict):
+        raise BadRequest("The body must be a JSON object.")
+    return body
+
+
+def field(body: dict[str, Any], name: str, kind: type, default: Any = None) -> Any:
+    value = body.get(name, default)
+    if value is None and default is None:
+        raise BadRequest(f"'{name}' is required.", param=name, code="missing_required_parameter")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise BadRequest(f"'{name}' must be a {kind.__name__}.", param=name, code="invalid_type")
+    return value
+
+
+class OpenAISpeech:
+    def __init__(self, streams: SpeechStreams, voices: ServiceVoices, keys: Keys) -> None:
+        self.streams, self.voices, self.keys = streams, voices, keys
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/audio/speech", self.speech)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/v1/audio/voices", self.list_voices)
+
+    async def models(self, request: web.Request) -> web.Response:
+        self.keys.client(request)
+        names = (MODEL, *OPENAI_MODELS)
+        data = [{"id": n, "object": "model", "created": 0, "owned_by": "pocketvoice"}
+                for n in names]  # fmt: skip
+        return web.json_response({"object": "list", "data": data})
+
+    async def list_voices(self, request: web.Request) -> web.Response:
+        self.keys.client(request)
+        languages = list(self.streams.languages)
+        voices = [
+            {"id": v.name, "name": v.name, "kind": v.kind, "recorded_in": v.language,
+             "languages": languages}
+            for v in self.voices.all()
+        ]  # fmt: skip
+        formats = [f for f in MEDIA_TYPES if can_encode(f)]
+        return web.json_response({
+            "object": "list", "data": voices, "languages": languages,
+            "default_language": self.streams.default_language, "response_formats": formats,
+        })  # fmt: skip
+
+    async def speech(self, request: web.Request) -> web.StreamResponse:
+        client = self.keys.client(request)
+        body = await read_json(request)
+        text = field(body, "input", str)
+        if len(text) > MAX_INPUT:
+            raise TooLarge(
+                f"'input' is {len(text):,} characters long; the most is {MAX_INPUT:,}.",
+                param="input", code="string_above_max_length",
+            )  # fmt: skip
+        model = str(field(body, "model", str, MODEL))[:100]
+        named = body.get("voice")
+        if isinstance(named, dict):  # the SDK's newer shape: {"id": "..."}
+            named = named.get("id")
+        voice = self.voices.resolve(field({"voice": named}, "voice", str))
+        response_format = field(body, "response_format", str, "mp3")
+        if response_format not in MEDIA_TYPES:
+            raise BadRequest(
+                f"response_format must be one of {', '.join(MEDIA_TYPES)}.",
+                param="response_format", code="invalid_value",
+            )  # fmt: skip
+        if not can_encode(response_format):
+            raise BadRequest(
+                f"This server's libsndfile cannot encode {response_format}; ask for "
+                "wav, pcm, opus or flac.", param="response_format", code="unsupported_format",
+            )  # fmt: skip
+        stream_format = field(body, "stream_format", str, "audio")
+        if stream_format not in STREAM_FORMATS:
+            raise BadRequest("stream_format must be audio or sse.", param="stream_format",
+                             code="invalid_value")  # fmt: skip
+        speed = field(body, "speed", float, 1.0)
+        language = self.streams.check_language(field(body, "language", str, ""))
+        stream = await self.streams.open(
+            text, voice, language=language, speed=speed, client=client, source="api"
+        )
+        try:
+            headers = {
+                "X-Model": model, "X-Voice": voice.name, "X-Language": language,
+                "X-Speed-Applied": f"{stream.speed:g}", "Cache-Control": "no-store",
+            }  # fmt: skip
+            if stream_format == "sse":
+                return await self._sse(request, stream, response_format, headers)
+            return await self._audio(request, stream, response_format, headers)
+        finally:
+            stream.close()
+
+    async def _audio(
+        self, request: web.Request, stream: ServiceStream, response_format: str,
+        headers: dict[str, str],
+    ) -> web.StreamResponse:  # fmt: skip
+        media = MEDIA_TYPES[response_format]
+        response = web.StreamResponse(headers={**headers, "Content-Type": media})
+        await response.prepare(request)
+        encoder = encoder_for(response_format)
+        light = response_format in ("pcm", "wav")  # a copy and a cast: on the loop
+        try:
+            async for chunk in stream:
+                data = (
+                    encoder.push(chunk) if light else await asyncio.to_thread(encoder.push, chunk)
+                )
+                if data:
+                    await response.write(data)
+            await response.write(await asyncio.to_thread(encoder.finish))
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # the headers are gone: cut the stream, never end it whole
+            return broken(request, response, error)
+        await response.write_eof()
+        return response
+
+    async def _sse(
+        self, request: web.Request, stream: ServiceStream, response_format: str,
+        headers: dict[str, str],
+    ) -> web.StreamResponse:  # fmt: skip
+        response = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        encoder = encoder_for(response_format)
+
+        async def send(event: dict[str, Any]) -> None:
+            await response.write(f"data: {json.dumps(event)}\n\n".encode())
+
+        try:
+            async for chunk in stream:
+                data = await asyncio.to_thread(encoder.push, chunk)
+                if data:
+                    audio = base64.b64encode(data).decode()
+                    await send({"type": "speech.audio.delta", "audio": audio})
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            return broken(request, response, error)
+        tail = await asyncio.to_thread(encoder.finish)
+        if tail:
+            await send({"type": "speech.audio.delta", "audio": base64.b64encode(tail).decode()})
+        usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        await send({"type": "speech.audio.done", "usage": usage})
+        await response.write_eof()
+        return response
+
+
+def broken(
+    request: web.Request, response: web.StreamResponse, error: Exception
+) -> web.StreamResponse:
+    """A stream that failed after its headers: logged, and its connection closed without
+    the chunked body's end, so the client sees it broken, not short."""
+    log.warning("a speech stream failed: %s", error)
+    if request.transport is not None:
+        request.transport.close()
+    return response
+
+
+@web.middleware
+async def refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A refusal as OpenAI shapes errors; anything unexpected logged, and a 500 in that shape."""
+    try:
+        return await handler(request)
+    except ServiceRefusal as error:
+        return refusal_response(error)
+    except web.HTTPException:
+        raise
+    except (ConnectionResetError, asyncio.CancelledError):
+        raise
+    except Exception:
+        log.exception("a speech request failed")
+        body = {"error": {"message": "The speech could not be made.", "type": "server_error",
+                          "param": None, "code": None}}  # fmt: skip
+        return web.json_response(body, status=500)

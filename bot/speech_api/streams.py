@@ -1,0 +1,232 @@
+"""A request's speech as a job of the one deadline scheduler, within the service's limits.
+
+The job is the speech service's (`source` "api" or "wyoming"): the scheduler admits it after
+Discord's messages and only while rows stay free for them. Its sink counts the client as
+playing in real time from the first chunk, so the scheduler keeps it `ahead_s` ahead like a
+Discord server, and never spends more on it than a listener needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.speech_api.errors import BadRequest, TooMany
+from bot.speech_api.limits import ClientLimits
+from bot.speech_api.voices import ServiceVoice
+from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.model_pool import ModelPool, ModelsBusyError
+from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_jobs import SpeechJob
+from bot.synthesis.tempo import Tempo, normal
+from bot.text.words import MessageFacts, Names, ReadOptions, announce
+
+log = logging.getLogger(__name__)
+
+MAX_INPUT = 4096  # characters of text, as OpenAI's API
+SLOWEST_SPEED, FASTEST_SPEED = 0.25, 4.0  # what OpenAI's API takes
+STRETCH_SLOWEST, STRETCH_FASTEST = 0.5, 2.0  # what the stretcher does: the rest is clamped
+STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
+SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (numbers)
+
+
+@dataclass
+class StreamRecord:
+    """A stream's end, for the metrics: by source, its first audio and its audio."""
+
+    source: str
+    first_audio_s: float | None
+    audio_s: float
+    outcome: str  # "spoken", "cancelled", "error"
+
+
+def applied_speed(speed: float) -> float:
+    """OpenAI's 0.25-4.0, clamped to what the stretcher does with the pitch kept (0.5-2.0)."""
+    if not SLOWEST_SPEED <= speed <= FASTEST_SPEED:
+        raise BadRequest(
+            f"speed must be from {SLOWEST_SPEED} to {FASTEST_SPEED}", param="speed",
+            code="invalid_value",
+        )  # fmt: skip
+    return min(STRETCH_FASTEST, max(STRETCH_SLOWEST, speed))
+
+
+def spoken_words(text: str, language: str) -> str:
+    """The text read as the bot reads chat (numbers, dates, units, emoji, links) in
+    `language`, without Discord's parts (no names, no dictionary)."""
+    options = ReadOptions(language=language, max_length=SPOKEN_PER_INPUT * MAX_INPUT)
+    return announce(MessageFacts(content=text), Names(), options, say_name=False)
+
+
+class ServiceSink:
+    """Where a service job's audio goes: a queue its client reads. It counts as playing in
+    real time from its first chunk (the client's own buffer is not known)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.chunks: asyncio.Queue[np.ndarray] = asyncio.Queue()
+        self.fed_s = 0.0
+        self.first_at: float | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.first_at is not None
+
+    def buffered_seconds(self) -> float:
+        if self.first_at is None:
+            return 0.0
+        return max(0.0, self.fed_s - (self.clock() - self.first_at))
+
+    def feed(self, chunk: np.ndarray) -> None:
+        if self.first_at is None:
+            self.first_at = self.clock()
+        self.fed_s += len(chunk) / MODEL_RATE
+        self.chunks.put_nowait(np.array(chunk, dtype=np.float32))  # a copy: buffers are reused
+
+    def prebuffer(self, seconds: float) -> None:
+        pass  # the client buffers as it likes
+
+
+class ServiceStream:
+    """One request's audio: iterate for 24 kHz float32 chunks as they are made. Leaving the
+    iteration early (the client went away) cancels the job."""
+
+    def __init__(
+        self, job: SpeechJob, sink: ServiceSink, scheduler: DeadlineScheduler,
+        on_end: Callable[[StreamRecord], None], speed: float,
+    ) -> None:  # fmt: skip
+        self.job, self.sink, self.scheduler = job, sink, scheduler
+        self.on_end = on_end
+        self.speed = speed  # as applied
+        self.asked_at = job.requested_at
+        self.first_audio_s: float | None = None
+        self.audio_s = 0.0
+        self._closed = False
+
+    def close(self, outcome: str = "cancelled") -> None:
+        """Stop the job if it runs; its end is counted once (also for a stream never read)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self.job.done.is_set():
+            self.scheduler.cancel(self.job)
+        self.on_end(StreamRecord(self.job.source, self.first_audio_s, self.audio_s, outcome))
+
+    async def __aiter__(self) -> AsyncIterator[np.ndarray]:
+        outcome = "cancelled"
+        try:
+            while True:
+                chunk = await self._next()
+                if chunk is None:
+                    break
+                if self.first_audio_s is None:
+                    self.first_audio_s = time.monotonic() - self.asked_at
+                self.audio_s += len(chunk) / MODEL_RATE
+                yield chunk
+            if self.job.error is not None:
+                outcome = "error"
+                raise self.job.error
+            outcome = "cancelled" if self.job.cancelled else "spoken"
+        finally:
+            self.close(outcome)
+
+    async def _next(self) -> np.ndarray | None:
+        """The next chunk; None once the job is done and its chunks read."""
+        queue = self.sink.chunks
+        while queue.empty():
+            if self.job.done.is_set():
+                return None
+            getter = asyncio.ensure_future(queue.get())
+            done = asyncio.ensure_future(self.job.done.wait())
+            try:
+                await asyncio.wait({getter, done}, timeout=STALL_S,
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            finally:
+                done.cancel()
+                if not getter.done():
+                    getter.cancel()
+            if getter.done() and not getter.cancelled():
+                return getter.result()
+            if not done.done() and not getter.done():
+                raise TimeoutError("no audio came for a minute")
+        return queue.get_nowait()
+
+
+class SpeechStreams:
+    """Opens service streams on the scheduler: the limits first, then the job."""
+
+    def __init__(
+        self, scheduler: DeadlineScheduler, models: ModelPool, limits: ClientLimits,
+        queue_size: int, on_end: Callable[[StreamRecord], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.scheduler, self.models, self.limits = scheduler, models, limits
+        self.queue_size = queue_size  # service streams waiting for room, at most
+        self.on_end = on_end
+        self.open_streams = 0
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(self.models.languages)
+
+    @property
+    def default_language(self) -> str:
+        return self.models.default_language
+
+    def check_language(self, language: str | None) -> str:
+        language = (language or self.default_language).strip().lower()
+        if language not in self.languages:
+            raise BadRequest(
+                f"Language {language[:40]!r} is not offered here; these are: "
+                f"{', '.join(self.languages)}.", param="language", code="unknown_language",
+            )  # fmt: skip
+        return language
+
+    async def open(
+        self, text: str, voice: ServiceVoice, *, language: str, speed: float, client: str,
+        source: str,
+    ) -> ServiceStream:  # fmt: skip
+        """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`."""
+        asked_at = time.monotonic()
+        self.limits.check(client)
+        if self.scheduler.service_waiting() >= self.queue_size:
+            raise TooMany(
+                "The speech service is full right now; try again in a moment.",
+                code="service_full", retry_after=2,
+            )  # fmt: skip
+        words = await asyncio.to_thread(spoken_words, text, language)
+        if not words.strip():
+            raise BadRequest("There is nothing to say in this input.", param="input")
+        if language != self.default_language:
+            try:
+                await self.models.ensure(language)
+            except ModelsBusyError:
+                raise TooMany(
+                    f"No room to load the {language} model now; try again later.",
+                    code="service_full",
+                    retry_after=10,
+                ) from None
+        sink = ServiceSink(self.scheduler.clock)
+        job = SpeechJob.for_text(words, voice.spec, sink, asked_at, key=f"{source}:{client}")
+        job.source = source
+        job.language = None if language == self.default_language else language
+        rate = applied_speed(speed)
+        if not normal(rate):
+            job.tempo = Tempo(rate)
+        self.limits.opened(client)
+        self.open_streams += 1
+
+        def ended(record: StreamRecord) -> None:
+            self.limits.closed(client)
+            self.open_streams -= 1
+            if self.on_end is not None:
+                with contextlib.suppress(Exception):
+                    self.on_end(record)
+
+        stream = ServiceStream(job, sink, self.scheduler, ended, rate)
+        self.scheduler.submit(job)
+        return stream

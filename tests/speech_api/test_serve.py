@@ -1,0 +1,120 @@
+"""`python -m bot serve` as a new user runs it: no Discord token, a process of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+import safetensors.numpy
+import soundfile
+from wyoming.client import AsyncTcpClient
+from wyoming.tts import Synthesize
+
+from tests.bot_process import bot_env
+from tests.conftest import TinyModel
+
+pytestmark = pytest.mark.process
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def serve(tmp_path: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve",
+        cwd=tmp_path, env=bot_env(env),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+
+
+async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyModel) -> None:
+    port, wyoming_port = free_port(), free_port()
+    env = {"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.voice_state),
+           "SPEECH_PORT": str(port), "DATA_DIR": str(tmp_path),
+           "WYOMING_PORT": str(wyoming_port)}  # fmt: skip
+    process = await serve(tmp_path, env)
+    assert process.stdout is not None
+    try:
+        line = await asyncio.wait_for(process.stdout.readline(), 60)
+        while b"speaks at" not in line and line:
+            line = await asyncio.wait_for(process.stdout.readline(), 60)
+        assert f"http://127.0.0.1:{port}/".encode() in line, line
+        api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-",
+                                 max_retries=0)  # fmt: skip
+        speech = await api.audio.speech.create(
+            model="tts-1", voice="default", input="Hello from the speech service.",
+            response_format="wav",
+        )  # fmt: skip
+        with soundfile.SoundFile(io.BytesIO(speech.content)) as sound:
+            assert sound.samplerate == 24_000 and len(sound.read(24_000 * 5)) > 2_400
+        await api.close()
+        async with AsyncTcpClient("127.0.0.1", wyoming_port) as client:
+            await client.write_event(Synthesize("Hello, Home Assistant.").event())
+            kinds = []
+            while not kinds or kinds[-1] != "audio-stop":
+                event = await asyncio.wait_for(client.read_event(), 30)
+                assert event is not None
+                kinds.append(event.type)
+            assert kinds[0] == "audio-start" and "audio-chunk" in kinds
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 20)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    log = (await process.stdout.read()).decode()
+    assert code == 0, log
+    assert "Traceback" not in log
+
+
+async def test_serve_refuses_a_bind_beyond_this_machine_without_keys(tmp_path: Path) -> None:
+    process = await serve(tmp_path, {"SPEECH_HOST": "0.0.0.0"})
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 1
+    assert (
+        out.decode()
+        .strip()
+        .splitlines()[-1]
+        .startswith(
+            "Configuration error: SPEECH_HOST 0.0.0.0 is reachable from other machines: set "
+            "SPEECH_API_KEYS"
+        )
+    )
+
+
+def test_the_operator_adds_and_exports_service_voices(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    env = bot_env({"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
+                   "DATA_DIR": str(tmp_path)})  # fmt: skip
+
+    def voices(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bot", "voices", *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    added = voices("import", "--service", "narrator", str(tiny_model.clip))
+    assert added.returncode == 0, added.stderr
+    path = tmp_path / "service-voices" / "narrator.wav"
+    assert path.read_bytes() == tiny_model.clip.read_bytes()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "service-voices").stat().st_mode & 0o777 == 0o700
+    out = tmp_path / "narrator.safetensors"
+    exported = voices("export", "--service", "narrator", "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert set(safetensors.numpy.load_file(out)) == set(
+        safetensors.numpy.load_file(tiny_model.voice_state)
+    )  # the clip's voice state, as /clone saves one
+    refused = voices("import", "--service", "alba", str(tiny_model.clip))
+    assert refused.returncode == 1 and "built-in" in refused.stderr
+    missing = voices("export", "--service", "nobody", "--out", str(out))
+    assert missing.returncode == 1 and "no service voice “nobody”" in missing.stderr
