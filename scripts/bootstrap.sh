@@ -92,6 +92,10 @@ if [[ "${1:-}" == "--test" && $(uname -s) == Linux ]]; then
   for tool in podman runc debootstrap; do
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
+  # The service's page is tested in a real browser: Debian's headless chromium, driven by
+  # selenium through Debian's chromedriver (tests/speech_api/test_page.py)
+  command -v chromium >/dev/null || missing+=(chromium)
+  [[ -x /usr/bin/chromedriver ]] || missing+=(chromium-driver)
 fi
 if ((${#missing[@]})); then
   if command -v apt-get >/dev/null; then
@@ -99,7 +103,7 @@ if ((${#missing[@]})); then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    say "please install these with your package manager: ${missing[*]} (Opus, libsndfile, PostgreSQL for the tests)"
+    say "please install these with your package manager: ${missing[*]} (Opus, libsndfile; PostgreSQL, podman and chromium for the tests)"
     exit 1
   fi
 fi

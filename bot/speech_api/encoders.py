@@ -85,6 +85,8 @@ class _ForwardFile(io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
+    # typed narrower than RawIOBase.write (any buffer): soundfile passes a cffi buffer,
+    # which bytes(data) copies as it would any other
     def write(self, data: bytes) -> int:  # type: ignore[override]
         data, count = bytes(data), len(data)
         start = self._pos - self._taken

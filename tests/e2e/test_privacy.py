@@ -24,8 +24,16 @@ async def test_only_members_in_the_channel_control_the_speech(running_bot: Runni
         reply = await (await fake.interaction(command, user="bob")).wait_final()
         assert reply["content"].startswith(f"Only members in <#{VOICE}>"), command
     assert fake.bot_voice_channel == VOICE
-    moderator = fake.EVERYONE_PERMISSIONS | MOVE_MEMBERS
-    left = await fake.interaction("leave", user="bob", permissions=moderator)
+    # Move Members where the command was typed only (a temp-voice bot's grant on a channel of
+    # bob's): not in the bot's channel, so refused (issue 48 item 4)
+    typed_there = fake.EVERYONE_PERMISSIONS | MOVE_MEMBERS
+    refused = await fake.interaction("leave", user="bob", permissions=typed_there)
+    assert (await refused.wait_final())["content"].startswith(f"Only members in <#{VOICE}>")
+    assert fake.bot_voice_channel == VOICE
+    # a server role with Move Members reaches the bot's channel too
+    moderators = await fake.add_role("moderators", permissions=MOVE_MEMBERS)
+    fake.give_role("bob", moderators)
+    left = await fake.interaction("leave", user="bob")
     assert (await left.wait_final())["content"] == "Left the voice channel."
 
 

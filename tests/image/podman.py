@@ -205,26 +205,32 @@ class Podman:
         """The stand-in's root file system, from debootstrap, as a tar file at `tarball`."""
         with tempfile.TemporaryDirectory(dir=self.folder) as tmp:
             root = Path(tmp) / "rootfs"
-            await self.run_checked_local(
-                ["debootstrap", "--variant=minbase",
-                 "--include=python3,python3-venv,ca-certificates,netbase,tzdata",
-                 "bookworm", str(root), DEBIAN_MIRROR],
-                "debootstrap", timeout=600,
-            )  # fmt: skip
-            # Python where the official image has it: /usr/local/bin/python, pip beside it
-            await self.run_checked_local(
-                ["chroot", str(root), "python3", "-m", "venv", "/usr/local"], "venv"
-            )
-            for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
-                for item in (root / cache).glob("*"):
-                    if item.is_file():
-                        item.unlink()
-            # written beside, then renamed: whoever sees `tarball` sees all of it
-            partial = tarball.with_name(tarball.name + ".partial")
-            await self.run_checked_local(
-                ["tar", "-C", str(root), "-cf", str(partial), "."], "tar", timeout=300
-            )
-            partial.rename(tarball)
+            try:
+                await self._make_base_tarball(root, tarball)
+            finally:
+                unmount_under(root)
+
+    async def _make_base_tarball(self, root: Path, tarball: Path) -> None:
+        await self.run_checked_local(
+            ["debootstrap", "--variant=minbase",
+             "--include=python3,python3-venv,ca-certificates,netbase,tzdata",
+             "bookworm", str(root), DEBIAN_MIRROR],
+            "debootstrap", timeout=600,
+        )  # fmt: skip
+        # Python where the official image has it: /usr/local/bin/python, pip beside it
+        await self.run_checked_local(
+            ["chroot", str(root), "python3", "-m", "venv", "/usr/local"], "venv"
+        )
+        for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for item in (root / cache).glob("*"):
+                if item.is_file():
+                    item.unlink()
+        # written beside, then renamed: whoever sees `tarball` sees all of it
+        partial = tarball.with_name(tarball.name + ".partial")
+        await self.run_checked_local(
+            ["tar", "-C", str(root), "-cf", str(partial), "."], "tar", timeout=300
+        )
+        partial.rename(tarball)
 
     async def import_base(self, tarball: Path) -> None:
         """`tarball` (from make_base_tarball) into this run's storage as the base's tag."""
@@ -328,6 +334,18 @@ class Podman:
         for name in names:
             with contextlib.suppress(PodmanError):
                 await self.run("rm", "-f", "-t", "0", name, timeout=60)
+
+
+def unmount_under(root: Path) -> None:
+    """Unmount whatever is still mounted in `root`: debootstrap mounts the host's /proc and
+    /sys there and unmounts them only when it ends by itself (killed past its limit, it left
+    them, and nobody could remove the folder)."""
+    prefix = str(root.resolve())
+    with open("/proc/self/mounts", encoding="utf-8") as mounts:
+        points = [line.split()[1].replace("\\040", " ") for line in mounts]
+    inside = [p for p in points if p == prefix or p.startswith(prefix + "/")]
+    for point in sorted(inside, key=len, reverse=True):  # the deepest first
+        subprocess.run(["umount", "--lazy", point], capture_output=True, timeout=60, check=False)
 
 
 async def shared_base_tarball(podman: Podman, shared: Path) -> bool:

@@ -34,7 +34,8 @@ FLAGS = (
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
     if not Path(CHROMEDRIVER).exists() or shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
+        # a failure, not a skip: the page would go untested where ./test.sh was not run
+        pytest.fail("Debian's chromium and chromium-driver are missing: ./test.sh installs them")
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or ""
     for flag in (*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"):
