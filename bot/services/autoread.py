@@ -26,7 +26,7 @@ from bot.services.change_limits import ChangeLimit
 from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
-from bot.services.wording import capped
+from bot.services.wording import capped, rendered
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import (
@@ -564,7 +564,7 @@ class AutoReader:
             title=forum_title(message, cloned=attested),
             poll=poll_of(message),
         )
-        lines = announce_both(facts, names, options)
+        lines = await rendered(facts.content, lambda: announce_both(facts, names, options))
         leads = (lead_phrase(facts, options, say_name=True),
                  lead_phrase(facts, options, say_name=False))  # fmt: skip
         named, unnamed = (

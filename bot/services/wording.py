@@ -6,8 +6,10 @@ words; this reads what they need from the server and the store."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import cachetools
 import discord
@@ -30,6 +32,19 @@ CONTENT_PER_SPOKEN = 8
 MIN_CONTENT = 1_000
 CODE_FENCE = "```"
 SHARED_SOUND_BYTES = 64 * 1024 * 1024  # sounds' audio kept shared by the waiting messages
+# Rendering takes time in proportion to the text (docs/performance.md, "Rendering words"): a
+# text this long or longer is rendered on a worker thread, so that the longest message holds
+# the event loop no longer than a short one does
+OFF_LOOP_CHARS = 500
+
+T = TypeVar("T")
+
+
+async def rendered(content: str, render: Callable[[], T]) -> T:
+    """`render()` (the words for `content`), on a worker thread when `content` is long."""
+    if len(content) < OFF_LOOP_CHARS:
+        return render()
+    return await asyncio.to_thread(render)
 
 
 def capped(content: str, max_length: int) -> str:
@@ -119,4 +134,6 @@ class Wording:
                 people[user_id] = member.display_name if member is not None else ""
             names = await self.names(guild, people, author_id=author_id, author=author)
         facts = MessageFacts(content=capped(text, settings.max_length))
-        return announce(facts, names, options, say_name=False)
+        return await rendered(
+            facts.content, lambda: announce(facts, names, options, say_name=False)
+        )
