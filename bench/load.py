@@ -46,6 +46,7 @@ import argparse
 import asyncio
 import collections
 import logging
+import multiprocessing
 import os
 import random
 import statistics
@@ -107,6 +108,19 @@ class RunResult:
     work: dict[str, float] = field(default_factory=dict)  # the batch's own counts
 
 
+def tree_cpu() -> float:
+    """CPU seconds of this process and its worker processes (pipelines run as processes)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = time.process_time()
+    for child in multiprocessing.active_children():
+        try:
+            fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
 def thread_cpu() -> dict[str, float]:
     """CPU seconds so far of the process's long-lived threads, by role (from /proc). Threads
     that ended are not listed: the player threads, one per message, come out of the total."""
@@ -138,8 +152,8 @@ class BatchCounts:
         pipelines = engine.pipelines
         self.frame_s = pipelines.frame_s if pipelines is not None else 0.08
         for batcher in pipelines.pipelines if pipelines is not None else []:
-            assert isinstance(batcher, Batcher)
-            self._wrap(batcher)
+            if isinstance(batcher, Batcher):  # (a worker process's are counted there)
+                self._wrap(batcher)
 
     def _wrap(self, batcher: Batcher) -> None:
         costs = batcher.costs
@@ -203,7 +217,7 @@ async def run_load(
     if counts is not None:
         counts.take()
     threads0 = thread_cpu()
-    cpu0, wall0 = time.process_time(), time.monotonic()
+    cpu0, wall0 = tree_cpu(), time.monotonic()
     for i, (at, k) in enumerate(arrivals):
         await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
         speakers[k].enqueue(Utterance(texts[i], requested_at=time.monotonic()))
@@ -215,7 +229,7 @@ async def run_load(
     while any(s.busy for s in speakers) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     wall = time.monotonic() - wall0
-    total = time.process_time() - cpu0
+    total = tree_cpu() - cpu0
     cpu = total / wall
     threads = {role: s - threads0.get(role, 0.0) for role, s in thread_cpu().items()}
     threads["players"] = total - sum(s for role, s in threads.items() if role != "players")
@@ -383,6 +397,10 @@ async def main() -> None:
         help="TTS_PIPELINES for the batched engines (default: that variable if set, else the "
         "bot's default, one per 2 cores of this process's CPU affinity)",
     )  # fmt: skip
+    parser.add_argument(
+        "--pipeline-mode", choices=["auto", "threads", "processes"], default=None,
+        help="TTS_PIPELINE_MODE for the batched engines (default: the bot's, auto)",
+    )  # fmt: skip
     parser.add_argument("--words-per-second", type=float, default=2.5)
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
     parser.add_argument(
@@ -428,6 +446,7 @@ async def main() -> None:
                     **({"TTS_BATCH": "1"} if kind == "stream" else {}),
                     **({"TTS_BATCH": str(args.batch)} if args.batch and kind != "stream" else {}),
                     **({"TTS_PIPELINES": pipelines} if pipelines else {}),
+                    **({"TTS_PIPELINE_MODE": args.pipeline_mode} if args.pipeline_mode else {}),
                 }
                 settings = load_config(env, dotenv_path=None, require_token=False)
                 measured = TTSEngine._batch_size

@@ -24,6 +24,7 @@ A `unit` test that starts one of those anyway fails, naming the tier it belongs 
 from __future__ import annotations
 
 import inspect
+import multiprocessing.process
 import os
 import subprocess
 from collections.abc import Iterator
@@ -121,4 +122,6 @@ def guard_unit_tier(
         popen(self, args, *more, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+    # worker processes (multiprocessing's spawn starts them without subprocess)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refused)
     yield

@@ -278,6 +278,15 @@ class Config(BaseSettings):
         ge=1,
         le=MAX_PIPELINES,
     )
+    tts_pipeline_mode: Literal["auto", "threads", "processes"] = setting(
+        "auto",
+        "`processes`: each pipeline runs in a worker process of its own, with its own copy of "
+        "the model (threads share one interpreter lock, which holds more than a few pipelines "
+        "back); `threads`: in the bot's process; `auto`: processes when there is more than "
+        "one pipeline ([figures](docs/performance.md#more-cores-pipelines))",
+        example="auto",
+        must="auto, threads or processes",
+    )
     sync_commands: bool = setting(
         False,
         "`1` registers slash commands at start (or once: `./run.sh sync`)",

@@ -119,6 +119,8 @@ class Request:
     # wanted as fast as the batch runs (files). See `Batcher.PACE_S`.
     slack: Callable[[], float] | None = None
     paced_s: float = 0.0  # how long the batch held its steps back for it (`Batcher._pace`)
+    # its voice state and text, for a pipeline in another process (`prepare` cannot go there)
+    work: tuple[ModelState, str] | None = None
 
 
 def prefill(model: Any, voice_state: ModelState, text: str) -> list[Prefilled]:
@@ -794,6 +796,27 @@ def measure_costs(model: Any, sizes: list[int], repeats: int = 3) -> list[BatchC
     return costs
 
 
+class LiveCapacity:
+    """A pipeline's capacity: how many rows stay in real time, from the live step times, the
+    fastest of them spoken at `rate` (`extra`: see `StepCosts.capacity`). A change at 1x is
+    logged with the live figures behind it."""
+
+    def __init__(self, costs: StepCosts, index: int) -> None:
+        self.costs = costs
+        self.index = index
+        self._logged: int | None = None
+
+    def __call__(self, rate: float = 1.0, extra: int = 0) -> int:
+        rows = self.costs.capacity(rate, extra)
+        if rate == 1.0 and not extra and rows != self._logged:
+            self._logged = rows
+            log.info(
+                "the batch carries %d rows now%s (live ms a step: %s)",
+                rows, f" in pipeline {self.index}" if self.index else "", self.costs.live(),
+            )  # fmt: skip
+        return rows
+
+
 class Batcher:
     """One pipeline: a `BatchedFlowLM` on one thread and the batched Mimi decoder on another.
 
@@ -827,12 +850,14 @@ class Batcher:
         index: int = 0,
         cores: int | None = None,
         on_death: Callable[[Batcher], None] | None = None,
+        on_cost: Callable[[str, int, float], None] | None = None,
     ) -> None:
+        """`on_cost`: hears each live figure (see `StepCosts`)."""
         self.index = index
         self.batch = BatchedFlowLM(model, max_rows=max_rows)
         self.frame_s = 1 / model.mimi.frame_rate
         cores = usable_cores() if cores is None else cores
-        self.costs = StepCosts(costs or [], max_rows, self.frame_s, cores)
+        self.costs = StepCosts(costs or [], max_rows, self.frame_s, cores, listener=on_cost)
         self._steps_lock, decodes = pipeline_locks(index)
         self._decoder = _Decoder(model, max_rows, self.costs, threaded=True, decodes=decodes)
         self._inline = _Decoder(model, max_rows, self.costs, threaded=False)
@@ -848,23 +873,13 @@ class Batcher:
         self._closed = False
         self.steps = 0
         self.rows_stepped = 0  # sum of the batch size over steps (mean batch: / steps)
-        self._logged_capacity: int | None = None
+        self._capacity = LiveCapacity(self.costs, index)
         name = "tts-batch" if index == 0 else f"tts-batch-{index}"
         self._thread = threading.Thread(target=self._supervised, name=name, daemon=True)
         self._thread.start()
 
     def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
-        """How many rows stay in real time, from the live step times, the fastest of them
-        spoken at `rate` (`extra`: see `Capacity.capacity`). A change at 1x is logged with
-        the live figures behind it."""
-        rows = self.costs.capacity(rate, extra)
-        if rate == 1.0 and not extra and rows != self._logged_capacity:
-            self._logged_capacity = rows
-            log.info(
-                "the batch carries %d rows now%s (live ms a step: %s)",
-                rows, f" in pipeline {self.index}" if self.index else "", self.costs.live(),
-            )  # fmt: skip
-        return rows
+        return self._capacity(rate, extra)
 
     @property
     def alive(self) -> bool:

@@ -23,6 +23,7 @@ The figures behind the constants below are in docs/performance.md ("The batch's 
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import statistics
 import threading
@@ -133,9 +134,15 @@ class Live:
 
     WINDOW = 31
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic,
+        listener: Callable[[int, float], None] | None = None,
+    ) -> None:  # fmt: skip
+        """`listener(rows, seconds)` hears each figure added (a worker process's pipeline
+        sends them to the process that admits its streams)."""
         self._lock = threading.Lock()
         self._clock = clock
+        self._listener = listener
         self._samples: dict[int, collections.deque[float]] = {}
         self._when: dict[int, float] = {}
 
@@ -147,6 +154,8 @@ class Live:
                 samples = self._samples[rows] = collections.deque(maxlen=self.WINDOW)
             samples.append(seconds)
             self._when[rows] = now
+        if self._listener is not None:
+            self._listener(rows, seconds)
 
     def seen(self) -> dict[int, float]:
         """The typical figures with enough samples, renewed within `STALE_S`."""
@@ -174,14 +183,21 @@ class Live:
 class StepCosts:
     """The batch's costs by row count: the start-up table, corrected by live figures."""
 
-    def __init__(self, startup: list[BatchCost], max_rows: int, frame_s: float, cores: int) -> None:
+    def __init__(
+        self, startup: list[BatchCost], max_rows: int, frame_s: float, cores: int,
+        listener: Callable[[str, int, float], None] | None = None,
+    ) -> None:  # fmt: skip
+        """`listener(kind, rows, seconds)` hears each live figure ("step", "decode",
+        "prefill"), for `record` in another process."""
         self.max_rows = max_rows
         self.frame_s = frame_s
         self.cores = cores
         self._lm = {c.rows: c.lm_s for c in startup}
         self._decode = {c.rows: c.decode_s for c in startup}
-        self.steps = Live()  # one LM step on the batch's thread
-        self.decodes = Live()  # one decode on the decoder's thread
+        self._listener = listener
+        heard = (lambda kind: functools.partial(listener, kind)) if listener else (lambda _: None)
+        self.steps = Live(listener=heard("step"))  # one LM step on the batch's thread
+        self.decodes = Live(listener=heard("decode"))  # one decode on the decoder's thread
         # prompts prefilled on the LM's thread, per row and step: each row needs one per unit
         self._prefill_s = 0.0
         self._row_steps = 0.0
@@ -196,6 +212,19 @@ class StepCosts:
     def add_prefill(self, seconds: float) -> None:
         with self._lock:
             self._prefill_s += seconds
+        if self._listener is not None:
+            self._listener("prefill", 0, seconds)
+
+    def record(self, kind: str, rows: int, seconds: float) -> None:
+        """A live figure another `StepCosts` heard (its `listener`), as if measured here."""
+        if kind == "step":
+            self.add_step(rows, seconds)
+        elif kind == "decode":
+            self.decodes.add(rows, seconds)
+        elif kind == "prefill":
+            self.add_prefill(seconds)
+        else:
+            raise ValueError(f"not a live figure: {kind!r}")
 
     def prefill_per_row(self) -> float:
         """Seconds of prefill the LM's thread does per row and step."""

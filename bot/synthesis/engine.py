@@ -43,11 +43,14 @@ from bot.synthesis.clip import read_file
 from bot.synthesis.linear_packing import pack_linears
 from bot.synthesis.model_errors import ModelUnavailableError, UnusableVoiceError
 from bot.synthesis.phrase_cache import PhraseCache
+from bot.synthesis.pipeline_processes import ProcessPipeline
 from bot.synthesis.pipelines import Pipeline, Pipelines
 from bot.synthesis.pocket_tts_adapter import (
     DEFAULT_VOICE_FOR_LANGUAGE,
     PREDEFINED_VOICES,
+    generation_length,
     get_default_voice_for_language,
+    set_generation_length,
 )
 from bot.synthesis.tempo import Tempo
 from bot.synthesis.windowed_attention import window_attention
@@ -83,6 +86,20 @@ SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 BACKGROUND_THREADS = 1
 # (model, int8, decoder, TTS_BATCH, cores a pipeline) -> (the largest batch, the start-up costs)
 _CHOSEN_BATCH: dict[tuple[str, bool, str, int, int], tuple[int, list[BatchCost]]] = {}
+
+
+def load_in_worker(settings: Config, length: tuple[float, float]) -> Any:
+    """A pipeline's worker process: the model as `TTSEngine.load` sets it up, generating
+    as long as in the bot's process (`set_generation_length`)."""
+    set_generation_length(*length)
+    return TTSEngine._load_model(settings)
+
+
+def processes(settings: Config, pipelines: int) -> bool:
+    """Whether the pipelines run as worker processes (TTS_PIPELINE_MODE; `auto`: when there
+    is more than one, where threads would share one interpreter lock)."""
+    mode = settings.tts_pipeline_mode
+    return mode == "processes" or (mode == "auto" and pipelines > 1)
 
 
 def pipeline_cores(pipelines: int) -> int:
@@ -359,7 +376,10 @@ class TTSEngine:
         costs: list[BatchCost] | None = None,
         phrases: PhraseCache | None = None,
         pipelines: int = 1,
+        source: Callable[[], Any] | None = None,
     ) -> None:
+        """`source`: loads the same model in another process (a picklable call); given, the
+        pipelines run as worker processes (`bot.synthesis.pipeline_processes`)."""
         self.model = model
         # One model object per worker thread; replicas share the weights (see `replicate`).
         # `workers` threads do the steady work; `spare_lanes` more take over urgent units while
@@ -395,12 +415,28 @@ class TTSEngine:
             cores = pipeline_cores(pipelines)
 
             def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
+                if source is not None:
+                    return ProcessPipeline(
+                        source, frame_s=1 / model.mimi.frame_rate, max_rows=batch, costs=costs,
+                        index=index, cores=cores, on_death=on_death,
+                    )  # fmt: skip
                 return Batcher(
                     replicate(model), max_rows=batch, costs=costs, index=index, cores=cores,
                     on_death=on_death,
                 )  # fmt: skip
 
             self._pipelines = Pipelines(make, pipelines)
+            if source is not None:  # each worker holds a copy of the weights
+                self.model_bytes *= 1 + pipelines
+                try:  # loaded side by side; the engine is ready once they all are
+                    for pipeline in self._pipelines.pipelines:
+                        assert isinstance(pipeline, ProcessPipeline)
+                        pipeline.wait_ready()
+                except Exception as error:
+                    self._pipelines.close()
+                    raise ModelUnavailableError(
+                        f"a synthesis worker process could not start: {error}"
+                    ) from error
             self._batch = batch
             # the scheduler's live workers: one per row it may admit, in all pipelines
             self.workers, self.spare_lanes = batch * pipelines, 0
@@ -459,6 +495,7 @@ class TTSEngine:
                 costs=costs,
                 phrases=None if phrases is None else PhraseCache(phrases, fingerprint),
                 pipelines=pipelines,
+                source=cls._worker_source(settings) if processes(settings, pipelines) else None,
             )
         )
         log.info("%s", engine.describe())
@@ -505,6 +542,16 @@ class TTSEngine:
         )
         log.info("step costs by batch size (LM+decoder): %s; largest batch %d", table, chosen)
         return chosen, costs
+
+    @classmethod
+    def _worker_source(cls, settings: Config) -> Callable[[], Any]:
+        """The model loaded as here, in a worker process: the settings it needs go over, not
+        the secrets (HF_TOKEN reaches it in the environment, `export_hf_token`), and
+        pocket-tts's bound on generated length as this process has it."""
+        secrets = {"discord_token": None, "hf_token": None, "database_url": None}
+        return functools.partial(
+            load_in_worker, settings.model_copy(update=secrets), generation_length()
+        )
 
     @staticmethod
     def _load_model(settings: Config) -> Any:
@@ -746,6 +793,7 @@ class TTSEngine:
         )
         request.background = background
         request.slack = slack
+        request.work = (state, text)
         sink.request = request
         pipelines.submit(request)
 

@@ -79,6 +79,11 @@ def set_generation_length(tokens_per_second: float, padding_s: float) -> None:
     TTSModel._GEN_SECONDS_PADDING = padding_s
 
 
+def generation_length() -> tuple[float, float]:
+    """What `set_generation_length` set (pocket-tts's own figures until then)."""
+    return TTSModel._TOKENS_PER_SECOND_ESTIMATE, TTSModel._GEN_SECONDS_PADDING
+
+
 def flow_lm_current_end(model: Any, state: dict) -> int:
     """How many positions `state`'s attention cache already holds."""
     return model._flow_lm_current_end(state)

@@ -1,29 +1,33 @@
-"""Two pipelines on 2 cores (TTS_PIPELINES=2), end to end through the fake Discord.
+"""Two pipelines on 2 cores (TTS_PIPELINES=2: worker processes), end to end through the fake
+Discord.
 
 Five servers `/say` at once where each pipeline carries one or two rows (TTS_BATCH=2; a core
 each, the live step times decide), so at least one waits: they spread over both pipelines,
 those that wait for a row start in the order they asked, and each is heard without a gap of
-100 ms. Pipeline 1 fails
-mid-stream: only its messages end, the others play on whole, and it comes back and speaks
-the next messages.
+100 ms. Pipeline 1's worker process is killed mid-stream: only its messages end, the others
+play on whole, and a new worker takes its place and speaks the next messages.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import pytest
 
-from bot.synthesis.batching import Batcher
+from bot.synthesis.pipeline_processes import ProcessPipeline
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_capacity import packets_of
-from tests.e2e.test_speech import longest_voiced_gap, packets_settled
+from tests.e2e.test_speech import audio_packets, longest_voiced_gap, packets_settled
 from tests.fakediscord import FakeDiscord
 
 SERVERS = 5
 TEXT = "This keeps the bot talking long enough."  # about 11 s of speech (full-length config)
 SPEECH_S = 11.0
-FAIL_AFTER_STEPS = 40  # pipeline 1 fails after this many steps (3.2 s of its rows' audio)
+# pipeline 1's worker is killed once a server it speaks for has been heard this long (while
+# a server waits for a row the batch runs flat out: a message is made in a few seconds)
+HEARD_S = 0.5
 
 
 def guilds_and_members(fake: FakeDiscord) -> list[tuple[str, str]]:
@@ -40,19 +44,6 @@ def placements(running: RunningBot, seen: dict[object, int]) -> None:
             seen.setdefault(job.key, request.pipeline)
 
 
-def fail_after(pipeline: Batcher, steps: int) -> None:
-    """The pipeline's thread fails (beyond one step: the whole pipeline) once it has run
-    `steps` steps."""
-    real_step = pipeline._step
-
-    def step() -> None:
-        if pipeline.steps >= steps:
-            raise RuntimeError("the pipeline fell over")
-        real_step()
-
-    pipeline._step = step  # type: ignore[method-assign]
-
-
 @pytest.mark.timing
 @pytest.mark.alone  # two pipelines keep both cores busy by design (four threads, a core each)
 async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_messages(
@@ -66,8 +57,7 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
         pipelines = engine.pipelines
         assert pipelines is not None and len(pipelines) == 2
         doomed = pipelines.pipelines[1]
-        assert isinstance(doomed, Batcher)
-        fail_after(doomed, FAIL_AFTER_STEPS)
+        assert isinstance(doomed, ProcessPipeline) and doomed.process.pid is not None
         servers = guilds_and_members(fake)
         for guild, member in servers:
             await fake.set_voice_state(member, fake.channels[guild][1], guild)
@@ -79,6 +69,17 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
             await interaction.wait_final(60)
         seen: dict[object, int] = {}
         speakers = [running.bot.app.speakers.get(int(guild)) for guild, _ in servers]
+
+        def playing_on_1() -> bool:  # pipeline 1 holds a stream whose server is speaking
+            placements(running, seen)
+            on_1 = {key for key, pipeline in seen.items() if pipeline == 1}
+            return pipelines.loads()[1] > 0 and any(
+                len(audio_packets(packets_of(fake, guild))) * 0.02 >= HEARD_S
+                for guild, _ in servers if int(guild) in on_1
+            )  # fmt: skip
+
+        await fake.wait_for(playing_on_1, 60, "speech on pipeline 1")
+        os.kill(doomed.process.pid, signal.SIGKILL)
 
         def all_ended() -> bool:
             placements(running, seen)
@@ -114,7 +115,10 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
     assert {on.get(0), on.get(1)} == {0, 1} and set(on.values()) == {0, 1}, story
     # pipeline 1's failure ended its messages alone, the ones it held when it failed
     assert failed and all(on[n] == 1 for n in failed), story
-    assert all(results[n][0].error == "the pipeline fell over" for n in failed), story
+    assert all(
+        (results[n][0].error or "").startswith("the synthesis process of pipeline 1 ended")
+        for n in failed
+    ), story
     whole = [n for n in range(SERVERS) if n not in failed]
     assert 0 in whole and len(whole) >= 2, story
     for n in whole:  # whole and without a gap of 100 ms (the bot's count and the wire's)

@@ -12,7 +12,7 @@ import yaml
 
 from bot.core.config import Config
 from bot.playback.speakers import Speakers
-from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine import TTSEngine, weights_nbytes
 from bot.synthesis.model_pool import (
     OTHER_MODEL_STATE_MB,
     OTHER_MODEL_STATES,
@@ -110,16 +110,19 @@ async def test_the_memory_budget_counts_the_models_weights(
         await pool.default.close()
 
 
+@pytest.mark.process  # two pipelines: worker processes
 async def test_the_memory_budget_counts_each_pipelines_caches(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
     """Every pipeline has its own attention caches and decoder states: they count against
-    TTS_MEMORY_MB beside the weights, once per pipeline."""
+    TTS_MEMORY_MB beside the weights, once per pipeline; and each worker process's copy of
+    the weights (two pipelines: worker processes) beside this process's."""
     settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_PIPELINES="2")
     default = await TTSEngine.load(settings, batch=2)
     pool = ModelPool(settings, default, partial(TTSEngine.load, batch=2, background=True))
     try:
         assert default.pipelines is not None and len(default.pipelines) == 2
+        assert default.model_bytes == 3 * weights_nbytes(default.model)
         one = default.pipelines.pipelines[0].cache_bytes()
         assert one > 1 << 20  # the tiny model's, at 2 rows: about 10 MB
         assert default.cache_bytes() == 2 * one

@@ -1,0 +1,317 @@
+"""A pipeline in a worker process: one `Batcher` with its own copy of the model, fed over a pipe.
+
+Threads share one interpreter lock: the Python between torch's operations (pocket-tts's module
+code, the batch's bookkeeping) runs one thread at a time, so thread pipelines stop scaling
+long before the cores run out (docs/performance.md, "More cores: pipelines"). A process has
+its own. `ProcessPipeline` is the `Pipeline` (`bot.synthesis.pipelines`) the bot's process
+holds for one worker:
+
+- the worker loads the model itself (`source`, a picklable call: the same weights, set up as
+  the bot's) and runs a `Batcher` on it;
+- a stream goes over as its voice state and text (prefilled in the worker, as in a thread
+  pipeline); its audio comes back frame by frame, then its end (with its error's text);
+- cancels and each stream's slack (the audio its listener has ahead, which paces the batch)
+  go over every `TICK_S`;
+- the worker's live step times come back as they are measured, so that this process's
+  `StepCosts` (the scheduler's capacity) follows them as a thread pipeline's does;
+- when the worker exits (killed, out of memory, its batch failed), a reader thread sees the
+  pipe close, ends its streams with the error, and tells `on_death`, which makes a new one.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+import torch
+
+from bot.synthesis.batching import Batcher, LiveCapacity, ModelState, Request, prefill_chunks
+from bot.synthesis.capacity import BatchCost, StepCosts
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.1  # how often cancels and slack go to the worker (the batch paces at 2 s of slack)
+READY_S = 300.0  # the most a stream waits for a new worker's model to load
+CLOSE_S = 10.0  # a worker told to close is killed after this
+
+
+class WorkerDied(RuntimeError):
+    """The pipeline's worker process ended with streams in it."""
+
+
+class ProcessPipeline:
+    """One pipeline run by a worker process (see the module's docstring)."""
+
+    def __init__(
+        self,
+        source: Callable[[], Any],
+        *,
+        frame_s: float,
+        max_rows: int,
+        costs: list[BatchCost] | None,
+        index: int,
+        cores: int,
+        on_death: Callable[[ProcessPipeline], None] | None = None,
+    ) -> None:
+        self.index = index
+        self.frame_s = frame_s
+        self.costs = StepCosts(costs or [], max_rows, frame_s, cores)
+        self._capacity = LiveCapacity(self.costs, index)
+        self._on_death = on_death
+        self._streams: dict[int, Request] = {}
+        self._stopped: set[int] = set()  # cancels already sent
+        self._ids = iter(range(1, 1 << 62))
+        self._lock = threading.Lock()  # the streams, and sending on the pipe
+        self._closed = False
+        self.failed: BaseException | None = None
+        self._cache_bytes = 0
+        self._ready = threading.Event()
+        self._loaded = False  # its model loaded: it said "ready"
+        context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+        self._pipe, child = context.Pipe()
+        self.process = context.Process(
+            target=serve, args=(child, source, max_rows, costs, cores),
+            name=f"tts-pipeline-{index}", daemon=True,
+        )  # fmt: skip
+        self.process.start()
+        child.close()
+        self._reader = threading.Thread(
+            target=self._read, name=f"tts-pipeline-{index}-reader", daemon=True
+        )
+        self._reader.start()
+        self._ticker = threading.Thread(
+            target=self._tick, name=f"tts-pipeline-{index}-ticker", daemon=True
+        )
+        self._ticker.start()
+
+    def wait_ready(self, timeout: float = READY_S) -> None:
+        """Until its worker has loaded the model; raises what stopped it."""
+        if not self._ready.wait(timeout):
+            raise WorkerDied(f"pipeline {self.index}'s worker did not load its model")
+        if not self._loaded:
+            raise self.failed or WorkerDied(f"pipeline {self.index}'s worker ended")
+
+    # ---- the Pipeline protocol -------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self.failed is None and self.process.is_alive()
+
+    def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
+        return self._capacity(rate, extra)
+
+    def cache_bytes(self) -> int:
+        """The worker's attention caches and decoder states, as it last said."""
+        return self._cache_bytes
+
+    def submit(self, request: Request) -> bool:
+        """Send `request` to the worker once its model is loaded; False when it has died."""
+        if not request.more:
+            request.ended = True
+            request.end(None)
+            return True
+        if not self._ready.wait(READY_S) or not self.alive:
+            return False
+        state, text = request.work or (None, "")
+        if state is None:  # only streams made by the engine (a voice state and a text)
+            raise ValueError("a worker process takes a stream's voice state and text")
+        with self._lock:
+            if self.failed is not None:
+                return False
+            stream = next(self._ids)
+            self._streams[stream] = request
+            try:
+                self._pipe.send(("submit", stream, state, text, request.background,
+                                 request.slack is not None))  # fmt: skip
+            except (OSError, ValueError):
+                del self._streams[stream]
+                return False
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self._pipe.send(("close",))
+        self.process.join(CLOSE_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(CLOSE_S)
+        self._reader.join(CLOSE_S)
+        self._end_all(WorkerDied(f"pipeline {self.index} closed"))
+
+    # ---- the pipe ----------------------------------------------------------------------------
+    def _read(self) -> None:
+        """What the worker sends, until its end."""
+        try:
+            while True:
+                message = self._pipe.recv()
+                kind = message[0]
+                if kind == "audio":
+                    request = self._streams.get(message[1])
+                    if request is not None and not request.stop.is_set():
+                        request.emit(message[2])
+                elif kind == "end":
+                    with self._lock:
+                        request = self._streams.pop(message[1], None)
+                        self._stopped.discard(message[1])
+                    if request is not None and not request.ended:
+                        request.ended = True
+                        request.end(None if message[2] is None else RuntimeError(message[2]))
+                elif kind == "cost":
+                    self.costs.record(*message[1:])
+                elif kind == "bytes":
+                    self._cache_bytes = message[1]
+                elif kind == "ready":
+                    self._loaded = True
+                    self._ready.set()
+                elif kind == "failed":
+                    self.failed = RuntimeError(message[1])
+        except (EOFError, OSError):
+            pass
+        except Exception:  # a reader that fails ends the pipeline
+            log.exception("pipeline %d: its worker's messages could not be read", self.index)
+        self._ready.set()  # nobody waits for a worker that is gone
+        if self._closed:
+            return
+        code = self.process.exitcode
+        self.failed = self.failed or WorkerDied(
+            f"the synthesis process of pipeline {self.index} ended (exit code {code})"
+        )
+        log.error("%s: its streams end, and it is replaced", self.failed)
+        self._end_all(self.failed)
+        if self.process.is_alive():
+            self.process.kill()
+        # one that never loaded its model (a model that cannot load) is not made again and
+        # again: its place stays empty, and the others carry on
+        if self._on_death is not None and self._loaded:
+            self._on_death(self)
+
+    def _end_all(self, error: BaseException) -> None:
+        with self._lock:
+            streams, self._streams = list(self._streams.values()), {}
+        for request in streams:
+            if not request.ended:
+                request.ended = True
+                request.end(error)
+
+    def _tick(self) -> None:
+        """Every TICK_S: the cancels, and the slack of each stream that has one."""
+        while not self._closed and self.failed is None and self.process.is_alive():
+            time.sleep(TICK_S)
+            with self._lock:
+                streams = list(self._streams.items())
+            stops = [s for s, r in streams if r.stop.is_set() and s not in self._stopped]
+            slack = {}
+            for stream, request in streams:
+                if request.slack is not None:
+                    try:
+                        slack[stream] = request.slack()
+                    except Exception:  # a listener gone: no reason to wait
+                        slack[stream] = 0.0
+            with self._lock:
+                try:
+                    if stops:
+                        self._stopped.update(stops)
+                        self._pipe.send(("stop", stops))
+                    if slack:
+                        self._pipe.send(("slack", slack))
+                except (OSError, ValueError):
+                    return
+
+
+# ---- the worker ----------------------------------------------------------------------------
+def serve(
+    pipe: Connection, source: Callable[[], Any], max_rows: int, costs: list[BatchCost] | None,
+    cores: int,
+) -> None:  # fmt: skip
+    """The worker process: load the model, run a `Batcher`, and answer the pipe until told to
+    close (or the bot's process is gone)."""
+    torch.set_num_threads(1)  # as pocket-tts sets it: a pipeline is its two threads
+    sending = threading.Lock()
+
+    def send(*message: Any) -> None:
+        with sending:
+            pipe.send(message)
+
+    try:
+        model = source()
+    except Exception as error:  # said to the bot's process, which logs it
+        send("failed", f"the model could not be loaded: {error}")
+        return
+    died = threading.Event()
+    batcher = Batcher(
+        model, max_rows=max_rows, costs=costs, cores=cores,
+        on_death=lambda _: died.set(), on_cost=lambda *figure: send("cost", *figure),
+    )  # fmt: skip
+    streams: dict[int, Request] = {}
+    slack: dict[int, float] = collections.defaultdict(float)
+    send("bytes", batcher.cache_bytes())
+    send("ready")
+    last_bytes = time.monotonic()
+    try:
+        while not died.is_set():
+            if pipe.poll(TICK_S):
+                message = pipe.recv()
+                if message[0] == "close":
+                    break
+                handle(message, batcher, streams, slack, send)
+            if time.monotonic() - last_bytes > 1.0:
+                last_bytes = time.monotonic()
+                send("bytes", batcher.cache_bytes())
+        if died.is_set():
+            send("failed", f"its batch failed: {batcher.failed}")
+    except (EOFError, OSError):  # the bot's process is gone
+        pass
+    finally:
+        batcher.close()
+
+
+def handle(
+    message: tuple[Any, ...], batcher: Batcher, streams: dict[int, Request],
+    slack: dict[int, float], send: Callable[..., None],
+) -> None:  # fmt: skip
+    """One message from the bot's process, in the worker."""
+    kind = message[0]
+    if kind == "submit":
+        _, stream, state, text, background, paced = message
+        request = worker_request(stream, state, text, streams, slack, send)
+        request.background = background
+        if paced:
+            request.slack = lambda: slack[stream]
+        streams[stream] = request
+        if not batcher.submit(request):
+            send("end", stream, "the pipeline failed")
+    elif kind == "stop":
+        for stream in message[1]:
+            if stream in streams:
+                streams[stream].stop.set()
+    elif kind == "slack":
+        slack.update(message[1])
+
+
+def worker_request(
+    stream: int, state: ModelState, text: str, streams: dict[int, Request],
+    slack: dict[int, float], send: Callable[..., None],
+) -> Request:  # fmt: skip
+    """A stream in the worker: its audio and its end go back over the pipe."""
+
+    def emit(chunk: np.ndarray) -> None:
+        send("audio", stream, chunk)
+
+    def end(error: BaseException | None) -> None:
+        streams.pop(stream, None)
+        slack.pop(stream, None)
+        send("end", stream, None if error is None else str(error) or type(error).__name__)
+
+    return Request(
+        collections.deque(), emit=emit, end=end,
+        prepare=lambda model: prefill_chunks(model, state, text),
+    )  # fmt: skip

@@ -1,0 +1,166 @@
+"""Pipelines as worker processes (`bot.synthesis.pipeline_processes`) on the tiny model: each
+stream whole, with the same audio as a pipeline in this process; live step times come back
+for the capacity; a cancel ends a stream; a worker killed mid-stream ends only its streams and
+is replaced by a new one."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile
+import torch
+from pocket_tts import TTSModel
+
+from bot.synthesis.batching import Batcher, Request, prefill_chunks
+from bot.synthesis.engine import replicate
+from bot.synthesis.pipeline_processes import ProcessPipeline, WorkerDied
+from bot.synthesis.pipelines import Pipeline, Pipelines
+from tests.conftest import TinyModel
+
+pytestmark = pytest.mark.process  # worker processes
+
+TEXT = "The quick brown fox jumps over the lazy dog."
+
+
+def load_tiny(config: str) -> Any:
+    """The tiny model, the same random weights in every process (a fixed seed), at zero noise
+    so that streams can be compared."""
+    torch.manual_seed(0)
+    model = TTSModel.load_model(config=config)
+    model.temp, model.noise_clamp = 0.0, None
+    return model
+
+
+@pytest.fixture(scope="module")
+def source(tiny_model: TinyModel) -> Callable[[], Any]:
+    return functools.partial(load_tiny, str(tiny_model.config))
+
+
+@pytest.fixture(scope="module")
+def model(source: Callable[[], Any]) -> Any:
+    return source()
+
+
+@pytest.fixture(scope="module")
+def voice(model: Any, tiny_model: TinyModel) -> Any:
+    audio = torch.from_numpy(soundfile.read(str(tiny_model.clip), dtype="float32")[0])
+    return model.get_state_for_audio_prompt(audio[None, :])
+
+
+class Streams:
+    """Requests as the engine makes them (a voice state and a text) and what came of them."""
+
+    def __init__(self, voice: Any) -> None:
+        self.voice = voice
+        self.audio: dict[int, list[np.ndarray]] = collections.defaultdict(list)
+        self.ended: dict[int, BaseException | None] = {}
+        self.events = {n: threading.Event() for n in range(16)}
+        self.heard = {n: threading.Event() for n in range(16)}
+        self.requests: dict[int, Request] = {}
+
+    def request(self, n: int, text: str = TEXT) -> Request:
+        def emit(chunk: np.ndarray) -> None:
+            self.audio[n].append(chunk)
+            self.heard[n].set()
+
+        def end(error: BaseException | None) -> None:
+            self.ended[n] = error
+            self.events[n].set()
+
+        request = Request(
+            collections.deque(), emit=emit, end=end,
+            prepare=lambda model: prefill_chunks(model, self.voice, text),
+        )  # fmt: skip
+        request.work = (self.voice, text)
+        self.requests[n] = request
+        return request
+
+    def wait(self, *ns: int) -> None:
+        for n in ns:
+            assert self.events[n].wait(120), f"stream {n} never ended"
+
+
+@pytest.fixture
+def pipelines(source: Callable[[], Any]) -> Iterator[Pipelines]:
+    def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
+        return ProcessPipeline(source, frame_s=0.08, max_rows=2, costs=None, index=index,
+                               cores=1, on_death=on_death)  # fmt: skip
+
+    made = Pipelines(make, 2)
+    yield made
+    made.close()
+
+
+def test_streams_in_worker_processes_are_whole_and_sound_as_in_this_one(
+    pipelines: Pipelines, model: Any, voice: Any
+) -> None:
+    streams = Streams(voice)
+    for n in range(3):
+        pipelines.submit(streams.request(n))
+    assert [streams.requests[n].pipeline for n in range(3)] == [0, 1, 0]
+    streams.wait(0, 1, 2)
+    assert streams.ended == dict.fromkeys(range(3))
+    assert pipelines.loads() == [0, 0]
+    # the same stream on a pipeline in this process: the same audio
+    here = Streams(voice)
+    batcher = Batcher(replicate(model), max_rows=2, cores=1)
+    try:
+        batcher.submit(here.request(0))
+        here.wait(0)
+    finally:
+        batcher.close()
+    expected = np.concatenate(here.audio[0])
+    for n in range(3):
+        assert np.allclose(np.concatenate(streams.audio[n]), expected, atol=1e-4), n
+    # the workers' live step times came back: the capacity follows them here
+    for pipeline in pipelines.pipelines:
+        assert isinstance(pipeline, ProcessPipeline)
+        assert pipeline.costs.steps.seen() or pipeline.costs.decodes.seen()
+        assert pipeline.cache_bytes() > 0
+
+
+def test_a_cancelled_stream_ends_at_once_without_an_error(pipelines: Pipelines, voice: Any) -> None:
+    streams = Streams(voice)
+    long = " ".join([TEXT] * 6)
+    pipelines.submit(streams.request(0, long))
+    assert streams.heard[0].wait(60)
+    streams.requests[0].stop.set()
+    streams.wait(0)
+    assert streams.ended[0] is None
+    assert pipelines.loads() == [0, 0]
+
+
+def test_a_killed_worker_ends_only_its_streams_and_is_replaced(
+    pipelines: Pipelines, voice: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    streams = Streams(voice)
+    long = " ".join([TEXT] * 4)
+    pipelines.submit(streams.request(0, long))
+    pipelines.submit(streams.request(1, long))
+    assert streams.heard[1].wait(60)  # pipeline 1 is speaking
+    doomed = pipelines.pipelines[1]
+    assert isinstance(doomed, ProcessPipeline) and doomed.process.pid is not None
+    os.kill(doomed.process.pid, signal.SIGKILL)
+    streams.wait(1)
+    assert isinstance(streams.ended[1], WorkerDied), streams.ended[1]
+    for _ in range(200):
+        if pipelines.pipelines[1] is not doomed:
+            break
+        threading.Event().wait(0.05)
+    assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
+    pipelines.submit(streams.request(2))
+    pipelines.submit(streams.request(3))
+    assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
+    streams.wait(0, 2, 3)
+    assert [streams.ended[n] for n in (0, 2, 3)] == [None] * 3  # the others: whole
+    whole = len(np.concatenate(streams.audio[2]))
+    assert len(np.concatenate(streams.audio[3])) == whole
+    assert "pipeline 1 ended" in caplog.text and "pipeline 1 restarted" in caplog.text
