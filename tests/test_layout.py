@@ -197,3 +197,49 @@ def test_the_lower_floors_import_with_discord_blocked() -> None:
     assert result.returncode == 0, result.stderr
     assert "bot.synthesis.engine" in lower and "bot.storage.database" in lower
     assert result.stdout.strip() == f"{len(lower)} modules"
+
+
+def import_circles(modules: dict[str, str]) -> list[list[str]]:
+    """The circles among our modules' imports (TYPE_CHECKING ones too: a circle there is still
+    two modules that cannot be read apart), each from its smallest name."""
+    packages = {name.rpartition(".")[0] for name in modules}
+    graph = {
+        module: {
+            target
+            for _, name in _imports(source, module, module in packages)
+            if name.split(".")[0] in ("bot", "cogs")
+            and (target := _ours(name, modules)) not in (None, module)
+            and target in modules
+            and not (module in packages and target.startswith(module + "."))  # its own parts
+            and not target.startswith(module + ".")
+            and not module.startswith(target + ".")  # a package and what it re-exports
+        }
+        for module, source in modules.items()
+    }
+    circles: set[tuple[str, ...]] = set()
+
+    def walk(path: list[str]) -> None:
+        for target in graph[path[-1]]:
+            if target == path[0]:
+                circles.add(tuple(path))
+            elif target > path[0] and target not in path:  # each circle once, from its smallest
+                walk([*path, target])
+
+    for module in sorted(graph):
+        walk([module])
+    return [list(circle) for circle in sorted(circles)]
+
+
+def test_no_two_modules_import_each_other_even_for_types() -> None:
+    circles = import_circles(_sources())
+    assert not circles, "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_the_check_finds_a_circle_through_a_type_only_import() -> None:
+    planted = {
+        "bot.playback.a": "from bot.playback.b import B\n",
+        "bot.playback.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from bot.playback.a import A\n",
+        "bot.playback.c": "from bot.playback.a import A\n",
+    }
+    assert import_circles(planted) == [["bot.playback.a", "bot.playback.b"]]

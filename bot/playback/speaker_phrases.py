@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
+from bot.playback.utterance import Utterance
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.tempo import stretch
-
-if TYPE_CHECKING:
-    from bot.playback.speakers import Utterance
 
 log = logging.getLogger(__name__)
 

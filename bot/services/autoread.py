@@ -21,7 +21,8 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
-from bot.playback.speakers import Speakers, Utterance
+from bot.playback.speakers import Speakers
+from bot.playback.utterance import Utterance
 from bot.services.change_limits import ChangeLimit
 from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as

@@ -20,7 +20,8 @@ import cachetools
 import discord
 
 from bot.playback.connection import VoiceChannel
-from bot.playback.speakers import QueueFullError, Utterance
+from bot.playback.speakers import QueueFullError
+from bot.playback.utterance import Utterance
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
 from bot.storage.database import Database, MemberSettings
 from bot.text.words import presence_phrase

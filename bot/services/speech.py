@@ -18,7 +18,8 @@ import numpy as np
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
 from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
-from bot.playback.speakers import QueueFullError, Speakers, Utterance
+from bot.playback.speakers import QueueFullError, Speakers
+from bot.playback.utterance import Utterance
 from bot.services.blocks import BlockService
 from bot.services.fallback import ModelFallback
 from bot.services.how_spoken import HowSpoken, HowSpokenResolver, SpokenVoice
