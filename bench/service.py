@@ -4,15 +4,25 @@ The service runs in this process on a random-weight model of `--config`'s archit
 released model's compute), batched as `./run.sh serve` runs it. For each K in `--clients`,
 K clients ask for the same text at once (24 kHz PCM, streamed) and read it as a listener
 would, in real time from their first byte. Then the same K requests one at a time (the way
-every other pocket-tts server serves them), in the same run. Printed per K and way:
+every other pocket-tts server serves them), in the same run: all K asked at the same moment,
+so each one's first byte counts from then, its wait behind the others included. Printed per
+K and way:
 
 - time to first byte, p50 and p95, beside the model's raw first chunk (pocket-tts's own
   `generate_audio_stream`, same run): the target at K=1 is at most 1.2x the raw chunk;
 - underruns: clients whose audio ran out while they played it (a gap a listener hears);
 - the real-time factor per stream: its audio over the wall time from its request to its end.
 
+With `--discord N` (4 by default), N Discord servers speak without pause on the same scheduler
+as the bot runs them beside the service (a row kept for Discord, `bot/app.py`): each server's
+`GuildSpeaker` always has its next sentence waiting, played by a player thread per server
+that reads a 20 ms frame as discord.py's does. For each K, the servers speak alone for as
+long as the clients' run took, then beside the K clients at once; printed for both: their
+messages' first audio (p50, p95: the next message's wait for the model), the messages with a
+gap of 100 ms or more (5 underrun frames in a row) and the underrun seconds per minute.
+
 Usage: .venv/bin/python bench/service.py [--clients 1 4 8 12] [--config english]
-       [--quantize yes|no] [--smoke]
+       [--quantize yes|no] [--discord 4] [--smoke]
 (`--smoke`: the tests' tiny model and K = 1, 2: checks that the bench runs, measures nothing.)
 """
 
@@ -21,23 +31,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import random
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Awaitable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.load import RunResult, model_waits, sentences, summarize
 from bot.core.config import load_config
+from bot.playback.speakers import GuildSpeaker, Utterance
+from bot.playback.stats import UtteranceResult
 from bot.speech_api.server import SpeechServer, standalone_scheduler
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
 from bot.synthesis.model_pool import ModelPool
 from tests.audio_samples import make_clip
+from tests.player import PlayerVoiceClient
 from tests.tiny_model import train_tokenizer, write_random_config
 
 TEXT = (
@@ -54,9 +71,10 @@ class Client:
     rtf: float
 
 
-async def listen(api: openai.AsyncOpenAI) -> Client:
-    """One client: streams PCM and plays it in real time from its first PREBUFFER_S."""
-    asked = time.monotonic()
+async def listen(api: openai.AsyncOpenAI, asked: float | None = None) -> Client:
+    """One client: streams PCM and plays it in real time from its first PREBUFFER_S. `asked`:
+    when its listener asked (its first byte counts from then; by default, its request)."""
+    asked = time.monotonic() if asked is None else asked
     received, first, playing_since, underrun = 0.0, None, None, False
     async with api.audio.speech.with_streaming_response.create(
         model="tts-1", voice="default", input=TEXT, response_format="pcm"
@@ -91,12 +109,88 @@ def percentile(values: list[float], share: float) -> float:
 
 
 async def run(clients: int, api: openai.AsyncOpenAI, at_once: bool) -> list[Client]:
+    """K clients who ask at the same moment: served at once, or one after the other as a
+    server of one request at a time would (each one's first byte counted from that moment)."""
     if at_once:
         return list(await asyncio.gather(*(listen(api) for _ in range(clients))))
-    return [await listen(api) for _ in range(clients)]
+    asked = time.monotonic()
+    return [await listen(api, asked) for _ in range(clients)]
 
 
-async def bench(config: Path, clip: Path, quantize: bool, ks: list[int], folder: Path) -> None:
+class DiscordServers:
+    """`count` Discord servers speaking without pause on `scheduler`, as the bot's speakers
+    do: each always has its next sentence waiting."""
+
+    def __init__(self, scheduler: Any, count: int, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.results: list[tuple[int, UtteranceResult]] = []
+        self.clients = [PlayerVoiceClient() for _ in range(count)]
+        self.speakers = [
+            GuildSpeaker(scheduler, lambda client=client: client, max_queue=1000, key=k,
+                         on_result=lambda result, k=k: self.results.append((k, result)))
+            for k, client in enumerate(self.clients)
+        ]  # fmt: skip
+
+    async def speak_during(self, other: Awaitable[Any]) -> RunResult:
+        """Every server speaks until `other` is done (what is left then is cut)."""
+        self.results.clear()
+        now = time.monotonic()
+        for speaker in self.speakers:
+            for _ in range(200):  # more than any run speaks
+                speaker.enqueue(Utterance(sentences(self.rng), requested_at=now))
+        await other
+        for speaker in self.speakers:
+            speaker.clear_waiting()
+        deadline = time.monotonic() + 30
+        while any(s.busy for s in self.speakers) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        return RunResult(list(self.results), 0, 0.0, 0.0)
+
+    async def close(self) -> None:
+        for speaker in self.speakers:
+            await speaker.close()
+
+
+def discord_figures(run: RunResult) -> str:
+    """`bench/load.py`'s figures: each message's wait for the model (its first audio less
+    the time its server was still speaking its previous one), gaps of 100 ms or more,
+    underrun seconds per minute of audio."""
+    figures = summarize(run)
+    waits = sorted(w for server in model_waits(run).values() for w in server)
+    return (f"{figures['messages']:>3.0f} msgs, wait p50 {percentile(waits, 0.5):5.2f} s "
+            f"p95 {figures['wait95']:5.2f} s, gaps>=100ms {figures['stutters']:.0f}, "
+            f"underrun {figures['underrun_per_min']:.2f} s/min")  # fmt: skip
+
+
+async def beside_discord(
+    k: int, api: openai.AsyncOpenAI, discord: DiscordServers
+) -> tuple[str, str, list[Client]]:
+    """The servers beside K clients at once (which start once the servers speak), then
+    alone for as long: both figures, and the clients'."""
+
+    async def clients() -> list[Client]:
+        await asyncio.sleep(2.0)  # the servers speak first
+        return await run(k, api, at_once=True)
+
+    started = time.monotonic()
+    task = asyncio.ensure_future(clients())
+    beside = await discord.speak_during(task)
+    alone = await discord.speak_during(asyncio.sleep(time.monotonic() - started))
+    return discord_figures(alone), discord_figures(beside), task.result()
+
+
+def client_row(k: int, way: str, done: list[Client], raw: float) -> str:
+    firsts = [c.first_byte for c in done]
+    rtfs = [c.rtf for c in done]
+    p50 = statistics.median(firsts)
+    return (f"{k:>3} {way:<14} {p50 * 1000:>12.0f} ms {percentile(firsts, 0.95) * 1000:>5.0f} ms "
+            f"{p50 / raw:>6.2f} {sum(c.underrun for c in done):>6}/{k:<3} "
+            f"{min(rtfs):>8.2f} {statistics.median(rtfs):>8.2f}")  # fmt: skip
+
+
+async def bench(
+    config: Path, clip: Path, quantize: bool, ks: list[int], folder: Path, servers: int
+) -> None:
     env = {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip), "DATA_DIR": str(folder),
            "TTS_QUANTIZE": str(int(quantize)), "SPEECH_PORT": "8000"}  # fmt: skip
     settings = load_config(env, dotenv_path=None, require_token=False).model_copy(
@@ -107,6 +201,10 @@ async def bench(config: Path, clip: Path, quantize: bool, ks: list[int], folder:
     await engine.voice_state()
     models = ModelPool(settings, engine, partial(TTSEngine.load, batch=engine.rows))
     scheduler = standalone_scheduler(engine, models)
+    discord = None
+    if servers:  # as the bot with SPEECH_PORT runs it (bot/app.py)
+        scheduler.reserved_rows = 1
+        discord = DiscordServers(scheduler, servers, seed=1)
     server = SpeechServer(settings, scheduler, models)
     await server.start()
     api = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="-", max_retries=0,
@@ -116,21 +214,25 @@ async def bench(config: Path, clip: Path, quantize: bool, ks: list[int], folder:
         raw = await asyncio.to_thread(raw_first_chunk, engine)
         print(f"{config.stem} {'int8' if quantize else 'fp32'}: raw first chunk "
               f"{raw * 1000:.0f} ms; batch of up to {engine.rows} rows")  # fmt: skip
-        print(f"{'K':>3} {'way':<12} {'first byte p50':>15} {'p95':>8} {'x raw':>6} "
+        print(f"{'K':>3} {'way':<14} {'first byte p50':>15} {'p95':>8} {'x raw':>6} "
               f"{'underruns':>10} {'RTF min':>8} {'RTF p50':>8}")  # fmt: skip
+        beside: list[str] = []
         for k in ks:
-            for at_once in (True, False):
-                done = await run(k, api, at_once)
-                firsts = [c.first_byte for c in done]
-                rtfs = [c.rtf for c in done]
-                p50 = statistics.median(firsts)
-                print(f"{k:>3} {'at once' if at_once else 'one by one':<12} "
-                      f"{p50 * 1000:>12.0f} ms {percentile(firsts, 0.95) * 1000:>5.0f} ms "
-                      f"{p50 / raw:>6.2f} {sum(c.underrun for c in done):>6}/{k:<3} "
-                      f"{min(rtfs):>8.2f} {statistics.median(rtfs):>8.2f}", flush=True)  # fmt: skip
+            print(client_row(k, "at once", await run(k, api, True), raw), flush=True)
+            print(client_row(k, "one by one", await run(k, api, False), raw), flush=True)
+            if discord is not None:
+                alone, with_clients, done = await beside_discord(k, api, discord)
+                print(client_row(k, f"+{servers} Discord", done, raw), flush=True)
+                beside += [f"K={k:<3} alone   {alone}", f"K={k:<3} beside  {with_clients}"]
+        if beside:
+            print(f"\n{servers} Discord servers speaking without pause, alone and beside the K "
+                  "clients at once (a row kept for Discord):")  # fmt: skip
+            print("\n".join(beside))
     finally:
         await api.close()
         await server.close()
+        if discord is not None:
+            await discord.close()
         await scheduler.close()
         await models.close()
         await engine.close()
@@ -141,6 +243,7 @@ async def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8, 12])
     parser.add_argument("--config", default="english")
     parser.add_argument("--quantize", choices=["yes", "no"], default="yes")
+    parser.add_argument("--discord", type=int, default=4, help="Discord servers beside (0: none)")
     parser.add_argument("--smoke", action="store_true", help="the tiny model, K = 1, 2")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,7 +258,7 @@ async def main() -> None:
                                          tokenizer=tokenizer)  # fmt: skip
             ks, quantize = args.clients, args.quantize == "yes"
         clip = make_clip(folder / "voice.wav", seconds=10.0)
-        await bench(config, clip, quantize, ks, folder)
+        await bench(config, clip, quantize, ks, folder, args.discord)
 
 
 if __name__ == "__main__":
