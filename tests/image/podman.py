@@ -36,7 +36,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM, by tag
-POSTGRES = "docker.io/library/postgres:15"  # compose.shards.yaml's database
+# compose.shards.yaml's database, as pinned there (name:tag@sha256:digest); its stand-in takes
+# the tag alone
+(POSTGRES_PINNED,) = re.findall(
+    r"^ {4}image: (postgres:\S+@sha256:[0-9a-f]{64})$",
+    (REPO / "compose.shards.yaml").read_text(encoding="utf-8"), re.M,
+)  # fmt: skip
+POSTGRES_PINNED = f"docker.io/library/{POSTGRES_PINNED}"
+POSTGRES = POSTGRES_PINNED.split("@")[0]
 STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 STAND_IN_LABEL = "pocketvoice.test.stand-in"
@@ -245,12 +252,12 @@ class Podman:
         done.check("podman import of the stand-in base")
 
     async def ensure_postgres(self) -> str:
-        """compose.shards.yaml's `postgres:15`: the real one if present or pullable, else a
-        stand-in built on the base (Debian's postgresql-15, the official entry point's
-        variables), labelled as a stand-in."""
-        if (await self.run("image", "exists", POSTGRES)).code == 0:
+        """compose.shards.yaml's PostgreSQL: the pinned one if present or pullable, else a
+        stand-in built on the base under its tag (Debian's postgresql-15, the official entry
+        point's variables), labelled as a stand-in."""
+        if (await self.run("image", "exists", POSTGRES_PINNED)).code == 0:
             return "present"
-        if (await self.run("pull", POSTGRES, timeout=60)).code == 0:
+        if (await self.run("pull", POSTGRES_PINNED, timeout=60)).code == 0:
             return "pulled"
         await self.ensure_base()
         done = await self.run(

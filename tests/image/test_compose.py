@@ -1,13 +1,14 @@
-"""Our compose files, read and run by a real compose implementation (podman-compose): both parse
-and harden every bot service, and the single-bot one builds, starts hardened (a read-only root,
-a tmpfs /tmp, no capability, no new privileges), passes its health check, comes back after a
-crash and runs the README's `docker compose run --rm pocketvoice doctor`, against our fake
-Discord."""
+"""Our compose files, read and run by a real compose implementation (podman-compose): both
+parse and harden every service (PostgreSQL pinned by digest); the shards' PostgreSQL starts
+hardened; the single-bot one builds, starts hardened (a read-only root, a tmpfs /tmp, no
+capability, no new privileges), passes its health check, comes back after a crash and runs the
+README's `docker compose run --rm pocketvoice doctor`, against our fake Discord."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import time
@@ -19,8 +20,19 @@ import yaml
 
 from tests.conftest import TinyModel
 from tests.fakediscord import FakeDiscord
-from tests.image.podman import REPO, STAND_IN_LABEL, Podman, Storage, why_podman_cannot_run
+from tests.image.podman import (
+    POSTGRES,
+    REPO,
+    STAND_IN_LABEL,
+    Podman,
+    Storage,
+    why_podman_cannot_run,
+)
 from tests.image.test_image import assert_hardened, free_port, shared_folder
+
+# what the official image's entry point needs as root: hand its data and socket folders to
+# the postgres user (chown, and past their modes), then become that user (gosu)
+POSTGRES_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID")
 
 pytestmark = pytest.mark.skipif(
     why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
@@ -69,6 +81,14 @@ async def test_both_compose_files_parse(tmp_path: Path, podman_storage: Storage)
     shards = yaml.safe_load(
         (await podman.compose("-f", str(folder / "compose.shards.yaml"), "config")).out
     )["services"]
+    # PostgreSQL: pinned by digest, and hardened but for the capabilities its entry point
+    # needs as root (issue 48 item 13)
+    database = shards["postgres"]
+    assert re.fullmatch(r"postgres:15-bookworm@sha256:[0-9a-f]{64}", database["image"]), database
+    assert database["read_only"] is True and database["cap_drop"] == ["ALL"], database
+    assert set(database["cap_add"]) == set(POSTGRES_CAPABILITIES), database
+    assert database["security_opt"] == ["no-new-privileges:true"], database
+    assert database["tmpfs"] == ["/tmp:size=64m,mode=1777", "/var/run/postgresql:size=1m,mode=3777"]
     url = shards["shard1"]["environment"]["DATABASE_URL"]
     assert url == "postgresql://pocketvoice:secret@postgres:5432/pocketvoice"
     assert shards["shard1"]["depends_on"]["postgres"]["condition"] == "service_healthy"
@@ -77,23 +97,45 @@ async def test_both_compose_files_parse(tmp_path: Path, podman_storage: Storage)
 async def test_the_shards_compose_file_starts_its_postgresql(
     tmp_path: Path, podman_storage: Storage
 ) -> None:
-    """Its PostgreSQL service starts and turns healthy on its own health check, and takes the
-    password from .env. Docker Hub cannot be reached here, so `postgres:15` is a stand-in
-    (Debian's postgresql-15 started as the official image starts), labelled as one."""
+    """Its PostgreSQL service starts hardened, turns healthy on its own health check, and
+    takes the password from .env. Docker Hub cannot be reached here, so the pinned
+    `postgres:15-bookworm` is a stand-in under its tag (Debian's postgresql-15 started as the
+    official image starts, as root handing its folders to postgres), labelled as one."""
     podman = Podman(tmp_path / "podman", podman_storage)
     made = await podman.ensure_postgres()
     if made.startswith("made"):
-        labels = (await podman.inspect("docker.io/library/postgres:15"))["Config"]["Labels"]
+        labels = (await podman.inspect(POSTGRES))["Config"]["Labels"]
         assert STAND_IN_LABEL in labels
     folder = project(tmp_path / "p", {"DISCORD_TOKEN": "x", "POSTGRES_PASSWORD": "secret"})
     name = f"pvtest{uuid.uuid4().hex[:6]}"
     files = ["-p", name, "-f", str(folder / "compose.shards.yaml")]
+    if made.startswith("made"):  # a digest names the real image's bytes, which the stand-in
+        # cannot have: the stand-in in its place, every other line as written
+        override = folder / "compose.stand-in.yaml"
+        override.write_text(f"services:\n  postgres:\n    image: {POSTGRES}\n")
+        files += ["-f", str(override)]
+    container = f"{name}_postgres_1"
     try:
         (await podman.compose(*files, "up", "-d", "postgres")).check("up postgres")
         deadline = time.monotonic() + 120
-        while (await podman.run("healthcheck", "run", f"{name}_postgres_1")).code != 0:
-            assert time.monotonic() < deadline, "PostgreSQL never turned healthy"
+        while (await podman.run("healthcheck", "run", container)).code != 0:
+            logs = await podman.run("logs", container)
+            assert time.monotonic() < deadline, f"never healthy:\n{logs.out}{logs.err}"
             await asyncio.sleep(1)
+        # hardened as the file asks: a read-only root, no new privileges, and of root's
+        # capabilities only those the entry point needs; the server runs as postgres with none
+        host = (await podman.inspect(container))["HostConfig"]
+        assert host["ReadonlyRootfs"] is True, host
+        assert "no-new-privileges" in str(host["SecurityOpt"]), host["SecurityOpt"]
+        refused = await podman.run("exec", "--user", "0", container, "touch", "/usr/probe")
+        assert refused.code != 0 and "Read-only file system" in refused.err, refused
+        # the server: the postmaster, whose pid its data folder records
+        server = await podman.run("exec", container, "sh", "-c",
+                                  'grep -E "^(Uid|CapEff|NoNewPrivs)" '
+                                  '"/proc/$(head -1 "$PGDATA/postmaster.pid")/status"')  # fmt: skip
+        fields = dict(line.split(":", 1) for line in server.check("status").out.splitlines())
+        assert fields["Uid"].split()[0] != "0" and int(fields["CapEff"], 16) == 0, fields
+        assert fields["NoNewPrivs"].strip() == "1", fields
         url = "postgresql://pocketvoice:secret@127.0.0.1:5432/pocketvoice"
         for password, works in (("secret", True), ("wrong", False)):
             asked = await podman.run(
