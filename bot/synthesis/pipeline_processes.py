@@ -9,7 +9,9 @@ holds for one worker:
 - the worker loads the model itself (`source`, a picklable call: the same weights, set up as
   the bot's) and runs a `Batcher` on it;
 - a stream goes over as its voice state and text (prefilled in the worker, as in a thread
-  pipeline); its audio comes back frame by frame, then its end (with its error's text);
+  pipeline); its audio comes back frame by frame, then its end (with its error's text, and
+  how long the batch held its steps back for it: the scheduler's speed estimate leaves that
+  out);
 - cancels and each stream's slack (the audio its listener has ahead, which paces the batch)
   go over every `TICK_S`;
 - the worker's live step times come back as they are measured, so that this process's
@@ -24,6 +26,7 @@ import collections
 import contextlib
 import logging
 import multiprocessing
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -163,6 +166,7 @@ class ProcessPipeline:
                         request = self._streams.pop(message[1], None)
                         self._stopped.discard(message[1])
                     if request is not None and not request.ended:
+                        request.paced_s = message[3]  # the scheduler's work is time less that
                         request.ended = True
                         request.end(None if message[2] is None else RuntimeError(message[2]))
                 elif kind == "cost":
@@ -206,25 +210,34 @@ class ProcessPipeline:
         """Every TICK_S: the cancels, and the slack of each stream that has one."""
         while not self._closed and self.failed is None and self.process.is_alive():
             time.sleep(TICK_S)
-            with self._lock:
-                streams = list(self._streams.items())
-            stops = [s for s, r in streams if r.stop.is_set() and s not in self._stopped]
-            slack = {}
-            for stream, request in streams:
-                if request.slack is not None:
-                    try:
-                        slack[stream] = request.slack()
-                    except Exception:  # a listener gone: no reason to wait
-                        slack[stream] = 0.0
-            with self._lock:
-                try:
-                    if stops:
-                        self._stopped.update(stops)
-                        self._pipe.send(("stop", stops))
-                    if slack:
-                        self._pipe.send(("slack", slack))
-                except (OSError, ValueError):
+            try:
+                if not self._send_news():
                     return
+            except Exception:  # logged, and the next tick tries again
+                log.exception("pipeline %d: cancels and slack could not be sent", self.index)
+
+    def _send_news(self) -> bool:
+        """The cancels not sent yet and every paced stream's slack; False: the pipe is gone."""
+        with self._lock:
+            streams = list(self._streams.items())
+        stops = [s for s, r in streams if r.stop.is_set() and s not in self._stopped]
+        slack = {}
+        for stream, request in streams:
+            if request.slack is not None:
+                try:
+                    slack[stream] = request.slack()
+                except Exception:  # a listener gone: no reason to wait
+                    slack[stream] = 0.0
+        with self._lock:
+            try:
+                if stops:
+                    self._stopped.update(stops)
+                    self._pipe.send(("stop", stops))
+                if slack:
+                    self._pipe.send(("slack", slack))
+            except (OSError, ValueError):
+                return False
+        return True
 
 
 # ---- the worker ----------------------------------------------------------------------------
@@ -235,6 +248,8 @@ def serve(
     """The worker process: load the model, run a `Batcher`, and answer the pipe until told to
     close (or the bot's process is gone)."""
     torch.set_num_threads(1)  # as pocket-tts sets it: a pipeline is its two threads
+    # Ctrl+C reaches the whole process group: the bot's process closes its workers in order
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sending = threading.Lock()
 
     def send(*message: Any) -> None:
@@ -288,7 +303,7 @@ def handle(
             request.slack = lambda: slack[stream]
         streams[stream] = request
         if not batcher.submit(request):
-            send("end", stream, "the pipeline failed")
+            send("end", stream, "the pipeline failed", 0.0)
     elif kind == "stop":
         for stream in message[1]:
             if stream in streams:
@@ -309,9 +324,11 @@ def worker_request(
     def end(error: BaseException | None) -> None:
         streams.pop(stream, None)
         slack.pop(stream, None)
-        send("end", stream, None if error is None else str(error) or type(error).__name__)
+        said = None if error is None else str(error) or type(error).__name__
+        send("end", stream, said, request.paced_s)
 
-    return Request(
+    request = Request(
         collections.deque(), emit=emit, end=end,
         prepare=lambda model: prefill_chunks(model, state, text),
     )  # fmt: skip
+    return request

@@ -10,6 +10,7 @@ play on whole, and a new worker takes its place and speaks the next messages.
 
 from __future__ import annotations
 
+import collections
 import os
 import signal
 from typing import Any
@@ -111,8 +112,13 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
     )
     print(story)
     assert restarted, story  # it came back
-    # spread: the first two asked went to different pipelines, and both carried servers
-    assert {on.get(0), on.get(1)} == {0, 1} and set(on.values()) == {0, 1}, story
+    at_once = [n for n in range(SERVERS) if starts[n] < min(starts) + SPEECH_S / 2]
+    # spread: both carried servers, and those that began at once were shared out evenly (a
+    # stream reaches the pipelines when its prompt's voice is ready: not always in the order
+    # asked, so which pipeline the first goes to is not fixed)
+    shares = collections.Counter(on[n] for n in at_once if n in on)
+    assert set(on.values()) == {0, 1} and len(shares) == 2, story
+    assert max(shares.values()) - min(shares.values()) <= 1, story
     # pipeline 1's failure ended its messages alone, the ones it held when it failed
     assert failed and all(on[n] == 1 for n in failed), story
     assert all(
@@ -120,7 +126,7 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
         for n in failed
     ), story
     whole = [n for n in range(SERVERS) if n not in failed]
-    assert 0 in whole and len(whole) >= 2, story
+    assert len(whole) >= 2 and any(on.get(n) == 0 for n in whole), story
     for n in whole:  # whole and without a gap of 100 ms (the bot's count and the wire's)
         result = results[n][0]
         assert result.error is None and not result.cancelled, (n, result)
@@ -129,7 +135,6 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
     # admission in the order asked, across both pipelines: those that began at once (within
     # half a message of the first) were the first to ask, and those that waited for a row
     # began in the order they asked
-    at_once = [n for n in range(SERVERS) if starts[n] < min(starts) + SPEECH_S / 2]
     later = [n for n in range(SERVERS) if n not in at_once]
     assert at_once == list(range(len(at_once))), story
     assert [starts[n] for n in later] == sorted(starts[n] for n in later), story

@@ -24,6 +24,7 @@ from bot.synthesis.engine import replicate
 from bot.synthesis.pipeline_processes import ProcessPipeline, WorkerDied
 from bot.synthesis.pipelines import Pipeline, Pipelines
 from tests.conftest import TinyModel
+from tests.synthesis.test_pipelines import replaced_and_speaking
 
 pytestmark = pytest.mark.process  # worker processes
 
@@ -151,16 +152,49 @@ def test_a_killed_worker_ends_only_its_streams_and_is_replaced(
     os.kill(doomed.process.pid, signal.SIGKILL)
     streams.wait(1)
     assert isinstance(streams.ended[1], WorkerDied), streams.ended[1]
-    for _ in range(200):
-        if pipelines.pipelines[1] is not doomed:
-            break
-        threading.Event().wait(0.05)
-    assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
-    pipelines.submit(streams.request(2))
-    pipelines.submit(streams.request(3))
-    assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
-    streams.wait(0, 2, 3)
+    replaced_and_speaking(pipelines, doomed, streams)
     assert [streams.ended[n] for n in (0, 2, 3)] == [None] * 3  # the others: whole
     whole = len(np.concatenate(streams.audio[2]))
     assert len(np.concatenate(streams.audio[3])) == whole
     assert "pipeline 1 ended" in caplog.text and "pipeline 1 restarted" in caplog.text
+
+
+def cannot_load() -> Any:
+    raise RuntimeError("no weights here")
+
+
+def test_a_worker_that_cannot_load_its_model_says_why_and_is_not_started_again(
+    voice: Any,
+) -> None:
+    died: list[ProcessPipeline] = []
+    pipeline = ProcessPipeline(cannot_load, frame_s=0.08, max_rows=2, costs=None, index=0,
+                               cores=1, on_death=died.append)  # fmt: skip
+    try:
+        with pytest.raises(RuntimeError, match="the model could not be loaded: no weights here"):
+            pipeline.wait_ready(60)
+        pipeline.process.join(10)
+        assert not pipeline.alive and died == []  # its place stays empty: no loop of restarts
+        assert pipeline.submit(Streams(voice).request(0)) is False
+    finally:
+        pipeline.close()
+
+
+def test_a_paced_stream_is_paced_in_the_worker_and_its_waits_come_back(
+    tiny_model: TinyModel, voice: Any
+) -> None:
+    """A listener always far ahead: the worker's batch steps at the frame's pace, and the time
+    it held back comes back with the stream's end (the scheduler's speed leaves it out)."""
+    source = functools.partial(load_tiny, str(tiny_model.full_length_config))
+    pipeline = ProcessPipeline(source, frame_s=0.08, max_rows=2, costs=None, index=0, cores=1)
+    try:
+        pipeline.wait_ready(120)
+        streams = Streams(voice)
+        request = streams.request(0)
+        request.slack = lambda: 10.0
+        pipeline.submit(request)
+        streams.wait(0)
+    finally:
+        pipeline.close()
+    assert streams.ended[0] is None
+    audio_s = len(np.concatenate(streams.audio[0])) / 24_000
+    assert audio_s > 2.0 and request.paced_s > 0.5 * audio_s, (audio_s, request.paced_s)

@@ -86,6 +86,20 @@ def pipelines_of(model: Any, count: int, max_rows: int = 2) -> Pipelines:
     return Pipelines(make, count)
 
 
+def replaced_and_speaking(pipelines: Pipelines, doomed: Pipeline, streams: Any) -> None:
+    """Pipeline 1 (`doomed`, failed) is replaced by a fresh one, which takes one of the next
+    two streams (2 and 3); streams 0, 2 and 3 end."""
+    for _ in range(200):
+        if pipelines.pipelines[1] is not doomed:
+            break
+        threading.Event().wait(0.05)
+    assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
+    pipelines.submit(streams.request(2))
+    pipelines.submit(streams.request(3))
+    assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
+    streams.wait(0, 2, 3)
+
+
 @pytest.mark.slow
 def test_streams_spread_over_the_pipelines_and_each_stays_on_its_own(
     model: Any, voice: Any
@@ -136,16 +150,7 @@ def test_a_pipeline_that_fails_ends_only_its_streams_and_is_replaced(
         streams.wait(1)
         assert isinstance(streams.ended[1], RuntimeError)
         assert not doomed.alive
-        # replaced: a fresh pipeline in its place, which takes new streams
-        for _ in range(100):
-            if pipelines.pipelines[1] is not doomed:
-                break
-            threading.Event().wait(0.05)
-        assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
-        pipelines.submit(streams.request(2))
-        pipelines.submit(streams.request(3))
-        assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
-        streams.wait(0, 2, 3)
+        replaced_and_speaking(pipelines, doomed, streams)
     finally:
         pipelines.close()
     assert [streams.ended[n] for n in (0, 2, 3)] == [None] * 3  # the others: whole
