@@ -81,7 +81,8 @@ class ProcessPipeline:
         context = multiprocessing.get_context("spawn")  # no fork of a threaded process
         self._pipe, child = context.Pipe()
         self.process = context.Process(
-            target=serve, args=(child, source, max_rows, costs, cores),
+            target=serve,
+            args=(child, source, max_rows, costs, cores, logging.getLogger().getEffectiveLevel()),
             name=f"tts-pipeline-{index}", daemon=True,
         )  # fmt: skip
         self.process.start()
@@ -108,7 +109,9 @@ class ProcessPipeline:
         return not self._closed and self.failed is None and self.process.is_alive()
 
     def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
-        return self._capacity(rate, extra)
+        """As a thread pipeline's (its worker's live step times); none while its worker is
+        loading the model: a new stream then goes to a pipeline that can start it now."""
+        return self._capacity(rate, extra) if self._loaded else 0
 
     def cache_bytes(self) -> int:
         """The worker's attention caches and decoder states, as it last said."""
@@ -178,6 +181,8 @@ class ProcessPipeline:
                     self._ready.set()
                 elif kind == "failed":
                     self.failed = RuntimeError(message[1])
+                elif kind == "log":  # through this process's handlers and format
+                    logging.getLogger(message[2]).log(message[1], "%s", message[3])
         except (EOFError, OSError):
             pass
         except Exception:  # a reader that fails ends the pipeline
@@ -241,9 +246,26 @@ class ProcessPipeline:
 
 
 # ---- the worker ----------------------------------------------------------------------------
+class PipeLogHandler(logging.Handler):
+    """A worker's log records, sent to the bot's process to be logged there."""
+
+    def __init__(self, send: Callable[..., None]) -> None:
+        super().__init__()
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            self._send("log", record.levelno, record.name, text)
+        except Exception:  # the pipe is gone: nowhere left to say it
+            self.handleError(record)
+
+
 def serve(
     pipe: Connection, source: Callable[[], Any], max_rows: int, costs: list[BatchCost] | None,
-    cores: int,
+    cores: int, log_level: int = logging.INFO,
 ) -> None:  # fmt: skip
     """The worker process: load the model, run a `Batcher`, and answer the pipe until told to
     close (or the bot's process is gone)."""
@@ -255,6 +277,9 @@ def serve(
     def send(*message: Any) -> None:
         with sending:
             pipe.send(message)
+
+    logging.basicConfig(level=log_level, handlers=[PipeLogHandler(send)], force=True)
+    logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, log_level))
 
     try:
         model = source()

@@ -8,9 +8,9 @@ admission in the order servers asked) holds across all pipelines together. A new
 to the pipeline with the most room (`place`) and stays there to its end. A pipeline whose
 thread fails ends only its own streams and is replaced by a fresh one on the same model.
 
-Pipelines are threads (`bot.synthesis.batching.Batcher`), behind `Pipeline`: a pipeline run as
-a worker process (its own copy of the model, frames back over a pipe) would implement the same
-members.
+A pipeline is a thread pair in this process (`bot.synthesis.batching.Batcher`) or a worker
+process with its own copy of the model (`bot.synthesis.pipeline_processes.ProcessPipeline`),
+both behind `Pipeline`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from bot.synthesis.batching import Request
@@ -135,8 +136,9 @@ class Pipelines:
         log.warning("pipeline %d restarted", index)
 
     def close(self) -> None:
+        """Close them all side by side (a worker process takes a second or two to end)."""
         with self._lock:
             self._closed = True
             pipelines = list(self.pipelines)
-        for pipeline in pipelines:
-            pipeline.close()
+        with ThreadPoolExecutor(max_workers=max(1, len(pipelines))) as closing:
+            list(closing.map(lambda pipeline: pipeline.close(), pipelines))

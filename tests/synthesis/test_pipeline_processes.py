@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import multiprocessing
 import os
 import signal
 import threading
@@ -42,7 +43,8 @@ def load_tiny(config: str) -> Any:
 
 @pytest.fixture(scope="module")
 def source(tiny_model: TinyModel) -> Callable[[], Any]:
-    return functools.partial(load_tiny, str(tiny_model.config))
+    # its full-length variant: streams long enough for each worker's live figures to count
+    return functools.partial(load_tiny, str(tiny_model.full_length_config))
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +98,16 @@ def pipelines(source: Callable[[], Any]) -> Iterator[Pipelines]:
                                cores=1, on_death=on_death)  # fmt: skip
 
     made = Pipelines(make, 2)
+    for pipeline in made.pipelines:  # as the engine does before it speaks
+        loaded(pipeline)
     yield made
     made.close()
+
+
+def loaded(pipeline: Pipeline) -> None:
+    """Until a worker has loaded its model (a worker still loading carries no stream)."""
+    assert isinstance(pipeline, ProcessPipeline)
+    pipeline.wait_ready(120)
 
 
 def test_streams_in_worker_processes_are_whole_and_sound_as_in_this_one(
@@ -152,7 +162,7 @@ def test_a_killed_worker_ends_only_its_streams_and_is_replaced(
     os.kill(doomed.process.pid, signal.SIGKILL)
     streams.wait(1)
     assert isinstance(streams.ended[1], WorkerDied), streams.ended[1]
-    replaced_and_speaking(pipelines, doomed, streams)
+    replaced_and_speaking(pipelines, doomed, streams, ready=loaded)
     assert [streams.ended[n] for n in (0, 2, 3)] == [None] * 3  # the others: whole
     whole = len(np.concatenate(streams.audio[2]))
     assert len(np.concatenate(streams.audio[3])) == whole
@@ -180,11 +190,11 @@ def test_a_worker_that_cannot_load_its_model_says_why_and_is_not_started_again(
 
 
 def test_a_paced_stream_is_paced_in_the_worker_and_its_waits_come_back(
-    tiny_model: TinyModel, voice: Any
+    source: Callable[[], Any], voice: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A listener always far ahead: the worker's batch steps at the frame's pace, and the time
-    it held back comes back with the stream's end (the scheduler's speed leaves it out)."""
-    source = functools.partial(load_tiny, str(tiny_model.full_length_config))
+    it held back comes back with the stream's end (the scheduler's speed leaves it out). What
+    the worker logs is logged here, through this process's handlers."""
     pipeline = ProcessPipeline(source, frame_s=0.08, max_rows=2, costs=None, index=0, cores=1)
     try:
         pipeline.wait_ready(120)
@@ -198,3 +208,29 @@ def test_a_paced_stream_is_paced_in_the_worker_and_its_waits_come_back(
     assert streams.ended[0] is None
     audio_s = len(np.concatenate(streams.audio[0])) / 24_000
     assert audio_s > 2.0 and request.paced_s > 0.5 * audio_s, (audio_s, request.paced_s)
+    # random weights never say "end of speech": the worker's batch warns, in its own logger
+    assert any(
+        r.name == "bot.synthesis.batching" and "length limit" in r.getMessage()
+        for r in caplog.records
+    ), caplog.text
+
+
+def load_when(gate: Any, config: str) -> Any:
+    """The tiny model, once `gate` (a process-shared event) is set."""
+    assert gate.wait(120)
+    return load_tiny(config)
+
+
+def test_a_worker_still_loading_its_model_carries_nothing(tiny_model: TinyModel) -> None:
+    """No stream is placed on a worker that cannot start it yet (a new one, after a crash):
+    its capacity is none until its model is loaded."""
+    gate = multiprocessing.get_context("spawn").Event()
+    source = functools.partial(load_when, gate, str(tiny_model.config))
+    pipeline = ProcessPipeline(source, frame_s=0.08, max_rows=2, costs=None, index=0, cores=1)
+    try:
+        assert pipeline.alive and pipeline.capacity() == 0
+        gate.set()
+        pipeline.wait_ready(120)
+        assert pipeline.capacity() >= 1
+    finally:
+        pipeline.close()

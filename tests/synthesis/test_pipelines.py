@@ -86,14 +86,18 @@ def pipelines_of(model: Any, count: int, max_rows: int = 2) -> Pipelines:
     return Pipelines(make, count)
 
 
-def replaced_and_speaking(pipelines: Pipelines, doomed: Pipeline, streams: Any) -> None:
-    """Pipeline 1 (`doomed`, failed) is replaced by a fresh one, which takes one of the next
-    two streams (2 and 3); streams 0, 2 and 3 end."""
+def replaced_and_speaking(
+    pipelines: Pipelines, doomed: Pipeline, streams: Any,
+    ready: Callable[[Pipeline], None] = lambda _: None,
+) -> None:  # fmt: skip
+    """Pipeline 1 (`doomed`, failed) is replaced by a fresh one, which (once `ready` returns
+    for it) takes one of the next two streams (2 and 3); streams 0, 2 and 3 end."""
     for _ in range(200):
         if pipelines.pipelines[1] is not doomed:
             break
         threading.Event().wait(0.05)
     assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
+    ready(pipelines.pipelines[1])
     pipelines.submit(streams.request(2))
     pipelines.submit(streams.request(3))
     assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
