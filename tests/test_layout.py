@@ -210,8 +210,7 @@ def import_circles(modules: dict[str, str]) -> list[list[str]]:
             if name.split(".")[0] in ("bot", "cogs")
             and (target := _ours(name, modules)) not in (None, module)
             and target in modules
-            and not (module in packages and target.startswith(module + "."))  # its own parts
-            and not target.startswith(module + ".")
+            and not target.startswith(module + ".")  # a package's own parts
             and not module.startswith(target + ".")  # a package and what it re-exports
         }
         for module, source in modules.items()

@@ -195,9 +195,12 @@ class StepCosts:
         self._lm = {c.rows: c.lm_s for c in startup}
         self._decode = {c.rows: c.decode_s for c in startup}
         self._listener = listener
-        heard = (lambda kind: functools.partial(listener, kind)) if listener else (lambda _: None)
-        self.steps = Live(listener=heard("step"))  # one LM step on the batch's thread
-        self.decodes = Live(listener=heard("decode"))  # one decode on the decoder's thread
+        self.steps = Live(  # one LM step on the batch's thread
+            listener=functools.partial(listener, "step") if listener else None
+        )
+        self.decodes = Live(  # one decode on the decoder's thread
+            listener=functools.partial(listener, "decode") if listener else None
+        )
         # prompts prefilled on the LM's thread, per row and step: each row needs one per unit
         self._prefill_s = 0.0
         self._row_steps = 0.0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import itertools
 import logging
 import multiprocessing
 import signal
@@ -71,7 +72,7 @@ class ProcessPipeline:
         self._on_death = on_death
         self._streams: dict[int, Request] = {}
         self._stopped: set[int] = set()  # cancels already sent
-        self._ids = iter(range(1, 1 << 62))
+        self._ids = itertools.count(1)
         self._lock = threading.Lock()  # the streams, and sending on the pipe
         self._closed = False
         self.failed: BaseException | None = None
