@@ -34,10 +34,10 @@ from bot.playback.speakers import Speakers
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
 from bot.services.home_voice import HomeVoice
-from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
+from bot.services.speech_plan import SpeechPlanner
 from bot.services.upkeep import IdleUpkeep
 from bot.services.voices import VoiceService
 from bot.services.wording import Wording
@@ -160,8 +160,12 @@ async def build(
             speakers,
             connections,
             settings.max_text_length,
-            HowSpokenResolver(
-                library.records, library.states, models.default_language, models.languages
+            SpeechPlanner(
+                library.records,
+                library.states,
+                models.default_language,
+                models.languages,
+                models,
             ),
             blocks,
             Wording(db),

@@ -43,11 +43,12 @@ class SpeakerPhrases:
     def key(self, utterance: Utterance) -> str | None:
         """The cache's voice key for a whole phrase (None: it is not cached). The cache holds
         the default model's phrases only, as for leads."""
-        if self.cache is None or not utterance.phrase or utterance.language is not None:
+        plan = utterance.plan
+        if self.cache is None or not utterance.phrase or plan.model is not None:
             return None
-        if utterance.pitch:  # the cache keeps whole phrases at the voice's own pitch only
+        if plan.pitch:  # the cache keeps whole phrases at the voice's own pitch only
             return None
-        return utterance.voice or self.default_voice
+        return plan.voice or self.default_voice
 
     def cached(self, utterance: Utterance) -> np.ndarray | None:
         """A whole phrase's audio if the cache has it in memory (no I/O)."""
@@ -87,15 +88,16 @@ class SpeakerPhrases:
         lead = utterance.lead
         if self.cache is None or not lead or not text.startswith(lead):
             return None
-        if utterance.language is not None:  # the cache holds the default model's phrases
+        plan = utterance.plan
+        if plan.model is not None:  # the cache holds the default model's phrases
             return None
         if not text[len(lead) :].strip(" ,:"):
             return None  # nothing after the lead: say it all in one go
-        voice, pitch = utterance.voice or self.default_voice, utterance.pitch
+        voice, pitch = plan.voice or self.default_voice, plan.pitch
         audio = self.cache.in_memory(voice, lead, rate=rate, pitch=pitch)
         if audio is None and (voice, lead, rate, pitch) not in self._rendering:
             self._rendering.add((voice, lead, rate, pitch))
-            task = asyncio.create_task(self._render(voice, utterance.voice, lead, rate, pitch))
+            task = asyncio.create_task(self._render(voice, plan.voice, lead, rate, pitch))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         return audio

@@ -40,10 +40,14 @@ from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.phrase_cache import MAX_PHRASE_SAMPLES, PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
-from bot.synthesis.tempo import Tempo, normal
 from bot.text.words import MAX_SOUND_PLAYS, Pause, Sound, has_sounds, sound_parts
 
 log = logging.getLogger(__name__)
+
+
+def without_voice(utterance: Utterance) -> Utterance:
+    """The utterance with its plan's one fallback: its voice state proved unusable."""
+    return dataclasses.replace(utterance, plan=utterance.plan.without_voice())
 
 
 def has_words(parts: list[str | Sound | Pause]) -> bool:
@@ -241,7 +245,8 @@ class GuildSpeaker:
             source, lambda: self._attach(playback), follows=follows, on_failed=failed
         )
         # decided now, not when queued: a queue that drained meanwhile speaks at the chosen rate
-        rate = queue_rate(utterance.rate, self.queued, speedup=utterance.speedup)
+        plan = utterance.plan
+        rate = queue_rate(plan.rate, self.queued, speedup=plan.speedup)
         text, rest = utterance.text, []
         if has_sounds(text):  # words with a sound: the speech before the first one now
             parts = sound_parts(text, utterance.sounds.keys(), MAX_SOUND_PLAYS)
@@ -271,11 +276,9 @@ class GuildSpeaker:
         return playback
 
     def _job(self, utterance: Utterance, text: str, sink: PlaybackSink, rate: float) -> SpeechJob:
-        job = SpeechJob.for_text(text, utterance.voice, sink, utterance.requested_at, self.key)
-        job.language = utterance.language
-        if not normal(rate, utterance.pitch):  # (1x at pitch 0: no stretcher at all)
-            job.tempo = Tempo(rate, utterance.pitch)
-        return job
+        return SpeechJob.planned(
+            text, utterance.plan, sink, utterance.requested_at, self.key, rate=rate
+        )
 
     async def _play_rest(self, playback: _Playback) -> BaseException | None:
         """The parts after a message's first words, in order, once those are synthesized:
@@ -303,7 +306,7 @@ class GuildSpeaker:
             error = job.error
             if isinstance(error, UnusableVoiceError) and job.voice and not job.cancelled:
                 log.warning("voice unusable (%s): the rest with the default voice", error)
-                playback.utterance = dataclasses.replace(playback.utterance, voice=None)
+                playback.utterance = without_voice(playback.utterance)
                 playback.rest.insert(0, part)
                 error = None
         self._scheduler.release_row(self.key)  # ended before its last words: none is needed
@@ -429,10 +432,10 @@ class GuildSpeaker:
         sink.release()  # the audio it followed has ended: play as soon as it is ready
         await job.done.wait()
         error = job.error
-        retry = playback.utterance.voice and not sink.samples and not job.cancelled
+        retry = playback.utterance.plan.voice and not sink.samples and not job.cancelled
         if isinstance(error, UnusableVoiceError) and retry:
             log.warning("voice unusable (%s): speaking with the default voice", error)
-            self._current = self._begin(dataclasses.replace(playback.utterance, voice=None))
+            self._current = self._begin(without_voice(playback.utterance))
             return await self._speak(self._current)
         if playback.rest and error is None:
             error = await self._play_rest(playback)
@@ -486,7 +489,7 @@ class GuildSpeaker:
         first = source.first_frame_at
         return UtteranceResult(
             text=utterance.text,
-            voice=utterance.voice,
+            voice=utterance.plan.voice,
             model_samples=playback.sink.samples,
             frames_played=source.frames_played,
             underruns=source.underruns,
@@ -496,9 +499,9 @@ class GuildSpeaker:
             error=error,
             requested_at=utterance.requested_at,
             ended_at=time.monotonic(),
-            language=utterance.language,
+            language=utterance.plan.model,
             rate=playback.rate,
-            pitch=utterance.pitch,
+            pitch=utterance.plan.pitch,
         )
 
 

@@ -24,9 +24,9 @@ from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
 from bot.services.change_limits import ChangeLimit
-from bot.services.how_spoken import SpokenVoice
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
+from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner, VoiceFrom
 from bot.services.wording import capped, rendered
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
@@ -138,13 +138,6 @@ def in_private_thread(message: discord.Message) -> bool:
     return thread is not None and thread.type == discord.ChannelType.private_thread
 
 
-def builtin_voice(settings: ServerSettings) -> SpokenVoice:
-    """The server's built-in voice (its `default_voice`, else the operator's): what speaks
-    words the bot composes rather than quotes, such as a poll's result, so that no member's
-    cloned voice says them."""
-    return SpokenVoice(settings.default_voice) if settings.default_voice else SpokenVoice()
-
-
 MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
 POLL_RESULT_EMBED = "poll_result"
 # the author key a poll result is read under: its words are Discord's, not its author's, so it
@@ -252,6 +245,11 @@ class AutoReader:
     def speakers(self) -> Speakers:
         return self.speech.speakers
 
+    @property
+    def plans(self) -> SpeechPlanner:
+        """How each message is spoken: its model and its voice."""
+        return self.speech.planner
+
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> str:
         """Read the message if the rules say so; returns 'read' or why it was not."""
@@ -322,23 +320,21 @@ class AutoReader:
             return "rate limited"  # before any rendering: a flood costs one check each
         language = await spoken.language_for(written(message))  # (detect_language: in a thread)
         if (
-            language != spoken.language and self.speech.needs_loading(language)
+            language != spoken.language and self.plans.needs_loading(language)
             and not self._may_load_detected(guild.id, author_of(message))
         ):  # fmt: skip
             language = spoken.language  # a detected language loads within the limits only
-        if self.speech.needs_loading(language) and not await self._wait_for_model(
-            message, language
-        ):
-            language = self.speech.language  # it could not load: the default speaks
         # a poll's result is Discord's words, not its author's: the built-in voice says it
-        voice = builtin_voice(settings) if result else await spoken.voice(language)
-        if voice.cloned_id is not None:  # a cloned voice is always attributed
+        plan = await self._planned(
+            message, spoken, language, VoiceFrom.SERVER if result else VoiceFrom.MEMBER
+        )
+        if plan.cloned:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
-                voice.cloned_id, message.author.id, guild.id,
+                plan.cloned_id, message.author.id, guild.id,
             )  # fmt: skip
         reading = await self._reading(
-            message, settings, language, cloned=voice.cloned_id is not None, author=spoken.member
+            message, settings, plan.language, cloned=plan.cloned, author=spoken.member
         )
         text, lead = reading.words()
         if not text:
@@ -346,21 +342,10 @@ class AutoReader:
         sounds = await self.speech.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
-        model = self.speech.model_language(language)
         utterance = Utterance(
-            text,
-            voice.spec,
-            arrived,
-            message.id,
-            lead,
-            language=model,
-            on_start=reading,
-            rate=spoken.rate,
-            pitch=spoken.pitch,
-            author_id=author.id,
-            speedup=spoken.speedup,
+            text, plan, arrived, message.id, lead, on_start=reading, author_id=author.id,
             sounds=sounds,
-        )
+        )  # fmt: skip
         if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
             return "blocked by a moderator"  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
@@ -389,35 +374,42 @@ class AutoReader:
             return "author not in the read channel's voice channel"
         return author_channel
 
-    async def _wait_for_model(self, message: discord.Message, language: str) -> bool:
-        """Load the language's model; say so once in the channel, so that the wait is not a
-        silence nobody understands (never pinging). False when it could not be loaded: the
-        channel is then told once that the default language speaks instead."""
-        assert message.guild is not None
-        fallback = self.speech.fallback
-        if not fallback.failed_lately(language):
-            key = (message.guild.id, language)
-            if key not in self._loading_told:
-                self._loading_told.add(key)
-                notice = tr(
-                    "Loading {language}… I'll read the messages as soon as it is ready.",
-                    language=language_name(language),
-                )
-                try:
-                    await message.channel.send(
-                        localize(notice, message.guild.preferred_locale),
-                        allowed_mentions=discord.AllowedMentions.none(),
-                    )
-                except discord.HTTPException as error:
-                    log.info("could not post the loading notice in %s: %s", message.channel.id,
-                             error)  # fmt: skip
+    async def _planned(
+        self, message: discord.Message, spoken: HowSpoken, language: str, voice: VoiceFrom
+    ) -> SpeechPlan:
+        """The message's plan (`SpeechPlanner.plan`). While its language's model loads, the
+        channel is told once, so that the wait is not a silence nobody understands (never
+        pinging); when it cannot load, the channel is told once that the default language
+        speaks instead."""
+        guild = message.guild
+        assert guild is not None
+        plans, key = self.plans, (guild.id, language)
+        telling = (
+            plans.needs_loading(language) and not plans.fallback.failed_lately(language)
+            and key not in self._loading_told
+        )  # fmt: skip
+        if telling:
+            self._loading_told.add(key)
+            notice = tr(
+                "Loading {language}… I'll read the messages as soon as it is ready.",
+                language=language_name(language),
+            )
             try:
-                if await self.speech.load_or_default(language) == language:
-                    return True
-            finally:
+                await message.channel.send(
+                    localize(notice, guild.preferred_locale),
+                    allowed_mentions=discord.AllowedMentions.none(),
+                )
+            except discord.HTTPException as error:
+                log.info("could not post the loading notice in %s: %s", message.channel.id,
+                         error)  # fmt: skip
+        try:
+            plan = await plans.plan(spoken, language, voice=voice)
+        finally:
+            if telling:
                 self._loading_told.discard(key)
-        await fallback.tell(message.channel, message.guild, language, self.speech.language)
-        return False
+        if plan.wanted is not None:
+            await plans.fallback.tell(message.channel, guild, plan.wanted, plan.language)
+        return plan
 
     def _may_load_detected(self, guild_id: int, author: Author) -> bool:
         """Whether a detected language may load its model now: within the member's and the
@@ -674,22 +666,15 @@ class AutoReader:
             ))  # fmt: skip
         if self._rate_limited(guild.id, [(invoker.id, settings.rate_limit)], self.clock()):
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
-        language = spoken.language
-        if self.speech.needs_loading(language):
-            wanted, language = language, await self.speech.load_or_default(language)
-            if language != wanted:  # the voice channel's chat is told once
-                await self.speech.fallback.tell(channel, channel.guild, wanted, language)
-        voice = builtin_voice(settings) if is_poll_result(message) else await spoken.voice(
-            language)  # fmt: skip
-        text = await self.render(message, settings, say_name=True, language=language,
-                                 attested=voice.cloned_id is not None,
-                                 author=spoken.member)  # fmt: skip
+        # said where the invoker is: the voice channel's chat hears of a fallback, once
+        plan = await self.plans.plan(
+            spoken, voice=VoiceFrom.SERVER if is_poll_result(message) else VoiceFrom.MEMBER
+        )
+        text = await self.render(message, settings, say_name=True, language=plan.language,
+                                 attested=plan.cloned, author=spoken.member)  # fmt: skip
         if not text:
             raise UserError(tr("That message has nothing I can read aloud."))
-        channel = await self.speech.speak_in_callers_channel(
-            invoker, text, voice, announced=True, language=language, rate=spoken.rate,
-            speedup=spoken.speedup, pitch=spoken.pitch,
-        )  # fmt: skip
+        channel = await self.speech.speak_in_callers_channel(invoker, text, plan, announced=True)
         return tr("Speaking that message in {channel}.", channel=channel.mention)
 
     @staticmethod
@@ -737,7 +722,7 @@ class AutoReader:
             return
         spoken = await self.speech.spoken(message.author.id, message.guild.id, server=settings)
         language = reading.language  # the model it was queued for (its detected language too)
-        if self.speech.needs_loading(language):
+        if self.plans.needs_loading(language):
             language = self.speech.language  # (or its model went meanwhile: the default's words)
         edited = await self._reading(
             message, settings, language, cloned=reading.cloned, author=spoken.member

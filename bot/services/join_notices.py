@@ -23,7 +23,8 @@ from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError
 from bot.playback.utterance import Utterance
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
-from bot.storage.database import Database, MemberSettings
+from bot.services.speech_plan import VoiceFrom
+from bot.storage.database import Database
 from bot.text.words import presence_phrase
 
 log = logging.getLogger(__name__)
@@ -88,18 +89,16 @@ class JoinNotices:
             self._announced.pop(key, None)
             return "member opted out"
         started = self.clock()
-        # the server's language (not the member's own): the bot speaks to the channel
-        wanted = self.speech.how_spoken.language_of(MemberSettings(), settings)
-        language = await self.speech.load_or_default(wanted)  # (or the default one)
+        # the bot speaks to the channel: the server's language (not the member's own; its
+        # model, else the default one) and its built-in voice
+        planner = self.speech.planner
+        plan = await planner.plan(planner.for_server(settings), voice=VoiceFrom.SERVER)
         if self.clock() - started > NOTICE_STALE_S:
             return "too late"
-        options = await self.speech.wording.options(guild.id, settings, language)
+        options = await self.speech.wording.options(guild.id, settings, plan.language)
         name = spoken.member.nick or member.display_name
         text = presence_phrase(name, options, joined=joined)
-        utterance = Utterance(
-            text, settings.default_voice, language=self.speech.model_language(language),
-            phrase=True,
-        )  # fmt: skip
+        utterance = Utterance(text, plan, phrase=True)
         speaker = self.speech.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         await speaker.load_phrase(utterance)

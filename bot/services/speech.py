@@ -21,14 +21,12 @@ from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, l
 from bot.playback.speakers import QueueFullError, Speakers
 from bot.playback.utterance import Utterance
 from bot.services.blocks import BlockService
-from bot.services.fallback import ModelFallback
-from bot.services.how_spoken import HowSpoken, HowSpokenResolver, SpokenVoice
 from bot.services.replies import Reply
+from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner
 from bot.services.wording import Wording
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import UnusableVoiceError
-from bot.synthesis.model_pool import ModelsBusyError
 from bot.synthesis.tempo import stretch
 from bot.text.phrasebook import phrasebook
 from bot.text.words import Pause, has_sounds, sound_parts
@@ -68,17 +66,17 @@ class SpeechService:
         speakers: Speakers,
         connections: VoiceConnections,
         max_text_length: int,
-        how_spoken: HowSpokenResolver,
+        planner: SpeechPlanner,
         blocks: BlockService,
         wording: Wording,
     ) -> None:
-        """`wording`: how typed text becomes words, as chat's does (the dictionary, names)."""
+        """`planner`: how members are spoken and their speech planned (the model, the voice);
+        `wording`: how typed text becomes words, as chat's does (the dictionary, names)."""
         self.speakers = speakers
         self.blocks = blocks  # members a server's moderators stopped the bot speaking for
         self.connections = connections
-        self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
-        self.how_spoken = how_spoken  # the language and the voice of a member
-        self.language = how_spoken.language  # the operator's: the default model's
+        self.planner = planner
+        self.language = planner.language  # the operator's: the default model's
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
         self.max_text_length = max_text_length
         self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
@@ -157,44 +155,11 @@ class SpeechService:
     ) -> HowSpoken:
         """How a member is spoken here: read once per message or command (`server`: the
         server's settings, when the caller has them already)."""
-        return await self.how_spoken.resolve(user_id, guild_id, server=server)
+        return await self.planner.resolve(user_id, guild_id, server=server)
 
     async def language_of(self, user_id: int, guild_id: int | None) -> str:
         """The language a member is spoken in here (theirs, the server's or the default)."""
         return (await self.spoken(user_id, guild_id)).language
-
-    def model_language(self, language: str) -> str | None:
-        """What an utterance names as its model: None for the default one."""
-        return self.how_spoken.model_of(language)
-
-    def needs_loading(self, language: str) -> bool:
-        models = self.speakers.models
-        return models is not None and not models.is_loaded(self.model_language(language))
-
-    async def model_ready(self, language: str) -> None:
-        """Load the language's model if it is not (in its own threads; others speak on)."""
-        models = self.speakers.models
-        if models is not None and language != self.language:
-            await models.ensure(language)
-
-    async def load_or_default(self, language: str) -> str:
-        """The language that speaks: `language` once its model is loaded, else the default
-        one; the one policy of chat, commands and notices. A load that fails (the weights,
-        the network, a config: anything) keeps the language out for a minute, so that each
-        message does not wait for the same failure. A busy pool (`ModelsBusyError`: every
-        model it may keep is in use) is no failed load: this speech is said in the default
-        language, and the next one tries again."""
-        if self.needs_loading(language) and self.fallback.failed_lately(language):
-            return self.language
-        try:
-            await self.model_ready(language)
-        except ModelsBusyError:
-            log.info("no room to load the %s model now: this speech in the default", language)
-            return self.language
-        except Exception as error:  # the weights, the network, a config: any failure
-            self.fallback.failed(language, error)
-            return self.language
-        return language
 
     async def say(
         self, member: discord.Member | discord.User, text: str, asked_at: float | None = None
@@ -217,30 +182,31 @@ class SpeechService:
         self.check_rate(channel.guild.id, member.id, spoken.server.rate_limit)
         language = spoken.language
         named = language_name(language)
-        fallback = self.fallback
-        if self.needs_loading(language) and fallback.failed_lately(language):
+        plans = self.planner
+        if plans.needs_loading(language) and plans.fallback.failed_lately(language):
             # it failed to load a moment ago: the default speaks now, and the member is told
-            words = await self.words(text, channel.guild, spoken, self.language)
-            said = await self._say(member, channel, words, spoken, self.language, requested_at,
-                                   epoch)  # fmt: skip
-            return lines(fallback.notice(language, self.language), said)
+            plan = await plans.plan(spoken, language)
+            words = await self.words(text, channel.guild, spoken, plan.language)
+            said = await self._say(member, channel, words, plan, requested_at, epoch)
+            return lines(plans.fallback.notice(language, plan.language), said)
         words = await self.words(text, channel.guild, spoken, language)  # (or refused now)
-        if self.needs_loading(language):
+        if plans.needs_loading(language):
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
                 language=named, channel=channel.mention,
             )  # fmt: skip
-        elif voice := await spoken.to_prepare(language):
+        elif voice := await plans.to_prepare(spoken, language):
             wait = tr(
                 "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
                 "as soon as it is ready.",
                 voice=voice, language=named, channel=channel.mention,
             )  # fmt: skip
         else:
-            return await self._say(member, channel, words, spoken, language, requested_at, epoch)
+            plan = await plans.plan(spoken, language)
+            return await self._say(member, channel, words, plan, requested_at, epoch)
         await self.ensure_connected(channel)
         task = asyncio.create_task(
-            self._say_once_loaded(member, channel, text, spoken, language, requested_at, epoch)
+            self._say_once_planned(member, channel, text, spoken, requested_at, epoch)
         )
         self._loading.add(task)
         task.add_done_callback(self._loading.discard)
@@ -248,24 +214,13 @@ class SpeechService:
 
     async def _say(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        spoken: HowSpoken, language: str, requested_at: float, epoch: int,
+        plan: SpeechPlan, requested_at: float, epoch: int,
     ) -> str:  # fmt: skip
-        """Speak `text`: the words already made for `language` (see `words`)."""
-        voice = await spoken.voice(language)
-        said = phrasebook(language).said.format(name=member.name)
-        text = self.attributed(member, channel.guild.id, text, voice, "/say", said=said)
+        """Speak `text`: the words already made for the plan's language (see `words`)."""
+        said = phrasebook(plan.language).said.format(name=member.name)
+        text = self.attributed(member, channel.guild.id, text, plan, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
-        utterance = Utterance(
-            text,
-            voice.spec,
-            requested_at,
-            lead=lead,
-            language=self.model_language(language),
-            rate=spoken.rate,
-            pitch=spoken.pitch,
-            author_id=member.id,
-            speedup=spoken.speedup,
-        )
+        utterance = Utterance(text, plan, requested_at, lead=lead, author_id=member.id)
         full = self.speakers.scheduler.at_capacity()
         ahead = await self._speak(channel, utterance, epoch)
         if ahead == 0 and full:
@@ -280,70 +235,63 @@ class SpeechService:
             "Queued: {ahead} ahead of you in {channel}.", ahead=ahead, channel=channel.mention
         )
 
-    async def _say_once_loaded(
+    async def _say_once_planned(
         self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        spoken: HowSpoken, language: str, requested_at: float, epoch: int,
+        spoken: HowSpoken, requested_at: float, epoch: int,
     ) -> None:  # fmt: skip
-        """Speak once the model is loaded; if it cannot be, in the default language, and the
-        voice channel's chat is told once (the member's "Loading…" reply cannot be edited
-        from here, and the people hearing another language are the ones to tell). `text` is
-        as typed: its words are made for the language that speaks, once it is known."""
-        wanted, language = language, await self.load_or_default(language)
-        if language != wanted:
-            await self.fallback.tell(channel, channel.guild, wanted, language)
+        """Speak once planned: its model loaded (if it cannot be, the default language's
+        speaks, and the voice channel's chat is told once: the member's "Loading…" reply
+        cannot be edited from here, and the people hearing another language are the ones to
+        tell) and its voice prepared for it. `text` is as typed: its words are made for the
+        language that speaks, once it is known."""
+        plan = None
         try:
-            words = await self.words(text, channel.guild, spoken, language)
-            await self._say(member, channel, words, spoken, language, requested_at, epoch)
+            plan = await self.planner.plan(spoken)
+            if plan.wanted is not None:
+                await self.planner.fallback.tell(channel, channel.guild, plan.wanted,
+                                                 plan.language)  # fmt: skip
+            words = await self.words(text, channel.guild, spoken, plan.language)
+            await self._say(member, channel, words, plan, requested_at, epoch)
         except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
-            log.info("speech after loading the %s model not said: %s", language, error)
+            log.info("speech planned in %s not said: %s", spoken.language, error)
         except Exception:  # the member had their answer; the operator gets the reason
-            log.exception("could not speak after loading the %s model", language)
+            log.exception("could not speak after planning %s", plan)
 
     def attributed(
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
-        voice: SpokenVoice, what: str, *, announced: bool = False, said: str | None = None,
+        plan: SpeechPlan, what: str, *, announced: bool = False, said: str | None = None,
     ) -> str:  # fmt: skip
         """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
         their username (`said`): one they cannot make another member's, unlike a server
         nickname or a /set nick, so a cloned voice's speech never sounds like someone else's.
         Each use is logged (who, where, which voice; never the text)."""
-        if voice.cloned_id is None:
+        if plan.cloned_id is None:
             return text
         log.info(
             "cloned voice %s used for %s by user %s in server %s",
-            voice.cloned_id, what, member.id, guild_id,
+            plan.cloned_id, what, member.id, guild_id,
         )  # fmt: skip
         if said is None:
-            said = self.phrases.said.format(name=member.name)
+            said = phrasebook(plan.language or self.language).said.format(name=member.name)
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
-        self, member: discord.Member | discord.User, text: str, voice: SpokenVoice,
-        *, announced: bool = False, language: str | None = None, rate: float = 1.0,
-        speedup: bool = False, pitch: int = 0,
+        self, member: discord.Member | discord.User, text: str, plan: SpeechPlan,
+        *, announced: bool = False,
     ) -> VoiceChannel:  # fmt: skip
-        """Speak `text` in `voice` where the member is (a preview, a sample, a message);
-        `announced`: the text already says whose words they are; `language`: whose model
-        (default: the member's own); `rate`: the speaking rate (a message: its author's);
-        `speedup`: the server's `queue_speedup` (a message: faster while others wait);
-        `pitch`: in semitones (a message: its author's)."""
+        """Speak `text` as `plan` says where the member is (a preview, a sample, a message);
+        `announced`: the text already says whose words they are. A plan said in the default
+        language because its own could not load: the channel hears why, once."""
         channel = self.speaking_channel(member)
         text = self.check_text(text)
-        if language is None:
-            language = await self.language_of(member.id, channel.guild.id)
-        wanted, language = language, await self.load_or_default(language)
-        if language != wanted:  # said in the default language; the channel hears why once
-            await self.fallback.tell(channel, channel.guild, wanted, language)
-        said = phrasebook(language).said.format(name=member.name)
+        if plan.wanted is not None:
+            await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
+        said = phrasebook(plan.language or self.language).said.format(name=member.name)
         text = self.attributed(
-            member, channel.guild.id, text, voice, "speech on request", announced=announced,
+            member, channel.guild.id, text, plan, "speech on request", announced=announced,
             said=said,
         )  # fmt: skip
-        utterance = Utterance(
-            text, voice.spec, language=self.model_language(language), rate=rate,
-            pitch=pitch, author_id=member.id, speedup=speedup,
-        )  # fmt: skip
-        await self._speak(channel, utterance)
+        await self._speak(channel, Utterance(text, plan, author_id=member.id))
         return channel
 
     async def _speak(
@@ -432,57 +380,53 @@ class SpeechService:
         spoken = await self.spoken(member.id, guild_id)
         await self.blocks.check(member.id, guild_id, blocked=spoken.member.blocked)
         text = self.check_text(text)
-        wanted = spoken.language
-        language = await self.load_or_default(wanted)
-        text = await self.words(text, guild, spoken, language)
-        voice = await spoken.voice(language)
-        said = phrasebook(language).said.format(name=member.name)
-        text = self.attributed(member, guild_id, text, voice, "/tts", said=said)
-        samples = await self.synthesize_parts(
-            text, voice.spec, (member.id, guild_id), language=self.model_language(language)
-        )
+        plan = await self.planner.plan(spoken)
+        text = await self.words(text, guild, spoken, plan.language)
+        said = phrasebook(plan.language).said.format(name=member.name)
+        text = self.attributed(member, guild_id, text, plan, "/tts", said=said)
+        samples = await self.synthesize_parts(text, plan, (member.id, guild_id))
         # at their rate and pitch
-        samples = await asyncio.to_thread(stretch, samples, spoken.rate, spoken.pitch)
+        samples = await asyncio.to_thread(stretch, samples, plan.rate, plan.pitch)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         seconds = len(samples) / MODEL_RATE
         content = tr("{seconds:.1f} s of speech.", seconds=seconds)
-        if language != wanted:
-            content = lines(self.fallback.notice(wanted, language), content)
+        if plan.wanted is not None:
+            content = lines(self.planner.fallback.notice(plan.wanted, plan.language), content)
         return Reply(content, file=("speech.ogg", data))
 
     async def synthesize_parts(
-        self, text: str, voice: str | None, owner: tuple[int, int | None], language: str | None
+        self, text: str, plan: SpeechPlan, owner: tuple[int, int | None]
     ) -> np.ndarray:
         """A file's speech with its pauses ([pause 2s], "...", a blank line) as silence of
-        their length between the words' speech, each part synthesized in turn."""
+        their length between the words' speech, each part synthesized in turn (at the
+        model's own rate: the caller stretches the whole)."""
         if not has_sounds(text):
-            return await self.synthesize_file(text, voice, owner, fallback=True, language=language)
+            return await self.synthesize_file(text, plan, owner, fallback=True)
         pieces = []
         for part in sound_parts(text):
             if isinstance(part, Pause):
                 pieces.append(np.zeros(round(part.seconds * MODEL_RATE), dtype=np.float32))
             elif isinstance(part, str):
-                pieces.append(await self.synthesize_file(
-                    part, voice, owner, fallback=True, language=language
-                ))  # fmt: skip
+                pieces.append(await self.synthesize_file(part, plan, owner, fallback=True))
         return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     async def synthesize_file(
-        self, text: str, voice: str | None, owner: tuple[int, int | None], *, fallback: bool,
-        language: str | None = None,
-    ) -> np.ndarray:  # fmt: skip
-        """Speech for a file, as background work. A voice the model cannot use falls back to
-        the default one (`fallback`, as live speech does) or is refused in words."""
+        self, text: str, plan: SpeechPlan, owner: tuple[int, int | None], *, fallback: bool
+    ) -> np.ndarray:
+        """Speech for a file, as background work, with the plan's model and voice. A voice the
+        model cannot use gives way to its default one (`fallback`, as live speech does:
+        `SpeechPlan.without_voice`) or is refused in words."""
         scheduler = self.speakers.scheduler
         try:
-            return await scheduler.background_speech(text, voice, owner, language)
+            return await scheduler.background_speech(text, plan.voice, owner, plan.model)
         except UnusableVoiceError as error:
-            if voice is None:
+            if plan.voice is None:
                 raise
             log.warning("voice unusable for a file (%s)", error)
             if not fallback:
                 raise UserError(tr("That voice cannot be used on this bot right now.")) from None
-            return await scheduler.background_speech(text, None, owner, language)
+            plan = plan.without_voice()
+            return await scheduler.background_speech(text, plan.voice, owner, plan.model)
 
     async def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
              permissions: discord.Permissions) -> str:  # fmt: skip

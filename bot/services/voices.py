@@ -19,10 +19,10 @@ import discord
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
 from bot.services.downloads import read_capped
-from bot.services.how_spoken import SpokenVoice
 from bot.services.replies import Reply
 from bot.services.speech import SpeechService
-from bot.storage.database import Database, utc_now
+from bot.services.speech_plan import SpeechPlan
+from bot.storage.database import Database, VoiceRecord, utc_now
 from bot.synthesis import clip as clips
 from bot.synthesis.audio_files import encode_audio
 from bot.synthesis.engine import BUILTIN_VOICES, TTSEngine, builtin_voices_for
@@ -91,8 +91,7 @@ class VoiceService:
             name=record.name, seconds=record.duration_s,
         )  # fmt: skip
         sample = PREVIEW_TEXT.format(name=record.name)
-        voice = SpokenVoice(await self.library.states.state_spec(record), record.id)
-        channel = await self._speak_if_in_voice(member, sample, voice)
+        channel = await self._speak_if_in_voice(member, sample, record)
         if channel is not None:
             return Reply(
                 tr("{ready} Playing a short sample in {channel}.", ready=ready,
@@ -102,11 +101,15 @@ class VoiceService:
                      preview_voice_id=record.id)  # fmt: skip
 
     async def _speak_if_in_voice(
-        self, member: discord.Member | discord.User, text: str, voice: SpokenVoice
+        self, member: discord.Member | discord.User, text: str, voice: str | VoiceRecord
     ) -> discord.abc.GuildChannel | None:
-        """Speak in the member's voice channel when they are in one the bot can use."""
+        """Speak in `voice` in the member's voice channel when they are in one the bot can
+        use, planned for the model of their language there."""
         try:
-            return await self.speech.speak_in_callers_channel(member, text, voice)
+            channel = self.speech.speaking_channel(member)
+            spoken = await self.speech.spoken(member.id, channel.guild.id)
+            plan = await self.speech.planner.plan(spoken, voice=voice)
+            return await self.speech.speak_in_callers_channel(member, text, plan)
         except UserError:
             return None
 
@@ -170,14 +173,14 @@ class VoiceService:
         return [n for n in names if needle in n.casefold()][:25]
 
     # ---- preview ---------------------------------------------------------------------------
-    async def _voice_for_name(self, user_id: int, name: str) -> tuple[str, SpokenVoice]:
+    async def _voice_for_name(self, user_id: int, name: str) -> tuple[str, str | VoiceRecord]:
         """(display name, voice) of one of the member's voices or a built-in one."""
         own = await self.db.voices.get(user_id, name)
         if own is not None:
-            return own.name, SpokenVoice(await self.library.states.state_spec(own), own.id)
+            return own.name, own
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
-            return builtin, SpokenVoice(builtin)
+            return builtin, builtin
         raise UserError(tr(
             "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
             name=" ".join(name.split())[:40],
@@ -207,7 +210,8 @@ class VoiceService:
                     channel=channel.mention,
                 )
             )
-        return await self._preview_file(member, guild_id, shown, voice, line)
+        plan = await self.speech.planner.plan(spoken, voice=voice)
+        return await self._preview_file(member, guild_id, shown, plan, line)
 
     async def preview_button(
         self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
@@ -216,18 +220,20 @@ class VoiceService:
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
-        voice = SpokenVoice(await self.library.states.state_spec(record), record.id)
+        plan = await self.speech.planner.plan(
+            await self.speech.spoken(member.id, guild_id), voice=record
+        )
         line = PREVIEW_TEXT.format(name=record.name)
-        return await self._preview_file(member, guild_id, record.name, voice, line)
+        return await self._preview_file(member, guild_id, record.name, plan, line)
 
     async def _preview_file(
         self, member: discord.Member | discord.User, guild_id: int | None, shown: str,
-        voice: SpokenVoice, line: str,
+        plan: SpeechPlan, line: str,
     ) -> Reply:  # fmt: skip
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
-        line = self.speech.attributed(member, guild_id, line, voice, "a preview file")
+        line = self.speech.attributed(member, guild_id, line, plan, "a preview file")
         owner = (member.id, guild_id)
-        samples = await self.speech.synthesize_file(line, voice.spec, owner, fallback=False)
+        samples = await self.speech.synthesize_file(line, plan, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")
         return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
 

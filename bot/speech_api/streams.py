@@ -24,7 +24,7 @@ from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
-from bot.synthesis.tempo import Tempo, normal
+from bot.synthesis.speech_plan import SpeechPlan
 from bot.text.words import MessageFacts, Names, ReadOptions, announce
 
 log = logging.getLogger(__name__)
@@ -211,12 +211,14 @@ class SpeechStreams:
                     retry_after=10,
                 ) from None
         sink = ServiceSink(self.scheduler.clock)
-        job = SpeechJob.for_text(words, voice.spec, sink, asked_at, key=f"{source}:{client}")
-        job.source = source
-        job.language = None if language == self.default_language else language
+        # the service's plan: what the client asked, or refused above (no member, no fallback)
         rate = applied_speed(speed)
-        if not normal(rate):
-            job.tempo = Tempo(rate)
+        plan = SpeechPlan(
+            language, None if language == self.default_language else language, voice.spec,
+            rate=rate,
+        )  # fmt: skip
+        job = SpeechJob.planned(words, plan, sink, asked_at, key=f"{source}:{client}")
+        job.source = source
         self.limits.opened(client)
         self.open_streams += 1
 

@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bot.synthesis.tempo import Tempo
+from bot.synthesis.speech_plan import SpeechPlan
+from bot.synthesis.tempo import Tempo, normal
 
 FIRST_UNIT_CHARS = 60
 UNIT_CHARS = 180
@@ -142,6 +143,20 @@ class SpeechJob:
     def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
                  key: object = None) -> SpeechJob:  # fmt: skip
         return cls(collections.deque(split_units(text)), voice, sink, requested_at, key)
+
+    @classmethod
+    def planned(
+        cls, text: str, plan: SpeechPlan, sink: Sink, requested_at: float, key: object = None,
+        *, rate: float | None = None,
+    ) -> SpeechJob:  # fmt: skip
+        """The job for `text` as its plan says: its model, its voice, its rate (`rate`: the
+        plan's with the queue's speed-up) and pitch."""
+        job = cls.for_text(text, plan.voice, sink, requested_at, key)
+        job.language = plan.model
+        rate = plan.rate if rate is None else rate
+        if not normal(rate, plan.pitch):  # (1x at pitch 0: no stretcher at all)
+            job.tempo = Tempo(rate, plan.pitch)
+        return job
 
     @property
     def active(self) -> bool:

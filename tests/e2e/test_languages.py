@@ -285,11 +285,15 @@ async def test_a_cloned_voice_speaks_another_language_from_its_recording(
         assert made[0].stat().st_mode & 0o777 == 0o600
 
         # with the model loaded, a voice not yet made for it is prepared first, and said so
+        # (made out of voice: a clone's sample in voice is planned for the member's model,
+        # which makes its state for that model then)
+        await fake.set_voice_state("alice", None)
         await (await clone(fake, "Other")).wait_content("is ready")
         await (await fake.interaction("voice use", {"name": "Other"})).wait_final()
+        assert len([p for p in voice_files(run) if ".model-" in p.name]) == 1
+        await fake.set_voice_state("alice", VOICE)
         reply = await (await fake.interaction("say", {"text": "Encore."})).wait_final()
         assert reply["content"].startswith("Preparing your voice “Other” for french (once)…")
-        # by its text: the clone's sample (in the member's language) may end before or after
         await fake.wait_for(lambda: encore(run) is not None, 60, "the second voice")
         result = encore(run)
         assert result is not None and result.language == "french" and result.error is None
@@ -302,6 +306,27 @@ async def test_a_cloned_voice_speaks_another_language_from_its_recording(
             deleted = await fake.interaction("voice delete", {"name": name})
             assert (await deleted.wait_final())["content"].startswith(f"Deleted “{name}”")
         assert voice_files(run) == []
+
+
+async def test_a_preview_speaks_the_voice_made_for_the_model_that_speaks_it(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """A member whose language is French previews their cloned voice in voice: the French
+    model speaks it with the voice's state made for that model, never the default model's
+    state (the voice was once chosen for one model while the preview's model was chosen
+    elsewhere, for the member's language)."""
+    async with bot_on_fake_discord(tmp_path, tiny_model, env_for(tmp_path, tiny_model)) as run:
+        fake = run.fake
+        await (await clone(fake, "Mine")).wait_content("is ready")  # not in voice: no sample
+        await (await fake.interaction("set my_language", {"language": "french"})).wait_final()
+        await fake.set_voice_state("alice", VOICE)
+        preview = await fake.interaction("voice preview", {"name": "Mine"})
+        assert (await preview.wait_final())["content"].startswith("Playing a preview")
+        await fake.wait_for(lambda: len(speaker(run).history) == 1, 60, "the preview")
+        result = speaker(run).history[0]
+        assert result.language == "french" and result.error is None and result.frames_played
+        made = [p for p in voice_files(run) if ".model-" in p.name]  # for the french model
+        assert len(made) == 1 and result.voice == str(made[0])
 
 
 def unloadable_configs(folder: Path, base: Path) -> None:

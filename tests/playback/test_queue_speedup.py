@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.playback.queue_speedup import queue_factor, queue_rate
-from bot.services.how_spoken import HowSpoken, HowSpokenResolver
+from bot.services.speech_plan import HowSpoken, SpeechPlanner
 from bot.storage.database import MemberSettings
 from bot.storage.server_settings import FASTEST, SETTINGS, ServerSettings
 
@@ -59,7 +59,7 @@ def test_queue_speedup_is_an_off_by_default_server_setting() -> None:
 
 
 def test_how_a_member_is_spoken_carries_the_servers_queue_speedup() -> None:
-    resolver = HowSpokenResolver(None, None, "english", ["english"])  # type: ignore[arg-type]
+    resolver = SpeechPlanner(None, None, "english", ["english"])  # type: ignore[arg-type]
     member = MemberSettings()
 
     def speedup(server: ServerSettings | None) -> bool:

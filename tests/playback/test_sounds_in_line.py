@@ -12,6 +12,7 @@ from bot.playback.audio_source import FRAME_BYTES, StreamingSource, pcm_frames
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_plan import SpeechPlan
 from bot.text.words import Names, ReadOptions, speakable
 from tests.player import Ended, PlayerVoiceClient
 
@@ -97,7 +98,7 @@ async def speak(
     speaker = GuildSpeaker(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
     marked = speakable(text, Names(), ReadOptions(sounds=frozenset({"boom"})))
     try:
-        speaker.enqueue(Utterance(marked, voice, sounds=sounds))
+        speaker.enqueue(Utterance(marked, SpeechPlan(voice=voice), sounds=sounds))
         (result,) = await ended.wait_for(1, timeout=30)
         assert result.error is None and not result.cancelled
     finally:

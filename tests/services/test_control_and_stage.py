@@ -14,7 +14,7 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.how_spoken import SpokenVoice
+from bot.synthesis.speech_plan import SpeechPlan
 from tests.services.discord_objects import (
     EVERYONE,
     MANAGE_GUILD,
@@ -109,7 +109,7 @@ async def test_the_audience_does_not_speak_on_the_stage(
             answer = await bot.speech.say(_member(server, "alice"), "hello there")
         elif what == "/voice preview":  # (its path; refused, VoiceService sends a file instead)
             channel = await bot.speech.speak_in_callers_channel(
-                _member(server, "alice"), "hello there", SpokenVoice("alba")
+                _member(server, "alice"), "hello there", SpeechPlan(voice="alba")
             )
             answer = f"Speaking in {channel.mention}."
         else:

@@ -39,15 +39,15 @@ async def test_detected_languages_load_within_the_limits(bot: Bot, server: Serve
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID), detect_language=True, rate_limit=50)
     pool = OneMorePool()
-    bot.speakers.models = pool  # type: ignore[assignment]
-    bot.speech.fallback = ModelFallback(clock=bot.clock)
+    bot.planner.models = pool  # type: ignore[assignment]
+    bot.planner.fallback = ModelFallback(clock=bot.clock)
     detected = Detected(None)
-    bot.how_spoken.detection = detected  # type: ignore[assignment]
+    bot.planner.detection = detected  # type: ignore[assignment]
 
     async def model_of(author: str, language: str) -> str | None:
         detected.answer = language
         assert await bot.reader.handle(server.post(author, f"in {language}")) == "read"
-        return bot.speaker.queue[-1].language
+        return bot.speaker.queue[-1].plan.model
 
     turns = ["french", "german"] * 3
     models = [await model_of("alice", language) for language in turns]

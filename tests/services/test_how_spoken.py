@@ -1,5 +1,5 @@
 """How a member is spoken: the name said for them ("NAME said", in mentions and replies) and
-when it is said again, and `bot/services/how_spoken.py`'s language, voice and speaking rate
+when it is said again, and `bot/services/speech_plan.py`'s language, voice and speaking rate
 (tests/e2e/test_reading_names.py and test_autoread_hardening.py run them end to end)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.services.autoread import XSAID_QUIET_S
-from bot.services.how_spoken import SpokenVoice, rate_of
+from bot.services.speech_plan import rate_of
 from bot.storage.database import MemberSettings
 from bot.storage.server_settings import ServerSettings
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
@@ -166,8 +166,8 @@ def test_the_language_a_member_is_spoken_in(
     bot: Bot, member: str | None, here: str | None, language: str
 ) -> None:
     settings = ServerSettings(bot.guild_id, language=here)
-    assert bot.how_spoken.language_of(MemberSettings(language=member), settings) == language
-    assert bot.how_spoken.model_of(language) == (None if language == LANGUAGES[0] else language)
+    assert bot.planner.language_of(MemberSettings(language=member), settings) == language
+    assert bot.planner.model_of(language) == (None if language == LANGUAGES[0] else language)
 
 
 @pytest.mark.parametrize(
@@ -184,29 +184,29 @@ def test_the_speaking_rate(member: float | None, here: ServerSettings | None, ra
 
 
 VOICES = {
-    "no choice, no server voice: the operator's": ((), None, SpokenVoice()),
-    "the server's default voice": ((), "marius", SpokenVoice("marius")),
-    "their voice everywhere": ((("everywhere", "alba"),), "marius", SpokenVoice("alba")),
+    "no choice, no server voice: the operator's": ((), None, (None, None)),
+    "the server's default voice": ((), "marius", ("marius", None)),
+    "their voice everywhere": ((("everywhere", "alba"),), "marius", ("alba", None)),
     "their voice here before everywhere": (
         (("everywhere", "alba"), ("here", "jean")),
         None,
-        SpokenVoice("jean"),
+        ("jean", None),
     ),
-    "their voice in another server does not count": ((("elsewhere", "jean"),), None, SpokenVoice()),
+    "their voice in another server does not count": ((("elsewhere", "jean"),), None, (None, None)),
     "their own cloned voice": ((("here", "cloned"),), "marius", "cloned"),
     "a cloned voice deleted: the server's": (
         (("here", "deleted"),),
         "marius",
-        SpokenVoice("marius"),
+        ("marius", None),
     ),
-    "another member's cloned voice: never": ((("here", "carol's"),), None, SpokenVoice()),
+    "another member's cloned voice: never": ((("here", "carol's"),), None, (None, None)),
 }
 
 
 @pytest.mark.parametrize(("choices", "default", "voice"), VOICES.values(), ids=VOICES.keys())
 async def test_the_voice_a_member_is_spoken_in(
     bot: Bot, server: Server, choices: tuple[tuple[str, str], ...], default: str | None,
-    voice: SpokenVoice | str,
+    voice: tuple[str | None, int | None] | str,
 ) -> None:  # fmt: skip
     bob = server.add("bob")
     server.add("carol")
@@ -217,7 +217,7 @@ async def test_the_voice_a_member_is_spoken_in(
     for place, name in choices:
         if name == "cloned":
             voice_id = await bot.clone("bob")
-            voice = SpokenVoice(str(bot.data_dir / f"{user}/Mine.safetensors"), voice_id)
+            voice = (str(bot.data_dir / f"{user}/Mine.safetensors"), voice_id)
         elif name == "deleted":
             record = await bot.db.voices.get_by_id(await bot.clone("bob"))
             assert record is not None
@@ -227,8 +227,8 @@ async def test_the_voice_a_member_is_spoken_in(
             await bot.db.choices.set(user, where[place], voice_id=theirs)
         else:
             await bot.db.choices.set(user, where[place], builtin=name)
-    spoken = await bot.speech.spoken(user, bot.guild_id)
-    assert await spoken.voice(spoken.language) == voice
+    plan = await bot.planner.plan(await bot.speech.spoken(user, bot.guild_id))
+    assert (plan.voice, plan.cloned_id) == voice
 
 
 async def test_in_direct_messages_no_server_settings_apply(bot: Bot, server: Server) -> None:
@@ -238,7 +238,8 @@ async def test_in_direct_messages_no_server_settings_apply(bot: Bot, server: Ser
     await bot.db.members.set_autoread(int(bob.id), bot.guild_id, False)
     spoken = await bot.speech.spoken(int(bob.id), None)
     assert (spoken.language, spoken.rate, spoken.member) == ("english", 1.0, MemberSettings())
-    assert await spoken.voice(spoken.language) == SpokenVoice()
+    plan = await bot.planner.plan(spoken)
+    assert (plan.voice, plan.cloned_id) == (None, None)
 
 
 async def test_what_is_read_of_a_member_here(bot: Bot, server: Server) -> None:

@@ -104,7 +104,7 @@ async def test_a_notice_is_a_phrase_in_the_servers_voice_and_language(
     settings = {"join_leave": True, "language": "french", "default_voice": "marius"}
     await _moved(bot, server, Move("joined", settings=settings, own_language="german"))
     (notice,) = bot.speaker.queue
-    assert (notice.text, notice.voice, notice.language, notice.phrase) == (
+    assert (notice.text, notice.plan.voice, notice.plan.model, notice.phrase) == (
         "Bob a rejoint le salon", "marius", "french", True,
     )  # fmt: skip
     assert bot.speaker.phrases_loaded == ["Bob a rejoint le salon"]  # from the cache if there

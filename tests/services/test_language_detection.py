@@ -1,4 +1,4 @@
-"""A server's `detect_language` (bot/services/how_spoken.py's `language_for`, used by the
+"""A server's `detect_language` (bot/services/speech_plan.py's `language_for`, used by the
 auto-reader): off by default; on, a chat message is read in the language it is written in,
 unless its author chose theirs; an unsure detection keeps the server's language; the
 detection runs in a thread, within a time limit. lingua itself stands in here as `Detected`
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-import bot.services.how_spoken as how_spoken
+import bot.services.speech_plan as speech_plan
 from bot.services.autoread import written
 from bot.storage.server_settings import SETTINGS, ServerSettings
 from bot.text.phrasebook import phrasebook
@@ -52,7 +52,7 @@ async def _reading(bot: Bot, server: Server, answer: str | None, **settings: obj
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID), **settings)
     detected = Detected(answer)
-    bot.how_spoken.detection = detected  # type: ignore[assignment]
+    bot.planner.detection = detected  # type: ignore[assignment]
     return detected
 
 
@@ -61,7 +61,7 @@ async def _read(bot: Bot, server: Server, text: str) -> tuple[str | None, str]:
     words it is said in."""
     assert await bot.reader.handle(server.post("alice", text)) == "read"
     utterance = bot.speaker.queue[-1]
-    return utterance.language, bot.speaker.play()[-1]
+    return utterance.plan.model, bot.speaker.play()[-1]
 
 
 def test_detect_language_is_an_off_by_default_speech_setting() -> None:
@@ -120,7 +120,7 @@ async def test_a_detection_past_its_time_limit_keeps_the_servers_language(
 ) -> None:
     detected = await _reading(bot, server, "french", detect_language=True)
     detected.takes_s = 0.3  # it would say French, too late
-    monkeypatch.setattr(how_spoken, "DETECT_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(speech_plan, "DETECT_TIMEOUT_S", 0.05)
     language, _ = await _read(bot, server, "bonjour à tous")
     assert language is None
     await asyncio.sleep(0.3)  # (the thread's sleep ends: nothing left behind the test)
@@ -141,5 +141,5 @@ async def test_an_edit_is_worded_for_the_language_it_was_queued_in(
     assert await bot.reader.handle(server.message_create(posted)) == "read"
     detected.answer = "english"  # (an edit is not detected again: its model is chosen)
     await bot.reader.edited(server.message_update(posted, "bonsoir à tous"))
-    assert bot.speaker.queue[-1].language == "french"
+    assert bot.speaker.queue[-1].plan.model == "french"
     assert bot.speaker.play() == [f"{FRENCH_SAID} bonsoir à tous"]

@@ -1,4 +1,4 @@
-"""`SpeechService.load_or_default`: the one policy for a language whose model is not loaded,
+"""`SpeechPlanner.load_or_default`: the one policy for a language whose model is not loaded,
 used by chat, /say, /tts, previews and join notices. A failed load keeps the language out for
 a minute; a busy pool (every model it may keep in use) is no failed load: that speech is said
 in the default language and the next one tries again (issue 34: it used to block the language
@@ -38,8 +38,8 @@ class StubPool:
 @pytest.fixture
 def pool(bot: Bot) -> StubPool:
     stub = StubPool()
-    bot.speakers.models = stub  # type: ignore[assignment]
-    bot.speech.fallback = ModelFallback(clock=bot.clock)
+    bot.planner.models = stub  # type: ignore[assignment]
+    bot.planner.fallback = ModelFallback(clock=bot.clock)
     return stub
 
 
@@ -51,23 +51,23 @@ async def test_a_busy_pool_falls_back_for_this_speech_without_blocking_the_langu
     bot: Bot, pool: StubPool
 ) -> None:
     pool.refuse = busy()
-    assert await bot.speech.load_or_default("french") == "english"
-    assert not bot.speech.fallback.failed_lately("french")
-    assert await bot.speech.load_or_default("french") == "english"
+    assert await bot.planner.load_or_default("french") == "english"
+    assert not bot.planner.fallback.failed_lately("french")
+    assert await bot.planner.load_or_default("french") == "english"
     assert pool.asked == ["french", "french"]  # each speech asks again: nothing blocked
     pool.refuse = None  # a model went idle: room now
-    assert await bot.speech.load_or_default("french") == "french"
+    assert await bot.planner.load_or_default("french") == "french"
 
 
 async def test_a_failed_load_blocks_the_language_for_a_minute(bot: Bot, pool: StubPool) -> None:
     pool.refuse = OSError("the network is down")
-    assert await bot.speech.load_or_default("french") == "english"
-    assert bot.speech.fallback.failed_lately("french")
+    assert await bot.planner.load_or_default("french") == "english"
+    assert bot.planner.fallback.failed_lately("french")
     pool.refuse = None
-    assert await bot.speech.load_or_default("french") == "english"  # not tried again yet
+    assert await bot.planner.load_or_default("french") == "english"  # not tried again yet
     assert pool.asked == ["french"]
     bot.clock.advance(RETRY_AFTER_S + 1)
-    assert await bot.speech.load_or_default("french") == "french"
+    assert await bot.planner.load_or_default("french") == "french"
     assert pool.asked == ["french", "french"]
 
 
@@ -76,9 +76,9 @@ async def test_the_default_and_a_loaded_language_speak_as_they_are(
 ) -> None:
     pool.loaded.add("german")
     pool.refuse = OSError("never asked to load")
-    assert await bot.speech.load_or_default("english") == "english"  # its model always stays
-    assert await bot.speech.load_or_default("german") == "german"
-    assert not bot.speech.fallback.failed_lately("german")
+    assert await bot.planner.load_or_default("english") == "english"  # its model always stays
+    assert await bot.planner.load_or_default("german") == "german"
+    assert not bot.planner.fallback.failed_lately("german")
 
 
 async def test_a_tts_file_with_the_pool_busy_is_said_in_the_default_and_says_why(
@@ -96,7 +96,7 @@ async def test_a_tts_file_with_the_pool_busy_is_said_in_the_default_and_says_why
         "I could not load french just now, so I'm speaking in english instead.\n"
     ), reply.content
     assert reply.file is not None and bot.speakers.scheduler.asked == ["hello there"]
-    assert not bot.speech.fallback.failed_lately("french")  # the next /tts tries again
+    assert not bot.planner.fallback.failed_lately("french")  # the next /tts tries again
 
 
 async def test_chat_with_the_pool_busy_is_read_in_the_default_and_asks_again_next_time(
@@ -113,6 +113,6 @@ async def test_chat_with_the_pool_busy_is_read_in_the_default_and_asks_again_nex
     server.http.down = True  # the channel's "Loading…" and fallback notices fail, logged
     for text in ("one", "two"):
         assert await bot.reader.handle(server.post("bob", text)) == "read"
-    assert [u.language for u in bot.speaker.queue] == [None, None]  # the default model's
+    assert [u.plan.model for u in bot.speaker.queue] == [None, None]  # the default model's
     assert pool.asked == ["french", "french"]
-    assert not bot.speech.fallback.failed_lately("french")
+    assert not bot.planner.fallback.failed_lately("french")

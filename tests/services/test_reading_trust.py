@@ -122,7 +122,7 @@ async def test_a_clone_never_says_a_forum_posts_title(
         assert await _asked(bot, server, "bob", first) == SPEAKING
     (said,) = bot.speaker.play()
     assert said == case.said
-    assert (bot.speaker.played[0].voice is not None) is case.cloned
+    assert (bot.speaker.played[0].plan.voice is not None) is case.cloned
 
 
 # ---- item 3: a poll's result is said in the server's built-in voice ------------------------
@@ -161,4 +161,4 @@ async def test_a_poll_result_is_never_in_its_authors_clone(
         assert await _asked(bot, server, "bob", result) == SPEAKING
     (utterance,) = bot.speaker.queue
     assert bot.speaker.play() == [RESULT_LINE]
-    assert utterance.voice == case.default_voice
+    assert utterance.plan.voice == case.default_voice

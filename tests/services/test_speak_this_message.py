@@ -325,6 +325,6 @@ async def test_in_the_authors_voice_and_at_their_rate(bot: Bot, server: Server) 
     invoker, message = _asked(server, server.message(server["bob"], "hi"), AS_DISCORD_SENDS_IT)
     assert await _answer(bot, invoker, message) == SPEAKING
     (utterance,) = bot.speaker.queue
-    assert (utterance.text, utterance.rate) == ("bob said hi", 1.5)
-    assert utterance.voice == str(bot.data_dir / f"{server['bob'].id}/Mine.safetensors")
+    assert (utterance.text, utterance.plan.rate) == ("bob said hi", 1.5)
+    assert utterance.plan.voice == str(bot.data_dir / f"{server['bob'].id}/Mine.safetensors")
     assert voice_id > 0

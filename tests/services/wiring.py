@@ -20,10 +20,10 @@ from bot.playback.speakers import QueueFullError, Utterance
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
 from bot.services.home_voice import HomeVoice
-from bot.services.how_spoken import HowSpokenResolver
 from bot.services.join_notices import JoinNotices
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
+from bot.services.speech_plan import SpeechPlanner
 from bot.services.wording import Wording
 from bot.storage.database import Database
 from bot.synthesis.audio_files import MODEL_RATE
@@ -191,7 +191,7 @@ class Bot:
     connections: ServerConnections
     blocks: BlockService
     library: VoiceLibrary
-    how_spoken: HowSpokenResolver
+    planner: SpeechPlanner
     speech: SpeechService
     reader: AutoReader
     notices: JoinNotices
@@ -238,8 +238,8 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     connections = ServerConnections(server)
     blocks = BlockService(db, on_block=partial(drop_waiting, speakers))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
-    how_spoken = HowSpokenResolver(library.records, library.states, LANGUAGES[0], LANGUAGES)
-    speech = SpeechService(speakers, connections, 2_000, how_spoken, blocks, Wording(db))  # type: ignore[arg-type]
+    planner = SpeechPlanner(library.records, library.states, LANGUAGES[0], LANGUAGES)
+    speech = SpeechService(speakers, connections, 2_000, planner, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
     home = HomeVoice(db, connections)  # type: ignore[arg-type]
@@ -247,6 +247,6 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
         db, LANGUAGES, blocks=blocks, clock=clock, on_home_voice=home.settle
     )
     return Bot(
-        server, db, data_dir, clock, speakers, connections, blocks, library, how_spoken,
+        server, db, data_dir, clock, speakers, connections, blocks, library, planner,
         speech, reader, notices, settings,
     )  # fmt: skip

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bot.i18n.translate import localize
-from bot.services.how_spoken import pitch_of
+from bot.services.speech_plan import pitch_of
 from bot.storage.database import MemberSettings
 from bot.storage.server_settings import SETTINGS, ServerSettings, SettingError, parse_pitch
 from bot.synthesis.tempo import Tempo, normal, pitch_scale, stretch

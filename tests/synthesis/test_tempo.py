@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot.services.how_spoken import rate_of
+from bot.services.speech_plan import rate_of
 from bot.storage.database import MemberSettings
 from bot.storage.server_settings import SETTINGS, ServerSettings, SettingError, parse_rate
 from bot.synthesis.tempo import Tempo, normal, stretch

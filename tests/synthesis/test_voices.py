@@ -17,8 +17,8 @@ import torch
 
 from bot.core.errors import UserError
 from bot.services.blocks import BlockService
-from bot.services.how_spoken import HowSpokenResolver
 from bot.services.replies import Reply
+from bot.services.speech_plan import SpeechPlanner
 from bot.services.voices import VoiceService
 from bot.storage.database import Database, VoiceRepository
 from bot.storage.voice_records import VoiceLibraryError
@@ -46,10 +46,8 @@ async def create(library: VoiceLibrary, owner: int, name: str, data: bytes = CLI
 async def voice_for(library: VoiceLibrary, user_id: int, guild_id: int | None) -> str | None:
     """The voice spec a member speaks with there, in the default language, as the bot
     resolves it (their server choice, their global one, the server's default, else None)."""
-    spoken = await HowSpokenResolver(
-        library.records, library.states, "english", ("english",)
-    ).resolve(user_id, guild_id)
-    return (await spoken.voice("english")).spec
+    planner = SpeechPlanner(library.records, library.states, "english", ("english",))
+    return (await planner.plan(await planner.resolve(user_id, guild_id))).voice
 
 
 def stored_files(library: VoiceLibrary) -> list[Path]:

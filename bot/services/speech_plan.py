@@ -1,0 +1,269 @@
+"""How speech is said, decided once: how a member is spoken in a server (`HowSpoken`: their
+settings and the server's, read once per message or command) and the plan of one piece of
+speech (`SpeechPlanner.plan`: the model and the voice state for that model, chosen together,
+with the only fallback policy). Chat, /say, /tts, "Speak this message", join notices,
+previews and samples all speak as a plan says; playback and the scheduler carry it as it is.
+
+The language is the member's own choice in that server, else the server's, else the
+operator's `TTS_LANGUAGE`; a choice the operator no longer offers falls through. A chat
+message's (`HowSpoken.language_for`): with the server's `detect_language` on and no language
+of the member's own, the one it is written in, when lingua names one of those offered
+(bot/text/language_detection.py, in a thread).
+
+The model is that language's, loaded first if need be; when it cannot load now (it failed a
+moment ago, the pool has no room, the load fails), the default model speaks instead and the
+plan says so (`wanted`), for the caller to tell the channel once.
+
+The voice is then chosen for the model that speaks: the member's choice in that server, else
+their global one, else the server's default, else None (the operator's `DEFAULT_VOICE`); a
+cloned voice's state is the one made for that model (made from its recording on first use),
+and a cloned voice that cannot be used falls through. Words the bot composes (a poll's result,
+a join notice) are said in the server's built-in voice, never a member's clone.
+
+The speaking rate is the member's own in that server, else the server's `speaking_rate` (1.0
+in a DM), as is the pitch (`/set my_pitch`, else the server's `pitch`), and whether the server
+speeds speech up while messages wait (`queue_speedup`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import threading
+from collections.abc import Sequence
+
+from bot.core.errors import UserError
+from bot.i18n.translate import tr
+from bot.services.fallback import ModelFallback
+from bot.storage.database import MemberSettings, VoiceRecord
+from bot.storage.server_settings import ServerSettings
+from bot.storage.voice_records import VoiceRecords
+from bot.synthesis.model_pool import ModelPool, ModelsBusyError
+from bot.synthesis.speech_plan import SpeechPlan
+from bot.synthesis.voice_states import VoiceStates
+from bot.text.language_detection import LanguageDetection
+
+__all__ = ["HowSpoken", "SpeechPlan", "SpeechPlanner", "VoiceFrom", "pitch_of", "rate_of"]
+
+log = logging.getLogger(__name__)
+
+# a way out, not a budget: a detection takes milliseconds, the first one builds the detector
+# (its languages' models: a second or two, longer beside busy model threads)
+DETECT_TIMEOUT_S = 30.0
+
+# what a member chose to speak with: a built-in voice's name or one of their cloned voices
+# (None: no choice of theirs)
+VoiceChoice = str | VoiceRecord | None
+
+
+class VoiceFrom(enum.Enum):
+    """Whose choice of voice a plan follows, when it names no voice itself."""
+
+    MEMBER = "the member's choice here, else the server's built-in voice"
+    SERVER = "the server's built-in voice: words the bot composes, never a member's clone"
+
+
+class HowSpoken:
+    """How one member is spoken in one server (`guild_id` None: in a DM)."""
+
+    def __init__(
+        self,
+        planner: SpeechPlanner,
+        user_id: int,
+        guild_id: int | None,
+        member: MemberSettings,
+        server: ServerSettings | None,
+    ) -> None:
+        self._planner = planner
+        self.user_id = user_id
+        self.guild_id = guild_id
+        self.member = member
+        self.server = server
+        self.language = planner.language_of(member, server)  # wanted: its model may not load
+        self.rate = rate_of(member, server)
+        self.pitch = pitch_of(member, server)  # semitones, in the rate's stretcher
+        # the server's queue_speedup: the rate rises while messages wait (bot/playback)
+        self.speedup = server is not None and server.queue_speedup
+        self._chosen: VoiceChoice = None
+        self._chosen_read = False  # the voice choice is read when a voice is first needed
+
+    @property
+    def own_language(self) -> bool:
+        """The member chose a language here that is offered: it wins over detection."""
+        return self.member.language is not None and self.member.language in (
+            self._planner.languages
+        )
+
+    async def language_for(self, text: str) -> str:
+        """The language a message of theirs is read in: theirs if they chose one; else, with
+        the server's `detect_language` on, the one `text` is written in (among those offered,
+        when lingua is sure enough); else the server's (`language`)."""
+        if self.server is None or not self.server.detect_language or self.own_language:
+            return self.language
+        return await self._planner.detect(text) or self.language
+
+    async def chosen_voice(self) -> VoiceChoice:
+        """The member's choice of voice here (read once, when first asked)."""
+        if not self._chosen_read:
+            records = self._planner.records
+            self._chosen = await records.chosen_voice(self.user_id, self.guild_id)
+            self._chosen_read = True
+        return self._chosen
+
+
+def rate_of(member: MemberSettings, server: ServerSettings | None) -> float:
+    """The speaking rate: the member's own here, else the server's, else the model's own."""
+    if member.rate is not None:
+        return member.rate
+    return server.speaking_rate if server is not None else 1.0
+
+
+def pitch_of(member: MemberSettings, server: ServerSettings | None) -> int:
+    """The pitch in semitones: the member's own here, else the server's, else the voice's own."""
+    if member.pitch is not None:
+        return member.pitch
+    return server.pitch if server is not None else 0
+
+
+class SpeechPlanner:
+    """Reads how members are spoken (`resolve`, once per message or command) and plans their
+    speech (`plan`): the one place the model and the voice are chosen."""
+
+    def __init__(
+        self, records: VoiceRecords, states: VoiceStates, language: str,
+        languages: Sequence[str], models: ModelPool | None = None,
+    ) -> None:  # fmt: skip
+        """`language`: the operator's default; `languages`: those offered (with it);
+        `models`: the languages' models (None: only the default one, always loaded)."""
+        self.records = records
+        self.states = states
+        self.language = language
+        self.languages = tuple(languages)
+        self.models = models
+        self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
+        self.detection = LanguageDetection(self.languages)  # built on first use
+        self._building = threading.Lock()  # one thread builds the detector; the others wait
+
+    # ---- how a member is spoken ------------------------------------------------------------
+    async def resolve(
+        self, user_id: int, guild_id: int | None, *, server: ServerSettings | None = None
+    ) -> HowSpoken:
+        """`server`: the server's settings, when the caller has read them already."""
+        if guild_id is None:  # a DM: no server, no member settings
+            return HowSpoken(self, user_id, None, MemberSettings(), None)
+        db = self.records.db
+        member = await db.members.get(user_id, guild_id)
+        if server is None:
+            server = await db.guilds.get(guild_id)
+        return HowSpoken(self, user_id, guild_id, member, server)
+
+    def for_server(self, server: ServerSettings) -> HowSpoken:
+        """How the bot itself is spoken in a server (a join notice): the server's language,
+        at the voice's own rate and pitch, never sped up."""
+        spoken = HowSpoken(self, 0, server.guild_id, MemberSettings(rate=1.0, pitch=0), server)
+        spoken.speedup = False
+        return spoken
+
+    def language_of(self, member: MemberSettings, server: ServerSettings | None) -> str:
+        for choice in (member.language, server.language if server is not None else None):
+            if choice and choice in self.languages:
+                return choice
+        return self.language
+
+    def _detect(self, text: str) -> str | None:
+        with self._building:
+            self.detection.build()
+        return self.detection.detect(text)
+
+    async def detect(self, text: str) -> str | None:
+        """The offered language `text` is written in (None: unsure, or nothing to choose
+        from), worked out in a thread: never on the event loop."""
+        if not self.detection.possible:
+            return None
+        try:
+            async with asyncio.timeout(DETECT_TIMEOUT_S):
+                return await asyncio.to_thread(self._detect, text)
+        except TimeoutError:
+            log.warning("language detection took over %.0f s: the server's language reads",
+                        DETECT_TIMEOUT_S)  # fmt: skip
+            return None
+
+    # ---- the model -------------------------------------------------------------------------
+    def model_of(self, language: str) -> str | None:
+        """The model a plan names for a language: None for the default one."""
+        return None if language == self.language else language
+
+    def needs_loading(self, language: str) -> bool:
+        return self.models is not None and not self.models.is_loaded(self.model_of(language))
+
+    async def load_or_default(self, language: str) -> str:
+        """The language that speaks: `language` once its model is loaded, else the default
+        one. A load that fails (the weights, the network, a config: anything) keeps the
+        language out for a minute, so that each message does not wait for the same failure.
+        A busy pool (`ModelsBusyError`: every model it may keep is in use) is no failed
+        load: this speech is said in the default language, and the next one tries again."""
+        if self.models is None or language == self.language:
+            return language  # (no pool: every language's model counts as loaded)
+        if self.needs_loading(language) and self.fallback.failed_lately(language):
+            return self.language
+        try:
+            await self.models.ensure(language)
+        except ModelsBusyError:
+            log.info("no room to load the %s model now: this speech in the default", language)
+            return self.language
+        except Exception as error:  # the weights, the network, a config: any failure
+            self.fallback.failed(language, error)
+            return self.language
+        return language
+
+    # ---- the plan --------------------------------------------------------------------------
+    async def plan(
+        self, spoken: HowSpoken, language: str | None = None, *,
+        voice: VoiceFrom | str | VoiceRecord = VoiceFrom.MEMBER,
+    ) -> SpeechPlan:  # fmt: skip
+        """How `spoken`'s speech in `language` (default: theirs) is said: that language's
+        model, loaded first if need be, else the default one (`load_or_default`); then the
+        voice for the model that speaks: `voice` (a built-in voice's name, or one of the
+        member's cloned voices: a preview), else whose choice it follows (`VoiceFrom`)."""
+        wanted = spoken.language if language is None else language
+        speaks = await self.load_or_default(wanted)
+        model = self.model_of(speaks)
+        if isinstance(voice, VoiceFrom):
+            chosen = await spoken.chosen_voice() if voice is VoiceFrom.MEMBER else None
+            state, cloned_id = await self._voice_for(chosen, spoken.server, model)
+        elif isinstance(voice, VoiceRecord):  # this voice or none: a preview is of it
+            state, cloned_id = await self.states.usable_state(voice, model), voice.id
+            if state is None:
+                raise UserError(tr("That voice cannot be used on this bot right now."))
+        else:
+            state, cloned_id = voice, None
+        return SpeechPlan(
+            speaks, model, state, cloned_id, rate=spoken.rate, pitch=spoken.pitch,
+            speedup=spoken.speedup, wanted=None if speaks == wanted else wanted,
+        )  # fmt: skip
+
+    async def _voice_for(
+        self, chosen: VoiceChoice, server: ServerSettings | None, model: str | None
+    ) -> tuple[str | None, int | None]:
+        """(the voice state for `model`, the cloned voice's id if it is one) of a choice."""
+        if isinstance(chosen, str):
+            return chosen, None
+        if chosen is not None:
+            state = await self.states.usable_state(chosen, model)
+            if state is not None:
+                return state, chosen.id
+        if server is not None and server.default_voice:
+            return server.default_voice, None
+        return None, None
+
+    async def to_prepare(self, spoken: HowSpoken, language: str) -> str | None:
+        """The name of the member's cloned voice while its state for `language`'s loaded model
+        (not the default one) is still to be made (None: nothing to prepare)."""
+        model = self.model_of(language)
+        if model is None:
+            return None
+        chosen = await spoken.chosen_voice()
+        if not isinstance(chosen, VoiceRecord):
+            return None
+        return chosen.name if await self.states.needs_state(chosen, model) else None
