@@ -13,7 +13,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cachetools
 import discord
@@ -25,6 +25,7 @@ from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
 from bot.services.change_limits import ChangeLimit
 from bot.services.member_names import names_in_use, said_as
+from bot.services.reading_rules import Posted, Verdict, verdict
 from bot.services.speech import SpeechService, humans_in, in_stage_audience
 from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner, VoiceFrom
 from bot.services.wording import capped, rendered
@@ -136,6 +137,47 @@ def in_private_thread(message: discord.Message) -> bool:
     A thread discord.py does not know is no read channel's either."""
     thread = thread_of(message)
     return thread is not None and thread.type == discord.ChannelType.private_thread
+
+
+def posted_of(
+    message: discord.Message, author: discord.Member | discord.User | None = None
+) -> Posted:
+    """What the reading rules read of a message (`author`: its author as a member, when
+    fetched for the server's role rules)."""
+    author = author or message.author
+    return Posted(
+        content=message.content,
+        webhook=message.webhook_id is not None,
+        from_bot=author.bot,
+        system=message.type not in READ_TYPES and not is_poll_result(message),
+        silent=message.flags.suppress_notifications,
+        private_thread=in_private_thread(message),
+        roles=frozenset(r.id for r in author.roles) if isinstance(author, discord.Member)
+        else frozenset(),
+        stage_audience=in_stage_audience(author),
+    )  # fmt: skip
+
+
+def refusal(rules: Verdict, settings: ServerSettings) -> str:
+    """What "Speak this message" answers when the rules skip the message."""
+    match rules:
+        case Verdict.PRIVATE_THREAD:
+            return tr("That message is in a private thread: I don't read private threads aloud.")
+        case Verdict.FROM_A_BOT:
+            return tr("This server does not have messages from bots read aloud.")
+        case Verdict.SKIP_PREFIX:
+            return tr(
+                "Messages starting with “{prefix}” are not read aloud in this server.",
+                prefix=settings.skip_prefix,
+            )
+        case Verdict.MISSING_ROLE:
+            return tr("Only messages of members with the server's reading role are read.")
+        case Verdict.IGNORED_ROLE:
+            return tr("Messages of members with the server's ignored role are not read.")
+        case Verdict.BLOCKED:
+            return tr("A moderator has stopped me reading this member's messages in this server.")
+        case _:  # opted out (a @silent message, the stage audience: not when asked)
+            return tr("Its author has asked not to have their messages read aloud.")
 
 
 MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
@@ -264,8 +306,8 @@ class AutoReader:
             return "not a member"
         if guild.me is not None and author.id == guild.me.id:
             return "own message"
-        if in_private_thread(message):
-            return "a private thread"
+        if in_private_thread(message):  # before anything is read (`verdict` says it too)
+            return Verdict.PRIVATE_THREAD
         settings = await self.db.guilds.get(guild.id)
         voice_client = guild.voice_client
         bot_channel: VoiceChannel | None = getattr(voice_client, "channel", None)
@@ -285,14 +327,14 @@ class AutoReader:
             read_channel = reads[thread.parent_id]
         # the read channel's own voice channel (None: where its author is)
         own_voice = read_channel.voice_channel_id if read_channel is not None else None
-        skip = self._skip_reason(message, settings)
-        if skip:
-            return skip
+        posted = posted_of(message)
+        if (rules := verdict(posted, settings)) is not Verdict.READ:
+            return rules  # (before the member's settings are read: a skip costs no query)
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
-        if not webhook and spoken.member.blocked:
-            return "blocked by a moderator"  # silently: they are told when they use a command
-        if not spoken.member.autoread:
-            return "member opted out"
+        member = spoken.member  # a block is silent here: they are told when they use a command
+        posted = replace(posted, blocked=member.blocked, opted_out=not member.autoread)
+        if (rules := verdict(posted, settings)) is not Verdict.READ:
+            return rules
         voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)
         author_channel = voice_state.channel if voice_state is not None else None
         result = is_poll_result(message)  # a poll's end: read only where the bot already is
@@ -420,29 +462,6 @@ class AutoReader:
         for key in keys:
             self._detected_loads.take(key)
         return True
-
-    @staticmethod
-    def _skip_reason(message: discord.Message, settings: ServerSettings) -> str | None:
-        """Why the server's rules skip a message (the member's own opt-out is theirs). A
-        webhook's message has no member, hence no roles: `required_role` skips it, and
-        `ignored_role` and the stage audience cannot."""
-        author = message.author
-        if settings.bot_ignore and (author.bot or message.webhook_id is not None):
-            return "from a bot"
-        if message.type not in READ_TYPES and not is_poll_result(message):
-            return "system message"
-        if settings.skip_silent and message.flags.suppress_notifications:
-            return "a @silent message"
-        if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
-            return "skip prefix"
-        roles = author.roles if isinstance(author, discord.Member) else []
-        if settings.required_role and not any(r.id == settings.required_role for r in roles):
-            return "missing the required role"
-        if settings.ignored_role and any(r.id == settings.ignored_role for r in roles):
-            return "has the ignored role"
-        if settings.audience_ignore and in_stage_audience(author):
-            return "in the stage audience"
-        return None
 
     def _rate_limited(
         self, guild_id: int, limits: list[tuple[Author, int]], now: float, *,
@@ -625,38 +644,21 @@ class AutoReader:
         if guild is None:
             raise UserError(tr("I can only speak messages from a server."))
         await self.speech.blocks.check(invoker.id, guild.id)
-        if in_private_thread(message):
-            raise UserError(tr(
-                "That message is in a private thread: I don't read private threads aloud."
-            ))  # fmt: skip
         settings = await self.db.guilds.get(guild.id)
         author = message.author
         webhook = message.webhook_id is not None
-        if settings.bot_ignore and (author.bot or webhook):
-            raise UserError(tr("This server does not have messages from bots read aloud."))
-        if settings.skip_prefix and message.content.startswith(settings.skip_prefix):
-            raise UserError(tr(
-                "Messages starting with “{prefix}” are not read aloud in this server.",
-                prefix=settings.skip_prefix,
-            ))  # fmt: skip
         if not webhook and (settings.required_role or settings.ignored_role):
             author = await self._member_for_roles(guild, author)
-        roles = author.roles if isinstance(author, discord.Member) else []
-        if (
-            (isinstance(author, discord.Member) or webhook)
-            and settings.required_role
-            and not any(r.id == settings.required_role for r in roles)
-        ):
-            raise UserError(tr("Only messages of members with the server's reading role are read."))
-        if settings.ignored_role and any(r.id == settings.ignored_role for r in roles):
-            raise UserError(tr("Messages of members with the server's ignored role are not read."))
-        if not webhook and await self.speech.blocks.is_blocked(guild.id, author.id):
-            raise UserError(tr(
-                "A moderator has stopped me reading this member's messages in this server."
-            ))  # fmt: skip
+        # (a plain User: a message in an interaction's resolved data, its settings read too)
         spoken = await self.speech.spoken(author.id, guild.id, server=settings)
-        if not webhook and not spoken.member.autoread:  # a plain User too: resolved data
-            raise UserError(tr("Its author has asked not to have their messages read aloud."))
+        posted = replace(
+            posted_of(message, author),
+            blocked=not webhook and await self.speech.blocks.is_blocked(guild.id, author.id),
+            opted_out=not spoken.member.autoread,
+        )  # fmt: skip
+        rules = verdict(posted, settings, asked=True)
+        if rules is not Verdict.READ:
+            raise UserError(refusal(rules, settings))
         channel = self.speech.speaking_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
             raise UserError(tr(
@@ -714,7 +716,7 @@ class AutoReader:
         if speaker is None:
             return
         settings = await self.db.guilds.get(message.guild.id)
-        skip = settings.skip_prefix and message.content.startswith(settings.skip_prefix)
+        skip = verdict(posted_of(message), settings) is not Verdict.READ  # (its new words)
         if skip or self._rate_limited(
             message.guild.id, _limits(message, settings.rate_limit), self.clock(), edit=True
         ):

@@ -414,7 +414,7 @@ class NotInVoice:
     def __init__(self, db: Database) -> None:
         self.blocks = BlockService(db)  # no one is blocked
 
-    async def speak_in_callers_channel(self, *_: object, **__: object) -> None:
+    def speaking_channel(self, *_: object) -> None:
         raise UserError("not in a voice channel")
 
 
