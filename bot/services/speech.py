@@ -244,7 +244,6 @@ class SpeechService:
         cannot be edited from here, and the people hearing another language are the ones to
         tell) and its voice prepared for it. `text` is as typed: its words are made for the
         language that speaks, once it is known."""
-        plan = None
         try:
             plan = await self.planner.plan(spoken)
             if plan.wanted is not None:
@@ -255,7 +254,7 @@ class SpeechService:
         except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
             log.info("speech planned in %s not said: %s", spoken.language, error)
         except Exception:  # the member had their answer; the operator gets the reason
-            log.exception("could not speak after planning %s", plan)
+            log.exception("could not speak once %s was planned", spoken.language)
 
     def attributed(
         self, member: discord.Member | discord.User, guild_id: int | None, text: str,
