@@ -9,23 +9,17 @@ uses it.
 from __future__ import annotations
 
 import collections
+import dataclasses
 from typing import Any
 
 from bot.playback.speakers import GuildSpeaker
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
+from bot.synthesis.unit_choice import UnitChoice
 
 
-class FifoScheduler(DeadlineScheduler):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["spare_lanes"] = 0
-        super().__init__(*args, **kwargs)
-
-    def submit(self, job: SpeechJob) -> None:
-        """A message is synthesized whole: its units (sentences, clauses) become one again."""
-        if not job.background and len(job.units) > 1:
-            job.units = collections.deque([" ".join(job.units)])
-        super().submit(job)
+class FifoChoice(UnitChoice):
+    """Whole messages in arrival order, one at a time across every server."""
 
     def deadline(self, job: SpeechJob, now: float) -> float:
         return job.requested_at
@@ -41,6 +35,20 @@ class FifoScheduler(DeadlineScheduler):
 
     def unit_limit(self, job: SpeechJob) -> int | None:
         return None
+
+
+class FifoScheduler(DeadlineScheduler):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["spare_lanes"] = 0
+        super().__init__(*args, **kwargs)
+        fields = dataclasses.fields(self.choice)
+        self.choice = FifoChoice(**{f.name: getattr(self.choice, f.name) for f in fields})
+
+    def submit(self, job: SpeechJob) -> None:
+        """A message is synthesized whole: its units (sentences, clauses) become one again."""
+        if not job.background and len(job.units) > 1:
+            job.units = collections.deque([" ".join(job.units)])
+        super().submit(job)
 
 
 class FifoSpeaker(GuildSpeaker):

@@ -203,7 +203,7 @@ async def bench(
     scheduler = standalone_scheduler(engine, models)
     discord = None
     if servers:  # as the bot with SPEECH_PORT runs it (bot/app.py)
-        scheduler.reserved_rows = 1
+        scheduler.choice.reserved_rows = 1
         discord = DiscordServers(scheduler, servers, seed=1)
     server = SpeechServer(settings, scheduler, models)
     await server.start()

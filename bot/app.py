@@ -181,7 +181,8 @@ async def build(
         tasks.append(supervise(connections.watch, "voice-watchdog"))
         speech_server = None
         if settings.speech_port is not None:  # the speech service shares the scheduler
-            speakers.scheduler.reserved_rows = 1  # a row for Discord, whatever the service asks
+            # a row for Discord, whatever the service asks
+            speakers.scheduler.choice.reserved_rows = 1
             metrics = probes.metrics if probes is not None else None
 
             def counted(record: StreamRecord) -> None:

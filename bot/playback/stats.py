@@ -135,12 +135,12 @@ class BotStats:
             load=self._load(),
             queued_units=self.scheduler.queued_units,
             speaking_servers=speaking_servers,
-            waiting_for_room=self.scheduler.held_back(),
+            waiting_for_room=self.scheduler.choice.held_back(),
             background_waiting=self.scheduler.background_waiting(),
             background_done=self.scheduler.background.done,
             background_refused=self.scheduler.background.refused,
             streams=tuple(collections.Counter(
-                j.source for j in self.scheduler.live() if not j.done.is_set()
+                j.source for j in self.scheduler.choice.live() if not j.done.is_set()
             ).items()),
         )  # fmt: skip
         log.debug("stats: %s", snapshot)

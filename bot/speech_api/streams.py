@@ -193,7 +193,7 @@ class SpeechStreams:
         """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`."""
         asked_at = time.monotonic()
         self.limits.check(client)
-        if self.scheduler.service_waiting() >= self.queue_size:
+        if self.scheduler.choice.service_waiting() >= self.queue_size:
             raise TooMany(
                 "The speech service is full right now; try again in a moment.",
                 code="service_full", retry_after=2,

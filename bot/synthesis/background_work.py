@@ -1,14 +1,18 @@
-"""Background model work (`/tts` files, previews, clones, voice rebuilds): its limits per
-member, per server and overall, checked before a job is queued. It runs on lanes of its own
-(`BACKGROUND_LANES`, the engine's background thread), never on a live worker."""
+"""Background model work: speech as a file (`/tts` files, previews: `SpeechJob`s with an
+owner) and model calls that are not speech (`ModelCall`: clones, voice rebuilds); its limits
+per member, per server and overall, checked before the work is queued. It runs on lanes of its
+own (`BACKGROUND_LANES`, the engine's background thread), never on a live worker."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
-from bot.synthesis.speech_jobs import FIRST_UNIT_CHARS, Owner, SpeechJob
+from bot.synthesis.speech_jobs import FIRST_UNIT_CHARS, Owner
 
 BACKGROUND_LANES = 1  # background jobs in flight at once (the engine has one thread for them)
 BACKGROUND_UNIT_CHARS = FIRST_UNIT_CHARS  # short units: a live unit never waits long
@@ -16,6 +20,25 @@ BACKGROUND_UNIT_CHARS = FIRST_UNIT_CHARS  # short units: a live unit never waits
 
 class BusyError(UserError):
     """Too much background work is waiting for this member, server or bot."""
+
+
+@dataclass(eq=False)
+class ModelCall:
+    """`fn(model)` with the model of `language` (None: the default one), run once on a
+    background lane. It cannot be interrupted: cancelled while running, it ends first."""
+
+    fn: Callable[[Any], Any]
+    owner: Owner
+    language: str | None
+    requested_at: float
+    running: bool = False
+    cancelled: bool = False
+    error: BaseException | None = None
+    result: Any = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def finish(self) -> None:
+        self.done.set()
 
 
 @dataclass(frozen=True)
@@ -33,12 +56,12 @@ class BackgroundAdmission:
         self.done = 0
         self.refused = 0
 
-    def admit(self, jobs: list[SpeechJob], owner: Owner) -> None:
+    def admit(self, waiting: Sequence[Owner], owner: Owner) -> None:
         """Raise `BusyError` when `owner`'s member, server or the bot has too much waiting
-        among `jobs` (the background jobs not finished)."""
+        (`waiting`: the owners of the background work not finished)."""
         limits = self.limits
-        mine = sum(1 for j in jobs if j.owner is not None and j.owner[0] == owner[0])
-        server = sum(1 for j in jobs if j.owner is not None and j.owner[1] == owner[1])
+        mine = sum(1 for who in waiting if who[0] == owner[0])
+        server = sum(1 for who in waiting if who[1] == owner[1])
         if mine >= limits.per_member:
             refusal = tr(
                 "You already have {count} requests waiting. Please wait for them to finish.",
@@ -51,7 +74,7 @@ class BackgroundAdmission:
                 count=server,
                 where=where,
             )
-        elif len(jobs) >= limits.total:
+        elif len(waiting) >= limits.total:
             refusal = tr("I'm busy with many requests right now. Please try again in a minute.")
         else:
             return

@@ -118,9 +118,7 @@ class SpeechJob:
     free_at: float | None = None  # when its server's voice channel became free for it
     unit_chars: int = 0  # the unit in flight: its length
     unit_audio: float = 0.0  # and the audio it gave so far
-    owner: Owner | None = None  # set for background work: whose request it is
-    call: Callable[[Any], Any] | None = None  # background work that is not speech
-    result: Any = None  # what `call` returned
+    owner: Owner | None = None  # set for background work (a file): whose request it is
     language: str | None = None  # the model that speaks it (None: the default one)
     tempo: Tempo | None = None  # its speaking rate's stretcher, across all its units
     # a message with a sound in it is a job per stretch of words: a part with words after it
@@ -165,10 +163,3 @@ class SpeechJob:
 
     def finish(self) -> None:
         self.done.set()
-
-
-class CallInFlight:
-    """Marks a model call in flight (`SpeechJob.in_flight`); it cannot be interrupted."""
-
-    def cancel(self) -> None:
-        pass

@@ -34,7 +34,7 @@ async def test_api_streams_run_beside_a_discord_server_without_a_gap(
            "METRICS_PORT": str(metrics_port)}  # fmt: skip
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
         fake, app = running.fake, running.bot.app
-        assert app.speech_server is not None and app.speakers.scheduler.reserved_rows == 1
+        assert app.speech_server is not None and app.speakers.scheduler.choice.reserved_rows == 1
         api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-",
                                  max_retries=0)  # fmt: skip
         await fake.set_voice_state("alice", VOICE)

@@ -68,7 +68,7 @@ async def test_the_page_speaks_as_the_speech_is_made(
 ) -> None:
     async with running_service(tmp_path, full_engine, tiny_model) as server:
         # a listener's 1.5 s ahead, not 5: a short text's stream still runs as it plays
-        server.streams.scheduler.ahead_s = 1.5
+        server.streams.scheduler.choice.ahead_s = 1.5
         await asyncio.to_thread(browser.get, f"{server.url}/")
         await wait_for(browser, lambda _: browser.find_elements(
             By.CSS_SELECTOR, "#voice option[value=narrator]"), "listed the voices")  # fmt: skip

@@ -93,14 +93,14 @@ async def test_a_synthesizer_that_raises_ends_that_job_and_the_worker_goes_on() 
 @pytest.mark.slow
 async def test_a_dead_worker_is_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = DeadlineScheduler(lambda text, voice: OneChunk())  # type: ignore[arg-type,return-value]
-    real_pick, failures = scheduler.pick_live, [RuntimeError("a bug in pick")]
+    real_pick, failures = scheduler.choice.pick_live, [RuntimeError("a bug in pick")]
 
     def flaky_pick(now: float) -> SpeechJob | None:
         if failures:
             raise failures.pop()
         return real_pick(now)
 
-    monkeypatch.setattr(scheduler, "pick_live", flaky_pick)  # what the live workers call
+    monkeypatch.setattr(scheduler.choice, "pick_live", flaky_pick)  # what the live workers call
     monkeypatch.setattr("bot.core.supervisor.RESTART_DELAY_S", 0.01)
     scheduler.start()
     try:
@@ -143,9 +143,9 @@ async def test_background_work_waits_behind_live_speech_and_has_limits(engine: T
     background = job("A file for later.")
     background.owner = (1, 10)
     scheduler.submit(background)
-    assert scheduler.pick(0.0) is live  # live before background, whatever the order
+    assert scheduler.choice.pick(0.0) is live  # live before background, whatever the order
     scheduler.cancel(live)
-    assert scheduler.pick(0.0) is background
+    assert scheduler.choice.pick(0.0) is background
     scheduler.cancel(background)
 
     scheduler.start()

@@ -16,9 +16,10 @@ from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
 from bot.synthesis.engine import TTSEngine, state_nbytes
-from bot.synthesis.scheduler import BATCH_PREBUFFER_S, KEPT_ROW_S, DeadlineScheduler
+from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob, split_units
 from bot.synthesis.tempo import Tempo
+from bot.synthesis.unit_choice import KEPT_ROW_S
 from tests.conftest import TinyModel, engine_settings
 
 RATE = 24_000
@@ -122,17 +123,17 @@ def test_earliest_deadline_first() -> None:
     for j, buffered in ((low, 0.3), (high, 2.5)):
         j.sink.feed(np.zeros(int(buffered * RATE), np.float32))  # playing since now
         scheduler.jobs.append(j)
-    assert scheduler.pick(clock()) is low  # runs dry in 0.3 s
+    assert scheduler.choice.pick(clock()) is low  # runs dry in 0.3 s
     scheduler.jobs.append(new)  # due at arrival + 0.5 s
-    assert scheduler.pick(clock()) is low  # 0.3 s < 0.5 s
+    assert scheduler.choice.pick(clock()) is low  # 0.3 s < 0.5 s
     clock.now += 0.2  # low now has 0.1 s, new is due in 0.3 s
-    assert scheduler.pick(clock()) is low
+    assert scheduler.choice.pick(clock()) is low
     low.sink.feed(np.zeros(RATE, np.float32))  # low refilled to 1.1 s
-    assert scheduler.pick(clock()) is new
+    assert scheduler.choice.pick(clock()) is new
     new.in_flight = object()  # type: ignore[assignment]
-    assert scheduler.pick(clock()) is low
+    assert scheduler.choice.pick(clock()) is low
     low.in_flight = object()  # type: ignore[assignment]
-    assert scheduler.pick(clock()) is high
+    assert scheduler.choice.pick(clock()) is high
 
 
 def test_enough_buffered_waits_and_says_when_to_wake() -> None:
@@ -141,12 +142,12 @@ def test_enough_buffered_waits_and_says_when_to_wake() -> None:
     full = job(clock, "full", 5)
     full.sink.feed(np.zeros(int(3.5 * RATE), np.float32))
     scheduler.jobs.append(full)
-    assert scheduler.pick(clock()) is None
-    assert scheduler.wake_in() == pytest.approx(0.1)  # capped: 0.51 s away
+    assert scheduler.choice.pick(clock()) is None
+    assert scheduler.choice.wake_in() == pytest.approx(0.1)  # capped: 0.51 s away
     clock.now += 0.45
-    assert scheduler.wake_in() == pytest.approx(0.06)
+    assert scheduler.choice.wake_in() == pytest.approx(0.06)
     clock.now += 0.06
-    assert scheduler.pick(clock()) is full
+    assert scheduler.choice.pick(clock()) is full
 
 
 async def test_a_new_request_waits_at_most_one_unit() -> None:
@@ -264,16 +265,16 @@ def test_a_fast_speaking_rate_counts_in_the_batchs_room() -> None:
     scheduler.jobs += [first, second]
     plain, fast = text_job(clock, "plain", 3, 50), text_job(clock, "fast", 3, 50)
     fast.tempo = Tempo(2.0)
-    assert scheduler.has_room(plain) and asked[-1] == 1.0
-    assert not scheduler.has_room(fast) and asked[-1] == 2.0  # its row would break up
-    assert not scheduler.at_capacity()
+    assert scheduler.choice.has_room(plain) and asked[-1] == 1.0
+    assert not scheduler.choice.has_room(fast) and asked[-1] == 2.0  # its row would break up
+    assert not scheduler.choice.at_capacity()
     second.tempo = Tempo(1.5)  # an admitted row speaks faster: the room shrinks for all
-    assert not scheduler.has_room(plain) and asked[-1] == 1.5
-    assert scheduler.at_capacity()
+    assert not scheduler.choice.has_room(plain) and asked[-1] == 1.5
+    assert scheduler.choice.at_capacity()
     slow = text_job(clock, "slow", 3, 50)
     slow.tempo = Tempo(0.5)  # slower than 1x still takes a frame a step
     second.tempo = None
-    assert scheduler.has_room(slow) and asked[-1] == 1.0
+    assert scheduler.choice.has_room(slow) and asked[-1] == 1.0
 
 
 async def test_the_words_after_a_sound_keep_their_messages_row() -> None:
@@ -290,31 +291,31 @@ async def test_the_words_after_a_sound_keep_their_messages_row() -> None:
     before.keeps_row = True
     waiting = text_job(clock, "B", 2, 30)  # B asked after A began: it waits for room
     scheduler.jobs += [before, waiting]
-    assert not scheduler.has_room(waiting)
+    assert not scheduler.choice.has_room(waiting)
     await scheduler._run_unit(before, spare=False)  # A's first words are made
-    assert before.done.is_set() and not scheduler.has_room(waiting)  # the row is still A's
+    assert before.done.is_set() and not scheduler.choice.has_room(waiting)  # the row is still A's
     after = text_job(clock, "A", 1, 30, buffered_s=2.0)  # A's words after the sound
     after.kept_row = True
     scheduler.submit(after)
-    assert after.admitted and scheduler.pick(clock()) is after
+    assert after.admitted and scheduler.choice.pick(clock()) is after
     await scheduler._run_unit(after, spare=False)
-    assert scheduler.has_room(waiting)  # A's message is made: B's turn
+    assert scheduler.choice.has_room(waiting)  # A's message is made: B's turn
 
     skipped = text_job(clock, "C", 1, 30, admitted=True)
     skipped.keeps_row = True
     scheduler.jobs.append(skipped)
     await scheduler._run_unit(skipped, spare=False)
-    assert not scheduler.has_room(waiting)
+    assert not scheduler.choice.has_room(waiting)
     scheduler.release_row("C")  # its message was skipped before the words after its sound
-    assert scheduler.has_room(waiting)
+    assert scheduler.choice.has_room(waiting)
 
     lost = text_job(clock, "D", 1, 30, admitted=True)
     lost.keeps_row = True
     scheduler.jobs.append(lost)
     await scheduler._run_unit(lost, spare=False)
-    assert not scheduler.has_room(waiting)
+    assert not scheduler.choice.has_room(waiting)
     clock.now += KEPT_ROW_S + 0.1  # its next words never came: the way out
-    assert scheduler.has_room(waiting)
+    assert scheduler.choice.has_room(waiting)
 
 
 def test_without_a_batch_a_jobs_demand_counts_its_speaking_rate() -> None:
@@ -322,9 +323,9 @@ def test_without_a_batch_a_jobs_demand_counts_its_speaking_rate() -> None:
     scheduler = make_scheduler(clock, [], max_load=0.9)  # 2x real time, 0.07 s per char
     playing = text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True)
     scheduler.jobs.append(playing)
-    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s in 72 s
+    assert scheduler.choice.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s in 72 s
     playing.tempo = Tempo(2.0)
-    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 37))  # played in 2 + 35 s
+    assert scheduler.choice.demand(playing) == pytest.approx(70 / (2 * 37))  # played in 2 + 35 s
 
 
 def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
@@ -332,20 +333,20 @@ def test_a_new_request_starts_only_while_the_model_has_room_for_it() -> None:
     scheduler = make_scheduler(clock, [], max_load=0.9)  # 2x real time, 0.07 s per char
     playing = text_job(clock, "playing", 10, 100, buffered_s=2.0, admitted=True)
     scheduler.jobs.append(playing)
-    assert scheduler.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s left, 2 s ahead
+    assert scheduler.choice.demand(playing) == pytest.approx(70 / (2 * 72))  # 70 s left, 2 s ahead
     long = text_job(clock, "long", 10, 100)
     scheduler.jobs.append(long)
-    assert scheduler.pick(clock()) is playing  # 0.49 + 0.50 > 0.9: the new one waits
-    assert scheduler.held_back() == 1
+    assert scheduler.choice.pick(clock()) is playing  # 0.49 + 0.50 > 0.9: the new one waits
+    assert scheduler.choice.held_back() == 1
     clock.now += 1.0
     short = text_job(clock, "short", 1, 8)  # a short line fits next to the long reading
     scheduler.jobs.append(short)
     scheduler.jobs.remove(long)
-    assert scheduler.pick(clock()) is short
+    assert scheduler.choice.pick(clock()) is short
     scheduler.jobs.append(long)
     playing.units.clear()  # its text is all synthesized: it only plays now
-    assert scheduler.load() == 0.0
-    assert scheduler.pick(clock()) is long  # the oldest waiting job comes first
+    assert scheduler.choice.load() == 0.0
+    assert scheduler.choice.pick(clock()) is long  # the oldest waiting job comes first
 
 
 def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() -> None:
@@ -362,16 +363,16 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     clock.now += 1.0
     waiting = text_job(clock, "waiting", 3, 50)
     scheduler.jobs.append(waiting)
-    assert not scheduler.has_room(waiting)  # two rows in use, two fit
-    assert scheduler.held_back() == 1
-    assert scheduler.at_capacity()  # a member asking now is told their speech starts later
+    assert not scheduler.choice.has_room(waiting)  # two rows in use, two fit
+    assert scheduler.choice.held_back() == 1
+    assert scheduler.choice.at_capacity()  # a member asking now is told their speech starts later
     capacity[0] = 3  # the live step times say a third row stays in real time
-    assert scheduler.has_room(waiting)
-    assert scheduler.take_unit(waiting) == " ".join(["x" * 50] * 3)  # one stream, all of it
+    assert scheduler.choice.has_room(waiting)
+    assert scheduler.choice.take_unit(waiting) == " ".join(["x" * 50] * 3)  # one stream, all of it
     assert not waiting.units
     capacity[0] = 2
     first.units.clear()  # all synthesized: it only plays now, its row is free
-    assert scheduler.has_room(text_job(clock, "next", 1, 10))
+    assert scheduler.choice.has_room(text_job(clock, "next", 1, 10))
 
 
 async def test_a_batched_unit_tells_the_batch_how_far_ahead_its_server_is() -> None:
@@ -392,19 +393,20 @@ async def test_a_batched_unit_tells_the_batch_how_far_ahead_its_server_is() -> N
     second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
     for j in (first, second):
         scheduler.submit(j)
-    assert scheduler.slack(first) == pytest.approx(1.5)
+    assert scheduler.choice.slack(first) == pytest.approx(1.5)
     waiting = text_job(clock, "waiting", 3, 50)
     scheduler.submit(waiting)  # two rows in use, two fit: it waits for room
-    assert scheduler.slack(first) == 0.0
+    assert scheduler.choice.slack(first) == 0.0
     file = SpeechJob(collections.deque(["y" * 20]), None, FakeSink(clock), clock(), "file")
     file.owner = (1, 2)  # a member's file: background work
     scheduler.submit(file)
     await scheduler._run_unit(file, spare=False)
     capacity[0] = 3  # a third row stays real-time: the unit's end finds room
     await scheduler._run_unit(first, spare=False)
-    assert scheduler.slack(first) == first.sink.buffered_seconds() > 3.0  # and its unit's audio
+    # and its unit's audio
+    assert scheduler.choice.slack(first) == first.sink.buffered_seconds() > 3.0
     assert "slack" not in options["y"]
-    assert options["x"]["slack"]() == scheduler.slack(first)
+    assert options["x"]["slack"]() == scheduler.choice.slack(first)
 
 
 def test_while_messages_wait_for_room_the_admitted_ones_read_further_ahead() -> None:
@@ -412,16 +414,16 @@ def test_while_messages_wait_for_room_the_admitted_ones_read_further_ahead() -> 
     scheduler = make_scheduler(clock, [], max_load=0.9)
     playing = text_job(clock, "playing", 10, 100, buffered_s=8.0, admitted=True)
     scheduler.jobs.append(playing)
-    assert scheduler.pick(clock()) is None  # 8 s ahead is plenty while nobody waits
+    assert scheduler.choice.pick(clock()) is None  # 8 s ahead is plenty while nobody waits
     waiting = text_job(clock, "waiting", 10, 100)
     scheduler.jobs.append(waiting)
-    demand_before = scheduler.demand(playing)
-    assert scheduler.pick(clock()) is playing  # no room: read ahead instead of idling
+    demand_before = scheduler.choice.demand(playing)
+    assert scheduler.choice.pick(clock()) is playing  # no room: read ahead instead of idling
     playing.sink.feed(np.zeros(12 * RATE, np.float32))  # 20 s ahead: its share shrinks
-    assert scheduler.demand(playing) < demand_before
-    assert scheduler.pick(clock()) is waiting  # and that made room for the waiting one
+    assert scheduler.choice.demand(playing) < demand_before
+    assert scheduler.choice.pick(clock()) is waiting  # and that made room for the waiting one
     scheduler.jobs.remove(waiting)
-    assert scheduler.pick(clock()) is None  # 20 s ahead at most
+    assert scheduler.choice.pick(clock()) is None  # 20 s ahead at most
 
 
 def test_waiting_jobs_start_in_arrival_order_across_servers() -> None:
@@ -431,10 +433,10 @@ def test_waiting_jobs_start_in_arrival_order_across_servers() -> None:
     clock.now += 1.0
     chained = text_job(clock, "A", 2, 30, buffered_s=0.5)  # A's next message, behind its audio
     scheduler.jobs += [chained, older]
-    assert scheduler.pick(clock()) is older
+    assert scheduler.choice.pick(clock()) is older
     older.admitted = True
     older.in_flight = object()  # type: ignore[assignment]
-    assert scheduler.pick(clock()) is chained
+    assert scheduler.choice.pick(clock()) is chained
 
 
 def test_a_busy_servers_next_message_waits_from_when_its_channel_is_free() -> None:
@@ -447,9 +449,9 @@ def test_a_busy_servers_next_message_waits_from_when_its_channel_is_free() -> No
     quiet = text_job(clock, "B", 10, 100)
     quiet.requested_at -= 1.0  # B has waited a second, in silence
     scheduler.jobs += [playing, busy_next, quiet]
-    assert scheduler.pick(clock()) is playing  # no room for either yet
+    assert scheduler.choice.pick(clock()) is playing  # no room for either yet
     playing.units.clear()
-    assert scheduler.pick(clock()) is quiet  # B's channel has been free longer
+    assert scheduler.choice.pick(clock()) is quiet  # B's channel has been free longer
     quiet.admitted = True
     quiet.in_flight = object()  # type: ignore[assignment]
     clock.now += 2.0
@@ -457,7 +459,7 @@ def test_a_busy_servers_next_message_waits_from_when_its_channel_is_free() -> No
     scheduler.jobs.append(newer)
     quiet.in_flight = None
     quiet.units.clear()
-    assert scheduler.pick(clock()) is busy_next
+    assert scheduler.choice.pick(clock()) is busy_next
 
 
 def test_units_are_cut_shorter_while_another_server_runs_low() -> None:
@@ -465,14 +467,15 @@ def test_units_are_cut_shorter_while_another_server_runs_low() -> None:
     scheduler = make_scheduler(clock, [])
     sentence = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
     reader = SpeechJob(collections.deque([sentence]), None, FakeSink(clock), clock(), "R")
-    assert scheduler.unit_limit(reader) is None  # alone: whole sentences
+    assert scheduler.choice.unit_limit(reader) is None  # alone: whole sentences
     other = text_job(clock, "other", 5, 100, buffered_s=1.5, admitted=True)
     scheduler.jobs += [reader, other]
-    assert scheduler.unit_limit(reader) == 28  # 21 chars for 0.75 s of work; 2 s of speech at least
-    first = scheduler.take_unit(reader)
+    # 21 chars for 0.75 s of work; 2 s of speech at least
+    assert scheduler.choice.unit_limit(reader) == 28
+    first = scheduler.choice.take_unit(reader)
     assert len(first) <= 28 and f"{first} {reader.units[0]}" == sentence
     other.sink.feed(np.zeros(10 * RATE, np.float32))  # the other has 11.5 s ahead now
-    assert scheduler.unit_limit(reader) == int(0.5 * 11.5 * 2.0 / 0.07)
+    assert scheduler.choice.unit_limit(reader) == int(0.5 * 11.5 * 2.0 / 0.07)
 
 
 def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> None:
@@ -484,28 +487,29 @@ def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> 
     long = text_job(clock, "long", 5, 100, buffered_s=8.0, admitted=True)
     low = text_job(clock, "low", 5, 100, buffered_s=2.0, admitted=True)
     scheduler.jobs += [long, low]
-    assert scheduler.pick_spare(clock()) is None  # the worker is free: it takes the work
+    assert scheduler.choice.pick_spare(clock()) is None  # the worker is free: it takes the work
     long.in_flight = object()  # type: ignore[assignment]
-    assert scheduler.pick_spare(clock()) is None  # low can wait for the worker
+    assert scheduler.choice.pick_spare(clock()) is None  # low can wait for the worker
     clock.now += 1.5  # low has 0.5 s left and the worker is still busy
-    assert scheduler.pick_spare(clock()) is low
-    assert len(scheduler.take_unit(low, spare=True)) <= 60  # short: the lane is free again soon
+    assert scheduler.choice.pick_spare(clock()) is low
+    # short: the lane is free again soon
+    assert len(scheduler.choice.take_unit(low, spare=True)) <= 60
     low.units.clear()
     fresh = text_job(clock, "fresh", 1, 30)
     scheduler.jobs.append(fresh)
-    assert scheduler.pick_spare(clock()) is None  # within its first-audio budget
+    assert scheduler.choice.pick_spare(clock()) is None  # within its first-audio budget
     clock.now += 0.6
-    assert scheduler.pick_spare(clock()) is fresh
+    assert scheduler.choice.pick_spare(clock()) is fresh
     for _ in range(30):  # a slow model: two units at once would fall far behind real time
         scheduler.estimate.record_unit(chars=50, audio_s=2.5, busy_s=2.0, complete=True)
-    assert scheduler.pick_spare(clock()) is None
+    assert scheduler.choice.pick_spare(clock()) is None
     fifo = FifoScheduler(lambda text, voice: None, spare_lanes=1)  # type: ignore[arg-type,return-value]
     assert fifo.spare_lanes == 0  # the baseline has none
 
 
 def test_speed_and_speech_rate_are_measured_from_recent_units() -> None:
     scheduler = DeadlineScheduler(lambda text, voice: None, workers=2)  # type: ignore[arg-type,return-value]
-    assert scheduler.max_load == pytest.approx(1.8)
+    assert scheduler.choice.max_load == pytest.approx(1.8)
     assert (
         scheduler.estimate.speed() == 2.0 and scheduler.estimate.seconds_per_char() == 0.07
     )  # until measured
@@ -664,23 +668,74 @@ def test_the_speech_services_streams_come_after_discord_and_leave_it_rows() -> N
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
         clock=clock, ahead_s=3.0, capacity=lambda rate=1.0, extra=0: 3,
     )  # fmt: skip
-    scheduler.reserved_rows = 1
+    scheduler.choice.reserved_rows = 1
     api = text_job(clock, "api", 3, 50)
     api.source = "api"
     clock.now += 1.0
     discord = text_job(clock, "discord", 3, 50)  # asked a second after the stream
     scheduler.jobs += [api, discord]
-    assert scheduler.pick(clock()) is discord  # the older stream waits behind it
+    assert scheduler.choice.pick(clock()) is discord  # the older stream waits behind it
     discord.admitted = True
-    assert scheduler.pick(clock()) is api  # 1 row in use + this one + 1 kept: fits in 3
+    assert scheduler.choice.pick(clock()) is api  # 1 row in use + this one + 1 kept: fits in 3
     api.admitted = True
     second = text_job(clock, "api 2", 3, 50)
     second.source = "wyoming"
     other = text_job(clock, "discord 2", 3, 50)
     scheduler.jobs += [second, other]
-    assert not scheduler.has_room(second)  # it would take the row kept for Discord
-    assert scheduler.has_room(other)  # which Discord's next message takes
-    assert scheduler.service_waiting() == 1
-    scheduler.reserved_rows = 0  # `serve` alone: no Discord to keep rows for
+    assert not scheduler.choice.has_room(second)  # it would take the row kept for Discord
+    assert scheduler.choice.has_room(other)  # which Discord's next message takes
+    assert scheduler.choice.service_waiting() == 1
+    scheduler.choice.reserved_rows = 0  # `serve` alone: no Discord to keep rows for
     other.cancelled = True
-    assert scheduler.has_room(second)
+    assert scheduler.choice.has_room(second)
+
+
+async def test_a_model_call_is_background_work_of_its_own_kind() -> None:
+    """A clone or rebuild is a `ModelCall`, not a speech job: it waits behind live speech on
+    the background lane, in the order asked; one whose asker went away before it started never
+    runs, and one running ends first (a model call cannot be interrupted)."""
+    clock = FakeClock()
+    ran: list[str] = []
+    release = asyncio.Event()
+
+    async def run_call(fn: Any, **options: Any) -> Any:
+        if fn(None) == "slow":
+            await release.wait()
+        return ran[-1]
+
+    def call(name: str) -> Any:
+        return lambda model: ran.append(name) or name
+
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **o: FakeStream([], clock, text, 0.1, 1.0),
+        clock=clock, run_call=run_call, max_load=100.0,
+    )  # fmt: skip
+    live = text_job(clock, "live", 1, 30)
+    scheduler.submit(live)
+    first = asyncio.create_task(scheduler.background_call(call("slow"), (1, 10)))
+    second = asyncio.create_task(scheduler.background_call(call("never"), (2, 10)))
+    await asyncio.sleep(0)
+    assert scheduler.jobs == [live] and len(scheduler.calls) == 2  # apart from speech
+    assert scheduler.choice.pick(clock()) is live  # live speech first
+    assert scheduler.choice.pick_background() is scheduler.calls[0]  # the oldest call
+    assert scheduler.background_waiting() == 2
+    scheduler.start()
+    try:
+        for _ in range(100):
+            if ran:
+                break
+            await asyncio.sleep(0)
+        assert ran == ["slow"] and scheduler.calls[0].running
+        second.cancel()  # its asker went away before it started: dropped
+        running = scheduler.calls[0]
+        scheduler.cancel(running)  # running: it goes on to its end
+        await asyncio.sleep(0)
+        assert scheduler.calls == [running] and not running.done.is_set()
+        release.set()
+        with pytest.raises(RuntimeError, match="cancelled"):
+            await first
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert ran == ["slow"] and scheduler.calls == [] and scheduler.background_waiting() == 0
+    finally:
+        await scheduler.close()
