@@ -105,7 +105,7 @@ class VoiceConnections:
         else:
             self._wanted[guild_id] = channel_id
         if speaker is not None:
-            speaker.link_wanted = channel_id is not None
+            speaker.link.wanted = channel_id is not None
 
     # ---- home ------------------------------------------------------------------------------
     def set_home(self, guild_id: int, channel_id: int | None) -> None:
@@ -180,11 +180,11 @@ class VoiceConnections:
         """A new link in place of whatever the server has (a half-open connection, one of an
         old session, or none); speech that was playing plays on over the new one."""
         speaker = self.speakers.speaker(channel.guild)
-        speaker.unlink()
+        speaker.link.unlink()
         await self._drop_link(channel.guild)
         voice_client = await self._join(channel)
         self._broken_since.pop(channel.guild.id, None)
-        speaker.relink()
+        speaker.link.relink()
         return voice_client
 
     async def _join(self, channel: VoiceChannel) -> discord.VoiceClient:
@@ -303,11 +303,11 @@ class VoiceConnections:
         at_home = self._at_home(guild_id)  # kept there, speech or not
         if isinstance(link, VoiceLink) and link.removed and not at_home:  # kicked: not ours
             return False
-        silent = speaker.silent_for(now)
-        if not (speaker.wants_audio or at_home) or self._link_works(guild):
+        silent = speaker.link.silent_for(now)
+        if not (speaker.link.wants_audio or at_home) or self._link_works(guild):
             self._broken_since.pop(guild_id, None)
-            if silent == 0.0 or speaker.detached:
-                speaker.link_works()
+            if silent == 0.0 or speaker.link.detached:
+                speaker.link.works()
         else:
             self._broken_since.setdefault(guild_id, now)
         broken = now - self._broken_since.get(guild_id, now)

@@ -21,28 +21,36 @@ from tests.services.discord_objects import VOICE2_ID, VOICE_ID, Server
 CONNECT = discord.Permissions(connect=True).value
 
 
-class WaitingSpeaker:
-    """What the watchdog reads of a server's GuildSpeaker: speech waits to play, and none is
+class SilentLink:
+    """What the watchdog reads of a server's PlayerLink: audio wants to play, and none is
     heard (the link carries nothing)."""
 
     def __init__(self) -> None:
-        self.queued = 3
-        self.link_wanted = False
-        self.last_active = 0.0
+        self.wanted = False
         self.wants_audio = True
         self.detached = False
+        self.silence_s = 60.0
 
     def silent_for(self, now: float) -> float:
-        return 60.0
+        return self.silence_s
+
+    def works(self) -> None: ...
+    def unlink(self) -> None: ...
+    def relink(self) -> None: ...
+
+
+class WaitingSpeaker:
+    """What the watchdog reads of a server's GuildSpeaker: speech waits to play."""
+
+    def __init__(self) -> None:
+        self.queued = 3
+        self.last_active = 0.0
+        self.link = SilentLink()
 
     def clear(self) -> int:
         cleared, self.queued = self.queued, 0
-        self.wants_audio = False
+        self.link.wants_audio = False
         return cleared
-
-    def link_works(self) -> None: ...
-    def unlink(self) -> None: ...
-    def relink(self) -> None: ...
 
 
 class OneSpeaker:
@@ -138,7 +146,7 @@ async def test_without_connect_the_watchdog_gives_up_instead_of_joining(
     with caplog.at_level(logging.WARNING, logger="bot.playback.connection"):
         task = asyncio.create_task(connections.watch())
         try:
-            await until(lambda: not speaker.link_wanted)
+            await until(lambda: not speaker.link.wanted)
             await asyncio.sleep(0.2)  # more looks of the watchdog: nothing more
         finally:
             task.cancel()
@@ -163,8 +171,7 @@ async def test_a_heal_goes_to_the_channel_a_moderator_moved_the_bot_to(
 def quiet(connections: VoiceConnections) -> WaitingSpeaker:
     """The server's speaker with nothing to say (a home channel is kept all the same)."""
     speaker = connections.speakers.get(0)
-    speaker.queued, speaker.wants_audio = 0, False
-    speaker.silent_for = lambda now: 0.0  # type: ignore[method-assign]
+    speaker.queued, speaker.link.wants_audio, speaker.link.silence_s = 0, False, 0.0
     return speaker
 
 
@@ -176,7 +183,7 @@ async def test_the_watchdog_joins_the_home_channel_with_nothing_to_say(
     assert joins == []  # no home: the bot stays out of voice
     connections.set_home(int(server.id), int(VOICE_ID))
     await until(lambda: joins)
-    assert joins == [int(VOICE_ID)] and quiet.link_wanted
+    assert joins == [int(VOICE_ID)] and quiet.link.wanted
 
 
 async def test_after_a_move_or_a_kick_the_bot_goes_back_home(

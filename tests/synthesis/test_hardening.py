@@ -254,10 +254,10 @@ class FrozenPlayer(PlayerVoiceClient):
 async def test_a_player_that_stops_reading_is_given_up_later_while_reconnecting(
     monkeypatch: pytest.MonkeyPatch, connected: bool
 ) -> None:
-    from bot.playback import speakers as scheduler
+    from bot.playback import player_link
 
-    monkeypatch.setattr(scheduler, "STALL_S", 1.5)
-    monkeypatch.setattr(scheduler, "RECONNECT_STALL_S", 4.0)
+    monkeypatch.setattr(player_link, "STALL_S", 1.5)
+    monkeypatch.setattr(player_link, "RECONNECT_STALL_S", 4.0)
     client, ended = FrozenPlayer(connected=True), Ended()
     scheduler = DeadlineScheduler(lambda text, voice: OneChunk(0.3))  # type: ignore[arg-type,return-value]
     scheduler.start()
