@@ -33,8 +33,11 @@ from bot.playback.connection import VoiceConnections, leave_voice
 from bot.playback.speakers import Speakers
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
+from bot.services.dictionary_commands import DictionaryCommands
 from bot.services.home_voice import HomeVoice
 from bot.services.join_notices import JoinNotices
+from bot.services.language_choice import LanguageChoice
+from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
@@ -98,6 +101,8 @@ class App:
     reader: AutoReader
     notices: JoinNotices
     settings_commands: SettingsCommands
+    dictionary_commands: DictionaryCommands
+    member_settings: MemberSettings
     home: HomeVoice  # each server's home voice channel
     upkeep: IdleUpkeep
     tasks: tuple[asyncio.Task[None], ...]  # other supervised work (watchdogs, followers)
@@ -171,10 +176,7 @@ async def build(
             Wording(db),
         )
         home = HomeVoice(db, connections)
-        settings_commands = SettingsCommands(
-            db, models.languages, can_load=models.check_loadable, ssl_context=ssl_context,
-            blocks=blocks, on_home_voice=home.settle,
-        )  # fmt: skip
+        language_choice = LanguageChoice(models.languages, can_load=models.check_loadable)
         tasks = []
         if library.shared:  # other processes delete voices too
             tasks.append(supervise(library.follow_deletions, "voice-deletions"))
@@ -206,7 +208,9 @@ async def build(
             voices=VoiceService(library, speech, engine, ssl_context),
             reader=AutoReader(db, speech, language=settings.tts_language),
             notices=JoinNotices(db, speech),
-            settings_commands=settings_commands,
+            settings_commands=SettingsCommands(db, language_choice, on_home_voice=home.settle),
+            dictionary_commands=DictionaryCommands(db, models.languages, ssl_context),
+            member_settings=MemberSettings(db, language_choice, blocks=blocks),
             home=home,
             upkeep=IdleUpkeep(client, speakers, models, db, speech),
             tasks=tuple(tasks),

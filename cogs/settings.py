@@ -1,5 +1,5 @@
 """Slash commands /setup, /set ..., /config ..., /settings, /dict ... and /dictionary ...:
-glue to bot.services.settings_commands.
+glue to bot.services.settings_commands, dictionary_commands and member_settings.
 
 Server settings need Manage Server: Discord hides them from others (default permissions)
 and the service checks again, since server admins can override Discord's defaults. So do
@@ -185,7 +185,7 @@ class SettingsCog(commands.Cog):
     async def nick(
         self, interaction: discord.Interaction, name: str, member: discord.Member | None = None
     ) -> None:
-        service = self.bot.app.settings_commands
+        service = self.bot.app.member_settings
         await respond(
             interaction,
             lambda: service.set_nick(
@@ -204,7 +204,7 @@ class SettingsCog(commands.Cog):
     async def autoread(self, interaction: discord.Interaction, value: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.set_autoread(
+            lambda: self.bot.app.member_settings.set_autoread(
                 interaction.user, guild_of(interaction), value == "on"
             ),
         )
@@ -215,7 +215,7 @@ class SettingsCog(commands.Cog):
     async def my_language(self, interaction: discord.Interaction, language: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.set_language(
+            lambda: self.bot.app.member_settings.set_language(
                 interaction.user, guild_of(interaction), language
             ),
         )
@@ -225,7 +225,7 @@ class SettingsCog(commands.Cog):
     async def my_rate(self, interaction: discord.Interaction, rate: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.set_rate(
+            lambda: self.bot.app.member_settings.set_rate(
                 interaction.user, guild_of(interaction), rate
             ),
         )
@@ -237,7 +237,7 @@ class SettingsCog(commands.Cog):
     async def my_pitch(self, interaction: discord.Interaction, pitch: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.set_pitch(
+            lambda: self.bot.app.member_settings.set_pitch(
                 interaction.user, guild_of(interaction), pitch
             ),
         )
@@ -277,7 +277,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_add(
+            lambda: self.bot.app.dictionary_commands.dict_add(
                 interaction.permissions, guild_of(interaction), word, spoken, language
             ),
         )
@@ -293,7 +293,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_remove(
+            lambda: self.bot.app.dictionary_commands.dict_remove(
                 interaction.permissions, guild_of(interaction), word, language
             ),
         )
@@ -310,7 +310,7 @@ class SettingsCog(commands.Cog):
     ) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_sound(
+            lambda: self.bot.app.dictionary_commands.dict_sound(
                 interaction.permissions, guild_of(interaction), word, clip
             ),
         )
@@ -320,7 +320,7 @@ class SettingsCog(commands.Cog):
     async def dict_sound_remove(self, interaction: discord.Interaction, word: str) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_sound_remove(
+            lambda: self.bot.app.dictionary_commands.dict_sound_remove(
                 interaction.permissions, guild_of(interaction), word
             ),
         )
@@ -333,7 +333,9 @@ class SettingsCog(commands.Cog):
     ) -> None:  # fmt: skip
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_list(guild_of(interaction), contains, page),
+            lambda: self.bot.app.dictionary_commands.dict_list(
+                guild_of(interaction), contains, page
+            ),
         )
 
     @dictionary_group.command(name="export", description="Get the dictionary as a file")
@@ -347,7 +349,7 @@ class SettingsCog(commands.Cog):
     async def dict_export(self, interaction: discord.Interaction, format: str = "json") -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_export(guild_of(interaction), format),
+            lambda: self.bot.app.dictionary_commands.dict_export(guild_of(interaction), format),
         )
 
     @dict_group.command(
@@ -359,7 +361,7 @@ class SettingsCog(commands.Cog):
     async def dict_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.settings_commands.dict_import(
+            lambda: self.bot.app.dictionary_commands.dict_import(
                 interaction.permissions, interaction.user, guild_of(interaction), file
             ),
         )

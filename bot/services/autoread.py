@@ -62,7 +62,7 @@ WEBHOOK_NAMES = 5
 # Models a detected language (`detect_language`) may load, per member and per server, in a
 # window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
 # turn in more languages made the pool load and unload without end. As /set my_language's
-# changes (bot/services/settings_commands.py); past it, the message is read in the language
+# changes (bot/services/language_choice.py); past it, the message is read in the language
 # the member would have without detection. A language whose model is loaded costs nothing.
 DETECTED_LOADS = 3
 DETECTED_LOADS_WINDOW_S = 300.0

@@ -41,3 +41,8 @@ class ChangeLimit:
         if times is not None and len(times) >= self.most:
             return times[0] + self.window_s - now
         return 0.0
+
+
+def wait_minutes(seconds: float) -> int:
+    """A wait as whole minutes for the member (at least one)."""
+    return max(1, round(seconds / 60))

@@ -1,5 +1,5 @@
 """The names a server's members go by, as they sound read aloud: one name must not stand for
-two members (`/set nick`, bot/services/settings_commands.py), nor a webhook pass for a member (its
+two members (`/set nick`, bot/services/member_settings.py), nor a webhook pass for a member (its
 "NAME said", bot/services/autoread.py)."""
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ class SpeechService:
         text = self.attributed(member, channel.guild.id, text, plan, "/say", said=said)
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(text, plan, requested_at, lead=lead, author_id=member.id)
-        full = self.speakers.scheduler.choice.at_capacity()
+        full = self.speakers.scheduler.at_capacity()
         ahead = await self._speak(channel, utterance, epoch)
         if ahead == 0 and full:
             return tr(

@@ -151,6 +151,10 @@ class DeadlineScheduler:
                 self.jobs.remove(work)
         work.finish()
 
+    def at_capacity(self) -> bool:
+        """A message asked for now would wait for room (`UnitChoice.at_capacity`)."""
+        return self.choice.at_capacity()
+
     @property
     def queued_units(self) -> int:
         return sum(len(j.units) for j in self.choice.live())

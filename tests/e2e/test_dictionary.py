@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.services import settings_commands as settings_commands
+from bot.services import dictionary_commands
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.e2e.test_autoread import ADMIN, setup_read_channel
 from tests.e2e.test_languages import env_for, read_aloud
@@ -188,7 +188,7 @@ async def test_an_import_cancelled_or_not_confirmed_changes_nothing(
     assert shown["content"] == "Import cancelled: the dictionary is unchanged."
     assert "empty" in await listed(fake)
 
-    monkeypatch.setattr(settings_commands, "IMPORT_CONFIRM_S", 0.5)
+    monkeypatch.setattr(dictionary_commands, "IMPORT_CONFIRM_S", 0.5)
     waited = await fake.interaction(
         "dict import", {"file": fake.attachment("d.csv", rows, "text/csv")}, permissions=ADMIN
     )
@@ -246,7 +246,7 @@ async def test_a_bad_file_is_refused_saying_where_and_why(running_bot: RunningBo
 
     # a file too large is refused before it is downloaded; one that says it is small is
     # read only up to the cap
-    cap = settings_commands.IMPORT_MAX_BYTES  # (room for 20 sounds: 8809 KB)
+    cap = dictionary_commands.IMPORT_MAX_BYTES  # (room for 20 sounds: 8809 KB)
     huge = fake.attachment("d.csv", b"a,b\n" * (cap // 4 + 1), "text/csv")
     refused = await ask(fake, "dict import", {"file": huge})
     assert refused == "That file is too large: at most 8809 KB." and huge.downloads == 0

@@ -338,7 +338,7 @@ async def test_unblock_and_naming_keep_the_rank_rule(
         done = not await bot.db.blocks.is_blocked(guild.id, int(target.id))
     else:
         assert isinstance(member, discord.Member)
-        answer = await _refused(bot.settings.set_nick(actor, permissions, guild, "Renamed", member))
+        answer = await _refused(bot.members.set_nick(actor, permissions, guild, "Renamed", member))
         nicks = await bot.db.members.nicks(guild.id, [int(target.id)])
         done = nicks.get(int(target.id)) == "Renamed"
     verb = "unblock" if action == "unblock" else "name"

@@ -11,13 +11,12 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.services.change_limits import ChangeLimit
-from bot.services.settings_commands import (
+from bot.services.language_choice import (
     LANGUAGE_CHANGES,
     LANGUAGE_CHANGES_WINDOW_S,
-    NICK_CHANGES,
-    NICK_CHANGES_WINDOW_S,
     SERVER_MEMBER_LANGUAGE_CHANGES,
 )
+from bot.services.member_settings import NICK_CHANGES, NICK_CHANGES_WINDOW_S
 from tests.services.discord_objects import EVERYONE, Server
 from tests.services.wiring import Bot, Clock
 
@@ -86,23 +85,23 @@ async def test_a_member_changes_their_reading_name_so_many_times_in_ten_minutes(
     bob, _ = _as(server, "bob")
     permissions = discord.Permissions(EVERYONE)
     for n in range(NICK_CHANGES):
-        assert await _answer(bot.settings.set_nick(bob, permissions, guild, f"Bob {n}")) == (
+        assert await _answer(bot.members.set_nick(bob, permissions, guild, f"Bob {n}")) == (
             f"I will call you “Bob {n}” when reading your messages."
         )
-    refused = await _answer(bot.settings.set_nick(bob, permissions, guild, "Bob again"))
+    refused = await _answer(bot.members.set_nick(bob, permissions, guild, "Bob again"))
     assert refused == (
         f"Your reading name was changed {NICK_CHANGES} times in the last few minutes: please "
         f"wait {round(NICK_CHANGES_WINDOW_S / 60)} min before changing it again."
     )
     assert await _nick(bot, "bob") == f"Bob {NICK_CHANGES - 1}"
     carol, _ = _as(server, "carol")  # another member: a count of their own
-    assert "I will call you" in await _answer(bot.settings.set_nick(carol, permissions, guild, "C"))
+    assert "I will call you" in await _answer(bot.members.set_nick(carol, permissions, guild, "C"))
     # going back to the server name costs no new name: never refused
-    assert await _answer(bot.settings.set_nick(bob, permissions, guild, "reset")) == (
+    assert await _answer(bot.members.set_nick(bob, permissions, guild, "reset")) == (
         "I will call you by your server name again."
     )
     bot.clock.advance(NICK_CHANGES_WINDOW_S)
-    assert "I will call you" in await _answer(bot.settings.set_nick(bob, permissions, guild, "B"))
+    assert "I will call you" in await _answer(bot.members.set_nick(bob, permissions, guild, "B"))
 
 
 async def test_a_moderators_renames_count_for_the_member_renamed(bot: Bot, server: Server) -> None:
@@ -112,17 +111,17 @@ async def test_a_moderators_renames_count_for_the_member_renamed(bot: Bot, serve
     owner, (bob, carol) = _as(server, "alice", "bob", "carol")
     permissions = discord.Permissions(EVERYONE | MANAGE_NICKNAMES)
     for n in range(NICK_CHANGES):
-        await bot.settings.set_nick(owner, permissions, guild, f"Bob {n}", bob)
-    refused = await _answer(bot.settings.set_nick(owner, permissions, guild, "Bob again", bob))
+        await bot.members.set_nick(owner, permissions, guild, f"Bob {n}", bob)
+    refused = await _answer(bot.members.set_nick(owner, permissions, guild, "Bob again", bob))
     assert refused == (
         f"The reading name of <@{bob.id}> was changed {NICK_CHANGES} times in the last few "
         f"minutes: please wait {round(NICK_CHANGES_WINDOW_S / 60)} min before changing it again."
     )
     himself, _ = _as(server, "bob")  # the same member's name: the same count
-    refused = await _answer(bot.settings.set_nick(himself, permissions, guild, "Bobby"))
+    refused = await _answer(bot.members.set_nick(himself, permissions, guild, "Bobby"))
     assert refused.startswith("Your reading name was changed")
     assert "I will call" in await _answer(
-        bot.settings.set_nick(owner, permissions, guild, "Cee", carol)
+        bot.members.set_nick(owner, permissions, guild, "Cee", carol)
     )
 
 
@@ -134,9 +133,9 @@ async def test_a_refused_name_is_not_counted(bot: Bot, server: Server) -> None:
     bob, _ = _as(server, "bob")
     permissions = discord.Permissions(EVERYONE)
     for _ in range(NICK_CHANGES + 1):
-        refused = await _answer(bot.settings.set_nick(bob, permissions, guild, "Cee"))
+        refused = await _answer(bot.members.set_nick(bob, permissions, guild, "Cee"))
         assert refused == "“Cee” is the name of another member here: please choose another."
-    assert "I will call you" in await _answer(bot.settings.set_nick(bob, permissions, guild, "B"))
+    assert "I will call you" in await _answer(bot.members.set_nick(bob, permissions, guild, "B"))
 
 
 async def test_a_member_changes_their_language_so_many_times_in_five_minutes(
@@ -146,13 +145,13 @@ async def test_a_member_changes_their_language_so_many_times_in_five_minutes(
     guild = server.start()
     bob, _ = _as(server, "bob")
     for n in range(LANGUAGE_CHANGES):
-        await bot.settings.set_language(bob, guild, ("french", "german")[n % 2])
-    assert await _answer(bot.settings.set_language(bob, guild, "english")) == (
+        await bot.members.set_language(bob, guild, ("french", "german")[n % 2])
+    assert await _answer(bot.members.set_language(bob, guild, "english")) == (
         f"The language was changed {LANGUAGE_CHANGES} times in the last few minutes: please "
         f"wait {round(LANGUAGE_CHANGES_WINDOW_S / 60)} min before changing it again."
     )
     bot.clock.advance(LANGUAGE_CHANGES_WINDOW_S)
-    assert "english" in await _answer(bot.settings.set_language(bob, guild, "english"))
+    assert "english" in await _answer(bot.members.set_language(bob, guild, "english"))
 
 
 async def test_the_members_of_a_server_change_their_languages_so_many_times_together(
@@ -168,10 +167,10 @@ async def test_the_members_of_a_server_change_their_languages_so_many_times_toge
     for n, member in enumerate(members[:-1]):
         language = ("french", "german")[n % 2]
         assert f"in {language} in this server" in await _answer(
-            bot.settings.set_language(member, guild, language)
+            bot.members.set_language(member, guild, language)
         )
     last = members[-1]
-    assert await _answer(bot.settings.set_language(last, guild, "french")) == (
+    assert await _answer(bot.members.set_language(last, guild, "french")) == (
         f"Members of this server changed their language {SERVER_MEMBER_LANGUAGE_CHANGES} "
         f"times in the last few minutes: please wait {round(LANGUAGE_CHANGES_WINDOW_S / 60)} "
         "min before changing yours."
@@ -179,11 +178,11 @@ async def test_the_members_of_a_server_change_their_languages_so_many_times_toge
     assert (await bot.db.members.get(last.id, guild.id)).language is None
     # going back to the server's language loads nothing: never refused
     assert "this server's language" in await _answer(
-        bot.settings.set_language(members[0], guild, "none")
+        bot.members.set_language(members[0], guild, "none")
     )
     bot.clock.advance(LANGUAGE_CHANGES_WINDOW_S)
     for _ in range(LANGUAGE_CHANGES):  # the refusal took none of the last one's own changes
-        assert "french" in await _answer(bot.settings.set_language(last, guild, "french"))
+        assert "french" in await _answer(bot.members.set_language(last, guild, "french"))
 
 
 @pytest.mark.parametrize(
@@ -200,6 +199,6 @@ async def test_a_reading_name_that_no_store_can_keep_is_refused(
     server.add("bob")
     guild = server.start()
     bob, _ = _as(server, "bob")
-    answer = await _answer(bot.settings.set_nick(bob, discord.Permissions(EVERYONE), guild, name))
+    answer = await _answer(bot.members.set_nick(bob, discord.Permissions(EVERYONE), guild, name))
     assert answer == f"The name holds {why}: remove it."
     assert await _nick(bot, "bob") is None

@@ -1,4 +1,4 @@
-"""The dictionary import (`bot/services/settings_commands.py`,
+"""The dictionary import (`bot/services/dictionary_commands.py`,
 `bot/services/dictionary_files.py`): the file read and checked entry by entry, the plan of what
 it would change (`_plan`: an import adds and changes, never removes), its preview, the room
 left, and the confirmed import against the dictionary as it is then (tests/e2e/test_dictionary.py
@@ -13,7 +13,7 @@ import pytest
 
 from bot.core.errors import UserError
 from bot.services import dictionary_files
-from bot.services.settings_commands import IMPORT_MAX_BYTES, MAX_DICTIONARY, _plan, _preview
+from bot.services.dictionary_commands import IMPORT_MAX_BYTES, MAX_DICTIONARY, _plan, _preview
 from bot.storage.database import Pronunciation
 from tests.services.discord_objects import EVERYONE, MANAGE_GUILD, Server
 from tests.services.wiring import Bot
@@ -83,7 +83,7 @@ async def test_an_import_fits_the_dictionary_or_is_refused(
         new = [Pronunciation("old0", "said otherwise")]
     permissions = discord.Permissions(MANAGE_GUILD)
     try:
-        reply = (await bot.settings._import(permissions, guild, new)).content
+        reply = (await bot.dictionary._import(permissions, guild, new)).content
     except UserError as error:
         reply = error.message
     total = current + incoming
@@ -102,7 +102,7 @@ async def test_the_confirmed_import_merges_into_the_dictionary_as_it_is_then(
     incoming = entries("brb=be right back, gg=good game@english")
     await bot.db.dictionary.add(guild.id, "afk", "away")
     await bot.db.dictionary.add(guild.id, "brb", "bee are bee")  # (since the preview)
-    reply = await bot.settings._import(discord.Permissions(MANAGE_GUILD), guild, incoming)
+    reply = await bot.dictionary._import(discord.Permissions(MANAGE_GUILD), guild, incoming)
     assert reply.content == "Imported: 1 added, 1 changed; the dictionary has 3 words."
     assert await bot.db.dictionary.all(guild.id) == entries(
         "afk=away, brb=be right back, gg=good game@english"
@@ -112,7 +112,7 @@ async def test_the_confirmed_import_merges_into_the_dictionary_as_it_is_then(
 async def test_the_presser_needs_manage_server_too(bot: Bot, server: Server) -> None:
     guild = server.start()
     with pytest.raises(UserError, match="Manage Server"):
-        await bot.settings._import(discord.Permissions(EVERYONE), guild, entries("a=b"))
+        await bot.dictionary._import(discord.Permissions(EVERYONE), guild, entries("a=b"))
     assert await bot.db.dictionary.all(guild.id) == []
 
 
@@ -126,7 +126,9 @@ async def test_a_file_declared_too_large_is_refused_before_it_is_fetched(
     )
     assert isinstance(attachment, discord.Attachment)
     with pytest.raises(UserError) as error:
-        await bot.settings.dict_import(interaction.permissions, interaction.user, guild, attachment)
+        await bot.dictionary.dict_import(
+            interaction.permissions, interaction.user, guild, attachment
+        )
     assert error.value.message == "That file is too large: at most 8809 KB."  # (20 sounds fit)
     assert IMPORT_MAX_BYTES // 1024 == 8809
 
@@ -152,7 +154,7 @@ FILES = {
 
 @pytest.mark.parametrize(("name", "text", "expected"), FILES.values(), ids=FILES.keys())
 def test_a_file_is_read(bot: Bot, name: str, text: str, expected: str) -> None:
-    found = dictionary_files.parse(name, text, bot.settings.check_entry, MAX_DICTIONARY)
+    found = dictionary_files.parse(name, text, bot.dictionary.check_entry, MAX_DICTIONARY)
     if "=x" in expected:  # (the word is "=x" itself)
         assert found == [Pronunciation("=x", "equals x")]
     else:
@@ -210,7 +212,7 @@ def test_a_bad_file_is_refused_saying_where_and_why(
     bot: Bot, name: str, text: str, refused: str
 ) -> None:
     with pytest.raises(UserError) as error:
-        dictionary_files.parse(name, text, bot.settings.check_entry, MAX_DICTIONARY)
+        dictionary_files.parse(name, text, bot.dictionary.check_entry, MAX_DICTIONARY)
     assert error.value.message == refused
 
 
@@ -230,7 +232,7 @@ async def test_dict_add_refuses_what_the_import_refuses(
 ) -> None:
     guild = server.start()
     with pytest.raises(UserError) as error:
-        await bot.settings.dict_add(discord.Permissions(MANAGE_GUILD), guild, word, spoken)
+        await bot.dictionary.dict_add(discord.Permissions(MANAGE_GUILD), guild, word, spoken)
     assert error.value.message == refused
     assert await bot.db.dictionary.all(guild.id) == []
 
@@ -246,7 +248,7 @@ async def test_dict_remove_refuses_a_word_no_entry_can_hold(
     """Refused before the store is asked (PostgreSQL fails on a NUL in a query's text)."""
     guild = server.start()
     with pytest.raises(UserError) as error:
-        await bot.settings.dict_remove(discord.Permissions(MANAGE_GUILD), guild, word)
+        await bot.dictionary.dict_remove(discord.Permissions(MANAGE_GUILD), guild, word)
     assert error.value.message == refused
 
 
@@ -275,4 +277,4 @@ def test_an_export_imports_as_itself(bot: Bot, kind: str) -> None:
     if kind == "csv":
         assert data.decode().splitlines()[1] == "'=HYPERLINK(x),a link,"
     text = dictionary_files.decode(data)
-    assert dictionary_files.parse(f"d.{kind}", text, bot.settings.check_entry, 10) == written
+    assert dictionary_files.parse(f"d.{kind}", text, bot.dictionary.check_entry, 10) == written

@@ -63,7 +63,7 @@ async def test_a_look_alike_nick_is_refused(
     member = interaction.user
     assert isinstance(member, discord.Member)
     try:
-        answer = (await bot.settings.set_nick(member, interaction.permissions, guild, nick)).content
+        answer = (await bot.members.set_nick(member, interaction.permissions, guild, nick)).content
     except UserError as error:
         answer = error.message
     assert ("is the name of another member here" in answer) is refused

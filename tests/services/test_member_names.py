@@ -54,7 +54,7 @@ async def test_set_nick_refuses_a_name_another_member_goes_by_with_a_mark_after_
     alice = guild.get_member(int(server["alice"].id))
     assert alice is not None
     with pytest.raises(UserError) as refused:
-        await bot.settings.set_nick(alice, discord.Permissions.none(), guild, "Bob!")
+        await bot.members.set_nick(alice, discord.Permissions.none(), guild, "Bob!")
     assert refused.value.message == (
         "“Bob!” is the name of another member here: please choose another."
     )

@@ -25,7 +25,7 @@ ADMIN = discord.Permissions(MANAGE_GUILD)
 async def test_a_newer_import_preview_replaces_the_older(bot: Bot, server: Server) -> None:
     guild = server.start()
     async with running_cdn() as cdn:
-        bot.settings.ssl_context = cdn.client_ssl
+        bot.dictionary.ssl_context = cdn.client_ssl
         previews = []
         for name, said in (("old.json", "bee are bee"), ("new.json", "be right back")):
             cdn.serve(name, json.dumps([{"word": "brb", "spoken": said}]).encode())
@@ -34,7 +34,7 @@ async def test_a_newer_import_preview_replaces_the_older(bot: Bot, server: Serve
                 "alice", "dict", files=(payload,), permissions=MANAGE_GUILD
             )
             assert isinstance(file, discord.Attachment)
-            reply = await bot.settings.dict_import(ADMIN, interaction.user, guild, file)
+            reply = await bot.dictionary.dict_import(ADMIN, interaction.user, guild, file)
             assert reply.confirm is not None
             previews.append(reply.confirm)
     older, newer = previews

@@ -16,8 +16,8 @@ async def test_waiting_messages_share_one_copy_of_a_sound(bot: Bot, server: Serv
     guild = server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID), rate_limit=50, queue_limit=100)
-    await bot.settings.sounds.set(guild.id, "boom", CLIP)
-    await bot.settings.sounds.set(guild.id, "tada", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "boom", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "tada", CLIP)
     for n in range(30):
         text = "boom and tada" if n % 2 else "boom"
         assert await bot.reader.handle(server.post("alice", text)) == "read"
@@ -28,7 +28,7 @@ async def test_waiting_messages_share_one_copy_of_a_sound(bot: Bot, server: Serv
     (stored,) = (await bot.db.sounds.get(guild.id, ["boom"])).values()
     assert waiting[0].sounds["boom"] == stored.pcm
     # the sound replaced: the next message plays the new one, the waiting ones keep theirs
-    await bot.settings.sounds.set(guild.id, "boom", encode(tone(0.25, hz=440.0), "wav"))
+    await bot.dictionary.sounds.set(guild.id, "boom", encode(tone(0.25, hz=440.0), "wav"))
     assert await bot.reader.handle(server.post("alice", "boom")) == "read"
     (new,) = (await bot.db.sounds.get(guild.id, ["boom"])).values()
     assert bot.speaker.queue[-1].sounds["boom"] == new.pcm != stored.pcm

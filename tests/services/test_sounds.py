@@ -45,13 +45,13 @@ def wav(samples: np.ndarray, rate: int) -> bytes:
 async def refusal(bot: Bot, guild_id: int, data: bytes, word: str = "boom") -> tuple[str, str]:
     """What /dict sound answers for this file, in English and in French."""
     with pytest.raises(UserError) as error:
-        await bot.settings.sounds.set(guild_id, word, data)
+        await bot.dictionary.sounds.set(guild_id, word, data)
     return str(localize(error.value.message, "en-US")), localize(error.value.message, "fr")
 
 
 async def test_a_sound_is_kept_at_48_khz_with_its_sha256(bot: Bot, server: Server) -> None:
     guild = server.start()
-    reply = await bot.settings.sounds.set(guild.id, "  Boom ", CLIP)
+    reply = await bot.dictionary.sounds.set(guild.id, "  Boom ", CLIP)
     assert str(reply) == "“Boom” now plays your sound (0.5 s) where it is written as a whole word."
     (sound,) = await bot.db.sounds.all(guild.id)
     assert sound.word == "Boom" and len(sound.pcm) == 2 * SOUND_RATE // 2
@@ -105,13 +105,13 @@ async def test_a_file_declared_too_big_is_refused_before_it_is_fetched(
     )
     assert isinstance(attachment, discord.Attachment)
     with pytest.raises(UserError) as error:  # (its URL leads nowhere: never fetched)
-        await bot.settings.dict_sound(interaction.permissions, guild, "boom", attachment)
+        await bot.dictionary.dict_sound(interaction.permissions, guild, "boom", attachment)
     assert error.value.message == "That file is too large: at most 200 KB."
     assert localize(error.value.message, "fr") == "Ce fichier est trop gros : 200 Ko au plus."
     with pytest.raises(UserError, match="Manage Server"):
-        await bot.settings.dict_sound(discord.Permissions(EVERYONE), guild, "boom", attachment)
+        await bot.dictionary.dict_sound(discord.Permissions(EVERYONE), guild, "boom", attachment)
     with pytest.raises(UserError, match="Manage Server"):
-        await bot.settings.dict_sound_remove(discord.Permissions(EVERYONE), guild, "boom")
+        await bot.dictionary.dict_sound_remove(discord.Permissions(EVERYONE), guild, "boom")
 
 
 @pytest.mark.parametrize(
@@ -130,7 +130,7 @@ async def test_a_word_that_cannot_have_a_sound(
 async def test_twenty_sounds_a_server_the_21st_refused(bot: Bot, server: Server) -> None:
     guild = server.start()
     sound = made("w", CLIP)
-    await bot.settings.sounds.put(
+    await bot.dictionary.sounds.put(
         guild.id, [DictionarySound(f"w{n}", sound.pcm, sound.sha256) for n in range(MAX_SOUNDS)]
     )
     assert MAX_SOUNDS == 20
@@ -138,13 +138,13 @@ async def test_twenty_sounds_a_server_the_21st_refused(bot: Bot, server: Server)
         "This server can have at most 20 sounds: remove one first with /dict sound_remove.",
         "Ce serveur peut avoir au plus 20 sons : retirez-en un d'abord avec /dict sound_remove.",
     )
-    await bot.settings.sounds.set(guild.id, "W3", CLIP)  # a word's new sound takes no place
+    await bot.dictionary.sounds.set(guild.id, "W3", CLIP)  # a word's new sound takes no place
     assert await bot.db.sounds.count(guild.id) == MAX_SOUNDS
-    removed = await bot.settings.dict_sound_remove(ADMIN, guild, "w3")
+    removed = await bot.dictionary.dict_sound_remove(ADMIN, guild, "w3")
     assert removed.content == "“w3” has no sound any more: it is spoken again."
-    await bot.settings.sounds.set(guild.id, "one more", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "one more", CLIP)
     with pytest.raises(UserError, match="has no sound"):
-        await bot.settings.dict_sound_remove(ADMIN, guild, "w3")
+        await bot.dictionary.dict_sound_remove(ADMIN, guild, "w3")
 
 
 async def test_a_message_read_aloud_carries_the_sounds_it_plays(bot: Bot, server: Server) -> None:
@@ -152,8 +152,8 @@ async def test_a_message_read_aloud_carries_the_sounds_it_plays(bot: Bot, server
     guild = server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID))
-    await bot.settings.sounds.set(guild.id, "Boom", CLIP)
-    await bot.settings.sounds.set(guild.id, "tada", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "Boom", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "tada", CLIP)
     post = server.post("alice", "well BOOM and boomer")
     assert await bot.reader.handle(post) == "read"
     (utterance,) = bot.speaker.queue
@@ -165,35 +165,35 @@ async def test_a_message_read_aloud_carries_the_sounds_it_plays(bot: Bot, server
 async def test_the_list_shows_which_words_have_a_sound(bot: Bot, server: Server) -> None:
     guild = server.start()
     await bot.db.dictionary.add(guild.id, "brb", "be right back")
-    await bot.settings.sounds.set(guild.id, "boom", CLIP)
-    listed = await bot.settings.dict_list(guild)
+    await bot.dictionary.sounds.set(guild.id, "boom", CLIP)
+    listed = await bot.dictionary.dict_list(guild)
     assert listed.content.splitlines() == [
         "**Pronunciations** (2)", "• brb → be right back", "• boom → 🔊 a sound (0.5 s)",
     ]  # fmt: skip
     assert localize(listed.content, "fr").splitlines()[-1] == "• boom → 🔊 un son (0.5 s)"
-    only = await bot.settings.dict_list(guild, contains="bo")
+    only = await bot.dictionary.dict_list(guild, contains="bo")
     assert only.content.splitlines()[1:] == ["• boom → 🔊 a sound (0.5 s)"]
 
 
 async def test_export_and_import_carry_the_sounds(bot: Bot, server: Server) -> None:
     guild, other = server.start(), 4242
     await bot.db.dictionary.add(guild.id, "brb", "be right back")
-    await bot.settings.sounds.set(guild.id, "boom", CLIP)
-    await bot.settings.sounds.set(guild.id, "tada", encode(tone(3.0, 440), "flac", 48_000))
-    exported = await bot.settings.dict_export(guild)
+    await bot.dictionary.sounds.set(guild.id, "boom", CLIP)
+    await bot.dictionary.sounds.set(guild.id, "tada", encode(tone(3.0, 440), "flac", 48_000))
+    exported = await bot.dictionary.dict_export(guild)
     assert exported.file is not None
     name, data = exported.file
     text = data.decode()
     assert [s["word"] for s in json.loads(text)["sounds"]] == ["boom", "tada"]
-    entries = dictionary_files.parse(name, text, bot.settings.check_entry, 200)
-    sounds = await bot.settings.sounds.imported(dictionary_files.parse_sounds(name, text, 20))
+    entries = dictionary_files.parse(name, text, bot.dictionary.check_entry, 200)
+    sounds = await bot.dictionary.sounds.imported(dictionary_files.parse_sounds(name, text, 20))
     assert sounds == await bot.db.sounds.all(guild.id)  # the same samples (FLAC: lossless)
-    reply = await bot.settings._import(ADMIN, _guild(other), entries, sounds)
+    reply = await bot.dictionary._import(ADMIN, _guild(other), entries, sounds)
     assert reply.content.splitlines() == [
         "Imported: 1 added, 0 changed; the dictionary has 1 word.", "Sounds imported: 2.",
     ]  # fmt: skip
     assert await bot.db.sounds.all(other) == await bot.db.sounds.all(guild.id)
-    csv = await bot.settings.dict_export(guild, "csv")
+    csv = await bot.dictionary.dict_export(guild, "csv")
     assert "A CSV file holds no sounds" in csv.content
 
 
@@ -222,5 +222,5 @@ async def test_an_imported_sound_is_bounded_like_an_upload(
 ) -> None:
     text = json.dumps({"pocketvoice_dictionary": 1, "entries": [], "sounds": listed})
     with pytest.raises(UserError) as error:
-        await bot.settings.sounds.imported(dictionary_files.parse_sounds("d.json", text, 20))
+        await bot.dictionary.sounds.imported(dictionary_files.parse_sounds("d.json", text, 20))
     assert str(localize(error.value.message, "en-US")) == refused

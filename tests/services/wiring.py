@@ -19,8 +19,11 @@ from bot.core.errors import UserError
 from bot.playback.speakers import QueueFullError, Utterance
 from bot.services.autoread import AutoReader
 from bot.services.blocks import BlockService
+from bot.services.dictionary_commands import DictionaryCommands
 from bot.services.home_voice import HomeVoice
 from bot.services.join_notices import JoinNotices
+from bot.services.language_choice import LanguageChoice
+from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
@@ -196,6 +199,8 @@ class Bot:
     reader: AutoReader
     notices: JoinNotices
     settings: SettingsCommands
+    dictionary: DictionaryCommands
+    members: MemberSettings
 
     @property
     def guild_id(self) -> int:
@@ -243,10 +248,10 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
     home = HomeVoice(db, connections)  # type: ignore[arg-type]
-    settings = SettingsCommands(
-        db, LANGUAGES, blocks=blocks, clock=clock, on_home_voice=home.settle
-    )
+    language = LanguageChoice(LANGUAGES, clock=clock)
     return Bot(
         server, db, data_dir, clock, speakers, connections, blocks, library, planner,
-        speech, reader, notices, settings,
+        speech, reader, notices, SettingsCommands(db, language, on_home_voice=home.settle),
+        DictionaryCommands(db, LANGUAGES, clock=clock),
+        MemberSettings(db, language, blocks=blocks, clock=clock),
     )  # fmt: skip
