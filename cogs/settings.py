@@ -18,7 +18,7 @@ from discord.ext import commands
 
 from bot.client import PocketVoiceBot
 from bot.services.settings_commands import builtin_voice_names
-from bot.storage.server_settings import GROUPS, SettingSpec, settings_in
+from bot.storage.server_settings import GROUPS, SettingInput, SettingSpec, settings_in
 from bot.text.timestamps import zone_names
 from cogs.common import choose_voice, guild_of, respond, services
 
@@ -32,34 +32,34 @@ VoiceChannel = discord.VoiceChannel | discord.StageChannel
 def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any, None]:
     """`/set <name> value:` with the option type that fits the setting."""
 
-    async def apply(interaction: discord.Interaction, raw: str) -> None:
+    async def apply(interaction: discord.Interaction, value: SettingInput) -> None:
         service = services(interaction).settings_commands
         await respond(
             interaction,
             lambda: service.set_server(
-                interaction.permissions, guild_of(interaction), spec.name, raw
+                interaction.permissions, guild_of(interaction), spec.name, value
             ),
         )
 
     async def on_off(interaction: discord.Interaction, value: bool) -> None:
-        await apply(interaction, "on" if value else "off")
+        await apply(interaction, value)
 
     async def number(interaction: discord.Interaction, value: int) -> None:
-        await apply(interaction, str(value))
+        await apply(interaction, value)
 
     async def rate(interaction: discord.Interaction, value: float) -> None:
-        await apply(interaction, str(value))
+        await apply(interaction, value)
 
     async def role(interaction: discord.Interaction, value: discord.Role | None = None) -> None:
-        await apply(interaction, str(value.id) if value else "none")
+        await apply(interaction, value.id if value else None)
 
     async def channel(interaction: discord.Interaction, value: TextChannel | None = None) -> None:
-        await apply(interaction, str(value.id) if value else "none")
+        await apply(interaction, value.id if value else None)
 
     async def voice_channel(
         interaction: discord.Interaction, value: VoiceChannel | None = None
     ) -> None:
-        await apply(interaction, str(value.id) if value else "none")
+        await apply(interaction, value.id if value else None)
 
     async def text(interaction: discord.Interaction, value: str) -> None:
         await apply(interaction, value)

@@ -13,7 +13,7 @@ from bot.i18n.translate import Phrase, joined, lines, plural, tr
 from bot.services.language_choice import LanguageChoice
 from bot.services.replies import Reply, require_manage_guild
 from bot.storage.database import MAX_READ_CHANNELS, Database, ReadChannel, ReadChannelsFullError
-from bot.storage.server_settings import GROUPS, SETTINGS, settings_in
+from bot.storage.server_settings import GROUPS, SETTINGS, SettingInput, settings_in
 from bot.synthesis.engine import BUILTIN_VOICES
 
 
@@ -108,21 +108,24 @@ class SettingsCommands:
         return Reply(tr("I no longer read {channel}.", channel=f"<#{channel_id}>"))
 
     async def set_server(
-        self, permissions: discord.Permissions, guild: discord.Guild, key: str, raw: str
-    ) -> Reply:
+        self, permissions: discord.Permissions, guild: discord.Guild, key: str,
+        given: SettingInput,
+    ) -> Reply:  # fmt: skip
+        """`given`: as the command's option gives it (`SettingSpec.accept`): text, or a
+        switch, a number, a picked channel's or role's id, None for none."""
         require_manage_guild(permissions)
         spec = SETTINGS.get(key)
         if spec is None:
             raise UserError(tr("There is no setting called {key}.", key=key))
-        value = spec.parse(raw)  # a SettingError is the admin's to fix: a UserError
+        value = spec.accept(given)  # a SettingError is the admin's to fix: a UserError
         if spec.kind == "voice" and value is not None:
             value = value.lower()
             if value not in BUILTIN_VOICES:
                 choices = ", ".join(BUILTIN_VOICES)
                 raise UserError(tr("“{name}” is not a built-in voice. Choose one of: {choices}.",
-                                   name=raw[:40], choices=choices))  # fmt: skip
+                                   name=str(given)[:40], choices=choices))  # fmt: skip
         if spec.kind == "language" and value is not None:
-            value = await self.language.choose(raw, ("server", guild.id))
+            value = await self.language.choose(value, ("server", guild.id))
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
             raise UserError(tr("That channel is not in this server."))
         voice = discord.VoiceChannel | discord.StageChannel

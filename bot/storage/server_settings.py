@@ -20,6 +20,10 @@ _BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
                "off": False, "false": False, "no": False, "0": False}  # fmt: skip
 
 
+# what a command gives a setting: text, or a typed option (a switch, a number, an id; None)
+SettingInput = str | bool | int | float | None
+
+
 class SettingError(UserError, ValueError):
     """A value an admin gave that does not fit; the message says what would."""
 
@@ -35,6 +39,11 @@ def parse_rate(raw: str, name: str) -> float:
         value = float(text)
     except ValueError:
         raise SettingError(tr("{name} is a number such as 1.5.", name=name)) from None
+    return check_rate(value, name)
+
+
+def check_rate(value: float, name: str) -> float:
+    """A speaking rate within SLOWEST-FASTEST, kept to hundredths."""
     if not SLOWEST <= value <= FASTEST:  # (NaN too)
         raise SettingError(tr("{name} goes from {lo} to {hi}.", name=name, lo=SLOWEST, hi=FASTEST))
     return round(value, 2)
@@ -220,13 +229,7 @@ class SettingSpec:
                 value = int(text)
             except ValueError:
                 raise SettingError(tr("{name} is a whole number.", name=self.name)) from None
-            if (self.lo is not None and value < self.lo) or (
-                self.hi is not None and value > self.hi
-            ):
-                raise SettingError(
-                    tr("{name} goes from {lo} to {hi}.", name=self.name, lo=self.lo, hi=self.hi)
-                )
-            return value
+            return self._within_bounds(value)
         if self.kind == "rate":
             return parse_rate(text, self.name)
         if self.kind == "timezone":
@@ -251,6 +254,33 @@ class SettingSpec:
                 tr("{name} is at most {most} characters.", name=self.name, most=self.max_len)
             )
         return text
+
+    def accept(self, given: SettingInput) -> Any:
+        """A value as a command's option gives it: text is parsed (`parse`); a typed one (a
+        switch, a number, a picked channel's or role's id, None for none) is checked as it
+        is. A type that does not fit the setting is the caller's bug (TypeError)."""
+        if isinstance(given, str):
+            return self.parse(given)
+        ids = ("channel", "voice_channel", "role")
+        number = isinstance(given, int | float) and not isinstance(given, bool)
+        if given is None and self.kind in ids:
+            return None
+        if self.kind == "bool" and isinstance(given, bool):
+            return given
+        if self.kind == "int" and number and isinstance(given, int):
+            return self._within_bounds(given)
+        if self.kind == "rate" and number and given is not None:
+            return check_rate(float(given), self.name)
+        if self.kind in ids and number and isinstance(given, int):
+            return given
+        raise TypeError(f"{self.name} ({self.kind}) cannot take {type(given).__name__}")
+
+    def _within_bounds(self, value: int) -> int:
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise SettingError(
+                tr("{name} goes from {lo} to {hi}.", name=self.name, lo=self.lo, hi=self.hi)
+            )
+        return value
 
     def show(self, value: Any) -> str:
         if self.kind == "bool":
