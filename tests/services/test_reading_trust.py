@@ -14,7 +14,7 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.autoread import thread_of
+from bot.services.message_words import thread_of
 from tests.fakediscord import payload_check
 from tests.services.discord_objects import FORUM_ID, JSON, TEXT_ID, VOICE_ID, Server
 from tests.services.test_polls import WON, poll_message, result_message

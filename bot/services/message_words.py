@@ -1,0 +1,235 @@
+"""The words a chat message is read as: its text, forward, files, stickers, poll or poll
+result, with "NAME said" or without (`bot.text.words` does the wording), and the facts about a
+message it needs (its thread, a forum post's title, its poll)."""
+
+from __future__ import annotations
+
+import discord
+
+from bot.services.member_names import names_in_use, said_as
+from bot.services.wording import Wording, capped, rendered
+from bot.storage.database import Database, MemberSettings
+from bot.storage.server_settings import ServerSettings
+from bot.text.words import (
+    MAX_POLL_ANSWERS,
+    MessageFacts,
+    Names,
+    PollFacts,
+    PollOutcome,
+    announce_both,
+    lead_phrase,
+    poll_answer_text,
+    poll_facts,
+    poll_outcome,
+    poll_result_line,
+)
+
+MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
+POLL_RESULT_EMBED = "poll_result"
+
+
+def thread_of(message: discord.Message) -> discord.Thread | None:
+    """The thread a message is in (None outside one). discord.py gives the threads it knows
+    (GUILD_CREATE's active ones, THREAD_CREATE, THREAD_LIST_SYNC: the guilds intent's) as
+    such; a thread it did not know when the message came is a PartialMessageable of the
+    payload's `channel_id`, looked up in the cache again (it may have come since)."""
+    channel = message.channel
+    if isinstance(channel, discord.Thread):
+        return channel
+    if isinstance(channel, discord.PartialMessageable) and message.guild is not None:
+        return message.guild.get_thread(channel.id)
+    return None
+
+
+def is_poll_result(message: discord.Message) -> bool:
+    return message.type == discord.MessageType.poll_result
+
+
+def poll_of(message: discord.Message) -> PollFacts | None:
+    """The message's poll, bounded (Discord's limits) before anything is made of it."""
+    poll = getattr(message, "poll", None)
+    if poll is None:
+        return None
+    answers = []
+    for answer in poll.answers[:MAX_POLL_ANSWERS]:
+        emoji = answer.media.emoji
+        answers.append(poll_answer_text(
+            answer.text,
+            getattr(emoji, "name", None),
+            getattr(emoji, "id", None),
+            bool(getattr(emoji, "animated", False)),
+        ))  # fmt: skip
+    return poll_facts(poll.question or "", answers)
+
+
+def poll_result_of(message: discord.Message) -> PollOutcome | None:
+    """A poll result message's outcome, from its `poll_result` embed's fields (None when the
+    message has no such embed: nothing to read)."""
+    if not is_poll_result(message):
+        return None
+    for embed in message.embeds[:10]:
+        if embed.type == POLL_RESULT_EMBED:
+            fields = {
+                str(f.name)[:64]: str(f.value)[:1024] for f in embed.fields[:MAX_EMBED_FIELDS]
+            }
+            outcome = poll_outcome(fields)
+            return outcome if outcome.question.strip() else None
+    return None
+
+
+def written(message: discord.Message) -> str:
+    """What the author wrote, for telling its language: its text, a forward's, or its poll's
+    question ('' for a poll result: Discord's words, not theirs)."""
+    if is_poll_result(message):
+        return ""
+    snapshots = getattr(message, "message_snapshots", None) or []
+    content = message.content or (snapshots[0].content if snapshots else "")
+    poll = getattr(message, "poll", None)
+    if not content.strip() and poll is not None:
+        return poll.question or ""
+    return content
+
+
+def in_forum(thread: discord.Thread) -> bool:
+    """A forum's (or a media channel's) post: a thread-only channel holds nothing else, so
+    its posts are read whatever `read_threads` says."""
+    return isinstance(thread.parent, discord.ForumChannel)
+
+
+def forum_title(message: discord.Message, *, cloned: bool = False) -> str:
+    """A forum post's title when `message` is its first (its starter message has the
+    thread's id); '' for any other message. Never in a cloned voice (`cloned`): the title
+    read is the thread's name now, which anyone with Manage Threads may have renamed, and
+    Discord does not say who did: a clone speaks only what its owner wrote."""
+    thread = thread_of(message)
+    if cloned:
+        return ""
+    if thread is None or thread.id != message.id or not in_forum(thread):
+        return ""
+    return thread.name
+
+
+def nothing_written(message: discord.Message) -> bool:
+    """Nothing at all to render: no text, file, sticker, forward or poll (a poll result:
+    no outcome)."""
+    if is_poll_result(message):
+        return poll_result_of(message) is None
+    return not (
+            message.content.strip() or message.attachments or message.stickers
+            or getattr(message, "message_snapshots", None)
+            or getattr(message, "poll", None) is not None
+        )  # fmt: skip
+
+
+class MessageWords:
+    """A message's words under its server's settings."""
+
+    def __init__(self, db: Database, wording: Wording, language: str) -> None:
+        self.db = db
+        self.wording = wording
+        self.language = language  # of what the bot adds: "NAME said", "a link to", ...
+
+    async def render(
+        self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
+        language: str | None = None, attested: bool = False,
+        author: MemberSettings | None = None,
+    ) -> str:  # fmt: skip
+        """The words for a message under the server's settings ('' when none)."""
+        named, unnamed = await self.render_both(
+            message, settings, language, attested=attested, author=author
+        )
+        return (named if say_name else unnamed)[0]
+
+    async def render_both(
+        self, message: discord.Message, settings: ServerSettings, language: str | None = None,
+        *, attested: bool = False, author: MemberSettings | None = None, sounds: bool = False,
+    ) -> tuple[tuple[str, str], tuple[str, str]]:  # fmt: skip
+        """The words for a message with its author's name and without, each with the phrase
+        it starts with if any ("Alice said"). `attested`: the author is named by their Discord
+        username, which they cannot make another member's (a cloned voice's speech);
+        `author`: the author's settings here, when read already (their /set nick); `sounds`:
+        words with a sound are marked (`bot.text.words.sound_parts`), for the speaker."""
+        guild = message.guild
+        assert guild is not None
+        names = await self._names(message, guild, author)
+        language = language or self.language
+        options = await self.wording.options(guild.id, settings, language, sounds=sounds)
+        outcome = poll_result_of(message)
+        if outcome is not None:  # Discord's words, not the author's: never named
+            line = poll_result_line(outcome, names, options)
+            return (line, ""), (line, "")
+        snapshots = getattr(message, "message_snapshots", None) or []
+        content = message.content or (snapshots[0].content if snapshots else "")
+        attachments = list(message.attachments)
+        if snapshots and not attachments:
+            attachments = list(snapshots[0].attachments)
+        named_as = (
+            message.author.name if attested
+            else names.users.get(message.author.id, message.author.display_name)
+        )  # fmt: skip
+        reply_to = self._reply_author(message, names)
+        resolved = message.reference.resolved if message.reference else None
+        replied = resolved if isinstance(resolved, discord.Message) and reply_to else None
+        author_webhook, reply_to_webhook = await self._posing(
+            guild, (message, named_as), (replied, reply_to)
+        )
+        facts = MessageFacts(
+            content=capped(content, settings.max_length),
+            author=named_as,
+            attachment_types=tuple(a.content_type or "" for a in attachments),
+            stickers=len(message.stickers),
+            reply_to=reply_to,
+            forwarded=bool(snapshots),
+            author_webhook=author_webhook,
+            reply_to_webhook=reply_to_webhook,
+            title=forum_title(message, cloned=attested),
+            poll=poll_of(message),
+        )
+        lines = await rendered(facts.content, lambda: announce_both(facts, names, options))
+        leads = (lead_phrase(facts, options, say_name=True),
+                 lead_phrase(facts, options, say_name=False))  # fmt: skip
+        named, unnamed = (
+            (line, lead if lead and line.startswith(lead) else "")
+            for line, lead in zip(lines, leads, strict=True)
+        )
+        return named, unnamed
+
+    async def _posing(
+        self, guild: discord.Guild, *authors: tuple[discord.Message | None, str | None]
+    ) -> list[bool]:
+        """For each (a message, the name its author is said by): whether a webhook posted it
+        under a name a member here goes by, so that it is said as a webhook's and cannot pass
+        for theirs. The members' names are read only when a webhook is named."""
+        hooked = [
+            message is not None and message.webhook_id is not None and name is not None
+            for message, name in authors
+        ]
+        if not any(hooked):
+            return hooked
+        taken = await names_in_use(self.db, guild)
+        return [
+            hook and name is not None and said_as(name) in taken
+            for hook, (_, name) in zip(hooked, authors, strict=True)
+        ]
+
+    @staticmethod
+    def _reply_author(message: discord.Message, names: Names) -> str | None:
+        if message.type != discord.MessageType.reply or message.reference is None:
+            return None
+        resolved = message.reference.resolved
+        if isinstance(resolved, discord.Message):
+            return names.users.get(resolved.author.id, resolved.author.display_name)
+        return "a deleted message"
+
+    async def _names(
+        self, message: discord.Message, guild: discord.Guild, author: MemberSettings | None
+    ) -> Names:
+        """Who is named in the message, by their /set nick if they have one here (`author`:
+        the author's settings, read already: then only the others' nicks are read)."""
+        people: dict[int, str] = {message.author.id: message.author.display_name}
+        for user in message.mentions:
+            people[user.id] = user.display_name
+        reference = message.reference.resolved if message.reference else None
+        if isinstance(reference, discord.Message):
+            people.setdefault(reference.author.id, reference.author.display_name)
+        return await self.wording.names(guild, people, author_id=message.author.id, author=author)
