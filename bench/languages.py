@@ -2,7 +2,7 @@
 
 Random weights (Hugging Face is out of reach here), the real architecture of each config the
 installed pocket-tts ships. Each model is loaded the way the bot loads another language
-(`TTSEngine.load` in a low-priority thread, batch size known) and kept loaded, as the pool
+(`load_engine` in a low-priority thread, batch size known) and kept loaded, as the pool
 does within its budget; printed per model: load time, its weights (what TTS_MEMORY_MB
 counts), the process's resident memory growth, and its first audio, each with its ratio to
 the first model's in the same run.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 from bot.core.config import load_config
-from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.pocket_tts_adapter import CONFIGS_DIR
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
@@ -71,7 +71,7 @@ async def main() -> None:
                 settings = load_config(env, dotenv_path=None, require_token=False)
                 gc.collect()
                 before, started = rss_mb(), time.monotonic()
-                engine = await TTSEngine.load(settings, batch=1, background=True)
+                engine = await load_engine(settings, batch=1, background=True)
                 loaded = time.monotonic() - started
                 engines.append(engine)
                 stream = engine.stream("Hello there, this is the first sentence.")

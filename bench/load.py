@@ -65,9 +65,10 @@ from bot.core.config import load_config
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
 from bot.playback.voice_link import load_opus
-from bot.synthesis import engine as engine_module
+from bot.synthesis import engine_loading
 from bot.synthesis.batching import Batcher
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.pocket_tts_adapter import set_generation_length
 from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
@@ -449,19 +450,17 @@ async def main() -> None:
                     **({"TTS_PIPELINE_MODE": args.pipeline_mode} if args.pipeline_mode else {}),
                 }
                 settings = load_config(env, dotenv_path=None, require_token=False)
-                measured = TTSEngine._batch_size
-                engine_module._CHOSEN_BATCH.clear()  # measured afresh for each engine
+                measured = engine_loading.batch_size
+                engine_loading._CHOSEN_BATCH.clear()  # measured afresh for each engine
                 if kind == "forced":
-                    TTSEngine._batch_size = staticmethod(  # type: ignore[method-assign]
-                        lambda model, largest, cores=0, m=measured: (
-                            largest,
-                            m(model, largest, cores)[1],
-                        )
+                    engine_loading.batch_size = lambda model, largest, cores=0, m=measured: (
+                        largest,
+                        m(model, largest, cores)[1],
                     )
                 try:
-                    engine = await TTSEngine.load(settings)
+                    engine = await load_engine(settings)
                 finally:
-                    TTSEngine._batch_size = measured  # type: ignore[method-assign]
+                    engine_loading.batch_size = measured
                 kind = f"{kind}{engine.rows if engine.batched else ''}"
                 if engine.pipelines is not None and len(engine.pipelines) > 1:
                     kind += f"x{len(engine.pipelines)}"  # rows in each of that many pipelines

@@ -6,7 +6,7 @@ probe (a 20-token random prompt) read 20-50 attention-cache slots per step where
 read 109-114, and the int8 step grows ~60% between 85 and 150 slots: its figure flattered the
 model against the bot. Here each row is what the bot runs:
 
-- the model loaded as the bot loads it (`TTSEngine._load_model`: int8 or fp32, the decoder's
+- the model loaded as the bot loads it (`load_model`: int8 or fp32, the decoder's
   precision attached, the large fp32 products packed for oneDNN), the real architecture
   (default `english`) with random weights;
 - a voice state made from a 3 s clip (the one `bench/load.py` speaks with) and a ~20-word text,
@@ -49,10 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from bot.core.config import load_config
+from bot.synthesis import engine_loading
 from bot.synthesis.batching import BatchedFlowLM, BatchedMimi, Prefilled, Request, prefill
 from bot.synthesis.clip import read_file
 from bot.synthesis.decoder_precision import PRECISIONS, half_decoder
-from bot.synthesis.engine import TTSEngine
 from tests.audio_samples import make_clip
 from tests.tiny_model import _WORDS, write_random_config
 
@@ -96,7 +96,7 @@ def load_model(config: Path, quantize: bool, decoder: str) -> Any:
         "TTS_DECODER_PRECISION": decoder,
     }
     settings = load_config(env, dotenv_path=None, require_token=False)
-    return TTSEngine._load_model(settings)
+    return engine_loading.load_model(settings)
 
 
 def probe_text(words: int, seed: int = 0) -> str:

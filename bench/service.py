@@ -52,6 +52,7 @@ from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.stats import UtteranceResult
 from bot.speech_api.server import SpeechServer, standalone_scheduler
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
 from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
@@ -197,9 +198,9 @@ async def bench(
         update={"speech_port": 0, "speech_streams_per_key": max(ks),
                 "speech_requests_per_minute": 100_000, "speech_queue": max(ks)}
     )  # fmt: skip
-    engine = await TTSEngine.load(settings)
+    engine = await load_engine(settings)
     await engine.voice_state()
-    models = ModelPool(settings, engine, partial(TTSEngine.load, batch=engine.rows))
+    models = ModelPool(settings, engine, partial(load_engine, batch=engine.rows))
     scheduler = standalone_scheduler(engine, models)
     discord = None
     if servers:  # as the bot with SPEECH_PORT runs it (bot/app.py)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.core.config import load_config
 from bot.storage.database import Database
-from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.bot_process import BotProcess
@@ -154,7 +154,7 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
             {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(make_clip(folder / "d.wav"))},
             dotenv_path=None, require_token=False,
         )  # fmt: skip
-        engine = await TTSEngine.load(settings)
+        engine = await load_engine(settings)
         url = await server.new_database()
         a_db, b_db = await Database.open(url), await Database.open(url)
         try:

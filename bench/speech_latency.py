@@ -36,6 +36,7 @@ from bot.playback.audio_source import FrameConverter, StreamingSource
 from bot.playback.speakers import GuildSpeaker, Utterance
 from bot.playback.voice_link import load_opus
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.scheduler import DeadlineScheduler
 from tests.audio_samples import make_clip
@@ -174,7 +175,7 @@ async def bench_config(config: Path, clip: Path, quantize: bool, runs: int) -> l
         "DEFAULT_VOICE": str(clip),
         "TTS_QUANTIZE": str(int(quantize)),
     }
-    engine = await TTSEngine.load(load_config(env, dotenv_path=None, require_token=False))
+    engine = await load_engine(load_config(env, dotenv_path=None, require_token=False))
     try:
         state = await engine.voice_state()
         await engine.synthesize("Warming up the model.")

@@ -259,7 +259,8 @@ def measure(make: Callable[[float], tuple[Push, Finish]], rate: float, seconds: 
 async def engine_path(seconds_of_text: int, runs: int) -> list[str]:
     """The bot's path: the engine's stream of a message, with and without the stretch."""
     from bot.core.config import load_config
-    from bot.synthesis.engine import SAMPLE_RATE, TTSEngine
+    from bot.synthesis.engine import SAMPLE_RATE
+    from bot.synthesis.engine_loading import load_engine
     from tests.audio_samples import make_clip
     from tests.tiny_model import train_tokenizer, write_random_config
 
@@ -271,7 +272,7 @@ async def engine_path(seconds_of_text: int, runs: int) -> list[str]:
         clip = make_clip(folder / "voice.wav", seconds=10.0)
         config = write_random_config("english", folder, full_length=True, tokenizer=tokenizer)
         env = {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip), "TTS_QUANTIZE": "1"}
-        engine = await TTSEngine.load(load_config(env, dotenv_path=None, require_token=False))
+        engine = await load_engine(load_config(env, dotenv_path=None, require_token=False))
         try:
             await engine.synthesize("Warming up the model.")
             baseline_ms = 0.0

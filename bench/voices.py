@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.core.config import load_config
 from bot.storage.database import Database
 from bot.synthesis import clip as clips
-from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.voice_library import VoiceLibrary, VoiceLimits, consent_now
 from tests.audio_samples import encode, make_clip, speech_like
 from tests.tiny_model import train_tokenizer, write_random_config
@@ -46,7 +46,7 @@ async def main() -> None:
             dotenv_path=None,
             require_token=False,
         )
-        engine = await TTSEngine.load(settings)
+        engine = await load_engine(settings)
         db = await Database.open(folder / "bench.db")
         library = VoiceLibrary(db, engine, folder, VoiceLimits(quota=1000))
         upload = encode(speech_like(10.0, lead_s=0.5, tail_s=0.5), "wav")

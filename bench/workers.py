@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.core.config import load_config
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from tests.audio_samples import make_clip
 from tests.tiny_model import train_tokenizer, write_random_config
 
@@ -66,7 +67,7 @@ async def main() -> None:
                 "TTS_QUANTIZE": str(int(args.quantize)),
             }
             settings = load_config(env, dotenv_path=None, require_token=False)
-            engine = await TTSEngine.load(settings)
+            engine = await load_engine(settings)
             try:
                 await engine.synthesize("Warming up.")
                 rows.append((workers, *(await run(engine))))

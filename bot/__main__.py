@@ -106,9 +106,9 @@ async def say(settings: Config, text: str, out: Path, voice: str | None) -> None
         raise SystemExit(f"--out must end in .wav or .ogg, not {out.suffix or 'nothing'}")
     if not text.strip():
         raise SystemExit("There is nothing to say: give some text.")
-    from bot.synthesis.engine import TTSEngine  # torch and pocket-tts: seconds, so not before
+    from bot.synthesis.engine_loading import load_engine
 
-    engine = await TTSEngine.load(one_stream(settings))
+    engine = await load_engine(one_stream(settings))
     try:
         await engine.voice_state(voice)  # resolve the voice first: not part of the latency
         stream = engine.stream(text, voice)
@@ -221,9 +221,9 @@ async def service_voices_command(settings: Config, args: argparse.Namespace) -> 
         await asyncio.to_thread(out.write_bytes, source.read_bytes())
     else:  # a clip: its voice state, made once by the model (loads faster, needs no cloning)
         from bot.synthesis.clip import read_file
-        from bot.synthesis.engine import TTSEngine
+        from bot.synthesis.engine_loading import load_engine
 
-        engine = await TTSEngine.load(one_stream(settings))
+        engine = await load_engine(one_stream(settings))
         try:
             clip = await asyncio.to_thread(read_file, source)
             await engine.call(lambda model: engine.clone_sync(clip, out, model))
@@ -240,9 +240,9 @@ async def voices_command(settings: Config, args: argparse.Namespace) -> int:
 
     engine = None
     if args.action == "import":  # the only action that needs the model
-        from bot.synthesis.engine import TTSEngine
+        from bot.synthesis.engine_loading import load_engine
 
-        engine = await TTSEngine.load(one_stream(settings))
+        engine = await load_engine(one_stream(settings))
     db = await Database.open(database_location(revealed(settings.database_url), settings.data_dir))
     library = VoiceLibrary(db, engine, settings.data_dir)
     try:

@@ -48,6 +48,7 @@ from bot.speech_api.server import SpeechServer
 from bot.speech_api.streams import StreamRecord
 from bot.storage.database import Database, database_location
 from bot.synthesis.engine import TTSEngine, UnusableVoiceError
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.voice_library import VoiceLibrary
 
@@ -137,7 +138,7 @@ async def build(
     """Build the whole graph, in order. A part that fails closes those made before it."""
     ensure_opus()
     async with contextlib.AsyncExitStack() as undo:
-        engine = await TTSEngine.load(settings, phrases=settings.data_dir / "phrases")
+        engine = await load_engine(settings, phrases=settings.data_dir / "phrases")
         undo.push_async_callback(engine.close)
         try:  # load the default voice now, so the first /say answers fast
             await engine.voice_state()
@@ -148,7 +149,7 @@ async def build(
         )
         undo.push_async_callback(db.close)
         models = ModelPool(
-            settings, engine, partial(TTSEngine.load, batch=engine.rows, background=True)
+            settings, engine, partial(load_engine, batch=engine.rows, background=True)
         )
         undo.push_async_callback(models.close)
         speakers = Speakers(engine, models=models)

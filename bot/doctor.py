@@ -145,13 +145,14 @@ def check_adapters() -> list[Check]:
 
 # ---- model and voices ----------------------------------------------------------------------
 async def check_model(settings: Config) -> list[Check]:
-    from bot.synthesis.engine import ModelUnavailableError, TTSEngine, UnusableVoiceError
+    from bot.synthesis.engine import ModelUnavailableError, UnusableVoiceError
+    from bot.synthesis.engine_loading import load_engine
 
     spec = f"TTS_LANGUAGE={settings.tts_language}"
     if settings.tts_config is not None:
         spec = f"TTS_CONFIG={settings.tts_config}"
     try:  # no batch measurement: doctor only needs to know the model loads
-        engine = await TTSEngine.load(one_stream(settings))
+        engine = await load_engine(one_stream(settings))
     except ModelUnavailableError as error:
         return [bad("model", f"{spec}: weights not cached and not downloadable", str(error))]
     except Exception as error:  # a bad config file, an unknown language, ...

@@ -16,6 +16,7 @@ import pytest
 from bot.client import PocketVoiceBot
 from bot.core.config import Config, load_config
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from tests.audio_samples import make_clip
 from tests.fakediscord import FakeDiscord
 from tests.postgres_server import PostgresServer, PostgresUnavailableError
@@ -75,14 +76,14 @@ def engine_settings(config: Path, clip: Path, **env: str) -> Config:
 
 @pytest.fixture(scope="session")
 async def engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
-    engine = await TTSEngine.load(engine_settings(tiny_model.config, tiny_model.clip))
+    engine = await load_engine(engine_settings(tiny_model.config, tiny_model.clip))
     yield engine
     await engine.close()
 
 
 @pytest.fixture(scope="session")
 async def full_engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
-    engine = await TTSEngine.load(engine_settings(tiny_model.full_length_config, tiny_model.clip))
+    engine = await load_engine(engine_settings(tiny_model.full_length_config, tiny_model.clip))
     yield engine
     await engine.close()
 

@@ -19,6 +19,7 @@ from bot.speech_api.page import Page
 from bot.speech_api.streams import SpeechStreams, StreamRecord
 from bot.speech_api.voices import ServiceVoices
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
 from bot.synthesis.scheduler import DeadlineScheduler
 
@@ -45,14 +46,14 @@ async def serve(settings: Config) -> None:
     from bot.synthesis.engine import UnusableVoiceError
 
     check_speech_binds(settings)  # before the model's seconds of loading
-    engine = await TTSEngine.load(settings, phrases=settings.data_dir / "phrases")
+    engine = await load_engine(settings, phrases=settings.data_dir / "phrases")
     try:
         try:
             await engine.voice_state()
         except UnusableVoiceError as error:
             raise UnusableVoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
         models = ModelPool(
-            settings, engine, partial(TTSEngine.load, batch=engine.rows, background=True)
+            settings, engine, partial(load_engine, batch=engine.rows, background=True)
         )
         scheduler = standalone_scheduler(engine, models)
         server = SpeechServer(settings, scheduler, models)

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import copy
-import functools
-import hashlib
 import logging
-import os
 import queue
 import threading
 import time
@@ -34,13 +30,11 @@ import numpy as np
 import torch
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-from bot.core.config import Config, usable_cores
-from bot.synthesis import decoder_precision
+from bot.core.config import usable_cores
 from bot.synthesis.audio_files import MODEL_RATE
-from bot.synthesis.batching import Batcher, Request, cost_sizes, measure_costs, prefill_chunks
-from bot.synthesis.capacity import BatchCost, choose_batch
+from bot.synthesis.batching import Batcher, Request, prefill_chunks
+from bot.synthesis.capacity import BatchCost
 from bot.synthesis.clip import read_file
-from bot.synthesis.linear_packing import pack_linears
 from bot.synthesis.model_errors import ModelUnavailableError, UnusableVoiceError
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pipeline_processes import ProcessPipeline
@@ -48,12 +42,8 @@ from bot.synthesis.pipelines import Pipeline, Pipelines
 from bot.synthesis.pocket_tts_adapter import (
     DEFAULT_VOICE_FOR_LANGUAGE,
     PREDEFINED_VOICES,
-    generation_length,
-    get_default_voice_for_language,
-    set_generation_length,
 )
 from bot.synthesis.tempo import Tempo
-from bot.synthesis.windowed_attention import window_attention
 
 __all__ = ["ModelUnavailableError", "TTSEngine", "UnusableVoiceError"]
 
@@ -80,26 +70,9 @@ def builtin_voices_for(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]
 T = TypeVar("T")
 ModelState = dict[str, Any]
 _END = object()
-SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 # Background work (clones, voice rebuilds, files, previews) runs on a thread and a model of its
 # own, so a live unit's prefill never queues behind it in the workers' executor.
 BACKGROUND_THREADS = 1
-# (model, int8, decoder, TTS_BATCH, cores a pipeline) -> (the largest batch, the start-up costs)
-_CHOSEN_BATCH: dict[tuple[str, bool, str, int, int], tuple[int, list[BatchCost]]] = {}
-
-
-def load_in_worker(settings: Config, length: tuple[float, float]) -> Any:
-    """A pipeline's worker process: the model as `TTSEngine.load` sets it up, generating
-    as long as in the bot's process (`set_generation_length`)."""
-    set_generation_length(*length)
-    return TTSEngine._load_model(settings)
-
-
-def processes(settings: Config, pipelines: int) -> bool:
-    """Whether the pipelines run as worker processes (TTS_PIPELINE_MODE; `auto`: when there
-    is more than one, where threads would share one interpreter lock)."""
-    mode = settings.tts_pipeline_mode
-    return mode == "processes" or (mode == "auto" and pipelines > 1)
 
 
 def pipeline_cores(pipelines: int) -> int:
@@ -112,45 +85,6 @@ CLONING_UNAVAILABLE = (
     "voice-cloning weights: accept the licence of kyutai/pocket-tts on Hugging Face, put a "
     "read token in HF_TOKEN, and restart the bot"
 )
-
-
-def _weights_unavailable(spec: str, error: BaseException) -> ModelUnavailableError:
-    return ModelUnavailableError(
-        f"Could not download the Pocket TTS weights for {spec} ({type(error).__name__}). "
-        "Check the network, or set HF_TOKEN (after accepting the model licence on Hugging Face) "
-        "for the gated voice-cloning weights, or set TTS_CONFIG to a local model config."
-    )
-
-
-LOAD_NICENESS = 10  # a model loading while others speak yields the CPU to them
-
-
-async def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a thread of its own at lower CPU priority. On Linux the nice value is
-    per thread, so the speaking threads keep theirs; elsewhere this is just a thread."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def deliver(result: Any, error: BaseException | None) -> None:
-        if future.done():  # the caller gave up
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def run() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOAD_NICENESS)
-        try:
-            result = fn(*args)
-        except BaseException as error:  # delivered to the caller, not swallowed
-            loop.call_soon_threadsafe(deliver, None, error)
-        else:
-            loop.call_soon_threadsafe(deliver, result, None)
-
-    threading.Thread(target=run, name="tts-load", daemon=True).start()
-    return await future
 
 
 class _Sink:
@@ -440,162 +374,6 @@ class TTSEngine:
             self._batch = batch
             # the scheduler's live workers: one per row it may admit, in all pipelines
             self.workers, self.spare_lanes = batch * pipelines, 0
-
-    # ---- loading ---------------------------------------------------------------------------
-    @classmethod
-    async def load(
-        cls, settings: Config, batch: int | None = None, *, background: bool = False,
-        phrases: Path | None = None,
-    ) -> TTSEngine:  # fmt: skip
-        """Load the model in the engine's worker thread (never on the event loop).
-
-        `batch`: the batch size, when already known (another language's model of the same
-        size): measuring it takes seconds of both cores, which speaking servers need.
-        `background`: others are speaking: load in a thread of lower CPU priority.
-        `phrases`: the folder of the phrase cache, kept per model fingerprint."""
-        workers = settings.tts_workers
-        threads = workers + SPARE_LANES
-        executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
-        loop = asyncio.get_running_loop()
-
-        async def run(fn: Callable[..., T], *args: Any) -> T:
-            if background:
-                return await at_low_priority(fn, *args)
-            return await loop.run_in_executor(executor, fn, *args)
-
-        try:
-            model = await run(cls._load_model, settings)
-            replicas = [await run(replicate, model) for _ in range(threads - 1)]
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
-        costs = None
-        pipelines = settings.tts_pipelines if (batch or settings.tts_batch) > 1 else 1
-        if batch is None:
-            batch, costs = await cls._measured_batch(settings, executor, model)
-            if pipelines > 1 and settings.tts_batch > 1:
-                # the operator asked for pipelines: each stays a batch, even where the start-up
-                # table (a pipeline's share of the cores, timed with the machine idle) fits one
-                # row; the live figures still decide how many run (`StepCosts.capacity`)
-                batch = max(2, batch)
-        default_voice = settings.default_voice or cls._language_default_voice(settings)
-        fingerprint = cls._fingerprint(settings)
-        # Not on the event loop: the batched engine copies the model and sets up its batch
-        # (0.4 s alone, over 1 s beside speech), and every stream's audio passes the loop.
-        engine = await run(
-            functools.partial(
-                cls,
-                model,
-                default_voice=default_voice,
-                fingerprint=fingerprint,
-                executor=executor,
-                replicas=replicas,
-                spare_lanes=SPARE_LANES,
-                batch=batch,
-                costs=costs,
-                phrases=None if phrases is None else PhraseCache(phrases, fingerprint),
-                pipelines=pipelines,
-                source=cls._worker_source(settings) if processes(settings, pipelines) else None,
-            )
-        )
-        log.info("%s", engine.describe())
-        if not engine.has_voice_cloning:
-            log.warning(
-                "These weights cannot clone voices (the gated weights need an accepted licence "
-                "and HF_TOKEN): only built-in voices and exported voice states will work."
-            )
-        return engine
-
-    @classmethod
-    async def _measured_batch(
-        cls, settings: Config, executor: Any, model: Any
-    ) -> tuple[int, list[BatchCost] | None]:
-        """As large as the measured costs allow, at most TTS_BATCH, and those costs
-        (measured once per process and model)."""
-        batch = settings.tts_batch
-        if batch <= 1:
-            return batch, None
-        cores = pipeline_cores(settings.tts_pipelines)
-        key = (
-            cls._fingerprint(settings),
-            settings.tts_quantize,
-            settings.tts_decoder_precision,
-            batch,
-            cores,
-        )
-        if key not in _CHOSEN_BATCH:
-            loop = asyncio.get_running_loop()
-            _CHOSEN_BATCH[key] = await loop.run_in_executor(
-                executor, cls._batch_size, model, batch, cores
-            )
-        return _CHOSEN_BATCH[key]
-
-    @staticmethod
-    def _batch_size(model: Any, largest: int, cores: int = 0) -> tuple[int, list[BatchCost]]:
-        """Measure the step costs on this machine and choose the largest batch from them,
-        for a pipeline of `cores` cores (0: all the process's)."""
-        costs = measure_costs(model, cost_sizes(largest))
-        frame_s = 1 / model.mimi.frame_rate
-        chosen = choose_batch(costs, frame_s, cores or usable_cores())
-        table = ", ".join(
-            f"{c.rows}: {c.lm_s * 1000:.0f}+{c.decode_s * 1000:.0f} ms" for c in costs
-        )
-        log.info("step costs by batch size (LM+decoder): %s; largest batch %d", table, chosen)
-        return chosen, costs
-
-    @classmethod
-    def _worker_source(cls, settings: Config) -> Callable[[], Any]:
-        """The model loaded as here, in a worker process: the settings it needs go over, not
-        the secrets (HF_TOKEN reaches it in the environment, `export_hf_token`), and
-        pocket-tts's bound on generated length as this process has it."""
-        secrets = {"discord_token": None, "hf_token": None, "database_url": None}
-        return functools.partial(
-            load_in_worker, settings.model_copy(update=secrets), generation_length()
-        )
-
-    @staticmethod
-    def _load_model(settings: Config) -> Any:
-        from pocket_tts import TTSModel
-
-        spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
-        try:
-            if settings.tts_config is not None:
-                model = TTSModel.load_model(
-                    config=str(settings.tts_config), quantize=settings.tts_quantize
-                )
-            else:
-                model = TTSModel.load_model(
-                    language=settings.tts_language, quantize=settings.tts_quantize
-                )
-        except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
-            raise _weights_unavailable(spec, error) from error
-        except FileNotFoundError as error:
-            if settings.tts_config is None:
-                raise ModelUnavailableError(
-                    f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
-                ) from error
-            raise
-        window_attention(model)  # the flow LM's and Mimi's (the half decoder copies it)
-        decoder_precision.attach(model, settings.tts_decoder_precision)  # before the packing
-        log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
-        return model
-
-    @staticmethod
-    def _language_default_voice(settings: Config) -> str:
-
-        config = str(settings.tts_config) if settings.tts_config else None
-        return get_default_voice_for_language(settings.tts_language, config)
-
-    @staticmethod
-    def _fingerprint(settings: Config) -> str:
-        """Identifies the model a voice state was made with (states are model-specific)."""
-        digest = hashlib.sha256()
-        if settings.tts_config is not None:  # one config may serve several languages
-            digest.update(settings.tts_config.read_bytes())
-            digest.update(f"\nlanguage:{settings.tts_language}".encode())
-        else:
-            digest.update(f"language:{settings.tts_language}".encode())
-        return digest.hexdigest()[:16]
 
     # ---- properties ------------------------------------------------------------------------
     @property

@@ -182,13 +182,14 @@ from pathlib import Path
 from bot.core.config import load_config
 from bot.storage.database import Database, VoiceRepository
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.voice_library import VoiceLibrary
 
 async def main() -> None:
     config, clip, data_dir, upload = sys.argv[1:5]
     settings = load_config({"TTS_CONFIG": config, "DEFAULT_VOICE": clip}, dotenv_path=None,
                              require_token=False)
-    engine = await TTSEngine.load(settings)
+    engine = await load_engine(settings)
     db = await Database.open(Path(data_dir) / "pocketvoice.db")
     library = VoiceLibrary(db, engine, Path(data_dir))
 

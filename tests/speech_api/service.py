@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.core.config import load_config
 from bot.speech_api.server import SpeechServer, standalone_scheduler
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
 from tests.conftest import TinyModel
 
@@ -40,7 +41,7 @@ async def running_service(
     settings = settings.model_copy(
         update={"speech_port": 0, "wyoming_port": 0 if wyoming else None}
     )
-    models = ModelPool(settings, engine, partial(TTSEngine.load, batch=1, background=True))
+    models = ModelPool(settings, engine, partial(load_engine, batch=1, background=True))
     scheduler = standalone_scheduler(engine, models)
     server = SpeechServer(settings, scheduler, models)
     await server.start()

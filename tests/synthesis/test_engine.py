@@ -8,6 +8,7 @@ import torch
 from pocket_tts import TTSModel, export_model_state
 
 from bot.synthesis.engine import SAMPLE_RATE, TTSEngine, UnusableVoiceError
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.tempo import Tempo
 from tests.conftest import TinyModel, engine_settings
 from tests.tiny_model import write_random_config
@@ -115,7 +116,7 @@ async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
 ) -> None:
     """The one-stream-per-thread engine (TTS_BATCH=1) has a spare lane for urgent units."""
     settings = engine_settings(tiny_model.full_length_config, tiny_model.clip, TTS_BATCH="1")
-    full_engine = await TTSEngine.load(settings)
+    full_engine = await load_engine(settings)
     assert full_engine.workers == 1 and full_engine.spare_lanes == 1
     busy = full_engine.stream(LONG_TEXT)
     async with busy:
@@ -130,10 +131,10 @@ async def test_a_spare_lane_runs_a_second_stream_while_the_worker_is_busy(
 async def test_an_int8_engine_loads_counts_its_weights_and_speaks(tiny_model: TinyModel) -> None:
     """TTS_QUANTIZE=1 (the default): packed int8 layers hold their weights in tuples beside
     dtypes, and weigh less than the fp32 model's (TTS_QUANTIZE=0)."""
-    int8 = await TTSEngine.load(
+    int8 = await load_engine(
         engine_settings(tiny_model.config, tiny_model.clip, TTS_QUANTIZE="1"), batch=1
     )
-    fp32 = await TTSEngine.load(
+    fp32 = await load_engine(
         engine_settings(tiny_model.config, tiny_model.clip, TTS_QUANTIZE="0"), batch=1
     )
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import types
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -342,7 +343,8 @@ async def test_rate_limit_memory_forgets_old_entries() -> None:
     from bot.services.autoread import RATE_WINDOW_S, AutoReader
 
     now = [0.0]
-    reader = AutoReader(None, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    speech = types.SimpleNamespace(wording=None)  # the rate limit needs no speech
+    reader = AutoReader(None, speech, clock=lambda: now[0])  # type: ignore[arg-type]
     for user in range(1000):
         reader._rate_limited(1, [(user, 5)], now[0])
     assert len(reader._recent) == 1000

@@ -17,6 +17,7 @@ import yaml
 
 from bot.core import gc_pauses
 from bot.synthesis.engine import TTSEngine
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
 from tests.conftest import TinyModel, bot_on_fake_discord, engine_settings
 from tests.e2e.test_languages import language_configs
@@ -82,8 +83,8 @@ async def test_a_model_load_never_stalls_the_event_loop(
         tiny_model.full_length_config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
         TTS_LANGUAGES="french,german", TTS_BATCH="1",
     )  # fmt: skip
-    default = await TTSEngine.load(settings)
-    pool = ModelPool(settings, default, partial(TTSEngine.load, batch=1, background=True))
+    default = await load_engine(settings)
+    pool = ModelPool(settings, default, partial(load_engine, batch=1, background=True))
     stop = asyncio.Event()
     speaking = asyncio.create_task(keep_speaking(default, stop))
     try:

@@ -13,6 +13,7 @@ import yaml
 from bot.core.config import Config
 from bot.playback.speakers import Speakers
 from bot.synthesis.engine import TTSEngine, weights_nbytes
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import (
     OTHER_MODEL_STATE_MB,
     OTHER_MODEL_STATES,
@@ -42,9 +43,9 @@ async def pool_of(tmp_path: Path, tiny_model: TinyModel, **env: str) -> ModelPoo
         tiny_model.config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
         TTS_LANGUAGES="french,german,italian", TTS_BATCH="1", **env,
     )  # fmt: skip
-    default = await TTSEngine.load(settings)
+    default = await load_engine(settings)
     return ModelPool(
-        settings, default, partial(TTSEngine.load, batch=1, background=True),
+        settings, default, partial(load_engine, batch=1, background=True),
         idle_before_unload_s=0.0,
     )  # fmt: skip
 
@@ -118,8 +119,8 @@ async def test_the_memory_budget_counts_each_pipelines_caches(
     TTS_MEMORY_MB beside the weights, once per pipeline; and each worker process's copy of
     the weights (two pipelines: worker processes) beside this process's."""
     settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_PIPELINES="2")
-    default = await TTSEngine.load(settings, batch=2)
-    pool = ModelPool(settings, default, partial(TTSEngine.load, batch=2, background=True))
+    default = await load_engine(settings, batch=2)
+    pool = ModelPool(settings, default, partial(load_engine, batch=2, background=True))
     try:
         assert default.pipelines is not None and len(default.pipelines) == 2
         assert default.model_bytes == 3 * weights_nbytes(default.model)
@@ -325,9 +326,9 @@ async def test_a_model_loading_again_holds_up_no_other_speech(
             if len(french_loads) == 2:  # loading it again: slow
                 waiting.set()
                 await release.wait()
-        return await TTSEngine.load(settings, batch=1, background=True)
+        return await load_engine(settings, batch=1, background=True)
 
-    pool = ModelPool(settings, await TTSEngine.load(settings), loader, idle_before_unload_s=0.0)
+    pool = ModelPool(settings, await load_engine(settings), loader, idle_before_unload_s=0.0)
     speakers = Speakers(pool.default, models=pool)
     scheduler = speakers.scheduler
     try:

@@ -15,7 +15,8 @@ import torch
 from bench.fifo import FifoScheduler
 from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
-from bot.synthesis.engine import TTSEngine, state_nbytes
+from bot.synthesis.engine import state_nbytes
+from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob, split_units
 from bot.synthesis.tempo import Tempo
@@ -584,7 +585,7 @@ async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> N
     """Batched, two clones in flight: a live unit's prefill still starts at once, on a thread
     background work never takes, and its first audio comes before either clone is done."""
     settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_WORKERS="1")
-    engine = await TTSEngine.load(settings, batch=2)
+    engine = await load_engine(settings, batch=2)
     scheduler = DeadlineScheduler(
         engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes,
         run_call=engine.call,
