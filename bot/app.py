@@ -42,6 +42,7 @@ from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.upkeep import IdleUpkeep
+from bot.services.voice_control import VoiceControl
 from bot.services.voices import VoiceService
 from bot.services.wording import Wording
 from bot.speech_api.server import SpeechServer
@@ -98,6 +99,7 @@ class App:
     connections: VoiceConnections
     blocks: BlockService
     speech: SpeechService
+    voice_control: VoiceControl
     voices: VoiceService
     reader: AutoReader
     notices: JoinNotices
@@ -177,6 +179,7 @@ async def build(
             Wording(db),
         )
         home = HomeVoice(db, connections)
+        voice_control = VoiceControl(speakers, connections, blocks)
         language_choice = LanguageChoice(models.languages, can_load=models.check_loadable)
         tasks = []
         if library.shared:  # other processes delete voices too
@@ -206,6 +209,7 @@ async def build(
             connections=connections,
             blocks=blocks,
             speech=speech,
+            voice_control=voice_control,
             voices=VoiceService(library, speech, engine, ssl_context),
             reader=AutoReader(db, speech, language=settings.tts_language),
             notices=JoinNotices(db, speech),
@@ -213,7 +217,7 @@ async def build(
             dictionary_commands=DictionaryCommands(db, models.languages, ssl_context),
             member_settings=MemberSettings(db, language_choice, blocks=blocks),
             home=home,
-            upkeep=IdleUpkeep(client, speakers, models, db, speech),
+            upkeep=IdleUpkeep(client, speakers, models, db, voice_control),
             tasks=tuple(tasks),
             speech_server=speech_server,
         )

@@ -47,14 +47,14 @@ class AutoReadCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
-        await self.bot.app.speech.on_channel_deleted(channel.guild, channel.id)
+        await self.bot.app.voice_control.on_channel_deleted(channel.guild, channel.id)
 
     @app_commands.command(name="clear", description="Drop the messages waiting to be read")
     @app_commands.guild_only()
     async def clear(self, interaction: discord.Interaction) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.speech.clear(
+            lambda: self.bot.app.voice_control.clear(
                 guild_of(interaction), interaction.user, interaction.permissions
             ),
         )

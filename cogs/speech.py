@@ -38,28 +38,30 @@ class SpeechCog(commands.Cog):
     @app_commands.command(name="join", description="Bring the bot into your voice channel")
     @app_commands.guild_only()
     async def join(self, interaction: discord.Interaction) -> None:
-        await respond(interaction, lambda: self.bot.app.speech.join(interaction.user))
+        await respond(interaction, lambda: self.bot.app.voice_control.join(interaction.user))
 
     @app_commands.command(name="leave", description="Make the bot leave the voice channel")
     @app_commands.guild_only()
     async def leave(self, interaction: discord.Interaction) -> None:
         await respond(
             interaction,
-            lambda: self.bot.app.speech.leave(guild_of(interaction), *_who(interaction)),
+            lambda: self.bot.app.voice_control.leave(guild_of(interaction), *_who(interaction)),
         )
 
     @app_commands.command(name="skip", description="Stop the current message, keep the queue")
     @app_commands.guild_only()
     async def skip(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.app.speech.skip(guild_of(interaction), *_who(interaction))
+            interaction,
+            lambda: self.bot.app.voice_control.skip(guild_of(interaction), *_who(interaction)),
         )
 
     @app_commands.command(name="stop", description="Stop speaking and clear the queue")
     @app_commands.guild_only()
     async def stop(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: self.bot.app.speech.stop(guild_of(interaction), *_who(interaction))
+            interaction,
+            lambda: self.bot.app.voice_control.stop(guild_of(interaction), *_who(interaction)),
         )
 
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
@@ -73,7 +75,9 @@ class SpeechCog(commands.Cog):
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
     ) -> None:
         if before.channel != after.channel:
-            await self.bot.app.speech.on_voice_state_change(member.guild, member, after.channel)
+            await self.bot.app.voice_control.on_voice_state_change(
+                member.guild, member, after.channel
+            )
             outcome = await self.bot.app.notices.on_voice_state(
                 member, before.channel, after.channel
             )
@@ -87,7 +91,7 @@ class SpeechCog(commands.Cog):
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (or it was deleted): forget its state."""
-        await self.bot.app.speech.forget_guild(guild)
+        await self.bot.app.voice_control.forget_guild(guild)
         self.bot.app.reader.forget_guild(guild.id)
         self.bot.app.notices.forget_guild(guild.id)
 

@@ -1,7 +1,10 @@
-"""What `/say`, `/join`, `/leave`, `/skip` and `/stop` do, independent of the slash-command glue.
+"""What `/say` and `/tts` do, and speech asked for by the other services (a preview, a
+sample, "Speak this message"), independent of the slash-command glue: checked, planned,
+attributed when a cloned voice speaks, and queued where the member is (or made a file).
 
 Each method either returns the reply for the member or raises `UserError` with a polite,
-specific message. Voice connections are handled here too: join, move, leave when alone.
+specific message. The voice channel's commands (/join, /leave, /skip, /stop, /clear) are in
+voice_control.py.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import discord
 import numpy as np
 
 from bot.core.errors import UserError
-from bot.i18n.translate import language_name, lines, plural, tr
+from bot.i18n.translate import language_name, lines, tr
 from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, leave_voice
 from bot.playback.speakers import QueueFullError, Speakers
 from bot.playback.utterance import Utterance
@@ -51,13 +54,6 @@ def in_stage_audience(member: discord.Member | discord.User) -> bool:
     """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
     voice = getattr(member, "voice", None)
     return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
-
-
-def moves_members_in(channel: VoiceChannel, member: discord.Member | discord.User) -> bool:
-    """The member may move members in `channel` (the bot's voice channel): the permission
-    there, overwrites applied, not in the channel a command was typed in (a temp-voice bot
-    grants Move Members on a member's own channel, which must not reach the bot's)."""
-    return isinstance(member, discord.Member) and channel.permissions_for(member).move_members
 
 
 class SpeechService:
@@ -307,67 +303,6 @@ class SpeechService:
         except QueueFullError:
             raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
 
-    async def join(self, member: discord.Member | discord.User) -> str:
-        channel = self.caller_channel(member)
-        await self.blocks.check(member.id, channel.guild.id)
-        await self.ensure_connected(channel)
-        return tr("Joined {channel}.", channel=channel.mention)
-
-    async def check_control(
-        self,
-        guild: discord.Guild,
-        member: discord.Member | discord.User,
-        permissions: discord.Permissions,
-    ) -> None:
-        """/skip, /stop, /clear and /leave: for members in the bot's voice channel, and for
-        members who may move members there or manage the server; never for a blocked member
-        (a blocked troll in the channel would silence everyone). `permissions`: the
-        invoker's in the channel the command was typed in: its Manage Server is the
-        server's (not a channel permission), but its Move Members may be that channel's
-        alone, so Move Members is read in the bot's channel."""
-        await self.blocks.check(member.id, guild.id)
-        voice_client = guild.voice_client
-        channel = getattr(voice_client, "channel", None)
-        if channel is None or permissions.manage_guild or moves_members_in(channel, member):
-            return
-        voice = getattr(member, "voice", None)
-        if voice is None or voice.channel != channel:
-            raise UserError(tr(
-                "Only members in {channel} (or with the Move Members permission) can do that.",
-                channel=channel.mention,
-            ))  # fmt: skip
-
-    async def leave(self, guild: discord.Guild, member: discord.Member | discord.User,
-                    permissions: discord.Permissions) -> str:  # fmt: skip
-        if guild.voice_client is None:
-            raise UserError(tr("I'm not in a voice channel."))
-        await self.check_control(guild, member, permissions)
-        if self.at_home(guild):  # it would be back at once: say why it stays
-            raise UserError(tr(
-                "{channel} is my home channel here: I stay in it. Someone with Manage Server "
-                "can change that with `/config joining home_voice`.",
-                channel=f"<#{self.connections.home_of(guild.id)}>",
-            ))  # fmt: skip
-        await self.disconnect(guild)
-        return tr("Left the voice channel.")
-
-    async def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
-             permissions: discord.Permissions) -> str:  # fmt: skip
-        await self.check_control(guild, member, permissions)
-        speaker = self.speakers.get(guild.id)
-        if speaker is None or not speaker.skip():
-            raise UserError(tr("Nothing is being spoken right now."))
-        return tr("Skipped.")
-
-    async def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
-              permissions: discord.Permissions) -> str:  # fmt: skip
-        await self.check_control(guild, member, permissions)
-        speaker = self.speakers.get(guild.id)
-        dropped = speaker.clear_waiting() if speaker is not None else 0
-        if dropped == 0:
-            raise UserError(tr("Nothing is waiting to be read."))
-        return tr("Cleared {messages}.", messages=plural(dropped, "waiting message"))
-
     async def tts_file(self, member: discord.Member | discord.User, guild: discord.Guild | None,
                        text: str) -> Reply:  # fmt: skip
         """The speech as an Ogg Opus file, in the member's voice (for people not in voice),
@@ -426,70 +361,3 @@ class SpeechService:
                 raise UserError(tr("That voice cannot be used on this bot right now.")) from None
             plan = plan.without_voice()
             return await scheduler.background_speech(text, plan.voice, owner, plan.model)
-
-    async def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
-             permissions: discord.Permissions) -> str:  # fmt: skip
-        await self.check_control(guild, member, permissions)
-        speaker = self.speakers.get(guild.id)
-        dropped = speaker.clear() if speaker is not None else 0
-        if dropped == 0:
-            raise UserError(tr("Nothing is being spoken or queued."))
-        return tr("Stopped and cleared {messages}.", messages=plural(dropped, "message"))
-
-    async def disconnect(self, guild: discord.Guild) -> None:
-        speaker = self.speakers.get(guild.id)
-        if speaker is not None:
-            speaker.clear()
-        await self.connections.leave(guild)
-
-    def at_home(self, guild: discord.Guild) -> bool:
-        """The bot is in the server's home voice channel (which it never leaves idle)."""
-        home = self.connections.home_of(guild.id)
-        channel = getattr(guild.voice_client, "channel", None)
-        return home is not None and getattr(channel, "id", None) == home
-
-    async def leave_if_idle(self, guild: discord.Guild, timeout_s: int) -> bool:
-        """Leave voice after `timeout_s` of quiet (0: never); never the home channel (away
-        from it, the bot then goes back there)."""
-        speaker = self.speakers.get(guild.id)
-        if guild.voice_client is None or timeout_s <= 0 or self.at_home(guild):
-            return False
-        if speaker is not None and speaker.idle_seconds < timeout_s:
-            return False
-        log.info("leaving voice in guild %s after %d s of quiet", guild.id, timeout_s)
-        await self.disconnect(guild)
-        return True
-
-    async def forget_guild(self, guild: discord.Guild) -> None:
-        """The bot left a server: drop its speaker and queue, and its voice link."""
-        await self.speakers.forget(guild.id)
-        await self.connections.leave(guild)
-        self.connections.forget(guild.id)
-
-    async def on_channel_deleted(self, guild: discord.Guild, channel_id: int) -> None:
-        voice_client = guild.voice_client
-        if voice_client is not None and getattr(voice_client.channel, "id", None) == channel_id:
-            await self.disconnect(guild)
-
-    async def on_voice_state_change(
-        self, guild: discord.Guild, member: discord.Member, now_in: VoiceChannel | None
-    ) -> None:
-        """Leave when no human is left in the bot's channel; drop the queue when kicked."""
-        if member == guild.me and now_in is None:
-            # kicked, or a reconnect (discord.py's, or a heal: each leaves and joins again):
-            # drop the queue only if no link is left once that settles
-            if await self.connections.on_own_voice_state(guild):
-                speaker = self.speakers.get(guild.id)
-                if speaker is not None:
-                    speaker.clear()
-            return
-        voice_client = guild.voice_client
-        if voice_client is None:
-            return  # not in voice here (or a link being healed): nothing to leave
-        channel = voice_client.channel
-        if self.at_home(guild):
-            return  # the home channel is kept, listeners or not
-        # a voice client's channel is typed Connectable: a voice or stage channel here
-        if channel is not None and not humans_in(channel):  # type: ignore[arg-type]
-            log.info("leaving voice in guild %s: no human left", guild.id)
-            await self.disconnect(guild)

@@ -12,7 +12,7 @@ import discord
 from bot.core import native_memory
 from bot.core.supervisor import supervise
 from bot.playback.speakers import Speakers
-from bot.services.speech import SpeechService
+from bot.services.voice_control import VoiceControl
 from bot.storage.database import Database
 from bot.synthesis.model_pool import ModelPool
 
@@ -33,13 +33,13 @@ class IdleUpkeep:
         speakers: Speakers,
         models: ModelPool,
         db: Database,
-        speech: SpeechService,
+        voice: VoiceControl,
     ) -> None:
         self.client = client
         self.speakers = speakers
         self.models = models
         self.db = db
-        self.speech = speech
+        self.voice = voice
         self._status = ""  # the status line last set
         self._task: asyncio.Task[None] | None = None
 
@@ -69,7 +69,7 @@ class IdleUpkeep:
             guild = voice_client.guild  # type: ignore[attr-defined]  # a VoiceClient (above)
             try:
                 timeout = (await self.db.guilds.get(guild.id)).idle_timeout
-                await self.speech.leave_if_idle(guild, timeout)
+                await self.voice.leave_if_idle(guild, timeout)
             except Exception:  # one server's trouble must not stop the watch
                 log.exception("idle check failed in guild %s", guild.id)
 

@@ -361,11 +361,11 @@ async def test_a_blocked_member_cannot_control_the_bot(
     await bot.db.blocks.add(guild.id, bob.id, int(server.owner.id), None)
     everyone = discord.Permissions(EVERYONE)
     calls = {
-        "skip": lambda: bot.speech.skip(guild, bob, everyone),
-        "stop": lambda: bot.speech.stop(guild, bob, everyone),
-        "clear": lambda: bot.speech.clear(guild, bob, everyone),
-        "leave": lambda: bot.speech.leave(guild, bob, everyone),
-        "join": lambda: bot.speech.join(bob),
+        "skip": lambda: bot.voice.skip(guild, bob, everyone),
+        "stop": lambda: bot.voice.stop(guild, bob, everyone),
+        "clear": lambda: bot.voice.clear(guild, bob, everyone),
+        "leave": lambda: bot.voice.leave(guild, bob, everyone),
+        "join": lambda: bot.voice.join(bob),
     }
     assert await _refused(calls[command]()) == BLOCKED_NOTICE
     assert guild.voice_client is not None  # still there, for everyone else

@@ -73,7 +73,7 @@ async def test_move_members_counts_in_the_bots_channel(
     member = interaction.user
     assert isinstance(member, discord.Member)
     try:
-        answer = await getattr(bot.speech, command)(guild, member, interaction.permissions)
+        answer = await getattr(bot.voice, command)(guild, member, interaction.permissions)
     except UserError as error:
         answer = error.message
     assert answer == (ALLOWED[command] if case.allowed else REFUSED)

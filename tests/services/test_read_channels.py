@@ -160,13 +160,13 @@ async def test_the_home_channel_is_never_left_idle_or_alone(bot: Bot, server: Se
     guild = server.start()
     server.bot_joins(VOICE_ID)
     bot.connections.set_home(guild.id, int(VOICE_ID))
-    assert await bot.speech.leave_if_idle(guild, 1) is False  # quiet for long: stays home
+    assert await bot.voice.leave_if_idle(guild, 1) is False  # quiet for long: stays home
     event = server.in_voice("alice", None)  # the last human leaves
     assert event is not None
-    await bot.speech.on_voice_state_change(guild, event[0], None)
+    await bot.voice.on_voice_state_change(guild, event[0], None)
     assert guild.voice_client is not None  # still there
     with pytest.raises(UserError) as leave:  # /leave would be undone at once: it says so
-        await bot.speech.leave(guild, event[0], ADMIN)
+        await bot.voice.leave(guild, event[0], ADMIN)
     assert str(leave.value).startswith(f"<#{VOICE_ID}> is my home channel here: I stay in it.")
     bot.connections.set_home(guild.id, int(VOICE2_ID))  # away from home: idle leave applies
-    assert bot.speech.at_home(guild) is False
+    assert bot.voice.at_home(guild) is False

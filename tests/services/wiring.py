@@ -27,6 +27,7 @@ from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
+from bot.services.voice_control import VoiceControl
 from bot.services.wording import Wording
 from bot.storage.database import Database
 from bot.synthesis.audio_files import MODEL_RATE
@@ -196,6 +197,7 @@ class Bot:
     library: VoiceLibrary
     planner: SpeechPlanner
     speech: SpeechService
+    voice: VoiceControl
     reader: AutoReader
     notices: JoinNotices
     settings: SettingsCommands
@@ -251,7 +253,8 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     language = LanguageChoice(LANGUAGES, clock=clock)
     return Bot(
         server, db, data_dir, clock, speakers, connections, blocks, library, planner,
-        speech, reader, notices, SettingsCommands(db, language, on_home_voice=home.settle),
+        speech, VoiceControl(speakers, connections, blocks),  # type: ignore[arg-type]
+        reader, notices, SettingsCommands(db, language, on_home_voice=home.settle),
         DictionaryCommands(db, LANGUAGES, clock=clock),
         MemberSettings(db, language, blocks=blocks, clock=clock),
     )  # fmt: skip
