@@ -58,13 +58,13 @@ def configure_logging(
         logging.getLogger(driver).setLevel(max(logging.INFO, logging.getLevelName(level)))
 
 
-async def run_bot(settings: Config) -> None:
+async def run_bot(config: Config) -> None:
     import discord
 
     from bot.client import PocketVoiceBot
     from bot.ops.endpoints import EndpointError
 
-    bot = PocketVoiceBot(settings)
+    bot = PocketVoiceBot(config)
     loop = asyncio.get_running_loop()
     closing: set[asyncio.Task[None]] = set()  # kept, so the shutdown task is not collected
 
@@ -77,7 +77,7 @@ async def run_bot(settings: Config) -> None:
         loop.add_signal_handler(signum, shut_down)
     try:
         async with bot:
-            await bot.start(revealed(settings.discord_token) or "")
+            await bot.start(revealed(config.discord_token) or "")
     except discord.LoginFailure:
         raise SystemExit("DISCORD_TOKEN was rejected by Discord: check the token in .env") from None
     except EndpointError as error:
@@ -90,16 +90,16 @@ async def run_bot(settings: Config) -> None:
         ) from None
 
 
-async def sync_commands(settings: Config) -> None:
+async def sync_commands(config: Config) -> None:
     from bot.client import CommandClient
 
-    async with CommandClient(settings) as client:
-        await client.login(revealed(settings.discord_token) or "")
+    async with CommandClient(config) as client:
+        await client.login(revealed(config.discord_token) or "")
         count = await client.sync_commands()
     print(f"Registered {count} slash commands.")
 
 
-async def say(settings: Config, text: str, out: Path, voice: str | None) -> None:
+async def say(config: Config, text: str, out: Path, voice: str | None) -> None:
     from bot.synthesis.audio_files import FILE_FORMATS, write_audio_file
 
     if out.suffix.lower() not in FILE_FORMATS:
@@ -108,7 +108,7 @@ async def say(settings: Config, text: str, out: Path, voice: str | None) -> None
         raise SystemExit("There is nothing to say: give some text.")
     from bot.synthesis.engine_loading import load_engine
 
-    engine = await load_engine(one_stream(settings))
+    engine = await load_engine(one_stream(config))
     try:
         await engine.voice_state(voice)  # resolve the voice first: not part of the latency
         stream = engine.stream(text, voice)
@@ -132,10 +132,10 @@ async def say(settings: Config, text: str, out: Path, voice: str | None) -> None
     )
 
 
-async def migrate(settings: Config) -> None:
+async def migrate(config: Config) -> None:
     from bot.storage.database import Database, database_location
 
-    location = database_location(revealed(settings.database_url), settings.data_dir)
+    location = database_location(revealed(config.database_url), config.data_dir)
     db = await Database.open(location, migrate=False)
     try:
         applied = await db.migrate()
@@ -146,24 +146,24 @@ async def migrate(settings: Config) -> None:
     print(f"Migrations applied: {done}. Schema version {current[-1] if current else 0}.")
 
 
-async def db_copy(settings: Config, to: str | None) -> int:
+async def db_copy(config: Config, to: str | None) -> int:
     from bot.storage.copy_to_postgres import CopyError, copy_store
     from bot.storage.database import DATABASE_NAME, Database, is_postgres_url
     from bot.storage.voice_records import keep_old_recordings
 
-    target_url = to or revealed(settings.database_url)
+    target_url = to or revealed(config.database_url)
     if not target_url or not is_postgres_url(target_url):
         print(
             "Give the PostgreSQL database: --to postgresql://... or DATABASE_URL", file=sys.stderr
         )
         return 2
-    path = settings.data_dir / DATABASE_NAME
+    path = config.data_dir / DATABASE_NAME
     if not path.is_file():
         print(f"There is no SQLite store to copy at {path} (DATA_DIR).", file=sys.stderr)
         return 2
     source = await Database.open(path)
     try:
-        for lost in await keep_old_recordings(source, settings.data_dir):
+        for lost in await keep_old_recordings(source, config.data_dir):
             print(f"Voice {lost.id} has no recording left to copy ({lost.clip_path}).")
         target = await Database.open(target_url)
         try:
@@ -180,7 +180,7 @@ async def db_copy(settings: Config, to: str | None) -> int:
     return 0
 
 
-async def doctor(settings: Config) -> int:
+async def doctor(config: Config) -> int:
     from bot.doctor import Check, run_checks
 
     # The checks say what is wrong themselves; log lines would only repeat it.
@@ -189,19 +189,19 @@ async def doctor(settings: Config) -> int:
     def show(check: Check) -> None:
         print("\n".join(check.lines()), flush=True)
 
-    ok = await run_checks(settings, show)
+    ok = await run_checks(config, show)
     print("All checks passed." if ok else "Some checks failed: see the fixes above.")
     return 0 if ok else 1
 
 
-async def service_voices_command(settings: Config, args: argparse.Namespace) -> int:
+async def service_voices_command(config: Config, args: argparse.Namespace) -> int:
     """`voices import --service NAME FILE` and `voices export --service NAME --out FILE`:
     the speech service's own voices (DATA_DIR/service-voices/), never a member's."""
     from bot.speech_api.voices import STATE_SUFFIX, ServiceVoices, import_voice
 
     if args.action == "import":
         try:
-            path = await asyncio.to_thread(import_voice, settings.data_dir, args.service, args.clip)
+            path = await asyncio.to_thread(import_voice, config.data_dir, args.service, args.clip)
         except ValueError as error:
             print(f"Error: {error}", file=sys.stderr)
             return 1
@@ -211,10 +211,10 @@ async def service_voices_command(settings: Config, args: argparse.Namespace) -> 
     if out.suffix != STATE_SUFFIX:
         print(f"Error: --out must end in {STATE_SUFFIX}", file=sys.stderr)
         return 1
-    found = ServiceVoices(settings.data_dir, settings.tts_language).operator_files()
+    found = ServiceVoices(config.data_dir, config.tts_language).operator_files()
     source = found.get(args.service)
     if source is None:
-        print(f"Error: no service voice “{args.service}” in {settings.data_dir}/service-voices "
+        print(f"Error: no service voice “{args.service}” in {config.data_dir}/service-voices "
               f"(there are: {', '.join(found) or 'none'})", file=sys.stderr)  # fmt: skip
         return 1
     if source.suffix == STATE_SUFFIX:
@@ -223,7 +223,7 @@ async def service_voices_command(settings: Config, args: argparse.Namespace) -> 
         from bot.synthesis.clip import read_file
         from bot.synthesis.engine_loading import load_engine
 
-        engine = await load_engine(one_stream(settings))
+        engine = await load_engine(one_stream(config))
         try:
             clip = await asyncio.to_thread(read_file, source)
             await engine.call(lambda model: engine.clone_sync(clip, out, model))
@@ -233,7 +233,7 @@ async def service_voices_command(settings: Config, args: argparse.Namespace) -> 
     return 0
 
 
-async def voices_command(settings: Config, args: argparse.Namespace) -> int:
+async def voices_command(config: Config, args: argparse.Namespace) -> int:
     from bot.storage.database import Database, database_location
     from bot.storage.voice_records import VoiceLibraryError
     from bot.synthesis.voice_library import VoiceLibrary, consent_now
@@ -242,9 +242,9 @@ async def voices_command(settings: Config, args: argparse.Namespace) -> int:
     if args.action == "import":  # the only action that needs the model
         from bot.synthesis.engine_loading import load_engine
 
-        engine = await load_engine(one_stream(settings))
-    db = await Database.open(database_location(revealed(settings.database_url), settings.data_dir))
-    library = VoiceLibrary(db, engine, settings.data_dir)
+        engine = await load_engine(one_stream(config))
+    db = await Database.open(database_location(revealed(config.database_url), config.data_dir))
+    library = VoiceLibrary(db, engine, config.data_dir)
     try:
         if args.action == "list":
             records = (

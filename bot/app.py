@@ -89,7 +89,7 @@ class Probes:
 class App:
     """Everything the bot is made of beside its Discord connection, built (`build`)."""
 
-    settings: Config  # the operator's
+    config: Config  # the operator's
     client: discord.Client  # the Discord side: guilds, voice clients, presence
     db: Database
     engine: TTSEngine  # the default language's model
@@ -101,7 +101,7 @@ class App:
     speech: SpeechService
     voice_control: VoiceControl
     voices: VoiceService
-    reader: AutoReader
+    autoread: AutoReader
     notices: JoinNotices
     settings_commands: SettingsCommands
     dictionary_commands: DictionaryCommands
@@ -132,7 +132,7 @@ class App:
 
 
 async def build(
-    settings: Config,
+    config: Config,
     client: discord.Client,
     ssl_context: ssl.SSLContext,
     probes: Probes | None = None,
@@ -140,26 +140,22 @@ async def build(
     """Build the whole graph, in order. A part that fails closes those made before it."""
     ensure_opus()
     async with contextlib.AsyncExitStack() as undo:
-        engine = await load_engine(settings, phrases=settings.data_dir / "phrases")
+        engine = await load_engine(config, phrases=config.data_dir / "phrases")
         undo.push_async_callback(engine.close)
         try:  # load the default voice now, so the first /say answers fast
             await engine.voice_state()
         except UnusableVoiceError as error:
             raise UnusableVoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
-        db = await Database.open(
-            database_location(revealed(settings.database_url), settings.data_dir)
-        )
+        db = await Database.open(database_location(revealed(config.database_url), config.data_dir))
         undo.push_async_callback(db.close)
-        models = ModelPool(
-            settings, engine, partial(load_engine, batch=engine.rows, background=True)
-        )
+        models = ModelPool(config, engine, partial(load_engine, batch=engine.rows, background=True))
         undo.push_async_callback(models.close)
         speakers = Speakers(engine, models=models)
         undo.push_async_callback(speakers.close)
         if probes is not None:
             probes.watch(speakers)
         library = VoiceLibrary(
-            db, engine, settings.data_dir, scheduler=speakers.scheduler, models=models
+            db, engine, config.data_dir, scheduler=speakers.scheduler, models=models
         )
         await library.reconcile()
         connections = VoiceConnections(speakers, client.get_guild)
@@ -167,7 +163,7 @@ async def build(
         speech = SpeechService(
             speakers,
             connections,
-            settings.max_text_length,
+            config.max_text_length,
             SpeechPlanner(
                 library.records,
                 library.states,
@@ -186,7 +182,7 @@ async def build(
             tasks.append(supervise(library.follow_deletions, "voice-deletions"))
         tasks.append(supervise(connections.watch, "voice-watchdog"))
         speech_server = None
-        if settings.speech_port is not None:  # the speech service shares the scheduler
+        if config.speech_port is not None:  # the speech service shares the scheduler
             # a row for Discord, whatever the service asks
             speakers.scheduler.choice.reserved_rows = 1
             metrics = probes.metrics if probes is not None else None
@@ -195,11 +191,11 @@ async def build(
                 if metrics is not None:
                     metrics.record_stream(record.source, record.first_audio_s, record.outcome)
 
-            speech_server = SpeechServer(settings, speakers.scheduler, models, on_end=counted)
+            speech_server = SpeechServer(config, speakers.scheduler, models, on_end=counted)
             await speech_server.start()
             undo.push_async_callback(speech_server.close)
         app = App(
-            settings=settings,
+            config=config,
             client=client,
             db=db,
             engine=engine,
@@ -211,7 +207,7 @@ async def build(
             speech=speech,
             voice_control=voice_control,
             voices=VoiceService(library, speech, engine, ssl_context),
-            reader=AutoReader(db, speech, language=settings.tts_language),
+            autoread=AutoReader(db, speech, language=config.tts_language),
             notices=JoinNotices(db, speech),
             settings_commands=SettingsCommands(db, language_choice, on_home_voice=home.settle),
             dictionary_commands=DictionaryCommands(db, models.languages, ssl_context),

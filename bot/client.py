@@ -32,11 +32,11 @@ EXTENSIONS = (
 )
 
 
-def ssl_context(settings: Config) -> ssl.SSLContext:
+def ssl_context(config: Config) -> ssl.SSLContext:
     """The system's trusted CAs plus `DISCORD_CA_FILE`; verification always stays on."""
     context = ssl.create_default_context()
-    if settings.discord_ca_file is not None:
-        context.load_verify_locations(cafile=str(settings.discord_ca_file))
+    if config.discord_ca_file is not None:
+        context.load_verify_locations(cafile=str(config.discord_ca_file))
     return context
 
 
@@ -53,13 +53,13 @@ class CommandClient(commands.Bot):
     tree. No gateway session, no model, no database: those are the whole bot's,
     `PocketVoiceBot`."""
 
-    def __init__(self, settings: Config) -> None:
-        point_discord_at(settings)
+    def __init__(self, config: Config) -> None:
+        point_discord_at(config)
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=discord.Intents.none(),
             help_command=None,
-            connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
+            connector=aiohttp.TCPConnector(ssl=ssl_context(config)),
         )
 
     async def setup_hook(self) -> None:  # runs in login()
@@ -75,15 +75,15 @@ class PocketVoiceBot(commands.AutoShardedBot):
     Discord's recommended count, all held here. Guilds spread over processes by shard; their
     shared data is in the database (DATABASE_URL). Its parts are built by `bot.app.build`."""
 
-    def __init__(self, settings: Config) -> None:
+    def __init__(self, config: Config) -> None:
         native_memory.limit_arenas()  # before the model's threads start
-        point_discord_at(settings)
+        point_discord_at(config)
         intents = discord.Intents.none()
         intents.guilds = True
         intents.voice_states = True
         intents.guild_messages = True
         intents.message_content = True  # privileged: switched on in the Developer Portal
-        ids = settings.shard_ids
+        ids = config.shard_ids
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,
@@ -92,15 +92,15 @@ class PocketVoiceBot(commands.AutoShardedBot):
             # No message cache: edits and deletions come as raw events with what is needed,
             # so members' messages are not kept in memory (up to 1,000 by default) for nothing.
             max_messages=None,
-            connector=aiohttp.TCPConnector(ssl=ssl_context(settings)),
-            shard_count=settings.shard_count,
+            connector=aiohttp.TCPConnector(ssl=ssl_context(config)),
+            shard_count=config.shard_count,
             # None: every shard (discord.py's default, which its typing leaves out)
             shard_ids=None if ids is None else list(ids),  # type: ignore[arg-type]
         )
-        self.settings = settings
-        port = settings.metrics_port
+        self.config = config
+        port = config.metrics_port
         self.probes = None if port is None else Probes(
-            settings.metrics_host, port, self.not_ready_reason, self.process_shards
+            config.metrics_host, port, self.not_ready_reason, self.process_shards
         )  # fmt: skip
         self._app: App | None = None  # built in setup_hook, before the gateway connects
 
@@ -148,10 +148,10 @@ class PocketVoiceBot(commands.AutoShardedBot):
     async def setup_hook(self) -> None:
         if self.probes is not None:  # first, so probes see 'not ready' while the model loads
             await self.probes.start()
-        self._app = await build(self.settings, self, ssl_context(self.settings), self.probes)
+        self._app = await build(self.config, self, ssl_context(self.config), self.probes)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]  # its hook
         await add_commands(self)
-        if self.settings.sync_commands:
+        if self.config.sync_commands:
             await self.sync_commands()
         gc_pauses.freeze_after_startup()  # the model and everything imported stay for good
 

@@ -83,7 +83,7 @@ def check_sndfile() -> Check:
     return good("libsndfile", f"{soundfile.__libsndfile_version__} reads every /clone format")
 
 
-def check_torch(settings: Config) -> Check:
+def check_torch(config: Config) -> Check:
     from bot.synthesis.torch_build import torch_build
 
     torch = torch_build()
@@ -91,7 +91,7 @@ def check_torch(settings: Config) -> Check:
     engines = list(torch.int8_engines)
     detail = f"torch {torch.version}, {build} build, {torch.threads} threads"
     if not engines:
-        if settings.tts_quantize:
+        if config.tts_quantize:
             return bad(
                 "torch",
                 f"{detail}, no int8 support",
@@ -144,15 +144,15 @@ def check_adapters() -> list[Check]:
 
 
 # ---- model and voices ----------------------------------------------------------------------
-async def check_model(settings: Config) -> list[Check]:
+async def check_model(config: Config) -> list[Check]:
     from bot.synthesis.engine import ModelUnavailableError, UnusableVoiceError
     from bot.synthesis.engine_loading import load_engine
 
-    spec = f"TTS_LANGUAGE={settings.tts_language}"
-    if settings.tts_config is not None:
-        spec = f"TTS_CONFIG={settings.tts_config}"
+    spec = f"TTS_LANGUAGE={config.tts_language}"
+    if config.tts_config is not None:
+        spec = f"TTS_CONFIG={config.tts_config}"
     try:  # no batch measurement: doctor only needs to know the model loads
-        engine = await load_engine(one_stream(settings))
+        engine = await load_engine(one_stream(config))
     except ModelUnavailableError as error:
         return [bad("model", f"{spec}: weights not cached and not downloadable", str(error))]
     except Exception as error:  # a bad config file, an unknown language, ...
@@ -168,7 +168,7 @@ async def check_model(settings: Config) -> list[Check]:
     try:
         if engine.has_voice_cloning:
             checks.append(good("voice cloning", "these weights can clone voices (/clone works)"))
-        elif settings.hf_token:
+        elif config.hf_token:
             checks.append(
                 bad(
                     "voice cloning",
@@ -198,8 +198,8 @@ async def check_model(settings: Config) -> list[Check]:
     return checks
 
 
-async def check_hf_token(settings: Config) -> Check | None:
-    token = revealed(settings.hf_token)
+async def check_hf_token(config: Config) -> Check | None:
+    token = revealed(config.hf_token)
     if token is None:
         return None
     from huggingface_hub import HfApi
@@ -228,10 +228,10 @@ async def check_hf_token(settings: Config) -> Check | None:
 
 
 # ---- data folder and database --------------------------------------------------------------
-def check_data_dir(settings: Config) -> list[Check]:
+def check_data_dir(config: Config) -> list[Check]:
     from bot.storage.database import DATABASE_NAME
 
-    folder = settings.data_dir
+    folder = config.data_dir
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
@@ -277,14 +277,14 @@ def check_data_dir(settings: Config) -> list[Check]:
     return checks
 
 
-async def check_database(settings: Config) -> Check:
+async def check_database(config: Config) -> Check:
     from bot.storage.database import DATABASE_NAME, STORE_ERRORS, Database
     from bot.storage.migrations import discover_migrations
 
     newest = discover_migrations()[-1].version
-    location: Path | str = settings.data_dir / DATABASE_NAME
-    if settings.database_url:
-        location = settings.database_url.get_secret_value()
+    location: Path | str = config.data_dir / DATABASE_NAME
+    if config.database_url:
+        location = config.database_url.get_secret_value()
     elif not Path(location).exists():
         return good("database", f"none yet: created at first start (schema {newest})")
     try:
@@ -316,19 +316,19 @@ async def check_database(settings: Config) -> Check:
 
 
 # ---- Discord ---------------------------------------------------------------------------------
-async def check_discord(settings: Config) -> list[Check]:
+async def check_discord(config: Config) -> list[Check]:
     import discord
 
     from bot.client import CommandClient
 
-    if not settings.discord_token:
+    if not config.discord_token:
         return [bad("token", "DISCORD_TOKEN is not set", "put your bot token in .env")]
-    bot = CommandClient(settings)
+    bot = CommandClient(config)
     try:
         async with bot:
             try:
                 await asyncio.wait_for(
-                    bot.login(settings.discord_token.get_secret_value()), DISCORD_TIMEOUT_S
+                    bot.login(config.discord_token.get_secret_value()), DISCORD_TIMEOUT_S
                 )
             except discord.LoginFailure:
                 return [
@@ -341,7 +341,7 @@ async def check_discord(settings: Config) -> list[Check]:
                 ]
             checks = [good("token", f"valid: logged in as {bot.user}")]
             checks.append(await _check_intent(bot))
-            checks += await _check_guilds(bot, settings)
+            checks += await _check_guilds(bot, config)
             checks.append(await _check_commands(bot))
             return checks
     except (discord.HTTPException, OSError, TimeoutError) as error:
@@ -371,15 +371,15 @@ def _missing(permissions: Any, needed: tuple[str, ...]) -> list[str]:
     return [name.replace("_", " ").title() for name in needed if not getattr(permissions, name)]
 
 
-async def _check_guilds(bot: Any, settings: Config) -> list[Check]:
+async def _check_guilds(bot: Any, config: Config) -> list[Check]:
     import discord
 
     from bot.storage.database import DATABASE_NAME, Database
 
-    db_path = settings.data_dir / DATABASE_NAME
+    db_path = config.data_dir / DATABASE_NAME
     db = None
-    if settings.database_url:
-        db = await Database.open(settings.database_url.get_secret_value(), migrate=False)
+    if config.database_url:
+        db = await Database.open(config.database_url.get_secret_value(), migrate=False)
     elif db_path.exists():
         db = await Database.open(db_path, migrate=False)
     checks: list[Check] = []
@@ -491,7 +491,7 @@ def _port_free(host: str, port: int) -> str | None:
         return error.strerror or str(error)
 
 
-def check_speech_service(settings: Config) -> list[Check]:
+def check_speech_service(config: Config) -> list[Check]:
     """The speech service (SPEECH_PORT in the bot; `serve` alone): its binds, its ports,
     its voices, the formats this libsndfile writes."""
     from bot.core.config import ConfigError, check_speech_binds
@@ -500,33 +500,33 @@ def check_speech_service(settings: Config) -> list[Check]:
 
     name = "speech service"
     try:
-        check_speech_binds(settings)
+        check_speech_binds(config)
     except ConfigError as error:
         return [bad(name, str(error), "set SPEECH_API_KEYS, or listen on 127.0.0.1")]
     checks = []
-    if settings.speech_port is None:
+    if config.speech_port is None:
         checks.append(good(name, "SPEECH_PORT unset: the bot serves no speech API "
                                  "(./run.sh serve runs it alone, on port 8000)"))  # fmt: skip
     else:
-        ports = [("SPEECH_PORT", settings.speech_host, settings.speech_port)]
-        if settings.wyoming_port is not None:
-            ports.append(("WYOMING_PORT", settings.wyoming_host, settings.wyoming_port))
+        ports = [("SPEECH_PORT", config.speech_host, config.speech_port)]
+        if config.wyoming_port is not None:
+            ports.append(("WYOMING_PORT", config.wyoming_host, config.wyoming_port))
         for variable, host, port in ports:
             why = _port_free(host, port)
             if why is not None:
                 return [bad(name, f"cannot listen on {host}:{port} ({why})",
                             f"stop what uses it, or set {variable} to a free port")]  # fmt: skip
-        count = len(settings.speech_api_keys)
+        count = len(config.speech_api_keys)
         keys = (
             f"{count} API key{'s' if count > 1 else ''}" if count else "no keys (this machine only)"
         )
-        wyoming = (f", Wyoming on {settings.wyoming_host}:{settings.wyoming_port}"
-                   if settings.wyoming_port is not None else "")  # fmt: skip
-        checks.append(good(name, f"on {settings.speech_host}:{settings.speech_port}, {keys}"
+        wyoming = (f", Wyoming on {config.wyoming_host}:{config.wyoming_port}"
+                   if config.wyoming_port is not None else "")  # fmt: skip
+        checks.append(good(name, f"on {config.speech_host}:{config.speech_port}, {keys}"
                                  f"{wyoming}"))  # fmt: skip
-    voices = ServiceVoices(settings.data_dir, settings.tts_language).operator_files()
+    voices = ServiceVoices(config.data_dir, config.tts_language).operator_files()
     checks.append(good("service voices", f"{len(voices)} of the operator's in "
-                                         f"{settings.data_dir / FOLDER}"))  # fmt: skip
+                                         f"{config.data_dir / FOLDER}"))  # fmt: skip
     missing = [f for f in MEDIA_TYPES if not can_encode(f)]
     if missing:
         detail = f"this libsndfile cannot write {', '.join(missing)}"
@@ -535,7 +535,7 @@ def check_speech_service(settings: Config) -> list[Check]:
     return checks
 
 
-async def run_checks(settings: Config, report: Callable[[Check], Awaitable[None] | None]) -> bool:
+async def run_checks(config: Config, report: Callable[[Check], Awaitable[None] | None]) -> bool:
     """Run every check, reporting each as it finishes; True when all passed."""
     ok = True
 
@@ -550,19 +550,19 @@ async def run_checks(settings: Config, report: Callable[[Check], Awaitable[None]
 
     for sync_check in (check_opus, check_sndfile):
         await emit(sync_check())
-    await emit(check_torch(settings))
+    await emit(check_torch(config))
     for check in check_adapters():
         await emit(check)
-    for check in await check_model(settings):
+    for check in await check_model(config):
         await emit(check)
-    await emit(await check_hf_token(settings))
-    data_checks = check_data_dir(settings)
+    await emit(await check_hf_token(config))
+    data_checks = check_data_dir(config)
     for check in data_checks:
         await emit(check)
     if data_checks[0].ok:
-        await emit(await check_database(settings))
-    for check in check_speech_service(settings):
+        await emit(await check_database(config))
+    for check in check_speech_service(config):
         await emit(check)
-    for check in await check_discord(settings):
+    for check in await check_discord(config):
         await emit(check)
     return ok

@@ -30,20 +30,20 @@ class AutoReadCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        outcome = await self.bot.app.reader.handle(message)
+        outcome = await self.bot.app.autoread.handle(message)
         log.debug("message %s: %s", message.id, outcome)
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        await self.bot.app.reader.edited(payload.message)
+        await self.bot.app.autoread.edited(payload.message)
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        self.bot.app.reader.deleted(payload.guild_id, {payload.message_id})
+        self.bot.app.autoread.deleted(payload.guild_id, {payload.message_id})
 
     @commands.Cog.listener()
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
-        self.bot.app.reader.deleted(payload.guild_id, set(payload.message_ids))
+        self.bot.app.autoread.deleted(payload.guild_id, set(payload.message_ids))
 
     @commands.Cog.listener()
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
@@ -71,7 +71,7 @@ class AutoReadCog(commands.Cog):
         self, interaction: discord.Interaction, message: discord.Message
     ) -> None:
         await respond(
-            interaction, lambda: self.bot.app.reader.speak_on_request(interaction.user, message)
+            interaction, lambda: self.bot.app.autoread.speak_on_request(interaction.user, message)
         )
 
 

@@ -92,7 +92,7 @@ class SpeechCog(commands.Cog):
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (or it was deleted): forget its state."""
         await self.bot.app.voice_control.forget_guild(guild)
-        self.bot.app.reader.forget_guild(guild.id)
+        self.bot.app.autoread.forget_guild(guild.id)
         self.bot.app.notices.forget_guild(guild.id)
 
 

@@ -660,18 +660,18 @@ def revealed(secret: SecretStr | None) -> str | None:
     return None if secret is None else secret.get_secret_value()
 
 
-def export_hf_token(settings: Config) -> None:
+def export_hf_token(config: Config) -> None:
     """huggingface_hub reads HF_TOKEN from the environment only; a token given in .env is
     handed on to it here."""
-    if settings.hf_token and not os.environ.get("HF_TOKEN"):
-        os.environ["HF_TOKEN"] = settings.hf_token.get_secret_value()
+    if config.hf_token and not os.environ.get("HF_TOKEN"):
+        os.environ["HF_TOKEN"] = config.hf_token.get_secret_value()
 
 
-def one_stream(settings: Config) -> Config:
+def one_stream(config: Config) -> Config:
     """For a command that makes one stream or one voice (`say`, `voices import`, `doctor`):
     one worker and no batched engine, so no measuring of batch sizes at start (that takes
     tens of seconds on a small machine)."""
-    return settings.model_copy(update={"tts_batch": 1, "tts_workers": 1, "tts_pipelines": 1})
+    return config.model_copy(update={"tts_batch": 1, "tts_workers": 1, "tts_pipelines": 1})
 
 
 def is_loopback(host: str) -> bool:
@@ -684,19 +684,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_speech_binds(settings: Config) -> None:
+def check_speech_binds(config: Config) -> None:
     """The speech service listens beyond this machine only with keys to check, and Wyoming
     (a protocol without keys) only when the operator says so."""
-    if not is_loopback(settings.speech_host) and not settings.speech_api_keys:
+    if not is_loopback(config.speech_host) and not config.speech_api_keys:
         raise ConfigError(
-            f"SPEECH_HOST {settings.speech_host} is reachable from other machines: set "
+            f"SPEECH_HOST {config.speech_host} is reachable from other machines: set "
             "SPEECH_API_KEYS (keys clients send as 'Authorization: Bearer KEY'), or listen "
             "on 127.0.0.1"
         )
-    wyoming = settings.wyoming_port is not None
-    if wyoming and not is_loopback(settings.wyoming_host) and not settings.wyoming_open:
+    wyoming = config.wyoming_port is not None
+    if wyoming and not is_loopback(config.wyoming_host) and not config.wyoming_open:
         raise ConfigError(
-            f"WYOMING_HOST {settings.wyoming_host} is reachable from other machines and "
+            f"WYOMING_HOST {config.wyoming_host} is reachable from other machines and "
             "Wyoming has no keys: set WYOMING_OPEN=1 once a firewall lets only Home "
             "Assistant reach WYOMING_PORT, or listen on 127.0.0.1"
         )

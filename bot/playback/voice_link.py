@@ -39,14 +39,14 @@ WRITTEN_FOR = "2.7.1"  # the version whose private names this module uses
 ABANDON_TIMEOUT_S = 2.0
 
 
-def point_discord_at(settings: Config) -> None:
+def point_discord_at(config: Config) -> None:
     """Use the configured REST and gateway URLs (a proxy, or our tests' fake Discord).
 
     discord.py 2.7 reads them from two class attributes and offers no option of a client's
     own (its `proxy=` is a forward proxy, not another base URL; interactions' follow-ups use
     the same `Route`), so they are set for the whole process: one bot, one Discord."""
-    discord.http.Route.BASE = settings.discord_api_base
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.discord_gateway_url)
+    discord.http.Route.BASE = config.discord_api_base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config.discord_gateway_url)
 
 
 def load_opus() -> bool:

@@ -247,8 +247,8 @@ class AutoReader:
         posted = replace(posted, blocked=member.blocked, opted_out=not member.autoread)
         if (rules := verdict(posted, settings)) is not Verdict.READ:
             return rules
-        voice_state = getattr(author, "voice", None)  # (a webhook is never in voice)
-        author_channel = voice_state.channel if voice_state is not None else None
+        author_voice = getattr(author, "voice", None)  # (a webhook is never in voice)
+        author_channel = author_voice.channel if author_voice is not None else None
         result = is_poll_result(message)  # a poll's end: read only where the bot already is
         elsewhere = own_voice is not None and bot_channel is not None and (
             bot_channel.id != own_voice)  # fmt: skip

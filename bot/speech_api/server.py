@@ -39,24 +39,22 @@ def standalone_scheduler(engine: TTSEngine, models: ModelPool) -> DeadlineSchedu
     return scheduler
 
 
-async def serve(settings: Config) -> None:
+async def serve(config: Config) -> None:
     """`./run.sh serve`: the model, its scheduler and the service, until SIGINT or SIGTERM."""
     from functools import partial
 
     from bot.synthesis.engine import UnusableVoiceError
 
-    check_speech_binds(settings)  # before the model's seconds of loading
-    engine = await load_engine(settings, phrases=settings.data_dir / "phrases")
+    check_speech_binds(config)  # before the model's seconds of loading
+    engine = await load_engine(config, phrases=config.data_dir / "phrases")
     try:
         try:
             await engine.voice_state()
         except UnusableVoiceError as error:
             raise UnusableVoiceError(f"DEFAULT_VOICE cannot be used: {error}") from error
-        models = ModelPool(
-            settings, engine, partial(load_engine, batch=engine.rows, background=True)
-        )
+        models = ModelPool(config, engine, partial(load_engine, batch=engine.rows, background=True))
         scheduler = standalone_scheduler(engine, models)
-        server = SpeechServer(settings, scheduler, models)
+        server = SpeechServer(config, scheduler, models)
         try:
             await server.start()
             print(f"PocketVoice speaks at {server.url}/ (Ctrl+C stops it)", flush=True)
@@ -81,23 +79,23 @@ class SpeechServiceError(OperatorError):
 
 class SpeechServer:
     def __init__(
-        self, settings: Config, scheduler: DeadlineScheduler, models: ModelPool,
+        self, config: Config, scheduler: DeadlineScheduler, models: ModelPool,
         on_end: Callable[[StreamRecord], None] | None = None,
     ) -> None:  # fmt: skip
-        check_speech_binds(settings)
-        self.settings = settings
-        self.host = settings.speech_host
-        self.port = DEFAULT_PORT if settings.speech_port is None else settings.speech_port
-        limits = ClientLimits(settings.speech_streams_per_key, settings.speech_requests_per_minute)
-        self.streams = SpeechStreams(scheduler, models, limits, settings.speech_queue, on_end)
-        self.voices = ServiceVoices(settings.data_dir, models.default_language)
-        self.keys = Keys(settings.speech_api_keys)
+        check_speech_binds(config)
+        self.config = config
+        self.host = config.speech_host
+        self.port = DEFAULT_PORT if config.speech_port is None else config.speech_port
+        limits = ClientLimits(config.speech_streams_per_key, config.speech_requests_per_minute)
+        self.streams = SpeechStreams(scheduler, models, limits, config.speech_queue, on_end)
+        self.voices = ServiceVoices(config.data_dir, models.default_language)
+        self.keys = Keys(config.speech_api_keys)
         self.app = web.Application(client_max_size=MAX_BODY, middlewares=[refusals])
         OpenAISpeech(self.streams, self.voices, self.keys).routes(self.app)
         Page().routes(self.app)
         self._runner: web.AppRunner | None = None
         self._wyoming: object | None = None
-        self.wyoming_port = settings.wyoming_port  # (the port given, once started on port 0)
+        self.wyoming_port = config.wyoming_port  # (the port given, once started on port 0)
 
     @property
     def url(self) -> str:
@@ -118,16 +116,16 @@ class SpeechServer:
         self._runner = runner
         if self.port == 0:  # (a free port was asked for: the one given)
             self.port = runner.addresses[0][1]
-        if self.settings.wyoming_port is not None:
+        if self.config.wyoming_port is not None:
             from bot.speech_api.wyoming_server import WyomingServer
 
             wyoming = WyomingServer(self.streams, self.voices)
             try:
-                await wyoming.start(self.settings.wyoming_host, self.settings.wyoming_port)
+                await wyoming.start(self.config.wyoming_host, self.config.wyoming_port)
             except OSError as error:
                 await self.close()
                 raise SpeechServiceError(
-                    f"cannot listen on {self.settings.wyoming_host}:{self.settings.wyoming_port} "
+                    f"cannot listen on {self.config.wyoming_host}:{self.config.wyoming_port} "
                     f"for Wyoming ({error.strerror or error}): set WYOMING_PORT to a free port"
                 ) from None
             self._wyoming = wyoming

@@ -40,17 +40,17 @@ SPARE_LANES = 1  # model threads beyond TTS_WORKERS, for urgent units only
 _CHOSEN_BATCH: dict[tuple[str, bool, str, int, int], tuple[int, list[BatchCost]]] = {}
 
 
-def load_in_worker(settings: Config, length: tuple[float, float]) -> Any:
+def load_in_worker(config: Config, length: tuple[float, float]) -> Any:
     """A pipeline's worker process: the model as `load_engine` sets it up, generating
     as long as in the bot's process (`set_generation_length`)."""
     set_generation_length(*length)
-    return load_model(settings)
+    return load_model(config)
 
 
-def processes(settings: Config, pipelines: int) -> bool:
+def processes(config: Config, pipelines: int) -> bool:
     """Whether the pipelines run as worker processes (TTS_PIPELINE_MODE; `auto`: when there
     is more than one, where threads would share one interpreter lock)."""
-    mode = settings.tts_pipeline_mode
+    mode = config.tts_pipeline_mode
     return mode == "processes" or (mode == "auto" and pipelines > 1)
 
 
@@ -94,7 +94,7 @@ async def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
 
 
 async def load_engine(
-    settings: Config, batch: int | None = None, *, background: bool = False,
+    config: Config, batch: int | None = None, *, background: bool = False,
     phrases: Path | None = None,
 ) -> TTSEngine:  # fmt: skip
     """Load the model in the engine's worker thread (never on the event loop).
@@ -103,7 +103,7 @@ async def load_engine(
     size): measuring it takes seconds of both cores, which speaking servers need.
     `background`: others are speaking: load in a thread of lower CPU priority.
     `phrases`: the folder of the phrase cache, kept per model fingerprint."""
-    workers = settings.tts_workers
+    workers = config.tts_workers
     threads = workers + SPARE_LANES
     executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tts-engine")
     loop = asyncio.get_running_loop()
@@ -114,22 +114,22 @@ async def load_engine(
         return await loop.run_in_executor(executor, fn, *args)
 
     try:
-        model = await run(load_model, settings)
+        model = await run(load_model, config)
         replicas = [await run(replicate, model) for _ in range(threads - 1)]
     except BaseException:
         executor.shutdown(wait=False)
         raise
     costs = None
-    pipelines = settings.tts_pipelines if (batch or settings.tts_batch) > 1 else 1
+    pipelines = config.tts_pipelines if (batch or config.tts_batch) > 1 else 1
     if batch is None:
-        batch, costs = await measured_batch(settings, executor, model)
-        if pipelines > 1 and settings.tts_batch > 1:
+        batch, costs = await measured_batch(config, executor, model)
+        if pipelines > 1 and config.tts_batch > 1:
             # the operator asked for pipelines: each stays a batch, even where the start-up
             # table (a pipeline's share of the cores, timed with the machine idle) fits one
             # row; the live figures still decide how many run (`StepCosts.capacity`)
             batch = max(2, batch)
-    default_voice = settings.default_voice or language_default_voice(settings)
-    fingerprint = model_fingerprint(settings)
+    default_voice = config.default_voice or language_default_voice(config)
+    fingerprint = model_fingerprint(config)
     # Not on the event loop: the batched engine copies the model and sets up its batch
     # (0.4 s alone, over 1 s beside speech), and every stream's audio passes the loop.
     engine = await run(
@@ -145,7 +145,7 @@ async def load_engine(
             costs=costs,
             phrases=None if phrases is None else PhraseCache(phrases, fingerprint),
             pipelines=pipelines,
-            source=worker_source(settings) if processes(settings, pipelines) else None,
+            source=worker_source(config) if processes(config, pipelines) else None,
         )
     )
     log.info("%s", engine.describe())
@@ -158,18 +158,18 @@ async def load_engine(
 
 
 async def measured_batch(
-    settings: Config, executor: Any, model: Any
+    config: Config, executor: Any, model: Any
 ) -> tuple[int, list[BatchCost] | None]:
     """As large as the measured costs allow, at most TTS_BATCH, and those costs
     (measured once per process and model)."""
-    batch = settings.tts_batch
+    batch = config.tts_batch
     if batch <= 1:
         return batch, None
-    cores = pipeline_cores(settings.tts_pipelines)
+    cores = pipeline_cores(config.tts_pipelines)
     key = (
-        model_fingerprint(settings),
-        settings.tts_quantize,
-        settings.tts_decoder_precision,
+        model_fingerprint(config),
+        config.tts_quantize,
+        config.tts_decoder_precision,
         batch,
         cores,
     )
@@ -190,55 +190,48 @@ def batch_size(model: Any, largest: int, cores: int = 0) -> tuple[int, list[Batc
     return chosen, costs
 
 
-def worker_source(settings: Config) -> Callable[[], Any]:
+def worker_source(config: Config) -> Callable[[], Any]:
     """The model loaded as here, in a worker process: the settings it needs go over, not
     the secrets (HF_TOKEN reaches it in the environment, `export_hf_token`), and
     pocket-tts's bound on generated length as this process has it."""
     secrets = {"discord_token": None, "hf_token": None, "database_url": None}
-    return functools.partial(
-        load_in_worker, settings.model_copy(update=secrets), generation_length()
-    )
+    return functools.partial(load_in_worker, config.model_copy(update=secrets), generation_length())
 
 
-def load_model(settings: Config) -> Any:
+def load_model(config: Config) -> Any:
     from pocket_tts import TTSModel
 
-    spec = str(settings.tts_config) if settings.tts_config else settings.tts_language
+    spec = str(config.tts_config) if config.tts_config else config.tts_language
     try:
-        if settings.tts_config is not None:
-            model = TTSModel.load_model(
-                config=str(settings.tts_config), quantize=settings.tts_quantize
-            )
+        if config.tts_config is not None:
+            model = TTSModel.load_model(config=str(config.tts_config), quantize=config.tts_quantize)
         else:
-            model = TTSModel.load_model(
-                language=settings.tts_language, quantize=settings.tts_quantize
-            )
+            model = TTSModel.load_model(language=config.tts_language, quantize=config.tts_quantize)
     except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
         raise _weights_unavailable(spec, error) from error
     except FileNotFoundError as error:
-        if settings.tts_config is None:
+        if config.tts_config is None:
             raise ModelUnavailableError(
-                f"TTS_LANGUAGE={settings.tts_language!r} is not a pocket-tts language"
+                f"TTS_LANGUAGE={config.tts_language!r} is not a pocket-tts language"
             ) from error
         raise
     window_attention(model)  # the flow LM's and Mimi's (the half decoder copies it)
-    decoder_precision.attach(model, settings.tts_decoder_precision)  # before the packing
+    decoder_precision.attach(model, config.tts_decoder_precision)  # before the packing
     log.info("matrix products packed for oneDNN: %d layers", pack_linears(model))
     return model
 
 
-def language_default_voice(settings: Config) -> str:
+def language_default_voice(config: Config) -> str:
+    path = str(config.tts_config) if config.tts_config else None
+    return get_default_voice_for_language(config.tts_language, path)
 
-    config = str(settings.tts_config) if settings.tts_config else None
-    return get_default_voice_for_language(settings.tts_language, config)
 
-
-def model_fingerprint(settings: Config) -> str:
+def model_fingerprint(config: Config) -> str:
     """Identifies the model a voice state was made with (states are model-specific)."""
     digest = hashlib.sha256()
-    if settings.tts_config is not None:  # one config may serve several languages
-        digest.update(settings.tts_config.read_bytes())
-        digest.update(f"\nlanguage:{settings.tts_language}".encode())
+    if config.tts_config is not None:  # one config may serve several languages
+        digest.update(config.tts_config.read_bytes())
+        digest.update(f"\nlanguage:{config.tts_language}".encode())
     else:
-        digest.update(f"language:{settings.tts_language}".encode())
+        digest.update(f"language:{config.tts_language}".encode())
     return digest.hexdigest()[:16]

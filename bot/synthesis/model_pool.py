@@ -159,14 +159,14 @@ class ModelPool:
     """The loaded models by language; the scheduler's `synthesize` and `run_call`."""
 
     def __init__(
-        self, settings: Config, default: TTSEngine, loader: Loader,
+        self, config: Config, default: TTSEngine, loader: Loader,
         idle_before_unload_s: float = IDLE_BEFORE_UNLOAD_S,
     ) -> None:  # fmt: skip
-        self.settings = settings
+        self.config = config
         self.idle_before_unload_s = idle_before_unload_s
-        self.default_language = settings.tts_language
+        self.default_language = config.tts_language
         self.default = default
-        self.languages: tuple[str, ...] = self.offered(settings)
+        self.languages: tuple[str, ...] = self.offered(config)
         if self.default_language not in self.languages:
             self.languages = (self.default_language, *self.languages)
         self._engines: OrderedDict[str, TTSEngine] = OrderedDict({self.default_language: default})
@@ -180,12 +180,12 @@ class ModelPool:
         self.unloads = 0
 
     @staticmethod
-    def offered(settings: Config) -> tuple[str, ...]:
+    def offered(config: Config) -> tuple[str, ...]:
         """The languages servers and members may choose: `TTS_LANGUAGES` (`all`: every one
         pocket-tts ships), else only `TTS_LANGUAGE`; each one offered can cost a model."""
-        if "all" in settings.tts_languages:
+        if "all" in config.tts_languages:
             return available_languages()
-        return settings.tts_languages or (settings.tts_language,)
+        return config.tts_languages or (config.tts_language,)
 
     # ---- what is loaded --------------------------------------------------------------------
     def loaded(self) -> list[str]:
@@ -202,10 +202,10 @@ class ModelPool:
         """The default model's settings with another language: its config from
         `TTS_CONFIG_DIR` when there is one, else the language's weights by name."""
         config = None
-        if self.settings.tts_config_dir is not None:
-            candidate = self.settings.tts_config_dir / f"{language}.yaml"
+        if self.config.tts_config_dir is not None:
+            candidate = self.config.tts_config_dir / f"{language}.yaml"
             config = candidate if candidate.is_file() else None
-        return self.settings.model_copy(update={"tts_language": language, "tts_config": config})
+        return self.config.model_copy(update={"tts_language": language, "tts_config": config})
 
     def engine_for(self, language: str | None) -> TTSEngine:
         """The engine of a loaded language (marked as used). Never another model's: one that
@@ -274,7 +274,7 @@ class ModelPool:
     async def _estimate(self, language: str) -> None:
         """Learn a model's size from its config before its first load (in a thread: tens
         of milliseconds). A config that cannot be read leaves the guess (the load fails)."""
-        config, quantize = self.config_for(language), self.settings.tts_quantize
+        config, quantize = self.config_for(language), self.config.tts_quantize
         try:
             size = await asyncio.to_thread(config_weights_bytes, config, quantize)
         except Exception as error:  # a broken config, whatever pocket-tts raises
@@ -294,10 +294,10 @@ class ModelPool:
         count = len(self._engines) + len(self._loading) + 1
         weights = sum(held_bytes(e) for e in self._engines.values())
         weights += sum(self.estimated_bytes(name) for name in [*self._loading, language])
-        budget = self.settings.tts_memory_mb << 20
+        budget = self.config.tts_memory_mb << 20
 
         def over() -> bool:
-            return count > self.settings.tts_models or (bool(budget) and weights > budget)
+            return count > self.config.tts_models or (bool(budget) and weights > budget)
 
         victims: list[str] = []
         for name in self._evictable():
@@ -358,9 +358,9 @@ class ModelPool:
         return engine
 
     def over_budget(self) -> bool:
-        if len(self._engines) > self.settings.tts_models:
+        if len(self._engines) > self.config.tts_models:
             return True
-        budget = self.settings.tts_memory_mb << 20
+        budget = self.config.tts_memory_mb << 20
         return bool(budget) and sum(held_bytes(e) for e in self._engines.values()) > budget
 
     async def unload_over_budget(self, keep: str | None = None) -> list[str]:

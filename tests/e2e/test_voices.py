@@ -23,7 +23,7 @@ def alice_id(fake: FakeDiscord) -> int:
 
 
 def voice_files(running: RunningBot, user: str = "alice") -> list[Path]:
-    folder = running.bot.settings.data_dir / "voices" / running.fake.humans[user].id
+    folder = running.bot.config.data_dir / "voices" / running.fake.humans[user].id
     return sorted(folder.iterdir()) if folder.exists() else []
 
 

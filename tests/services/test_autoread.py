@@ -185,7 +185,7 @@ async def _decide(bot: Bot, server: Server, case: Post) -> str:
             attachments=tuple(server.attachment("file", t) for t in case.files),
             stickers=case.stickers, reply_to=reply_to,
         )  # fmt: skip
-    return await bot.reader.handle(server.message_create(payload))
+    return await bot.autoread.handle(server.message_create(payload))
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -208,7 +208,7 @@ async def test_a_join_refused_is_the_reason(bot: Bot, server: Server) -> None:
 
 async def test_direct_messages_are_not_read(bot: Bot, server: Server) -> None:
     server.start()
-    assert await bot.reader.handle(server.direct_message("alice", "hello")) == "not in a server"
+    assert await bot.autoread.handle(server.direct_message("alice", "hello")) == "not in a server"
 
 
 @pytest.mark.parametrize(
@@ -224,11 +224,11 @@ async def test_the_rate_limit_is_per_member(
     server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID), rate_limit=limit)
-    burst = [await bot.reader.handle(server.post("bob", f"message {n}")) for n in outcomes]
+    burst = [await bot.autoread.handle(server.post("bob", f"message {n}")) for n in outcomes]
     assert burst == outcomes
-    assert await bot.reader.handle(server.post("alice", "mine")) == "read"  # hers is her own
+    assert await bot.autoread.handle(server.post("alice", "mine")) == "read"  # hers is her own
     bot.clock.advance(RATE_WINDOW_S + 0.1)
-    assert await bot.reader.handle(server.post("bob", "later")) == "read"
+    assert await bot.autoread.handle(server.post("bob", "later")) == "read"
 
 
 async def test_each_name_a_webhook_posts_under_has_its_own_rate_limit(
@@ -241,7 +241,7 @@ async def test_each_name_a_webhook_posts_under_has_its_own_rate_limit(
     hook = "1300000000000000001"
 
     async def as_(name: str) -> str:
-        return await bot.reader.handle(
+        return await bot.autoread.handle(
             server.message_create(server.webhook_message(name, "hi", webhook_id=hook))
         )
 
@@ -264,7 +264,7 @@ async def test_a_webhook_as_a_whole_is_read_at_most_five_names_worth(
     hook, other = "1300000000000000001", "1300000000000000002"
 
     async def as_(name: str, webhook: str = hook) -> str:
-        return await bot.reader.handle(
+        return await bot.autoread.handle(
             server.message_create(server.webhook_message(name, "hi", webhook_id=webhook))
         )
 
@@ -289,9 +289,9 @@ async def test_a_webhooks_edits_are_limited_as_a_whole_too(bot: Bot, server: Ser
     for n, data in enumerate(posted):
         if n == 5:
             bot.clock.advance(RATE_WINDOW_S + 0.1)  # (a sixth name's message, a window later)
-        assert await bot.reader.handle(server.message_create(data)) == "read"
+        assert await bot.autoread.handle(server.message_create(data)) == "read"
     for n, data in enumerate(posted):  # one edit each: the sixth is past five names' worth
-        await bot.reader.edited(server.message_update(data, f"edit {n}"))
+        await bot.autoread.edited(server.message_update(data, f"edit {n}"))
     numbers = ("zero", "one", "two", "three", "four")  # (read as words, names and all)
     assert bot.speaker.play() == [f"persona {n} said edit {n}" for n in numbers]
 
@@ -302,7 +302,7 @@ async def test_a_full_queue_drops_the_oldest_message(bot: Bot, server: Server) -
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID), queue_limit=2, rate_limit=10)
     for text in ("one", "two", "three"):
-        assert await bot.reader.handle(server.post("alice", text)) == "read"
+        assert await bot.autoread.handle(server.post("alice", text)) == "read"
     assert bot.speaker.play() == ["Alice said two", "three"]
 
 
@@ -313,7 +313,7 @@ async def test_a_deleted_message_is_not_read_and_an_edit_is(bot: Bot, server: Se
     await bot.configure(read_channel=int(TEXT_ID))
     first, second = (server.message(server["alice"], text) for text in ("first", "second"))
     for message in (first, second):
-        assert await bot.reader.handle(server.message_create(message)) == "read"
-    assert bot.reader.deleted(int(server.id), {int(first["id"])}) == 1
-    await bot.reader.edited(server.message_update(second, "second, edited"))
+        assert await bot.autoread.handle(server.message_create(message)) == "read"
+    assert bot.autoread.deleted(int(server.id), {int(first["id"])}) == 1
+    await bot.autoread.edited(server.message_update(second, "second, edited"))
     assert bot.speaker.play() == ["Alice said second, edited"]

@@ -210,7 +210,7 @@ async def test_a_block_drops_what_the_member_has_waiting(bot: Bot, server: Serve
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID))
     for who, text in (("bob", "one"), ("alice", "two"), ("bob", "three")):
-        assert await bot.reader.handle(server.post(who, text)) == "read"
+        assert await bot.autoread.handle(server.post(who, text)) == "read"
     epoch = bot.blocks.epoch
     moderator, permissions, member = _block(server, "alice", server["bob"])
     await bot.blocks.block(permissions, guild, moderator, member, None)

@@ -44,7 +44,7 @@ async def test_a_clone_is_named_by_username_after_a_nickname(
         elif voice == "built-in" and cloned is not None:
             await bot.db.choices.delete_for_user(int(server["alice"].id))  # the default voice
             cloned = None
-        assert await bot.reader.handle(server.post("alice", text)) == "read"
+        assert await bot.autoread.handle(server.post("alice", text)) == "read"
         texts += bot.speaker.play()
     if not xsaid:  # only a cloned voice names its author, and each time it must
         said = [line if line.startswith("alice said") else line.split(" said ")[-1]

@@ -46,7 +46,7 @@ async def test_detected_languages_load_within_the_limits(bot: Bot, server: Serve
 
     async def model_of(author: str, language: str) -> str | None:
         detected.answer = language
-        assert await bot.reader.handle(server.post(author, f"in {language}")) == "read"
+        assert await bot.autoread.handle(server.post(author, f"in {language}")) == "read"
         return bot.speaker.queue[-1].plan.model
 
     turns = ["french", "german"] * 3

@@ -71,7 +71,7 @@ async def test_the_name_a_message_is_read_under(bot: Bot, server: Server, case: 
         await bot.clone("bob")
     if case.dictionary is not None:
         await bot.db.dictionary.add(bot.guild_id, *case.dictionary)
-    assert await bot.reader.handle(server.post("bob", case.content)) == "read"
+    assert await bot.autoread.handle(server.post("bob", case.content)) == "read"
     assert bot.speaker.play() == [case.said]
 
 
@@ -101,7 +101,7 @@ async def test_when_the_name_is_said_again(
     texts = []
     for who, text in posts:
         message = server.post(who, text) if who in server.people else _webhook(server, who, text)
-        assert await bot.reader.handle(message) == "read"
+        assert await bot.autoread.handle(message) == "read"
         texts += bot.speaker.play()  # each said before the next is written
         bot.clock.advance(pause)
     assert texts == said
@@ -111,8 +111,8 @@ async def test_a_deleted_message_does_not_silence_the_next_name(bot: Bot, server
     await _reading_server(bot, server)
     first, second = server.post("alice", "one"), server.post("alice", "two")
     for message in (first, second):
-        assert await bot.reader.handle(message) == "read"
-    bot.reader.deleted(bot.guild_id, {first.id})
+        assert await bot.autoread.handle(message) == "read"
+    bot.autoread.deleted(bot.guild_id, {first.id})
     assert bot.speaker.play() == ["Alice said two"]
 
 
@@ -135,7 +135,7 @@ async def test_the_names_of_the_members_a_message_mentions(
     if blocked:
         await bot.db.blocks.add(bot.guild_id, int(bob.id), int(server.owner.id), None)
     message = server.post("alice", f"hello <@{bob.id}>", mentions=(bob,))
-    assert await bot.reader.handle(message) == "read"
+    assert await bot.autoread.handle(message) == "read"
     assert bot.speaker.play() == [said]
 
 
@@ -146,7 +146,7 @@ async def test_a_reply_names_whom_it_answers(bot: Bot, server: Server) -> None:
     question = server.message(bob, "ready?")
     message = server.post("alice", "yes", reply_to=question)
     assert message.reference is not None and message.reference.resolved is not None
-    assert await bot.reader.handle(message) == "read"
+    assert await bot.autoread.handle(message) == "read"
     assert bot.speaker.play() == ["Alice said, replying to Robert, yes"]
 
 

@@ -156,7 +156,7 @@ async def test_a_notice_never_pushes_a_message_out(bot: Bot, server: Server) -> 
     server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(join_leave=True, queue_limit=1, read_channel=int(VOICE_ID))
-    assert await bot.reader.handle(server.post("alice", "hello", channel_id=VOICE_ID)) == "read"
+    assert await bot.autoread.handle(server.post("alice", "hello", channel_id=VOICE_ID)) == "read"
     event = server.in_voice("carol", None)
     assert event is not None
     member, before, after = event

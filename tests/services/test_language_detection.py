@@ -59,7 +59,7 @@ async def _reading(bot: Bot, server: Server, answer: str | None, **settings: obj
 async def _read(bot: Bot, server: Server, text: str) -> tuple[str | None, str]:
     """The model a message of Alice's is queued for (None: the default, English) and the
     words it is said in."""
-    assert await bot.reader.handle(server.post("alice", text)) == "read"
+    assert await bot.autoread.handle(server.post("alice", text)) == "read"
     utterance = bot.speaker.queue[-1]
     return utterance.plan.model, bot.speaker.play()[-1]
 
@@ -138,8 +138,8 @@ async def test_an_edit_is_worded_for_the_language_it_was_queued_in(
 ) -> None:
     detected = await _reading(bot, server, "french", detect_language=True)
     posted = server.message(server["alice"], "bonjour à tous")
-    assert await bot.reader.handle(server.message_create(posted)) == "read"
+    assert await bot.autoread.handle(server.message_create(posted)) == "read"
     detected.answer = "english"  # (an edit is not detected again: its model is chosen)
-    await bot.reader.edited(server.message_update(posted, "bonsoir à tous"))
+    await bot.autoread.edited(server.message_update(posted, "bonsoir à tous"))
     assert bot.speaker.queue[-1].plan.model == "french"
     assert bot.speaker.play() == [f"{FRENCH_SAID} bonsoir à tous"]

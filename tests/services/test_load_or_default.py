@@ -112,7 +112,7 @@ async def test_chat_with_the_pool_busy_is_read_in_the_default_and_asks_again_nex
     pool.refuse = busy()
     server.http.down = True  # the channel's "Loading…" and fallback notices fail, logged
     for text in ("one", "two"):
-        assert await bot.reader.handle(server.post("bob", text)) == "read"
+        assert await bot.autoread.handle(server.post("bob", text)) == "read"
     assert [u.plan.model for u in bot.speaker.queue] == [None, None]  # the default model's
     assert pool.asked == ["french", "french"]
     assert not bot.planner.fallback.failed_lately("french")

@@ -40,7 +40,7 @@ async def test_a_webhook_under_a_look_alike_name_is_said_as_a_webhook(
 ) -> None:
     await _server(bot, server)
     message = server.message_create(server.webhook_message(name, "I quit"))
-    assert await bot.reader.handle(message) == "read"
+    assert await bot.autoread.handle(message) == "read"
     (said,) = bot.speaker.play()
     assert said == (f"a webhook named {name} said I quit" if posing else f"{name} said I quit")
 

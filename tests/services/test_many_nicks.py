@@ -44,7 +44,7 @@ async def test_a_webhooks_message_does_not_fold_every_nick_again(
     async def folds(name: str) -> int:
         folded.clear()
         message = server.message_create(server.webhook_message(name, "hello"))
-        assert await bot.reader.handle(message) == "read"
+        assert await bot.autoread.handle(message) == "read"
         return len(folded)  # names folded anew
 
     assert await folds("Bridge Bob") >= NICKS  # the first: every nick folded, once

@@ -51,10 +51,10 @@ async def test_chat_makes_pauses_once_the_server_turns_them_on(bot: Bot, server:
     guild = server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID))
-    assert await bot.reader.handle(server.post("alice", "wait... what")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "wait... what")) == "read"
     reply = await bot.settings.set_server(ADMIN, guild, "pauses", "on")
     assert reply.content == "pauses is now on."
-    assert await bot.reader.handle(server.post("alice", "wait... what")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "wait... what")) == "read"
     first, second = bot.speaker.play()
     assert sound_parts(first) == ["Alice said wait... what"]
     assert sound_parts(second) == ["wait...", Pause(0.5), "what"]

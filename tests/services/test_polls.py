@@ -58,10 +58,10 @@ async def test_a_poll_is_read_and_its_result_in_voice(bot: Bot, server: Server) 
     await _in_voice(bot, server)
     poll = poll_message(server, "Pizza or pasta?", [("Pizza", "🍕"), "pasta"])
     as_dispatched(server, poll)
-    assert await bot.reader.handle(server.message_create(poll)) == "read"
+    assert await bot.autoread.handle(server.message_create(poll)) == "read"
     result = result_message(server, poll, WON)
     as_dispatched(server, result)
-    assert await bot.reader.handle(server.message_create(result)) == "read"
+    assert await bot.autoread.handle(server.message_create(result)) == "read"
     assert bot.speaker.play() == [
         "Alice asks: Pizza or pasta? Options: Pizza or pasta",
         "The poll “Pizza or pasta?” ended: Pizza won with two votes",
@@ -73,15 +73,15 @@ async def test_a_result_is_never_the_authors_speech(bot: Bot, server: Server) ->
     their next message is named again ("NAME said" is said once in a row otherwise)."""
     await _in_voice(bot, server)
     poll = poll_message(server, "Tea?", ["yes", "no"])
-    assert await bot.reader.handle(server.message_create(poll)) == "read"
-    assert await bot.reader.handle(server.post("alice", "first")) == "read"
+    assert await bot.autoread.handle(server.message_create(poll)) == "read"
+    assert await bot.autoread.handle(server.post("alice", "first")) == "read"
     result = result_message(
         server,
         poll,
         [("poll_question_text", "Tea?"), ("victor_answer_votes", "1"), ("total_votes", "2")],
     )
-    assert await bot.reader.handle(server.message_create(result)) == "read"
-    assert await bot.reader.handle(server.post("alice", "then")) == "read"
+    assert await bot.autoread.handle(server.message_create(result)) == "read"
+    assert await bot.autoread.handle(server.post("alice", "then")) == "read"
     assert bot.speaker.play() == [
         "Alice asks: Tea? Options: yes or no", "first", "The poll “Tea?” ended in a tie",
         "Alice said then",
@@ -96,11 +96,11 @@ async def test_a_result_is_read_only_where_the_bot_already_is(bot: Bot, server: 
     await bot.configure(read_channel=int(TEXT_ID))
     poll = poll_message(server, "Tea?", ["yes", "no"])
     result = server.message_create(result_message(server, poll, WON))
-    assert await bot.reader.handle(result) == "not in voice"
+    assert await bot.autoread.handle(result) == "not in voice"
     assert bot.speaker.queue == []
     server.bot_joins(VOICE_ID)
     server.in_voice("alice", None)
-    assert await bot.reader.handle(server.message_create(result_message(server, poll, WON))) == (
+    assert await bot.autoread.handle(server.message_create(result_message(server, poll, WON))) == (
         "read")  # fmt: skip
 
 
@@ -111,10 +111,10 @@ async def test_a_result_elsewhere_or_without_its_embed_is_not_read(
     poll = poll_message(server, "Tea?", ["yes", "no"])
     bare = result_message(server, poll, WON)
     bare["embeds"] = []
-    assert await bot.reader.handle(server.message_create(bare)) == "nothing to say"
+    assert await bot.autoread.handle(server.message_create(bare)) == "nothing to say"
     elsewhere = result_message(server, poll, WON)
     elsewhere["channel_id"] = "1100000000000000099"
-    assert await bot.reader.handle(server.message_create(elsewhere)) == "not a read channel"
+    assert await bot.autoread.handle(server.message_create(elsewhere)) == "not a read channel"
 
 
 async def test_a_poll_past_discords_limits_is_bounded(server: Server) -> None:
@@ -138,8 +138,8 @@ async def test_a_poll_past_discords_limits_is_bounded(server: Server) -> None:
 async def test_a_poll_is_read_in_french(bot: Bot, server: Server) -> None:
     await _in_voice(bot, server, language="french")
     poll = poll_message(server, "Pizza ou pâtes ?", ["pizza", "pâtes", "tacos"])
-    assert await bot.reader.handle(server.message_create(poll)) == "read"
-    assert await bot.reader.handle(server.message_create(result_message(server, poll, WON))) == (
+    assert await bot.autoread.handle(server.message_create(poll)) == "read"
+    assert await bot.autoread.handle(server.message_create(result_message(server, poll, WON))) == (
         "read")  # fmt: skip
     assert bot.speaker.play() == [
         "Alice demande : Pizza ou pâtes ? Choix : pizza, pâtes ou tacos",

@@ -50,9 +50,9 @@ async def test_messages_in_every_read_channel_are_read_until_one_is_removed(
     for read in (TEXT_ID, OTHER_TEXT_ID):
         reply = await setup_as_owner(bot, server, ADMIN, guild, channel(server, read))
         assert reply.content.startswith(f"I will read <#{read}> aloud.")
-    assert await bot.reader.handle(server.post("alice", "first")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "first")) == "read"
     second = server.post("alice", "second", channel_id=OTHER_TEXT_ID)
-    assert await bot.reader.handle(second) == "read"
+    assert await bot.autoread.handle(second) == "read"
     assert bot.speaker.play() == ["Alice said first", "second"]
     shown = await bot.settings.show(guild)
     assert dict(shown.fields)["read_channels"] == (
@@ -61,8 +61,8 @@ async def test_messages_in_every_read_channel_are_read_until_one_is_removed(
     removed = await bot.settings.setup_remove(ADMIN, guild, int(OTHER_TEXT_ID))
     assert removed.content == f"I no longer read <#{OTHER_TEXT_ID}>."
     third = server.post("alice", "third", channel_id=OTHER_TEXT_ID)
-    assert await bot.reader.handle(third) == "not a read channel"
-    assert await bot.reader.handle(server.post("alice", "fourth")) == "read"  # the other stays
+    assert await bot.autoread.handle(third) == "not a read channel"
+    assert await bot.autoread.handle(server.post("alice", "fourth")) == "read"  # the other stays
     with pytest.raises(UserError) as error:
         await bot.settings.setup_remove(ADMIN, guild, int(OTHER_TEXT_ID))
     assert str(error.value) == f"I don't read <#{OTHER_TEXT_ID}>."
@@ -116,19 +116,19 @@ async def test_a_read_channel_with_its_own_voice_channel_is_read_there(
         bot, server, ADMIN, guild, channel(server, OTHER_TEXT_ID), channel(server, VOICE2_ID)
     )
     from_alice = server.post("alice", "hi", channel_id=OTHER_TEXT_ID)
-    assert await bot.reader.handle(from_alice) == "author not in the read channel's voice channel"
+    assert await bot.autoread.handle(from_alice) == "author not in the read channel's voice channel"
     assert bot.connections.joined == []
     from_bob = server.post("bob", "hello", channel_id=OTHER_TEXT_ID)
-    assert await bot.reader.handle(from_bob) == "read"
+    assert await bot.autoread.handle(from_bob) == "read"
     assert bot.connections.joined == [int(VOICE2_ID)]
     # #general follows its author: Alice is not in the bot's channel (require_voice)
-    assert await bot.reader.handle(server.post("alice", "here")) == (
+    assert await bot.autoread.handle(server.post("alice", "here")) == (
         "author not in the bot's voice channel"
     )
     # the bot elsewhere (Lounge, for Alice): Bob's #off-topic brings it back to Gaming
     server.bot_joins(VOICE_ID)
     again = server.post("bob", "again", channel_id=OTHER_TEXT_ID)
-    assert await bot.reader.handle(again) == "read"
+    assert await bot.autoread.handle(again) == "read"
     assert bot.connections.joined == [int(VOICE2_ID), int(VOICE2_ID)]
 
 
@@ -140,7 +140,7 @@ async def test_a_webhook_is_read_in_the_home_channel_with_nobody_summoning(
     guild = server.start()
     await bot.configure(read_channel=int(TEXT_ID), bot_ignore=False)
     hooked = server.webhook_message("Bridge", "from the other side")
-    assert await bot.reader.handle(server.message_create(hooked)) == "not in voice"
+    assert await bot.autoread.handle(server.message_create(hooked)) == "not in voice"
     with pytest.raises(UserError) as error:
         await bot.settings.set_server(ADMIN, guild, "home_voice", TEXT_ID)
     assert str(error.value) == "That is not a voice channel of this server."
@@ -148,7 +148,7 @@ async def test_a_webhook_is_read_in_the_home_channel_with_nobody_summoning(
     assert reply.content == f"home_voice is now <#{VOICE_ID}>."
     assert bot.connections.home_of(guild.id) == int(VOICE_ID)  # taken up at once
     hooked = server.webhook_message("Bridge", "from the other side")
-    assert await bot.reader.handle(server.message_create(hooked)) == "read"
+    assert await bot.autoread.handle(server.message_create(hooked)) == "read"
     assert bot.connections.joined == [int(VOICE_ID)]
     assert bot.speaker.play() == ["Bridge said from the other side"]
     await bot.settings.set_server(ADMIN, guild, "home_voice", "none")

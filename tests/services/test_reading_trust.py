@@ -39,7 +39,7 @@ async def _asked(bot: Bot, server: Server, username: str, target: JSON) -> str:
     interaction, message = server.message_command(username, target)
     assert isinstance(interaction.user, discord.Member)
     try:
-        return await bot.reader.speak_on_request(interaction.user, message)
+        return await bot.autoread.speak_on_request(interaction.user, message)
     except UserError as error:
         return error.message
 
@@ -72,7 +72,7 @@ async def test_a_private_thread_is_never_read(bot: Bot, server: Server, case: Th
     message = server.message_create(reply)
     known = thread_of(message)
     assert known is not None and known.is_private() is case.private
-    assert await bot.reader.handle(message) == case.handled
+    assert await bot.autoread.handle(message) == case.handled
     assert await _asked(bot, server, "bob", reply) == case.asked
     said = ["Alice said my private reply", "Alice said my private reply"]
     assert bot.speaker.play() == (said if not case.private else [])
@@ -117,7 +117,7 @@ async def test_a_clone_never_says_a_forum_posts_title(
         # `newly_created`: the typings' schema here has only THREAD_CREATE's)
         assert payload_check.errors_of(update, "GatewayThreadCreateDispatchData") == []
     if how == "auto-read":
-        assert await bot.reader.handle(server.message_create(first)) == "read"
+        assert await bot.autoread.handle(server.message_create(first)) == "read"
     else:
         assert await _asked(bot, server, "bob", first) == SPEAKING
     (said,) = bot.speaker.play()
@@ -156,7 +156,7 @@ async def test_a_poll_result_is_never_in_its_authors_clone(
         == []
     )
     if case.how == "auto-read":
-        assert await bot.reader.handle(server.message_create(result)) == "read"
+        assert await bot.autoread.handle(server.message_create(result)) == "read"
     else:
         assert await _asked(bot, server, "bob", result) == SPEAKING
     (utterance,) = bot.speaker.queue

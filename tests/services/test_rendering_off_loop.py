@@ -36,7 +36,7 @@ async def test_a_long_chat_message_is_read_whole(bot: Bot, server: Server) -> No
     content = " ".join(sentences)
     assert len(content) >= OFF_LOOP_CHARS
     payload = server.message(server["bob"], content, channel_id=TEXT_ID)
-    assert await bot.reader.handle(server.message_create(payload)) == "read"
+    assert await bot.autoread.handle(server.message_create(payload)) == "read"
     (said,) = bot.speaker.play()
     assert said.startswith("Bob said Sentence number one is here.")
     assert said.endswith("Sentence number forty is here.")

@@ -20,7 +20,7 @@ async def test_waiting_messages_share_one_copy_of_a_sound(bot: Bot, server: Serv
     await bot.dictionary.sounds.set(guild.id, "tada", CLIP)
     for n in range(30):
         text = "boom and tada" if n % 2 else "boom"
-        assert await bot.reader.handle(server.post("alice", text)) == "read"
+        assert await bot.autoread.handle(server.post("alice", text)) == "read"
     waiting = bot.speaker.queue
     assert len(waiting) == 30
     assert len({id(u.sounds["boom"]) for u in waiting}) == 1  # one copy for all thirty
@@ -29,6 +29,6 @@ async def test_waiting_messages_share_one_copy_of_a_sound(bot: Bot, server: Serv
     assert waiting[0].sounds["boom"] == stored.pcm
     # the sound replaced: the next message plays the new one, the waiting ones keep theirs
     await bot.dictionary.sounds.set(guild.id, "boom", encode(tone(0.25, hz=440.0), "wav"))
-    assert await bot.reader.handle(server.post("alice", "boom")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "boom")) == "read"
     (new,) = (await bot.db.sounds.get(guild.id, ["boom"])).values()
     assert bot.speaker.queue[-1].sounds["boom"] == new.pcm != stored.pcm

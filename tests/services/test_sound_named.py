@@ -38,5 +38,5 @@ async def test_a_message_playing_a_sound_names_its_author(
     await bot.configure(read_channel=int(TEXT_ID), xsaid=case.xsaid)
     await bot.dictionary.sounds.set(guild.id, "boom", CLIP)
     for text in ("first", "boom there", "no sound"):  # the same author, in a row
-        assert await bot.reader.handle(server.post("alice", text)) == "read"
+        assert await bot.autoread.handle(server.post("alice", text)) == "read"
     assert bot.speaker.play() == case.said

@@ -155,7 +155,7 @@ async def test_a_message_read_aloud_carries_the_sounds_it_plays(bot: Bot, server
     await bot.dictionary.sounds.set(guild.id, "Boom", CLIP)
     await bot.dictionary.sounds.set(guild.id, "tada", CLIP)
     post = server.post("alice", "well BOOM and boomer")
-    assert await bot.reader.handle(post) == "read"
+    assert await bot.autoread.handle(post) == "read"
     (utterance,) = bot.speaker.queue
     sound = (await bot.db.sounds.get(guild.id, ["boom"]))["boom"]
     assert utterance.sounds == {"boom": sound.pcm}  # only the sound it plays

@@ -132,7 +132,7 @@ def _asked(server: Server, target: JSON, known_as: str) -> tuple[discord.Member,
 
 async def _answer(bot: Bot, invoker: discord.Member, message: discord.Message) -> str:
     try:
-        return await bot.reader.speak_on_request(invoker, message)
+        return await bot.autoread.speak_on_request(invoker, message)
     except UserError as error:
         return error.message
 
@@ -266,10 +266,10 @@ async def test_a_blocked_member_is_told_once_then_refused_without_words(
     target = server.message(server["bob"], "hello")
     invoker, message = _asked(server, target, AS_DISCORD_SENDS_IT)
     with pytest.raises(UserError) as told:
-        await bot.reader.speak_on_request(invoker, message)
+        await bot.autoread.speak_on_request(invoker, message)
     assert told.type is UserError and told.value.message == BLOCKED_NOTICE
     with pytest.raises(QuietRefusal):
-        await bot.reader.speak_on_request(invoker, message)
+        await bot.autoread.speak_on_request(invoker, message)
 
 
 async def test_the_invoker_must_be_in_voice(bot: Bot, server: Server) -> None:

@@ -28,7 +28,7 @@ async def _in_thread_of(bot: Bot, server: Server, parent_id: str, content: str) 
     )
     found = thread_of(message)
     assert found is not None and found.parent_id == int(parent_id)
-    return await bot.reader.handle(message)
+    return await bot.autoread.handle(message)
 
 
 async def test_a_thread_of_the_read_channel_is_read(bot: Bot, server: Server) -> None:
@@ -40,7 +40,7 @@ async def test_a_thread_of_the_read_channel_is_read(bot: Bot, server: Server) ->
 async def test_read_threads_off_leaves_them_out(bot: Bot, server: Server) -> None:
     await _in_voice(bot, server, read_threads=False)
     assert await _in_thread_of(bot, server, TEXT_ID, "in the thread") == "threads are not read"
-    assert await bot.reader.handle(server.post("alice", "in the channel")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "in the channel")) == "read"
     assert bot.speaker.play() == ["Alice said in the channel"]
 
 
@@ -57,7 +57,7 @@ async def test_a_thread_unknown_to_the_cache_is_not_read(bot: Bot, server: Serve
     unknown = "1300000000000000099"
     message = server.message_create(server.message(server["alice"], "hi", channel_id=unknown))
     assert thread_of(message) is None
-    assert await bot.reader.handle(message) == "not a read channel"
+    assert await bot.autoread.handle(message) == "not a read channel"
 
 
 @pytest.mark.parametrize("read_threads", [True, False])
@@ -71,9 +71,9 @@ async def test_a_forum_post_is_read_with_its_title_first(
     server.forum()
     await bot.configure(read_channel=int(FORUM_ID), read_threads=read_threads)
     thread, first = server.forum_post(server["alice"], "Weekend plans", "Who is in?")
-    assert await bot.reader.handle(server.message_create(first)) == "read"
+    assert await bot.autoread.handle(server.message_create(first)) == "read"
     later = server.message(server["alice"], "I am", channel_id=thread["id"])
-    assert await bot.reader.handle(server.message_create(later)) == "read"
+    assert await bot.autoread.handle(server.message_create(later)) == "read"
     # (the same author right after: her name is not said again)
     assert bot.speaker.play() == ["Alice posted: Weekend plans. Who is in?", "I am"]
 
@@ -83,7 +83,7 @@ async def test_a_forum_posts_title_in_french(bot: Bot, server: Server) -> None:
     server.forum()
     await bot.configure(read_channel=int(FORUM_ID))
     _, first = server.forum_post(server["alice"], "Sortie", "Qui vient ?")
-    assert await bot.reader.handle(server.message_create(first)) == "read"
+    assert await bot.autoread.handle(server.message_create(first)) == "read"
     assert bot.speaker.play() == ["Alice a publié : Sortie. Qui vient ?"]
 
 
@@ -92,7 +92,7 @@ async def test_a_forum_post_said_without_its_authors_name(bot: Bot, server: Serv
     server.forum()
     await bot.configure(read_channel=int(FORUM_ID))
     _, first = server.forum_post(server["alice"], "Weekend plans", "Who is in?")
-    assert await bot.reader.handle(server.message_create(first)) == "read"
+    assert await bot.autoread.handle(server.message_create(first)) == "read"
     assert bot.speaker.play() == ["new post: Weekend plans. Who is in?"]
 
 

@@ -20,7 +20,7 @@ async def test_timestamps_are_read_in_the_zone_the_server_set(bot: Bot, server: 
     guild = server.start()
     server.bot_joins(VOICE_ID)
     await bot.configure(read_channel=int(TEXT_ID))
-    assert await bot.reader.handle(server.post("alice", "at <t:1700000000:t>")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "at <t:1700000000:t>")) == "read"
     with pytest.raises(UserError):
         await bot.settings.set_server(MEMBER, guild, "timezone", "Asia/Tokyo")
     with pytest.raises(UserError) as error:
@@ -32,7 +32,7 @@ async def test_timestamps_are_read_in_the_zone_the_server_set(bot: Bot, server: 
     reply = await bot.settings.set_server(ADMIN, guild, "timezone", "Asia/Tokyo")
     assert reply.content == "timezone is now Asia/Tokyo."
     assert localize(reply.content, "fr") == "timezone vaut maintenant Asia/Tokyo."
-    assert await bot.reader.handle(server.post("alice", "at <t:1700000000:t>")) == "read"
+    assert await bot.autoread.handle(server.post("alice", "at <t:1700000000:t>")) == "read"
     assert bot.speaker.play() == [
         "Alice said at ten thirteen p.m. UTC",
         "at seven thirteen a.m.",

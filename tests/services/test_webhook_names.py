@@ -90,7 +90,7 @@ async def test_a_webhook_under_a_members_name_is_said_as_a_webhook(
     if case.carols is not None:
         await bot.db.members.set_nick(int(server["carol"].id), bot.guild_id, case.carols)
     message = server.message_create(_posted(server, case.name, case.content, case.files))
-    assert await bot.reader.handle(message) == "read"
+    assert await bot.autoread.handle(message) == "read"
     assert bot.speaker.play() == [case.said]
 
 
@@ -105,7 +105,7 @@ async def test_the_same_name_from_a_member_and_a_webhook_in_turn(bot: Bot, serve
         server.message_create(_posted(server, "Bob", "three")),
         server.post("bob", "four"),
     ):
-        assert await bot.reader.handle(message) == "read"
+        assert await bot.autoread.handle(message) == "read"
         said += bot.speaker.play()
     assert said == ["Bob said one", "a webhook named Bob said two", "three", "Bob said four"]
 
@@ -115,8 +115,8 @@ async def test_an_edit_of_a_webhooks_message_is_still_said_as_a_webhooks(
 ) -> None:
     await _reading_server(bot, server)
     posted = _posted(server, "Bob", "hi")
-    assert await bot.reader.handle(server.message_create(posted)) == "read"
-    await bot.reader.edited(server.message_update(posted, "hi, edited"))
+    assert await bot.autoread.handle(server.message_create(posted)) == "read"
+    await bot.autoread.edited(server.message_update(posted, "hi, edited"))
     assert bot.speaker.play() == ["a webhook named Bob said hi, edited"]
 
 
@@ -130,7 +130,7 @@ async def test_a_reply_to_a_webhook_under_a_members_name(
 ) -> None:
     await _reading_server(bot, server)
     reply = server.message(server["alice"], "look", reply_to=_posted(server, name))
-    assert await bot.reader.handle(server.message_create(reply)) == "read"
+    assert await bot.autoread.handle(server.message_create(reply)) == "read"
     assert bot.speaker.play() == [said]
 
 
@@ -138,6 +138,6 @@ async def test_speak_this_message_says_a_webhook_as_one(bot: Bot, server: Server
     await _reading_server(bot, server)
     interaction, message = server.message_command("alice", _posted(server, "Bob"))
     assert isinstance(interaction.user, discord.Member)
-    answer = await bot.reader.speak_on_request(interaction.user, message)
+    answer = await bot.autoread.speak_on_request(interaction.user, message)
     assert answer == f"Speaking that message in <#{VOICE_ID}>."
     assert bot.speaker.play() == ["a webhook named Bob said hi"]

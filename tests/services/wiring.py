@@ -198,7 +198,7 @@ class Bot:
     planner: SpeechPlanner
     speech: SpeechService
     voice: VoiceControl
-    reader: AutoReader
+    autoread: AutoReader
     notices: JoinNotices
     settings: SettingsCommands
     dictionary: DictionaryCommands

@@ -98,7 +98,7 @@ async def test_the_memory_budget_counts_the_models_weights(
     size_mb = pool.default.model_bytes >> 20
     assert size_mb > 10  # the tiny model's weights: tens of MB
     two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
-    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": two_models_mb})
+    pool.config = pool.config.model_copy(update={"tts_memory_mb": two_models_mb})
     try:
         await pool.ensure("french")
         await pool.ensure("german")  # three models do not fit: french, idle, goes
@@ -129,10 +129,10 @@ async def test_the_memory_budget_counts_each_pipelines_caches(
         assert default.cache_bytes() == 2 * one
         assert held_bytes(default) == default.model_bytes + 2 * one
         weights_mb = default.model_bytes >> 20
-        pool.settings = settings.model_copy(update={"tts_memory_mb": weights_mb + 1})
+        pool.config = settings.model_copy(update={"tts_memory_mb": weights_mb + 1})
         assert pool.over_budget()  # the weights fit; with both pipelines' caches they do not
         enough_mb = (held_bytes(default) >> 20) + 1
-        pool.settings = settings.model_copy(update={"tts_memory_mb": enough_mb})
+        pool.config = settings.model_copy(update={"tts_memory_mb": enough_mb})
         assert not pool.over_budget()
     finally:
         await pool.close()
@@ -170,7 +170,7 @@ async def test_the_memory_budget_is_checked_before_loading(
 ) -> None:
     pool = await pool_of(tmp_path, tiny_model)
     two_models_mb = (2 * pool.default.model_bytes >> 20) + 1
-    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": two_models_mb})
+    pool.config = pool.config.model_copy(update={"tts_memory_mb": two_models_mb})
     pool.idle_before_unload_s = 3600.0
     try:
         await pool.ensure("french")
@@ -198,14 +198,14 @@ async def test_a_larger_model_is_counted_at_its_size_before_it_loads(
     from the largest model loaded so far (the default), so both loaded: 2,982 MB against
     TTS_MEMORY_MB=2000 with two `_24l` models beside `english`."""
     pool = await pool_of(tmp_path, tiny_model, TTS_QUANTIZE="0")  # int8 would narrow them
-    folder = pool.settings.tts_config_dir
+    folder = pool.config.tts_config_dir
     assert folder is not None
     for language in ("french", "german"):
         widen(folder / f"{language}.yaml")
     wide = config_weights_bytes(folder / "french.yaml")
     assert wide > 2 * pool.default.model_bytes
     budget_mb = (pool.default.model_bytes + wide >> 20) + 2
-    pool.settings = pool.settings.model_copy(update={"tts_memory_mb": budget_mb})
+    pool.config = pool.config.model_copy(update={"tts_memory_mb": budget_mb})
     pool.idle_before_unload_s = 3600.0  # nothing may be unloaded to make room
     try:
         results = await asyncio.gather(
