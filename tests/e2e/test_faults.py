@@ -162,7 +162,7 @@ async def test_database_locked_during_clone_gets_a_clear_reply_and_saves_nothing
     running_bot: RunningBot,
 ) -> None:
     fake, bot = running_bot.fake, running_bot.bot
-    blocker = sqlite3.connect(bot.settings.data_dir / "pocketvoice.db", isolation_level=None)
+    blocker = sqlite3.connect(bot.config.data_dir / "pocketvoice.db", isolation_level=None)
     try:
         blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
         inter = await clone(fake, "Mine")
