@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pocket_tts import TTSModel
 
 from bot.synthesis.batching import BatchedMimi, Batcher, Request, prefill
-from bot.synthesis.engine import LOAD_NICENESS, replicate
+from bot.synthesis.engine import replicate
+from bot.synthesis.engine_loading import LOAD_NICENESS
 from bot.synthesis.pocket_tts_adapter import init_states
 from tests.tiny_model import train_tokenizer, write_random_config
 
