@@ -39,6 +39,7 @@ from bot.services.join_notices import JoinNotices
 from bot.services.language_choice import LanguageChoice
 from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
+from bot.services.speak_message import SpeakThisMessage
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.upkeep import IdleUpkeep
@@ -102,6 +103,7 @@ class App:
     voice_control: VoiceControl
     voices: VoiceService
     autoread: AutoReader
+    speak_message: SpeakThisMessage  # "Speak this message"
     notices: JoinNotices
     settings_commands: SettingsCommands
     dictionary_commands: DictionaryCommands
@@ -194,6 +196,7 @@ async def build(
             speech_server = SpeechServer(config, speakers.scheduler, models, on_end=counted)
             await speech_server.start()
             undo.push_async_callback(speech_server.close)
+        autoread = AutoReader(db, speech, language=config.tts_language)
         app = App(
             config=config,
             client=client,
@@ -207,7 +210,8 @@ async def build(
             speech=speech,
             voice_control=voice_control,
             voices=VoiceService(library, speech, engine, ssl_context),
-            autoread=AutoReader(db, speech, language=config.tts_language),
+            autoread=autoread,
+            speak_message=SpeakThisMessage(db, speech, autoread.words, autoread.rates),
             notices=JoinNotices(db, speech),
             settings_commands=SettingsCommands(db, language_choice, on_home_voice=home.settle),
             dictionary_commands=DictionaryCommands(db, models.languages, ssl_context),

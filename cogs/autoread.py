@@ -71,7 +71,7 @@ class AutoReadCog(commands.Cog):
         self, interaction: discord.Interaction, message: discord.Message
     ) -> None:
         await respond(
-            interaction, lambda: self.bot.app.autoread.speak_on_request(interaction.user, message)
+            interaction, lambda: self.bot.app.speak_message.speak(interaction.user, message)
         )
 
 

@@ -7,8 +7,6 @@ the author's voice. Edits and deletions of messages still waiting are honoured.
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import logging
 import time
 import weakref
@@ -24,16 +22,20 @@ from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
 from bot.services.change_limits import ChangeLimit
-from bot.services.message_words import (
+from bot.services.message_reading import (
     MessageWords,
+    Verdict,
     in_forum,
+    in_private_thread,
     is_poll_result,
     nothing_written,
+    posted_of,
     thread_of,
+    verdict,
     written,
 )
-from bot.services.reading_rules import Posted, Verdict, verdict
-from bot.services.speech import SpeechService, humans_in, in_stage_audience
+from bot.services.read_rates import Author, ReadRates, author_of, limits_of
+from bot.services.speech import SpeechService
 from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner, VoiceFrom
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
@@ -44,16 +46,6 @@ from bot.text.words import (
 log = logging.getLogger(__name__)
 
 XSAID_QUIET_S = 60.0  # no "NAME said" again for the same author within this, in a row
-RATE_WINDOW_S = 10.0
-MAX_TRACKED = 10_000  # servers or (server, member) pairs remembered at once
-READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
-# Who wrote a message, for "NAME said" and the rate limit: a member's id, or for a webhook its
-# id with the name it posted under (one webhook carries many people: Tupperbox's personas, a
-# bridge's members), each an author of its own.
-Author = int | tuple[int, str]
-# A webhook as a whole is read at most WEBHOOK_NAMES x rate_limit times a window, beside each
-# name's own rate_limit: a name is free to take, and 60 names were 60 members' shares.
-WEBHOOK_NAMES = 5
 # Models a detected language (`detect_language`) may load, per member and per server, in a
 # window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
 # turn in more languages made the pool load and unload without end. As /set my_language's
@@ -61,12 +53,7 @@ WEBHOOK_NAMES = 5
 # the member would have without detection. A language whose model is loaded costs nothing.
 DETECTED_LOADS = 3
 DETECTED_LOADS_WINDOW_S = 300.0
-
-
-def author_of(message: discord.Message) -> Author:
-    if message.webhook_id is not None:
-        return (message.webhook_id, message.author.name)
-    return message.author.id
+MAX_TRACKED = 10_000  # servers remembered at once
 
 
 @dataclass(eq=False)
@@ -103,65 +90,6 @@ class _Reading:
         utterance.text, utterance.lead = self.words()
 
 
-def _limits(message: discord.Message, rate_limit: int) -> list[tuple[Author, int]]:
-    """The rate limits a message counts against: its author's, and for a webhook's also the
-    webhook's as a whole (its id: never a member's)."""
-    limits: list[tuple[Author, int]] = [(author_of(message), rate_limit)]
-    if message.webhook_id is not None:
-        limits.append((message.webhook_id, rate_limit * WEBHOOK_NAMES))
-    return limits
-
-
-def in_private_thread(message: discord.Message) -> bool:
-    """In a private thread (type 12): only the members it was opened to (and Manage Threads)
-    see it, and without the members intent the bot cannot know who they are, nor does
-    `Thread.permissions_for` (the parent's permissions): such a message is never read aloud.
-    A thread discord.py does not know is no read channel's either."""
-    thread = thread_of(message)
-    return thread is not None and thread.type == discord.ChannelType.private_thread
-
-
-def posted_of(
-    message: discord.Message, author: discord.Member | discord.User | None = None
-) -> Posted:
-    """What the reading rules read of a message (`author`: its author as a member, when
-    fetched for the server's role rules)."""
-    author = author or message.author
-    return Posted(
-        content=message.content,
-        webhook=message.webhook_id is not None,
-        from_bot=author.bot,
-        system=message.type not in READ_TYPES and not is_poll_result(message),
-        silent=message.flags.suppress_notifications,
-        private_thread=in_private_thread(message),
-        roles=frozenset(r.id for r in author.roles) if isinstance(author, discord.Member)
-        else frozenset(),
-        stage_audience=in_stage_audience(author),
-    )  # fmt: skip
-
-
-def refusal(rules: Verdict, settings: ServerSettings) -> str:
-    """What "Speak this message" answers when the rules skip the message."""
-    match rules:
-        case Verdict.PRIVATE_THREAD:
-            return tr("That message is in a private thread: I don't read private threads aloud.")
-        case Verdict.FROM_A_BOT:
-            return tr("This server does not have messages from bots read aloud.")
-        case Verdict.SKIP_PREFIX:
-            return tr(
-                "Messages starting with “{prefix}” are not read aloud in this server.",
-                prefix=settings.skip_prefix,
-            )
-        case Verdict.MISSING_ROLE:
-            return tr("Only messages of members with the server's reading role are read.")
-        case Verdict.IGNORED_ROLE:
-            return tr("Messages of members with the server's ignored role are not read.")
-        case Verdict.BLOCKED:
-            return tr("A moderator has stopped me reading this member's messages in this server.")
-        case _:  # opted out (a @silent message, the stage audience: not when asked)
-            return tr("Its author has asked not to have their messages read aloud.")
-
-
 # the author key a poll result is read under: its words are Discord's, not its author's, so it
 # never counts as their speech for "NAME said" (a webhook's key is a tuple with its own id)
 POLL_RESULT_SPEAKER: Author = (0, "a poll result")
@@ -182,14 +110,7 @@ class AutoReader:
         self._last_author: cachetools.TTLCache[int, tuple[Author, float, bool]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock)
         )  # guild -> (author, when, named by username): who spoke last, while it matters
-        # recent reads per (server, member) for the rate limit; entries older than the window
-        # are useless, so the table is bounded by what happened in the last RATE_WINDOW_S
-        self._recent: cachetools.TTLCache[tuple[int, Author], collections.deque[float]] = (
-            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
-        )
-        self._recent_edits: cachetools.TTLCache[tuple[int, Author], collections.deque[float]] = (
-            cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=RATE_WINDOW_S, timer=clock)
-        )  # the same limit for edits, apart: an edit now and then costs no message
+        self.rates = ReadRates(clock)
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
         self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
         # the readings still queued or playing, by message: an edit re-words its own
@@ -270,7 +191,7 @@ class AutoReader:
             return "author not in the bot's voice channel"
         if nothing_written(message):
             return "nothing to say"  # (before the rate limit: an empty message costs nothing)
-        if self._rate_limited(guild.id, _limits(message, settings.rate_limit), arrived):
+        if self.rates.limited(guild.id, limits_of(message, settings.rate_limit), arrived):
             return "rate limited"  # before any rendering: a flood costs one check each
         language = await spoken.language_for(written(message))  # (detect_language: in a thread)
         if (
@@ -375,32 +296,10 @@ class AutoReader:
             self._detected_loads.take(key)
         return True
 
-    def _rate_limited(
-        self, guild_id: int, limits: list[tuple[Author, int]], now: float, *,
-        edit: bool = False,
-    ) -> bool:  # fmt: skip
-        """Whether one of `limits` (an author and how many reads it has in a window) is
-        reached; if none is, the read counts for each of them."""
-        table = self._recent_edits if edit else self._recent
-        recents = []
-        for author, limit in limits:
-            recent = table.get((guild_id, author)) or collections.deque()
-            while recent and now - recent[0] > RATE_WINDOW_S:
-                recent.popleft()
-            if len(recent) >= limit:
-                return True
-            recents.append((author, recent))
-        for author, recent in recents:
-            recent.append(now)
-            table[(guild_id, author)] = recent  # (re)starts its time to live
-        return False
-
     def forget_guild(self, guild_id: int) -> None:
         """The bot left a server: drop what it remembered there."""
         self._last_author.pop(guild_id, None)
-        for table in (self._recent, self._recent_edits):
-            for key in [k for k in table if k[0] == guild_id]:
-                table.pop(key, None)
+        self.rates.forget_guild(guild_id)
 
     # ---- its words --------------------------------------------------------------------------
     async def _reading(
@@ -425,78 +324,6 @@ class AutoReader:
         return last is not None and last[0] == author_id and (
             self.clock() - last[1] < XSAID_QUIET_S)  # fmt: skip
 
-    async def speak_on_request(
-        self, invoker: discord.Member | discord.User, message: discord.Message
-    ) -> str:
-        """'Speak this message': read it in its author's voice where the invoker is, under the
-        same rules as auto-reading: the author's opt-out, a block (of the invoker or the
-        author), `bot_ignore`, `required_role`, `ignored_role`, `skip_prefix` and the invoker's
-        rate limit; and only to people who can see it. `skip_silent` and `audience_ignore`
-        do not apply: a member asked for this message to be read now."""
-        guild = message.guild
-        if guild is None:
-            raise UserError(tr("I can only speak messages from a server."))
-        await self.speech.blocks.check(invoker.id, guild.id)
-        settings = await self.db.guilds.get(guild.id)
-        author = message.author
-        webhook = message.webhook_id is not None
-        if not webhook and (settings.required_role or settings.ignored_role):
-            author = await self._member_for_roles(guild, author)
-        # (a plain User: a message in an interaction's resolved data, its settings read too)
-        spoken = await self.speech.spoken(author.id, guild.id, server=settings)
-        posted = replace(
-            posted_of(message, author),
-            blocked=not webhook and await self.speech.blocks.is_blocked(guild.id, author.id),
-            opted_out=not spoken.member.autoread,
-        )  # fmt: skip
-        rules = verdict(posted, settings, asked=True)
-        if rules is not Verdict.READ:
-            raise UserError(refusal(rules, settings))
-        channel = self.speech.speaking_channel(invoker)
-        if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
-            raise UserError(tr(
-                "Someone in {channel} cannot see that message's channel, so I won't read it "
-                "there.",
-                channel=channel.mention,
-            ))  # fmt: skip
-        if self._rate_limited(guild.id, [(invoker.id, settings.rate_limit)], self.clock()):
-            raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
-        # said where the invoker is: the voice channel's chat hears of a fallback, once
-        plan = await self.plans.plan(
-            spoken, voice=VoiceFrom.SERVER if is_poll_result(message) else VoiceFrom.MEMBER
-        )
-        text = await self.words.render(message, settings, say_name=True, language=plan.language,
-                                 attested=plan.cloned, author=spoken.member)  # fmt: skip
-        if not text:
-            raise UserError(tr("That message has nothing I can read aloud."))
-        channel = await self.speech.speak_in_callers_channel(invoker, text, plan, announced=True)
-        return tr("Speaking that message in {channel}.", channel=channel.mention)
-
-    @staticmethod
-    async def _member_for_roles(
-        guild: discord.Guild, author: discord.Member | discord.User
-    ) -> discord.Member:
-        """The author as a member, for the server's role rules. A message in an interaction's
-        resolved data carries no member, and without the members intent a member out of voice
-        is not cached: fetch them, or refuse rather than skip the rules."""
-        if isinstance(author, discord.Member):
-            return author
-        cached = guild.get_member(author.id)
-        if cached is not None:
-            return cached
-        try:
-            async with asyncio.timeout(10):
-                return await guild.fetch_member(author.id)
-        except discord.NotFound:
-            raise UserError(tr(
-                "Its author is no longer in this server, so I cannot check the server's "
-                "reading roles: I won't read it."
-            )) from None  # fmt: skip
-        except (discord.HTTPException, TimeoutError):
-            raise UserError(tr(
-                "I could not check its author's roles just now: please try again in a moment."
-            )) from None  # fmt: skip
-
     # ---- edits and deletions ---------------------------------------------------------------
     async def edited(self, message: discord.Message) -> None:
         """A message was edited: a waiting reading of it is re-worded (or dropped). Only a
@@ -510,8 +337,8 @@ class AutoReader:
             return
         settings = await self.db.guilds.get(message.guild.id)
         skip = verdict(posted_of(message), settings) is not Verdict.READ  # (its new words)
-        if skip or self._rate_limited(
-            message.guild.id, _limits(message, settings.rate_limit), self.clock(), edit=True
+        if skip or self.rates.limited(
+            message.guild.id, limits_of(message, settings.rate_limit), edit=True
         ):
             speaker.drop(message.id)
             return

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.services.autoread import RATE_WINDOW_S
+from bot.services.read_rates import RATE_WINDOW_S
 from tests.services.discord_objects import (
     OTHER_TEXT_ID,
     SILENT,

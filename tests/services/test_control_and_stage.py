@@ -116,7 +116,7 @@ async def test_the_audience_does_not_speak_on_the_stage(
             target = server.message(server["bob"], "hello there")
             interaction, message = server.message_command("alice", target)
             assert isinstance(interaction.user, discord.Member)
-            answer = await bot.autoread.speak_on_request(interaction.user, message)
+            answer = await bot.speak_message.speak(interaction.user, message)
     except UserError as error:
         answer = error.message
     spoken = "Speaking that message in" if what == "Speak this message" else "Speaking in"

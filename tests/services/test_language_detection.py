@@ -14,7 +14,7 @@ import time
 import pytest
 
 import bot.services.speech_plan as speech_plan
-from bot.services.message_words import written
+from bot.services.message_reading import written
 from bot.storage.server_settings import SETTINGS, ServerSettings
 from bot.text.phrasebook import phrasebook
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.services.message_words import poll_of, poll_result_of
+from bot.services.message_reading import poll_of, poll_result_of
 from bot.text.words import MAX_POLL_ANSWER, MAX_POLL_ANSWERS, MAX_POLL_QUESTION
 from tests.fakediscord import payload_check
 from tests.fakediscord.server import FakeDiscord

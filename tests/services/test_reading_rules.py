@@ -1,4 +1,4 @@
-"""The reading rules as one pure function (bot/services/reading_rules.py): each rule alone, the
+"""The reading rules as one pure function (bot/services/message_reading.py): each rule alone, the
 ones a member's request sets aside, and their order when several apply."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.services.reading_rules import Posted, Verdict, verdict
+from bot.services.message_reading import Posted, Verdict, verdict
 from bot.storage.server_settings import ServerSettings
 
 READER, IGNORED = 11, 12

@@ -14,7 +14,7 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.message_words import thread_of
+from bot.services.message_reading import thread_of
 from tests.fakediscord import payload_check
 from tests.services.discord_objects import FORUM_ID, JSON, TEXT_ID, VOICE_ID, Server
 from tests.services.test_polls import WON, poll_message, result_message
@@ -39,7 +39,7 @@ async def _asked(bot: Bot, server: Server, username: str, target: JSON) -> str:
     interaction, message = server.message_command(username, target)
     assert isinstance(interaction.user, discord.Member)
     try:
-        return await bot.autoread.speak_on_request(interaction.user, message)
+        return await bot.speak_message.speak(interaction.user, message)
     except UserError as error:
         return error.message
 

@@ -1,5 +1,5 @@
-""" "Speak this message" (`AutoReader.speak_on_request`): a member asks for a message to be
-read in their voice channel, under the reading rules of its author.
+""" "Speak this message" (`SpeakThisMessage.speak`, bot/services/speak_message.py): a member
+asks for a message to be read in their voice channel, under the reading rules of its author.
 
 The message is the one discord.py gives the context menu's callback. Discord sends it in the
 interaction's `resolved.messages` as a plain message object: its author and NO member. So its
@@ -132,7 +132,7 @@ def _asked(server: Server, target: JSON, known_as: str) -> tuple[discord.Member,
 
 async def _answer(bot: Bot, invoker: discord.Member, message: discord.Message) -> str:
     try:
-        return await bot.autoread.speak_on_request(invoker, message)
+        return await bot.speak_message.speak(invoker, message)
     except UserError as error:
         return error.message
 
@@ -266,10 +266,10 @@ async def test_a_blocked_member_is_told_once_then_refused_without_words(
     target = server.message(server["bob"], "hello")
     invoker, message = _asked(server, target, AS_DISCORD_SENDS_IT)
     with pytest.raises(UserError) as told:
-        await bot.autoread.speak_on_request(invoker, message)
+        await bot.speak_message.speak(invoker, message)
     assert told.type is UserError and told.value.message == BLOCKED_NOTICE
     with pytest.raises(QuietRefusal):
-        await bot.autoread.speak_on_request(invoker, message)
+        await bot.speak_message.speak(invoker, message)
 
 
 async def test_the_invoker_must_be_in_voice(bot: Bot, server: Server) -> None:

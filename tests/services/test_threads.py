@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.services.message_words import thread_of
+from bot.services.message_reading import thread_of
 from tests.fakediscord import payload_check
 from tests.services.discord_objects import FORUM_ID, OTHER_TEXT_ID, TEXT_ID, VOICE_ID, Server
 from tests.services.wiring import Bot

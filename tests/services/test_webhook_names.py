@@ -138,6 +138,6 @@ async def test_speak_this_message_says_a_webhook_as_one(bot: Bot, server: Server
     await _reading_server(bot, server)
     interaction, message = server.message_command("alice", _posted(server, "Bob"))
     assert isinstance(interaction.user, discord.Member)
-    answer = await bot.autoread.speak_on_request(interaction.user, message)
+    answer = await bot.speak_message.speak(interaction.user, message)
     assert answer == f"Speaking that message in <#{VOICE_ID}>."
     assert bot.speaker.play() == ["a webhook named Bob said hi"]

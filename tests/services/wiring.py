@@ -25,6 +25,7 @@ from bot.services.join_notices import JoinNotices
 from bot.services.language_choice import LanguageChoice
 from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
+from bot.services.speak_message import SpeakThisMessage
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.voice_control import VoiceControl
@@ -199,6 +200,7 @@ class Bot:
     speech: SpeechService
     voice: VoiceControl
     autoread: AutoReader
+    speak_message: SpeakThisMessage
     notices: JoinNotices
     settings: SettingsCommands
     dictionary: DictionaryCommands
@@ -254,7 +256,8 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     return Bot(
         server, db, data_dir, clock, speakers, connections, blocks, library, planner,
         speech, VoiceControl(speakers, connections, blocks),  # type: ignore[arg-type]
-        reader, notices, SettingsCommands(db, language, on_home_voice=home.settle),
+        reader, SpeakThisMessage(db, speech, reader.words, reader.rates), notices,
+        SettingsCommands(db, language, on_home_voice=home.settle),
         DictionaryCommands(db, LANGUAGES, clock=clock),
         MemberSettings(db, language, blocks=blocks, clock=clock),
     )  # fmt: skip

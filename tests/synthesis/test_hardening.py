@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import types
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -339,21 +338,20 @@ async def test_forgetting_a_member_keeps_their_opt_out(tmp_path: Path) -> None:
 
 
 # ---- hole 8: tables that only grew ---
-async def test_rate_limit_memory_forgets_old_entries() -> None:
-    from bot.services.autoread import RATE_WINDOW_S, AutoReader
+def test_rate_limit_memory_forgets_old_entries() -> None:
+    from bot.services.read_rates import RATE_WINDOW_S, ReadRates
 
     now = [0.0]
-    speech = types.SimpleNamespace(wording=None)  # the rate limit needs no speech
-    reader = AutoReader(None, speech, clock=lambda: now[0])  # type: ignore[arg-type]
+    rates = ReadRates(clock=lambda: now[0])
     for user in range(1000):
-        reader._rate_limited(1, [(user, 5)], now[0])
-    assert len(reader._recent) == 1000
+        rates.limited(1, [(user, 5)])
+    assert len(rates.reads) == 1000
     now[0] += RATE_WINDOW_S + 1
-    reader._rate_limited(1, [(5000, 5)], now[0])
-    reader._recent.expire()
-    assert len(reader._recent) == 1
-    reader.forget_guild(1)
-    assert len(reader._recent) == 0
+    rates.limited(1, [(5000, 5)])
+    rates.reads.expire()
+    assert len(rates.reads) == 1
+    rates.forget_guild(1)
+    assert len(rates.reads) == 0
 
 
 def test_log_of_an_unexpected_error_names_its_id(caplog: pytest.LogCaptureFixture) -> None:

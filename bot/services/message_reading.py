@@ -1,12 +1,22 @@
-"""The words a chat message is read as: its text, forward, files, stickers, poll or poll
-result, with "NAME said" or without (`bot.text.words` does the wording), and the facts about a
-message it needs (its thread, a forum post's title, its poll)."""
+"""What of a chat message is read aloud: whether (the reading rules, as one pure function,
+`verdict`, over what a message is, `Posted`, for chat, edits and "Speak this message" alike)
+and in which words (`MessageWords`: its text, forward, files, stickers, poll or poll result,
+with "NAME said" or without; `bot.text.words` does the wording), with the facts about a
+message both need (its thread, a forum post's title, its poll).
+
+Where a message is written and where the bot is (read channels, voice) are auto-reading's own
+(bot/services/autoread.py): a member asking for a message chose both."""
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
+
 import discord
 
+from bot.i18n.translate import tr
 from bot.services.member_names import names_in_use, said_as
+from bot.services.speech import in_stage_audience
 from bot.services.wording import Wording, capped, rendered
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
@@ -26,6 +36,7 @@ from bot.text.words import (
 
 MAX_EMBED_FIELDS = 25  # Discord's limit on an embed's fields
 POLL_RESULT_EMBED = "poll_result"
+READ_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
 def thread_of(message: discord.Message) -> discord.Thread | None:
@@ -233,3 +244,114 @@ class MessageWords:
         if isinstance(reference, discord.Message):
             people.setdefault(reference.author.id, reference.author.display_name)
         return await self.wording.names(guild, people, author_id=message.author.id, author=author)
+
+
+# ---- whether it is read ----------------------------------------------------------------------
+class Verdict(enum.StrEnum):
+    """Whether a message is read, else the rule that skips it (its value: the log's words)."""
+
+    READ = "read"
+    PRIVATE_THREAD = "a private thread"
+    FROM_A_BOT = "from a bot"
+    SYSTEM_MESSAGE = "system message"
+    SILENT = "a @silent message"
+    SKIP_PREFIX = "skip prefix"
+    MISSING_ROLE = "missing the required role"
+    IGNORED_ROLE = "has the ignored role"
+    STAGE_AUDIENCE = "in the stage audience"
+    BLOCKED = "blocked by a moderator"
+    OPTED_OUT = "member opted out"
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What the rules read of a message and its author."""
+
+    content: str = ""
+    webhook: bool = False  # posted by a webhook: no member, hence no roles, never in voice
+    from_bot: bool = False
+    system: bool = False  # neither a plain message, a reply nor a poll's result
+    silent: bool = False  # sent with @silent (suppress_notifications)
+    private_thread: bool = False
+    roles: frozenset[int] = frozenset()  # the author's roles (a webhook has none)
+    stage_audience: bool = False  # the author is in a stage channel's audience
+    blocked: bool = False  # the author, by the server's moderators
+    opted_out: bool = False  # the author asked not to be read (/set autoread)
+
+
+def verdict(posted: Posted, settings: ServerSettings, *, asked: bool = False) -> Verdict:
+    """Whether `posted` is read under the server's `settings`, else why not. `asked`: a
+    member asked for it now ("Speak this message"): a @silent message, a system message's
+    type and the stage audience do not count then. A private thread is never read: without
+    the members intent the bot cannot know who may see it."""
+    if posted.private_thread:
+        return Verdict.PRIVATE_THREAD
+    if settings.bot_ignore and (posted.from_bot or posted.webhook):
+        return Verdict.FROM_A_BOT
+    if posted.system and not asked:
+        return Verdict.SYSTEM_MESSAGE
+    if settings.skip_silent and posted.silent and not asked:
+        return Verdict.SILENT
+    if settings.skip_prefix and posted.content.startswith(settings.skip_prefix):
+        return Verdict.SKIP_PREFIX
+    if settings.required_role and settings.required_role not in posted.roles:
+        return Verdict.MISSING_ROLE
+    if settings.ignored_role and settings.ignored_role in posted.roles:
+        return Verdict.IGNORED_ROLE
+    if settings.audience_ignore and posted.stage_audience and not asked:
+        return Verdict.STAGE_AUDIENCE
+    if posted.blocked and not posted.webhook:
+        return Verdict.BLOCKED
+    if posted.opted_out and not posted.webhook:
+        return Verdict.OPTED_OUT
+    return Verdict.READ
+
+
+def in_private_thread(message: discord.Message) -> bool:
+    """In a private thread (type 12): only the members it was opened to (and Manage Threads)
+    see it, and without the members intent the bot cannot know who they are, nor does
+    `Thread.permissions_for` (the parent's permissions): such a message is never read aloud.
+    A thread discord.py does not know is no read channel's either."""
+    thread = thread_of(message)
+    return thread is not None and thread.type == discord.ChannelType.private_thread
+
+
+def posted_of(
+    message: discord.Message, author: discord.Member | discord.User | None = None
+) -> Posted:
+    """What the reading rules read of a message (`author`: its author as a member, when
+    fetched for the server's role rules)."""
+    author = author or message.author
+    return Posted(
+        content=message.content,
+        webhook=message.webhook_id is not None,
+        from_bot=author.bot,
+        system=message.type not in READ_TYPES and not is_poll_result(message),
+        silent=message.flags.suppress_notifications,
+        private_thread=in_private_thread(message),
+        roles=frozenset(r.id for r in author.roles) if isinstance(author, discord.Member)
+        else frozenset(),
+        stage_audience=in_stage_audience(author),
+    )  # fmt: skip
+
+
+def refusal(rules: Verdict, settings: ServerSettings) -> str:
+    """What "Speak this message" answers when the rules skip the message."""
+    match rules:
+        case Verdict.PRIVATE_THREAD:
+            return tr("That message is in a private thread: I don't read private threads aloud.")
+        case Verdict.FROM_A_BOT:
+            return tr("This server does not have messages from bots read aloud.")
+        case Verdict.SKIP_PREFIX:
+            return tr(
+                "Messages starting with “{prefix}” are not read aloud in this server.",
+                prefix=settings.skip_prefix,
+            )
+        case Verdict.MISSING_ROLE:
+            return tr("Only messages of members with the server's reading role are read.")
+        case Verdict.IGNORED_ROLE:
+            return tr("Messages of members with the server's ignored role are not read.")
+        case Verdict.BLOCKED:
+            return tr("A moderator has stopped me reading this member's messages in this server.")
+        case _:  # opted out (a @silent message, the stage audience: not when asked)
+            return tr("Its author has asked not to have their messages read aloud.")
