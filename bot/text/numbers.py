@@ -924,16 +924,129 @@ _GROUPS = ("hash", "sign", "cur", "num", "hm", "hmin", "ampm", "pct", "deg", "sc
 
 
 # ---- reading ------------------------------------------------------------------------------------
-class _Reader:
-    """One text's numbers, read in one language (the text is kept for the words around)."""
+def _counted_noun(nw: Numbering, value: _Value, noun: Noun) -> str:
+    said = value.count_words(nw, noun)
+    name = noun.one if value.singular(nw) else noun.many
+    if nw.code == "it" and said == "una" and name[:1] in _VOWELS:
+        return f"un'{name}"  # un'ora, un'oncia
+    return f"{said} {_of_scale(nw, said, name)}{name}"
 
-    def __init__(self, text: str, nw: Numbering, limit: int | None) -> None:
-        self.text, self.nw, self.limit = text, nw, limit
+
+def _of_scale(nw: Numbering, said: str, name: str) -> str:
+    """ "un million de dollars", "un milione di euro": the word between a round million
+    and what it counts, where the language has one ("d'euros" before a vowel)."""
+    if not nw.scale_of or said.rsplit(" ", 1)[-1] not in nw.scale_words:
+        return ""
+    if nw.code == "fr" and name[:1].lower() in "aeiouyéèh":
+        return "d'"
+    return f"{nw.scale_of} "
+
+
+def _money(nw: Numbering, value: _Value, currency: str) -> str:
+    noun = nw.money[currency]
+    cents_noun = nw.pence if currency in PENCE else nw.cents
+    fraction = value.fraction
+    if currency in NO_CENTS or fraction is None or len(fraction) > 2:
+        return _counted_noun(nw, value, noun)
+    minor = int(fraction.ljust(2, "0"))
+    whole = _Value(value.whole)
+    if minor == 0:
+        return _counted_noun(nw, whole, noun)
+    if int(value.whole) == 0:
+        return _counted_noun(nw, _Value(str(minor)), cents_noun)
+    major = _counted_noun(nw, whole, noun)
+    cents = cents_noun.one if minor == 1 else cents_noun.many
+    minor_words = counted(minor, nw, feminine=cents_noun.feminine)
+    if nw.code == "en" and minor < 10:
+        return f"{major} and {minor_words} {cents}"
+    return nw.with_cents.format(major=major, minor=minor_words, cents=cents)
+
+
+def _phone(nw: Numbering, groups: list[str], *, country: bool) -> str:
+    """Digit by digit, the groups as pauses; a country code as a number (+44: "plus
+    forty-four"); French pairs as numbers ("zéro six, douze")."""
+    said = []
+    for i, group in enumerate(groups):
+        if i == 0 and country and len(groups) > 1 and len(group) <= 3:
+            said.append(_cardinal(int(group), nw))
+        elif nw.code == "fr" and len(group) == 2:
+            said.append(_digits(group, nw) if group[0] == "0" else
+                        _cardinal(int(group), nw))  # fmt: skip
+        else:
+            said.append(_digits(group, nw))
+    return ", ".join(said)
+
+
+def _clock_with_dot(nw: Numbering, written: str) -> str | None:
+    hour, _, minute = written.partition(".")
+    if hour.isdigit() and len(minute) == 2 and int(hour) < 24 and int(minute) < 60:
+        return _clock(int(hour), int(minute), nw)
+    return None
+
+
+def _numeric_date(
+    nw: Numbering, parts: list[str], previous: str, order: tuple[str, ...]
+) -> str | None:
+    """Day and month (and a year), day first unless only month first makes a date."""
+    if len(parts) == 3 and len(parts[2]) not in (2, 4):
+        return None
+    year = _full_year(parts[2]) if len(parts) == 3 else None
+    first, second = int(parts[0]), int(parts[1])
+    for way in order:
+        day, month = (first, second) if way == "dm" else (second, first)
+        if 1 <= month <= 12 and _valid_date(day, month, year):
+            return _date(day, month, year, nw, previous)
+    return None
+
+
+def _decade(nw: Numbering, value: _Value, whole: str | None, previous: str, end: int) -> str:
+    """English 1990s ("nineteen nineties") and, after "the" or "my", 90s."""
+    if whole and whole.endswith("0") and (
+        (len(whole) == 4 and 1100 <= int(whole) <= 2090)
+        or (len(whole) == 2 and whole != "10" and previous in
+            {"the", "my", "your", "his", "her", "their", "our", "early", "late", "mid"})
+    ):  # fmt: skip
+        said = _year(int(whole), nw) if len(whole) == 4 else _cardinal(int(whole), nw)
+        return said[:-1] + "ies" if said.endswith("y") else said + "s"
+    return _counted_noun(nw, value, nw.units["s"])
+
+
+def _suffix_after_date(groups: dict[str, str | None]) -> str:
+    return "." if groups.get("dot") else ""
+
+
+def _expression(nw: Numbering, match: re.Match[str]) -> str:
+    """A sum, a difference, a product or a quotient; the text as it is when it is none
+    of those (a date, a range, a phone number: read afterwards)."""
+    written = match.group(0)
+    operators = set(_OPERATOR.findall(written))
+    if not operators & {"+", "*", "×", "x", "÷", "="}:
+        return written
+    book = phrasebook(_LANGUAGE_OF[nw.code])
+    said = {"+": nw.plus, "-": nw.minus, "−": nw.minus, "*": book.times,
+            "×": book.times, "x": book.times, "÷": nw.divided_by,
+            "/": nw.divided_by, "=": book.equals}  # fmt: skip
+    words: list[str] = []
+    for token in _OPERATOR.split(written):
+        if token in said and words and words[-1] not in said.values():
+            words.append(said[token])
+        elif token in ("-", "−"):
+            words.append(nw.minus)  # a sign: "= -3"
+        elif token:
+            number = token.lstrip("-−")
+            words += [nw.minus] * (len(token) - len(number)) + [_number(number, nw)]
+    return " ".join(words)
+
+
+class _Around:
+    """What stands around a number in its text: the words before and after it, and what
+    they make of it (a date, a year, a version, a noun it agrees with)."""
+
+    def __init__(self, text: str, nw: Numbering) -> None:
+        self.text, self.nw = text, nw
         self.months = {m.casefold(): i + 1 for i, m in enumerate(
             phrasebook(_LANGUAGE_OF[nw.code]).months)}  # fmt: skip
-        self.said = 0  # letters and digits said before the number being read
 
-    # -- the words around a number --
     def previous(self, start: int) -> str:
         found = _PREVIOUS_WORD.search(self.text[max(0, start - 30) : start])
         return found.group(1).casefold() if found else ""
@@ -946,419 +1059,6 @@ class _Reader:
 
     def month_after(self, end: int) -> bool:
         return self.next_word(end).casefold() in self.months
-
-    # -- the whole text --
-    def substitute(self, pattern: re.Pattern[str], read: Callable[[re.Match[str]], str]) -> str:
-        """The text with each match of `pattern` as `read` says it, with spaces where it
-        touches letters. Past `limit` letters and digits said, the rest is left as it is
-        (it is cut there) and not searched: the work is bounded by what is said."""
-        out, position, said = [], 0, 0
-        for match in pattern.finditer(self.text):
-            start, end = match.span()
-            between = self.text[position:start]
-            said += sum(c.isalnum() for c in between)
-            if self.limit is not None and said > self.limit:
-                break
-            self.said = said
-            words = read(match)
-            said += sum(c.isalnum() for c in words)
-            before = " " if start and self.text[start - 1].isalnum() else ""
-            after = " " if end < len(self.text) and self.text[end].isalnum() else ""
-            if words.endswith(("'", "-")):  # "un'ora", "une demi-heure": one word with the next
-                after = ""
-                end = _BLANKS.match(self.text, end).end()  # type: ignore[union-attr]  # `*`: it matches
-            out += [between, before, words, after]
-            position = end
-        out.append(self.text[position:])
-        return "".join(out)
-
-    def expression(self, match: re.Match[str]) -> str:
-        """A sum, a difference, a product or a quotient; the text as it is when it is none
-        of those (a date, a range, a phone number: read afterwards)."""
-        written = match.group(0)
-        operators = set(_OPERATOR.findall(written))
-        if not operators & {"+", "*", "×", "x", "÷", "="}:
-            return written
-        book = phrasebook(_LANGUAGE_OF[self.nw.code])
-        said = {"+": self.nw.plus, "-": self.nw.minus, "−": self.nw.minus, "*": book.times,
-                "×": book.times, "x": book.times, "÷": self.nw.divided_by,
-                "/": self.nw.divided_by, "=": book.equals}  # fmt: skip
-        words: list[str] = []
-        for token in _OPERATOR.split(written):
-            if token in said and words and words[-1] not in said.values():
-                words.append(said[token])
-            elif token in ("-", "−"):
-                words.append(self.nw.minus)  # a sign: "= -3"
-            elif token:
-                number = token.lstrip("-−")
-                words += [self.nw.minus] * (len(token) - len(number)) + [_number(number, self.nw)]
-        return " ".join(words)
-
-    def number(self, match: re.Match[str]) -> str:
-        groups: dict[str, Any] = dict.fromkeys(_GROUPS) | match.groupdict()  # (some lack some)
-        written = groups["num"]
-        if len(written) > MAX_SPAN:
-            return self.long(written) + match.group(0)[match.end("num") - match.start() :]
-        said = self.shaped(match, written, groups)
-        if groups["sign"] in ("-", "−") and not said.startswith(self.nw.minus):
-            said = f"{self.nw.minus} {said}"
-        elif groups["sign"] == "+" and not said.startswith(self.nw.plus):
-            said = f"{self.nw.plus} {said}"
-        if groups["hash"]:
-            said = self.nw.number.format(n=said)
-        return said
-
-    def long(self, written: str) -> str:
-        """A run too long to be one thing: each number in it on its own, digit by digit past
-        MAX_DIGITS, a separator other than a space a pause (and past the limit, as written)."""
-        said, out = self.said, []
-        parts = re.split(r"([^0-9]+)", written)
-        for i, part in enumerate(parts):
-            if self.limit is not None and said > self.limit:
-                out.append("".join(parts[i:]).lstrip(" \u00a0\u202f"))
-                break
-            if part.isdigit() and self.limit is not None and len(part) > MAX_DIGITS:
-                keep = max(0, self.limit - said)  # (each digit says a letter at least)
-                out.append(f"{_digits(part[:keep], self.nw)} {part[keep:]}".strip())
-                said += len(out[-1])
-            elif part.isdigit():
-                out.append(_integer(part, self.nw))
-                said += len(out[-1])
-            elif part.strip(" \u00a0\u202f"):  # 1-2-3, 1.2.3: a pause between them
-                out[-1:] = [out[-1] + ","] if out else []
-        return " ".join(out)
-
-    def shaped(self, match: re.Match[str], written: str, groups: dict[str, str | None]) -> str:
-        """The number by its shape (a time, a date, a range, a phone number) and what stands
-        around it (money, a unit, an ordinal's ending)."""
-        nw, start = self.nw, match.start()
-        previous = self.previous(match.start("num") if not groups["cur"] else start)
-        tail = self.suffix(match, groups)
-        if re.search(r"[ \u00a0\u202f]", written):
-            return self.spaced(match, written, groups, previous)
-        if _VERSION.fullmatch(written) and self.is_version(match.start("num"), previous):
-            said = f" {nw.version_dot or nw.dot} ".join(_integer(p, nw) for p in written.split("."))
-            return said + tail
-        dated = self.dated(written, groups, previous)
-        if dated is not None:
-            return dated
-        if re.search(r"[-–]", written):
-            return self.dashed(match, written, groups, previous)
-        if ":" in written:
-            return self.colon(written, groups) + ("" if groups["ampm"] else tail)
-        if "/" in written:
-            before_noun = self.part_before_noun(written, groups, match.end())
-            if before_noun is not None:
-                return before_noun
-            return self.slash(written, previous, start) + tail
-        if (
-            nw.clock_cues
-            and groups["clock"] is None
-            and "." in written
-            and previous in nw.clock_cues
-        ):
-            clock = self.clock_with_dot(written)
-            if clock is not None:
-                return clock + tail
-        if groups["clock"] is not None:
-            clock = self.clock_with_dot(written) if "." in written else None
-            if clock is not None:
-                return clock
-            if written.isdigit() and len(written) <= 2:
-                return _clock(int(written), 0, nw)
-        if groups["sign"] == "+" and written.isdigit() and len(written) >= 7:
-            return self.phone([written], country=False)
-        return self.single(match, written, groups, previous)
-
-    def piece(self, match: re.Match[str], written: str) -> str:
-        """A part of a longer run (a date before a time, the start of a range), read by its
-        own shape without what stands after the run."""
-        return self.shaped(match, written, {**dict.fromkeys(_GROUPS), "bare": "yes"})
-
-    def suffix(self, match: re.Match[str], groups: dict[str, str | None]) -> str:
-        """What follows a time, a score or a fraction, kept as written (they take no unit)."""
-        if groups.get("bare"):
-            return ""
-        return match.group(0)[match.end("num") - match.start() :]
-
-    # -- shapes --
-    def colon(self, written: str, groups: dict[str, str | None]) -> str:
-        parts = written.split(":")
-        if not all(p.isdigit() for p in parts):
-            return self.long(written)
-        if len(parts) == 2:
-            hour, minute = parts
-            ampm = (groups.get("ampm") or "")[:1].lower()
-            if len(minute) == 2 and int(minute) < 60 and int(hour) < (13 if ampm else 24):
-                return _clock(int(hour), int(minute), self.nw, ampm)
-            if len(minute) == 2 and int(minute) < 60:  # 25:30 of a video
-                return f"{_integer(hour, self.nw)} {_cardinal(int(minute), self.nw)}"
-            return self.nw.score.format(a=_integer(hour, self.nw), b=_integer(minute, self.nw))
-        return " ".join(_cardinal(int(p), self.nw) if len(p) <= MAX_DIGITS else
-                        _digits(p, self.nw) for p in parts)  # fmt: skip
-
-    def slash(self, written: str, previous: str, start: int) -> str:
-        nw = self.nw
-        parts = written.split("/")
-        if not all(p.isdigit() for p in parts) or len(parts) > 3:
-            return self.long(written)
-        if len(parts) == 3:
-            date_said = self.numeric_date(parts, previous, order=("dm", "md"))
-            return date_said if date_said is not None else self.long(written)
-        a, b = parts
-        if len(a) <= 2 and len(b) <= 2 and self.before_a_date(previous, start):
-            order = ("md",) if nw.code == "en" else ("dm",)
-            date_said = self.numeric_date(parts, previous, order=order)
-            if date_said is not None:  # "on the 3/5": "on the fifth of March"
-                return date_said.removeprefix("the ") if nw.code == "en" else date_said
-        if (a, b) == ("24", "7"):
-            return f"{_cardinal(24, nw)} {_cardinal(7, nw)}"
-        zero = a[0] == "0" or b[0] == "0"
-        if not zero and int(b) in nw.fractions and 0 < int(a) < int(b):
-            noun = nw.fractions[int(b)]
-            return f"{counted(int(a), nw)} {noun.one if a == '1' else noun.many}"
-        if not zero and b == "10" and int(a) <= 10:
-            return nw.out_of.format(a=_cardinal(int(a), nw), b=_cardinal(10, nw))
-        if len(a) <= 2 and len(b) <= 2 and max(len(a), len(b)) == 2:
-            date_said = self.numeric_date(parts, previous, order=("dm", "md"))
-            if date_said is not None:
-                return date_said
-        if int(a) <= int(b):
-            return nw.out_of.format(a=_integer(a, nw), b=_integer(b, nw))
-        return f"{_integer(a, nw)} {_integer(b, nw)}"
-
-    def numeric_date(self, parts: list[str], previous: str, order: tuple[str, ...]) -> str | None:
-        """Day and month (and a year), day first unless only month first makes a date."""
-        if len(parts) == 3 and len(parts[2]) not in (2, 4):
-            return None
-        year = _full_year(parts[2]) if len(parts) == 3 else None
-        first, second = int(parts[0]), int(parts[1])
-        for way in order:
-            day, month = (first, second) if way == "dm" else (second, first)
-            if 1 <= month <= 12 and _valid_date(day, month, year):
-                return _date(day, month, year, self.nw, previous)
-        return None
-
-    def dated(self, written: str, groups: dict[str, str | None], previous: str) -> str | None:
-        """2026-12-02, 2.12.2026, 2-12-2026, and German's 2.12.; None when not a date."""
-        parts = re.split(r"[.\-]", written)
-        seps = set(re.findall(r"[.\-]", written))
-        if len(seps) != 1 or not all(p.isdigit() for p in parts):
-            return None
-        if len(parts) == 3 and len(parts[0]) == 4 and seps == {"-"}:
-            year, month, day = (int(p) for p in parts)
-            if len(parts[1]) == 2 and len(parts[2]) == 2 and _valid_date(day, month, year):
-                return _date(day, month, year, self.nw, previous) + self.suffix_after_date(groups)
-            return None
-        if len(parts) == 3 and len(parts[0]) <= 2 and len(parts[1]) <= 2:
-            said = self.numeric_date(parts, previous, order=("dm",))
-            return None if said is None else said + self.suffix_after_date(groups)
-        if (self.nw.code == "de" and len(parts) == 2 and groups.get("dot") and seps == {"."}
-                and len(parts[0]) <= 2 and len(parts[1]) <= 2):  # fmt: skip
-            return self.numeric_date(parts, previous, order=("dm",))
-        return None
-
-    def suffix_after_date(self, groups: dict[str, str | None]) -> str:
-        return "." if groups.get("dot") else ""
-
-    def clock_with_dot(self, written: str) -> str | None:
-        hour, _, minute = written.partition(".")
-        if hour.isdigit() and len(minute) == 2 and int(hour) < 24 and int(minute) < 60:
-            return _clock(int(hour), int(minute), self.nw)
-        return None
-
-    def spaced(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
-        """1 000 000 (thousands), 06 12 34 56 78 and +44 20 7946 0958 (a phone number: a
-        leading 0 or +), or numbers side by side."""
-        pieces = re.split(r"[ \u00a0\u202f]", written)
-        last = pieces[-1]
-        head = re.match(r"[0-9]+", last)
-        if (
-            head
-            and _thousands([*pieces[:-1], head.group(0)])
-            and len(head.group(0)) == 3
-            and all(p.isdigit() for p in pieces[:-1])
-        ):
-            return self.single(match, "".join(pieces), groups, previous)
-        digits = sum(len(p) for p in pieces)
-        plain = all(p.isdigit() for p in pieces)
-        if plain and digits >= 7 and (groups["sign"] == "+" or pieces[0].startswith("0")):
-            return self.phone(pieces, country=groups["sign"] == "+") + self.suffix(match, groups)
-        # 333 123 4567, 347 5551234: no number but a phone's (2019 2020 2021: years side by side)
-        if plain and digits >= 9 and not all(len(p) == 4 for p in pieces):
-            return self.phone(pieces, country=False) + self.suffix(match, groups)
-        said = [self.piece(match, p) for p in pieces[:-1]]
-        return " ".join([*said, self.shaped(match, last, groups)])
-
-    def phone(self, groups: list[str], *, country: bool) -> str:
-        """Digit by digit, the groups as pauses; a country code as a number (+44: "plus
-        forty-four"); French pairs as numbers ("zéro six, douze")."""
-        said = []
-        for i, group in enumerate(groups):
-            if i == 0 and country and len(groups) > 1 and len(group) <= 3:
-                said.append(_cardinal(int(group), self.nw))
-            elif self.nw.code == "fr" and len(group) == 2:
-                said.append(_digits(group, self.nw) if group[0] == "0" else
-                            _cardinal(int(group), self.nw))  # fmt: skip
-            else:
-                said.append(_digits(group, self.nw))
-        return ", ".join(said)
-
-    def dashed(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
-        """5-10 a range, 3-1 a score, 555-1234 and 0800-123-456 a phone number."""
-        pieces = re.split(r"[-–]", written)
-        digits = sum(len(p) for p in pieces)
-        plain = all(p.isdigit() for p in pieces)
-        phone_like = len(pieces) >= 3 or (
-            digits >= 7 and ((len(pieces[0]), len(pieces[1])) == (3, 4) or pieces[0][0] == "0")
-        )
-        if plain and phone_like and digits >= 7:
-            return self.phone(pieces, country=groups["sign"] == "+") + self.suffix(match, groups)
-        if len(pieces) != 2:
-            return self.long(written) + self.suffix(match, groups)
-        a, b = pieces
-        if ":" in written:  # 10:00-12:00
-            return self.nw.range.format(a=self.piece(match, a), b=self.shaped(match, b, groups))
-        va, vb = _parse(a, self.nw), _parse(b, self.nw)
-        if va is None or vb is None or "-" in a:
-            return self.long(written) + self.suffix(match, groups)
-        years = self.nw.code in ("en", "de", "nl") and all(
-            v.fraction is None and len(v.whole) == 4 and 1100 <= int(v.whole) <= 2099
-            for v in (va, vb)
-        )
-        first = _year(int(a), self.nw) if years else va.words(self.nw)
-        score = va.decimal >= vb.decimal
-        rest = self.single(match, b, {**groups, "score": "yes"} if score else groups,
-                           previous if not years else "im")  # fmt: skip
-        way = self.nw.score if score else self.nw.range
-        return way.format(a=first, b=rest)
-
-    def single(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
-        """One number and what stands around it."""
-        nw = self.nw
-        value = _parse(written, nw)
-        if value is None:
-            return _several(written, nw) + self.suffix(match, groups)
-        whole = value.whole if value.fraction is None else None
-        money = groups["cur"] or groups["cura"]
-        unit = groups["unit"]
-        mult = groups["mult"] or ("m" if unit == "m" and money else None)
-        if mult:
-            scaled = value.decimal * {"k": 1000, "m": 10**6, "M": 10**6, "bn": 10**9}[mult]
-            if scaled == scaled.to_integral_value() and len(str(int(scaled))) <= MAX_DIGITS:
-                value = _Value(str(int(scaled)))
-                whole = value.whole
-            unit = None if unit == "m" else unit
-            groups = {**groups, "count": "yes"}  # (no year, no date: 1.5k is a count)
-        if money:
-            return self.money(value, MONEY_ALIASES.get(money.strip(), money.strip()))
-        if groups["pct"]:
-            return self.counted_noun(value, nw.units["%"])
-        if groups["deg"] is not None:
-            if (whole and not groups["scale"] and nw.articles and previous in nw.articles
-                    and not re.match(r"[ \t\u00a0]", groups["deg"])):  # fmt: skip
-                return _ordinal(int(whole), nw)  # "il 3° posto"
-            if (nw.code == "it" and whole and not groups["scale"] and not groups["sign"]
-                    and not re.match(r"[ \t\u00a0]", groups["deg"])
-                    and self.italian_ordinal_degree(previous, match)):  # fmt: skip
-                return _ordinal(int(whole), nw)  # "è arrivato 1°": primo
-            return self.counted_noun(value, nw.units["°" + (groups["scale"] or "")])
-        if groups["hm"] is not None:
-            if groups["hmin"] and whole and int(whole) < 24:
-                return _clock(int(whole), int(groups["hmin"]), nw)
-            return self.counted_noun(value, nw.units["h"])
-        if groups["ampm"] and whole and 1 <= int(whole) <= 12:
-            return _clock(int(whole), 0, nw, groups["ampm"][:1].lower())
-        if groups["ampm"]:
-            return value.words(nw) + " " + groups["ampm"].strip()
-        if unit:
-            key = nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)
-            return self.counted_noun(value, nw.units[key])
-        if groups["ord"] and whole:
-            return _ordinal(int(whole), nw, nw.ordinals[groups["ord"].lower()])
-        if groups["plus"]:
-            return f"{value.words(nw)} {nw.plus}"
-        if groups["x"]:
-            return f"{value.words(nw)} {phrasebook(_LANGUAGE_OF[nw.code]).times}"
-        if groups["clock"]:
-            return f"{value.words(nw)} {groups['clock'].strip()}"
-        end = match.end()
-        if groups["dot"] is not None:
-            return self.german_dot(value, whole, previous, end)
-        if groups["decade"] is not None:
-            return self.decade(value, whole, previous, end)
-        if whole and not groups["sign"] and not groups["hash"] and not groups.get("count"):
-            said = self.in_a_date(int(whole), previous, end) if len(whole) <= 2 else None
-            if said is not None:
-                return said
-            if len(whole) == 4 and written.isdigit() and self.is_year(int(whole), previous, end):
-                return _year(int(whole), nw)  # (1,234 is never a year)
-        if (
-            whole
-            and not groups["hash"]
-            and not groups.get("score")
-            and len(whole) <= MAX_DIGITS
-            and (len(whole) == 1 or whole[0] != "0")
-        ):
-            agreed = self.agreeing(int(whole), previous, end)
-            if agreed is not None:
-                return agreed
-        return value.words(nw)
-
-    def agreeing(self, value: int, previous: str, end: int) -> str | None:
-        """A whole number agreeing with the noun after it ("trente et une pages", "quinientas
-        personas", "un'ora", "in einer Stunde"); None when no noun follows or the number
-        is said as alone."""
-        nw, code = self.nw, self.nw.code
-        if code == "es" and value == 1 and previous == "la":
-            return "una"  # a la 1: the hour
-        following = self.next_word(end, skip_of=False)
-        if not following or following.casefold() in _NOT_NOUNS.get(code, ()):
-            return None
-        if previous in _LABELS.get(code, ()):
-            return None  # temporada 1 capítulo 3, Staffel 1 Folge 3: a label, not a count
-        fem = noun_genders.feminine(following, code)
-        if code in ("fr", "pt_BR"):
-            return counted(value, nw, feminine=True) if fem else None
-        if code == "es":
-            return counted(value, nw, feminine=fem)  # veintiún kilos, veintiuna horas
-        if code == "it" and value == 1:
-            if fem:
-                return "un'" if following[:1].casefold() in _VOWELS else "una"
-            return "uno" if _IMPURE_S.match(following.casefold()) else "un"
-        if code == "de" and value == 1 and following[:1].isupper():
-            if following.casefold() in self.months:
-                return None
-            return _german_one(following, previous)
-        return None
-
-    def part_before_noun(self, written: str, groups: dict[str, str | None],
-                         end: int) -> str | None:  # fmt: skip
-        """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
-        when no such noun follows."""
-        nw = self.nw
-        if written != "1/2":
-            return None
-        unit = groups.get("unit")
-        if unit:
-            noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
-            return _half(noun.one, noun.feminine, nw) + noun.one
-        if groups.get("bare"):
-            return None
-        clock = groups.get("clock")
-        if clock:  # Dutch "1/2 uur"
-            return _half(clock, False, nw) + clock
-        following = self.next_word(end, skip_of=False)
-        names = {n.one.casefold(): n for n in nw.units.values()}
-        noun_of = names.get(following.casefold())
-        known = noun_of is not None or following.casefold() in _HALF_NOUNS.get(nw.code, ())
-        if not following or not (known or noun_genders.feminine(following, nw.code)):
-            return None
-        fem = noun_of.feminine if noun_of is not None else noun_genders.feminine(following, nw.code)
-        return _half(following, fem, nw).rstrip(" ")
 
     def is_version(self, start: int, previous: str) -> bool:
         """v2.0, V1.2.3, "version 2.7.1": a version, read with the language's "point"."""
@@ -1428,6 +1128,58 @@ class _Reader:
         return (len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
                 and word not in _EN_VERBS_IN_S)  # fmt: skip
 
+    def agreeing(self, value: int, previous: str, end: int) -> str | None:
+        """A whole number agreeing with the noun after it ("trente et une pages", "quinientas
+        personas", "un'ora", "in einer Stunde"); None when no noun follows or the number
+        is said as alone."""
+        nw, code = self.nw, self.nw.code
+        if code == "es" and value == 1 and previous == "la":
+            return "una"  # a la 1: the hour
+        following = self.next_word(end, skip_of=False)
+        if not following or following.casefold() in _NOT_NOUNS.get(code, ()):
+            return None
+        if previous in _LABELS.get(code, ()):
+            return None  # temporada 1 capítulo 3, Staffel 1 Folge 3: a label, not a count
+        fem = noun_genders.feminine(following, code)
+        if code in ("fr", "pt_BR"):
+            return counted(value, nw, feminine=True) if fem else None
+        if code == "es":
+            return counted(value, nw, feminine=fem)  # veintiún kilos, veintiuna horas
+        if code == "it" and value == 1:
+            if fem:
+                return "un'" if following[:1].casefold() in _VOWELS else "una"
+            return "uno" if _IMPURE_S.match(following.casefold()) else "un"
+        if code == "de" and value == 1 and following[:1].isupper():
+            if following.casefold() in self.months:
+                return None
+            return _german_one(following, previous)
+        return None
+
+    def part_before_noun(self, written: str, groups: dict[str, str | None],
+                         end: int) -> str | None:  # fmt: skip
+        """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
+        when no such noun follows."""
+        nw = self.nw
+        if written != "1/2":
+            return None
+        unit = groups.get("unit")
+        if unit:
+            noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
+            return _half(noun.one, noun.feminine, nw) + noun.one
+        if groups.get("bare"):
+            return None
+        clock = groups.get("clock")
+        if clock:  # Dutch "1/2 uur"
+            return _half(clock, False, nw) + clock
+        following = self.next_word(end, skip_of=False)
+        names = {n.one.casefold(): n for n in nw.units.values()}
+        noun_of = names.get(following.casefold())
+        known = noun_of is not None or following.casefold() in _HALF_NOUNS.get(nw.code, ())
+        if not following or not (known or noun_genders.feminine(following, nw.code)):
+            return None
+        fem = noun_of.feminine if noun_of is not None else noun_genders.feminine(following, nw.code)
+        return _half(following, fem, nw).rstrip(" ")
+
     def german_dot(self, value: _Value, whole: str | None, previous: str, end: int) -> str:
         """German "3." is an ordinal before a month, a lower-case word or a noun such as
         Platz; otherwise a number ending a sentence."""
@@ -1440,53 +1192,325 @@ class _Reader:
                                    self.months)  # fmt: skip
         return value.words(self.nw) + "."
 
-    def decade(self, value: _Value, whole: str | None, previous: str, end: int) -> str:
-        """English 1990s ("nineteen nineties") and, after "the" or "my", 90s."""
-        nw = self.nw
-        if whole and whole.endswith("0") and (
-            (len(whole) == 4 and 1100 <= int(whole) <= 2090)
-            or (len(whole) == 2 and whole != "10" and previous in
-                {"the", "my", "your", "his", "her", "their", "our", "early", "late", "mid"})
-        ):  # fmt: skip
-            said = _year(int(whole), nw) if len(whole) == 4 else _cardinal(int(whole), nw)
-            return said[:-1] + "ies" if said.endswith("y") else said + "s"
-        return self.counted_noun(value, nw.units["s"])
 
-    def counted_noun(self, value: _Value, noun: Noun) -> str:
-        said = value.count_words(self.nw, noun)
-        name = noun.one if value.singular(self.nw) else noun.many
-        if self.nw.code == "it" and said == "una" and name[:1] in _VOWELS:
-            return f"un'{name}"  # un'ora, un'oncia
-        return f"{said} {self.of_scale(said, name)}{name}"
+class _Reader:
+    """One text's numbers, read in one language: each match of a pattern by its shape (a
+    time, a date, a range, a phone number) and what stands around it (`_Around`)."""
 
-    def of_scale(self, said: str, name: str) -> str:
-        """ "un million de dollars", "un milione di euro": the word between a round million
-        and what it counts, where the language has one ("d'euros" before a vowel)."""
-        if not self.nw.scale_of or said.rsplit(" ", 1)[-1] not in self.nw.scale_words:
+    def __init__(self, text: str, nw: Numbering, limit: int | None) -> None:
+        self.text, self.nw, self.limit = text, nw, limit
+        self.around = _Around(text, nw)
+        self.said = 0  # letters and digits said before the number being read
+
+    def substitute(self, pattern: re.Pattern[str], read: Callable[[re.Match[str]], str]) -> str:
+        """The text with each match of `pattern` as `read` says it, with spaces where it
+        touches letters. Past `limit` letters and digits said, the rest is left as it is
+        (it is cut there) and not searched: the work is bounded by what is said."""
+        out, position, said = [], 0, 0
+        for match in pattern.finditer(self.text):
+            start, end = match.span()
+            between = self.text[position:start]
+            said += sum(c.isalnum() for c in between)
+            if self.limit is not None and said > self.limit:
+                break
+            self.said = said
+            words = read(match)
+            said += sum(c.isalnum() for c in words)
+            before = " " if start and self.text[start - 1].isalnum() else ""
+            after = " " if end < len(self.text) and self.text[end].isalnum() else ""
+            if words.endswith(("'", "-")):  # "un'ora", "une demi-heure": one word with the next
+                after = ""
+                end = _BLANKS.match(self.text, end).end()  # type: ignore[union-attr]  # `*`: it matches
+            out += [between, before, words, after]
+            position = end
+        out.append(self.text[position:])
+        return "".join(out)
+
+    def number(self, match: re.Match[str]) -> str:
+        groups: dict[str, Any] = dict.fromkeys(_GROUPS) | match.groupdict()  # (some lack some)
+        written = groups["num"]
+        if len(written) > MAX_SPAN:
+            return self.long(written) + match.group(0)[match.end("num") - match.start() :]
+        said = self.shaped(match, written, groups)
+        if groups["sign"] in ("-", "−") and not said.startswith(self.nw.minus):
+            said = f"{self.nw.minus} {said}"
+        elif groups["sign"] == "+" and not said.startswith(self.nw.plus):
+            said = f"{self.nw.plus} {said}"
+        if groups["hash"]:
+            said = self.nw.number.format(n=said)
+        return said
+
+    def long(self, written: str) -> str:
+        """A run too long to be one thing: each number in it on its own, digit by digit past
+        MAX_DIGITS, a separator other than a space a pause (and past the limit, as written)."""
+        said, out = self.said, []
+        parts = re.split(r"([^0-9]+)", written)
+        for i, part in enumerate(parts):
+            if self.limit is not None and said > self.limit:
+                out.append("".join(parts[i:]).lstrip(" \u00a0\u202f"))
+                break
+            if part.isdigit() and self.limit is not None and len(part) > MAX_DIGITS:
+                keep = max(0, self.limit - said)  # (each digit says a letter at least)
+                out.append(f"{_digits(part[:keep], self.nw)} {part[keep:]}".strip())
+                said += len(out[-1])
+            elif part.isdigit():
+                out.append(_integer(part, self.nw))
+                said += len(out[-1])
+            elif part.strip(" \u00a0\u202f"):  # 1-2-3, 1.2.3: a pause between them
+                out[-1:] = [out[-1] + ","] if out else []
+        return " ".join(out)
+
+    def shaped(self, match: re.Match[str], written: str, groups: dict[str, str | None]) -> str:
+        """The number by its shape (a time, a date, a range, a phone number) and what stands
+        around it (money, a unit, an ordinal's ending)."""
+        nw, start = self.nw, match.start()
+        previous = self.around.previous(match.start("num") if not groups["cur"] else start)
+        tail = self.suffix(match, groups)
+        if re.search(r"[ \u00a0\u202f]", written):
+            return self.spaced(match, written, groups, previous)
+        if _VERSION.fullmatch(written) and self.around.is_version(match.start("num"), previous):
+            said = f" {nw.version_dot or nw.dot} ".join(_integer(p, nw) for p in written.split("."))
+            return said + tail
+        dated = self.dated(written, groups, previous)
+        if dated is not None:
+            return dated
+        if re.search(r"[-–]", written):
+            return self.dashed(match, written, groups, previous)
+        if ":" in written:
+            return self.colon(written, groups) + ("" if groups["ampm"] else tail)
+        if "/" in written:
+            before_noun = self.around.part_before_noun(written, groups, match.end())
+            if before_noun is not None:
+                return before_noun
+            return self.slash(written, previous, start) + tail
+        if (
+            nw.clock_cues
+            and groups["clock"] is None
+            and "." in written
+            and previous in nw.clock_cues
+        ):
+            clock = _clock_with_dot(self.nw, written)
+            if clock is not None:
+                return clock + tail
+        if groups["clock"] is not None:
+            clock = _clock_with_dot(self.nw, written) if "." in written else None
+            if clock is not None:
+                return clock
+            if written.isdigit() and len(written) <= 2:
+                return _clock(int(written), 0, nw)
+        if groups["sign"] == "+" and written.isdigit() and len(written) >= 7:
+            return _phone(self.nw, [written], country=False)
+        return self.single(match, written, groups, previous)
+
+    def piece(self, match: re.Match[str], written: str) -> str:
+        """A part of a longer run (a date before a time, the start of a range), read by its
+        own shape without what stands after the run."""
+        return self.shaped(match, written, {**dict.fromkeys(_GROUPS), "bare": "yes"})
+
+    def suffix(self, match: re.Match[str], groups: dict[str, str | None]) -> str:
+        """What follows a time, a score or a fraction, kept as written (they take no unit)."""
+        if groups.get("bare"):
             return ""
-        if self.nw.code == "fr" and name[:1].lower() in "aeiouyéèh":
-            return "d'"
-        return f"{self.nw.scale_of} "
+        return match.group(0)[match.end("num") - match.start() :]
 
-    def money(self, value: _Value, currency: str) -> str:
+    def colon(self, written: str, groups: dict[str, str | None]) -> str:
+        parts = written.split(":")
+        if not all(p.isdigit() for p in parts):
+            return self.long(written)
+        if len(parts) == 2:
+            hour, minute = parts
+            ampm = (groups.get("ampm") or "")[:1].lower()
+            if len(minute) == 2 and int(minute) < 60 and int(hour) < (13 if ampm else 24):
+                return _clock(int(hour), int(minute), self.nw, ampm)
+            if len(minute) == 2 and int(minute) < 60:  # 25:30 of a video
+                return f"{_integer(hour, self.nw)} {_cardinal(int(minute), self.nw)}"
+            return self.nw.score.format(a=_integer(hour, self.nw), b=_integer(minute, self.nw))
+        return " ".join(_cardinal(int(p), self.nw) if len(p) <= MAX_DIGITS else
+                        _digits(p, self.nw) for p in parts)  # fmt: skip
+
+    def slash(self, written: str, previous: str, start: int) -> str:
         nw = self.nw
-        noun = nw.money[currency]
-        cents_noun = nw.pence if currency in PENCE else nw.cents
-        fraction = value.fraction
-        if currency in NO_CENTS or fraction is None or len(fraction) > 2:
-            return self.counted_noun(value, noun)
-        minor = int(fraction.ljust(2, "0"))
-        whole = _Value(value.whole)
-        if minor == 0:
-            return self.counted_noun(whole, noun)
-        if int(value.whole) == 0:
-            return self.counted_noun(_Value(str(minor)), cents_noun)
-        major = self.counted_noun(whole, noun)
-        cents = cents_noun.one if minor == 1 else cents_noun.many
-        minor_words = counted(minor, nw, feminine=cents_noun.feminine)
-        if nw.code == "en" and minor < 10:
-            return f"{major} and {minor_words} {cents}"
-        return nw.with_cents.format(major=major, minor=minor_words, cents=cents)
+        parts = written.split("/")
+        if not all(p.isdigit() for p in parts) or len(parts) > 3:
+            return self.long(written)
+        if len(parts) == 3:
+            date_said = _numeric_date(self.nw, parts, previous, order=("dm", "md"))
+            return date_said if date_said is not None else self.long(written)
+        a, b = parts
+        if len(a) <= 2 and len(b) <= 2 and self.around.before_a_date(previous, start):
+            order = ("md",) if nw.code == "en" else ("dm",)
+            date_said = _numeric_date(self.nw, parts, previous, order=order)
+            if date_said is not None:  # "on the 3/5": "on the fifth of March"
+                return date_said.removeprefix("the ") if nw.code == "en" else date_said
+        if (a, b) == ("24", "7"):
+            return f"{_cardinal(24, nw)} {_cardinal(7, nw)}"
+        zero = a[0] == "0" or b[0] == "0"
+        if not zero and int(b) in nw.fractions and 0 < int(a) < int(b):
+            noun = nw.fractions[int(b)]
+            return f"{counted(int(a), nw)} {noun.one if a == '1' else noun.many}"
+        if not zero and b == "10" and int(a) <= 10:
+            return nw.out_of.format(a=_cardinal(int(a), nw), b=_cardinal(10, nw))
+        if len(a) <= 2 and len(b) <= 2 and max(len(a), len(b)) == 2:
+            date_said = _numeric_date(self.nw, parts, previous, order=("dm", "md"))
+            if date_said is not None:
+                return date_said
+        if int(a) <= int(b):
+            return nw.out_of.format(a=_integer(a, nw), b=_integer(b, nw))
+        return f"{_integer(a, nw)} {_integer(b, nw)}"
+
+    def dated(self, written: str, groups: dict[str, str | None], previous: str) -> str | None:
+        """2026-12-02, 2.12.2026, 2-12-2026, and German's 2.12.; None when not a date."""
+        parts = re.split(r"[.\-]", written)
+        seps = set(re.findall(r"[.\-]", written))
+        if len(seps) != 1 or not all(p.isdigit() for p in parts):
+            return None
+        if len(parts) == 3 and len(parts[0]) == 4 and seps == {"-"}:
+            year, month, day = (int(p) for p in parts)
+            if len(parts[1]) == 2 and len(parts[2]) == 2 and _valid_date(day, month, year):
+                return _date(day, month, year, self.nw, previous) + _suffix_after_date(groups)
+            return None
+        if len(parts) == 3 and len(parts[0]) <= 2 and len(parts[1]) <= 2:
+            said = _numeric_date(self.nw, parts, previous, order=("dm",))
+            return None if said is None else said + _suffix_after_date(groups)
+        if (self.nw.code == "de" and len(parts) == 2 and groups.get("dot") and seps == {"."}
+                and len(parts[0]) <= 2 and len(parts[1]) <= 2):  # fmt: skip
+            return _numeric_date(self.nw, parts, previous, order=("dm",))
+        return None
+
+    def spaced(self, match: re.Match[str], written: str, groups: dict[str, str | None],
+               previous: str) -> str:  # fmt: skip
+        """1 000 000 (thousands), 06 12 34 56 78 and +44 20 7946 0958 (a phone number: a
+        leading 0 or +), or numbers side by side."""
+        pieces = re.split(r"[ \u00a0\u202f]", written)
+        last = pieces[-1]
+        head = re.match(r"[0-9]+", last)
+        if (
+            head
+            and _thousands([*pieces[:-1], head.group(0)])
+            and len(head.group(0)) == 3
+            and all(p.isdigit() for p in pieces[:-1])
+        ):
+            return self.single(match, "".join(pieces), groups, previous)
+        digits = sum(len(p) for p in pieces)
+        plain = all(p.isdigit() for p in pieces)
+        if plain and digits >= 7 and (groups["sign"] == "+" or pieces[0].startswith("0")):
+            return _phone(self.nw, pieces, country=groups["sign"] == "+") + self.suffix(
+                match, groups
+            )
+        # 333 123 4567, 347 5551234: no number but a phone's (2019 2020 2021: years side by side)
+        if plain and digits >= 9 and not all(len(p) == 4 for p in pieces):
+            return _phone(self.nw, pieces, country=False) + self.suffix(match, groups)
+        said = [self.piece(match, p) for p in pieces[:-1]]
+        return " ".join([*said, self.shaped(match, last, groups)])
+
+    def dashed(self, match: re.Match[str], written: str, groups: dict[str, str | None],
+               previous: str) -> str:  # fmt: skip
+        """5-10 a range, 3-1 a score, 555-1234 and 0800-123-456 a phone number."""
+        pieces = re.split(r"[-–]", written)
+        digits = sum(len(p) for p in pieces)
+        plain = all(p.isdigit() for p in pieces)
+        phone_like = len(pieces) >= 3 or (
+            digits >= 7 and ((len(pieces[0]), len(pieces[1])) == (3, 4) or pieces[0][0] == "0")
+        )
+        if plain and phone_like and digits >= 7:
+            return _phone(self.nw, pieces, country=groups["sign"] == "+") + self.suffix(
+                match, groups
+            )
+        if len(pieces) != 2:
+            return self.long(written) + self.suffix(match, groups)
+        a, b = pieces
+        if ":" in written:  # 10:00-12:00
+            return self.nw.range.format(a=self.piece(match, a), b=self.shaped(match, b, groups))
+        va, vb = _parse(a, self.nw), _parse(b, self.nw)
+        if va is None or vb is None or "-" in a:
+            return self.long(written) + self.suffix(match, groups)
+        years = self.nw.code in ("en", "de", "nl") and all(
+            v.fraction is None and len(v.whole) == 4 and 1100 <= int(v.whole) <= 2099
+            for v in (va, vb)
+        )
+        first = _year(int(a), self.nw) if years else va.words(self.nw)
+        score = va.decimal >= vb.decimal
+        rest = self.single(match, b, {**groups, "score": "yes"} if score else groups,
+                           previous if not years else "im")  # fmt: skip
+        way = self.nw.score if score else self.nw.range
+        return way.format(a=first, b=rest)
+
+    def single(self, match: re.Match[str], written: str, groups: dict[str, str | None],
+               previous: str) -> str:  # fmt: skip
+        """One number and what stands around it."""
+        nw = self.nw
+        value = _parse(written, nw)
+        if value is None:
+            return _several(written, nw) + self.suffix(match, groups)
+        whole = value.whole if value.fraction is None else None
+        money = groups["cur"] or groups["cura"]
+        unit = groups["unit"]
+        mult = groups["mult"] or ("m" if unit == "m" and money else None)
+        if mult:
+            scaled = value.decimal * {"k": 1000, "m": 10**6, "M": 10**6, "bn": 10**9}[mult]
+            if scaled == scaled.to_integral_value() and len(str(int(scaled))) <= MAX_DIGITS:
+                value = _Value(str(int(scaled)))
+                whole = value.whole
+            unit = None if unit == "m" else unit
+            groups = {**groups, "count": "yes"}  # (no year, no date: 1.5k is a count)
+        if money:
+            return _money(self.nw, value, MONEY_ALIASES.get(money.strip(), money.strip()))
+        if groups["pct"]:
+            return _counted_noun(self.nw, value, nw.units["%"])
+        if groups["deg"] is not None:
+            if (whole and not groups["scale"] and nw.articles and previous in nw.articles
+                    and not re.match(r"[ \t\u00a0]", groups["deg"])):  # fmt: skip
+                return _ordinal(int(whole), nw)  # "il 3° posto"
+            if (nw.code == "it" and whole and not groups["scale"] and not groups["sign"]
+                    and not re.match(r"[ \t\u00a0]", groups["deg"])
+                    and self.around.italian_ordinal_degree(previous, match)):  # fmt: skip
+                return _ordinal(int(whole), nw)  # "è arrivato 1°": primo
+            return _counted_noun(self.nw, value, nw.units["°" + (groups["scale"] or "")])
+        if groups["hm"] is not None:
+            if groups["hmin"] and whole and int(whole) < 24:
+                return _clock(int(whole), int(groups["hmin"]), nw)
+            return _counted_noun(self.nw, value, nw.units["h"])
+        if groups["ampm"] and whole and 1 <= int(whole) <= 12:
+            return _clock(int(whole), 0, nw, groups["ampm"][:1].lower())
+        if groups["ampm"]:
+            return value.words(nw) + " " + groups["ampm"].strip()
+        if unit:
+            key = nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)
+            return _counted_noun(self.nw, value, nw.units[key])
+        if groups["ord"] and whole:
+            return _ordinal(int(whole), nw, nw.ordinals[groups["ord"].lower()])
+        if groups["plus"]:
+            return f"{value.words(nw)} {nw.plus}"
+        if groups["x"]:
+            return f"{value.words(nw)} {phrasebook(_LANGUAGE_OF[nw.code]).times}"
+        if groups["clock"]:
+            return f"{value.words(nw)} {groups['clock'].strip()}"
+        end = match.end()
+        if groups["dot"] is not None:
+            return self.around.german_dot(value, whole, previous, end)
+        if groups["decade"] is not None:
+            return _decade(self.nw, value, whole, previous, end)
+        if whole and not groups["sign"] and not groups["hash"] and not groups.get("count"):
+            said = self.around.in_a_date(int(whole), previous, end) if len(whole) <= 2 else None
+            if said is not None:
+                return said
+            if (
+                len(whole) == 4
+                and written.isdigit()
+                and self.around.is_year(int(whole), previous, end)
+            ):
+                return _year(int(whole), nw)  # (1,234 is never a year)
+        if (
+            whole
+            and not groups["hash"]
+            and not groups.get("score")
+            and len(whole) <= MAX_DIGITS
+            and (len(whole) == 1 or whole[0] != "0")
+        ):
+            agreed = self.around.agreeing(int(whole), previous, end)
+            if agreed is not None:
+                return agreed
+        return value.words(nw)
 
 
 def read_numbers(text: str, language: str, limit: int | None = None) -> str:
@@ -1498,7 +1522,7 @@ def read_numbers(text: str, language: str, limit: int | None = None) -> str:
     text, rest = text[:MAX_TEXT], text[MAX_TEXT:]
     nw = numbering(language)
     sums = _Reader(text, nw, limit)
-    text = sums.substitute(_EXPRESSION, sums.expression)
+    text = sums.substitute(_EXPRESSION, functools.partial(_expression, nw))
     reader = _Reader(text, nw, limit)
     text = reader.substitute(_pattern(nw.code), reader.number)
     return text + rest
