@@ -163,7 +163,7 @@ class AutoReader:
         posted = posted_of(message)
         if (rules := verdict(posted, settings)) is not Verdict.READ:
             return rules  # (before the member's settings are read: a skip costs no query)
-        spoken = await self.speech.spoken(author.id, guild.id, server=settings)
+        spoken = await self.plans.resolve(author.id, guild.id, server=settings)
         member = spoken.member  # a block is silent here: they are told when they use a command
         posted = replace(posted, blocked=member.blocked, opted_out=not member.autoread)
         if (rules := verdict(posted, settings)) is not Verdict.READ:
@@ -342,7 +342,7 @@ class AutoReader:
         ):
             speaker.drop(message.id)
             return
-        spoken = await self.speech.spoken(message.author.id, message.guild.id, server=settings)
+        spoken = await self.plans.resolve(message.author.id, message.guild.id, server=settings)
         language = reading.language  # the model it was queued for (its detected language too)
         if self.plans.needs_loading(language):
             language = self.speech.language  # (or its model went meanwhile: the default's words)

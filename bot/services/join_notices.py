@@ -81,7 +81,7 @@ class JoinNotices:
         if key in self._announced:
             return "announced lately"
         self._announced[key] = self.clock()  # before any wait: a second event finds it
-        spoken = await self.speech.spoken(member.id, guild.id, server=settings)
+        spoken = await self.speech.planner.resolve(member.id, guild.id, server=settings)
         if spoken.member.blocked:
             self._announced.pop(key, None)
             return "blocked by a moderator"  # (their /set nick is theirs to choose)

@@ -52,7 +52,7 @@ class SpeakThisMessage:
         if not webhook and (settings.required_role or settings.ignored_role):
             author = await self._member_for_roles(guild, author)
         # (a plain User: a message in an interaction's resolved data, its settings read too)
-        spoken = await self.speech.spoken(author.id, guild.id, server=settings)
+        spoken = await self.speech.planner.resolve(author.id, guild.id, server=settings)
         posted = replace(
             posted_of(message, author),
             blocked=not webhook and await self.speech.blocks.is_blocked(guild.id, author.id),
