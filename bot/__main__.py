@@ -214,8 +214,11 @@ async def service_voices_command(config: Config, args: argparse.Namespace) -> in
     found = ServiceVoices(config.data_dir, config.tts_language).operator_files()
     source = found.get(args.service)
     if source is None:
-        print(f"Error: no service voice “{args.service}” in {config.data_dir}/service-voices "
-              f"(there are: {', '.join(found) or 'none'})", file=sys.stderr)  # fmt: skip
+        print(
+            f"Error: no service voice “{args.service}” in {config.data_dir}/service-voices "
+            f"(there are: {', '.join(found) or 'none'})",
+            file=sys.stderr,
+        )
         return 1
     if source.suffix == STATE_SUFFIX:
         await asyncio.to_thread(out.write_bytes, source.read_bytes())
@@ -258,8 +261,10 @@ async def voices_command(config: Config, args: argparse.Namespace) -> int:
         elif args.action == "import":
             data = await asyncio.to_thread(args.clip.read_bytes)
             record = await library.create(args.user, args.name, data, consented_at=consent_now())
-            print(f"Imported voice {record.id} “{record.name}” for user {args.user} "
-                  f"({record.duration_s:.1f} s of speech).")  # fmt: skip
+            print(
+                f"Imported voice {record.id} “{record.name}” for user {args.user} "
+                f"({record.duration_s:.1f} s of speech)."
+            )
         elif args.all:
             count = await library.forget_user(args.user)
             print(f"Deleted {count} voices and all choices of user {args.user}.")
@@ -307,8 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     owner = import_parser.add_mutually_exclusive_group(required=True)
     owner.add_argument("--user", type=int, help="the owner's Discord id")
-    owner.add_argument("--service", metavar="NAME",
-                       help="a voice of the speech service (a clip or a .safetensors)")  # fmt: skip
+    owner.add_argument(
+        "--service", metavar="NAME", help="a voice of the speech service (a clip or a .safetensors)"
+    )
     import_parser.add_argument("--name", help="the voice's name (with --user)")
     import_parser.add_argument("clip", type=Path, help="the owner's own recording")
     export_parser = voice_actions.add_parser(

@@ -62,9 +62,12 @@ class Probes:
     so /healthz answers "not ready: loading the model" while the model loads."""
 
     def __init__(
-        self, host: str, port: int, ready: Callable[[], str | None],
+        self,
+        host: str,
+        port: int,
+        ready: Callable[[], str | None],
         shards: Callable[[], ProcessShards],
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`ready()`: None, or what the bot still waits for."""
         self.host, self.port = host, port
         self._speakers: Speakers | None = None  # the gauges' source, once built

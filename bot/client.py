@@ -99,9 +99,11 @@ class PocketVoiceBot(commands.AutoShardedBot):
         )
         self.config = config
         port = config.metrics_port
-        self.probes = None if port is None else Probes(
-            config.metrics_host, port, self.not_ready_reason, self.process_shards
-        )  # fmt: skip
+        self.probes = (
+            None
+            if port is None
+            else Probes(config.metrics_host, port, self.not_ready_reason, self.process_shards)
+        )
         self._app: App | None = None  # built in setup_hook, before the gateway connects
 
     @property

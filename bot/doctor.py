@@ -435,10 +435,12 @@ def _guild_check(
             "Speak where it speaks",
         )
     reading = (
-        "no read channel set" if not read_ids
-        else "can read its read channel" if len(read_ids) == 1
+        "no read channel set"
+        if not read_ids
+        else "can read its read channel"
+        if len(read_ids) == 1
         else f"can read its {len(read_ids)} read channels"
-    )  # fmt: skip
+    )
     return good(name, f"{reading}; can speak in {len(usable)} of {len(voice)} voice channels")
 
 
@@ -505,8 +507,13 @@ def check_speech_service(config: Config) -> list[Check]:
         return [bad(name, str(error), "set SPEECH_API_KEYS, or listen on 127.0.0.1")]
     checks = []
     if config.speech_port is None:
-        checks.append(good(name, "SPEECH_PORT unset: the bot serves no speech API "
-                                 "(./run.sh serve runs it alone, on port 8000)"))  # fmt: skip
+        checks.append(
+            good(
+                name,
+                "SPEECH_PORT unset: the bot serves no speech API "
+                "(./run.sh serve runs it alone, on port 8000)",
+            )
+        )
     else:
         ports = [("SPEECH_PORT", config.speech_host, config.speech_port)]
         if config.wyoming_port is not None:
@@ -514,19 +521,27 @@ def check_speech_service(config: Config) -> list[Check]:
         for variable, host, port in ports:
             why = _port_free(host, port)
             if why is not None:
-                return [bad(name, f"cannot listen on {host}:{port} ({why})",
-                            f"stop what uses it, or set {variable} to a free port")]  # fmt: skip
+                return [
+                    bad(
+                        name,
+                        f"cannot listen on {host}:{port} ({why})",
+                        f"stop what uses it, or set {variable} to a free port",
+                    )
+                ]
         count = len(config.speech_api_keys)
         keys = (
             f"{count} API key{'s' if count > 1 else ''}" if count else "no keys (this machine only)"
         )
-        wyoming = (f", Wyoming on {config.wyoming_host}:{config.wyoming_port}"
-                   if config.wyoming_port is not None else "")  # fmt: skip
-        checks.append(good(name, f"on {config.speech_host}:{config.speech_port}, {keys}"
-                                 f"{wyoming}"))  # fmt: skip
+        wyoming = (
+            f", Wyoming on {config.wyoming_host}:{config.wyoming_port}"
+            if config.wyoming_port is not None
+            else ""
+        )
+        checks.append(good(name, f"on {config.speech_host}:{config.speech_port}, {keys}{wyoming}"))
     voices = ServiceVoices(config.data_dir, config.tts_language).operator_files()
-    checks.append(good("service voices", f"{len(voices)} of the operator's in "
-                                         f"{config.data_dir / FOLDER}"))  # fmt: skip
+    checks.append(
+        good("service voices", f"{len(voices)} of the operator's in {config.data_dir / FOLDER}")
+    )
     missing = [f for f in MEDIA_TYPES if not can_encode(f)]
     if missing:
         detail = f"this libsndfile cannot write {', '.join(missing)}"

@@ -37,10 +37,12 @@ class PreviewButton(
     def __init__(self, voice_id: int) -> None:
         super().__init__(
             discord.ui.Button(
-                label="Preview", emoji="▶️", style=discord.ButtonStyle.primary,
+                label="Preview",
+                emoji="▶️",
+                style=discord.ButtonStyle.primary,
                 custom_id=f"pv:preview:{voice_id}",
             )
-        )  # fmt: skip
+        )
         self.voice_id = voice_id
 
     @classmethod
@@ -65,10 +67,11 @@ class ForgetButton(
     def __init__(self, user_id: int) -> None:
         super().__init__(
             discord.ui.Button(
-                label="Delete everything", style=discord.ButtonStyle.danger,
+                label="Delete everything",
+                style=discord.ButtonStyle.danger,
                 custom_id=f"pv:forget:{user_id}",
             )
-        )  # fmt: skip
+        )
         self.user_id = user_id
 
     @classmethod
@@ -169,8 +172,11 @@ async def respond(interaction: discord.Interaction, action: Action) -> None:
         try:
             await interaction.delete_original_response()
         except discord.HTTPException as error:
-            log.info("could not withdraw the reply to /%s: %s",
-                     getattr(interaction.command, "name", "?"), error)  # fmt: skip
+            log.info(
+                "could not withdraw the reply to /%s: %s",
+                getattr(interaction.command, "name", "?"),
+                error,
+            )
         return
     files = [discord.File(io.BytesIO(reply.file[1]), reply.file[0])] if reply.file else []
     view = _view_for(reply, interaction)

@@ -66,9 +66,13 @@ def _server_setting_command(spec: SettingSpec) -> app_commands.Command[Any, Any,
 
     # each kind's own option type: one callable type for them all
     callbacks: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
-        "bool": on_off, "int": number, "rate": rate, "role": role, "channel": channel,
+        "bool": on_off,
+        "int": number,
+        "rate": rate,
+        "role": role,
+        "channel": channel,
         "voice_channel": voice_channel,
-    }  # fmt: skip
+    }
     callback = callbacks.get(spec.kind, text)
     hint = f"default: {spec.show(spec.default)}"
     if spec.kind in ("role", "channel", "voice_channel"):
@@ -128,14 +132,18 @@ class SettingsCog(commands.Cog):
     # Apart from /set, which members see (their own). `/config <group> <setting>`: the groups
     # are added in setup(), from the settings' schema.
     config_group = app_commands.Group(
-        name="config", description="This server's settings (Manage Server)", guild_only=True,
+        name="config",
+        description="This server's settings (Manage Server)",
+        guild_only=True,
         default_permissions=ADMIN,
-    )  # fmt: skip
+    )
 
     setup_group = app_commands.Group(
-        name="setup", description="The channels read aloud (Manage Server)", guild_only=True,
+        name="setup",
+        description="The channels read aloud (Manage Server)",
+        guild_only=True,
         default_permissions=ADMIN,
-    )  # fmt: skip
+    )
 
     def __init__(self, bot: PocketVoiceBot) -> None:
         self.bot = bot
@@ -146,9 +154,11 @@ class SettingsCog(commands.Cog):
         voice_channel="The voice channel to read it in (default: the author's)",
     )
     async def setup_add(
-        self, interaction: discord.Interaction, channel: TextChannel,
+        self,
+        interaction: discord.Interaction,
+        channel: TextChannel,
         voice_channel: VoiceChannel | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         await respond(
             interaction,
             lambda: self.bot.app.settings_commands.setup(
@@ -268,9 +278,10 @@ class SettingsCog(commands.Cog):
 
     @dict_group.command(name="add", description="Say a word differently (whole word, any case)")
     @app_commands.describe(
-        word="The word as written", spoken="How to say it",
+        word="The word as written",
+        spoken="How to say it",
         language="Only when speaking this language (default: all languages)",
-    )  # fmt: skip
+    )
     @app_commands.autocomplete(language=_dictionary_languages)
     async def dict_add(
         self, interaction: discord.Interaction, word: str, spoken: str, language: str | None = None
@@ -328,9 +339,11 @@ class SettingsCog(commands.Cog):
     @dictionary_group.command(name="list", description="Show the dictionary")
     @app_commands.describe(contains="Only the words that contain this", page="Which page")
     async def dict_list(
-        self, interaction: discord.Interaction, contains: str | None = None,
+        self,
+        interaction: discord.Interaction,
+        contains: str | None = None,
         page: app_commands.Range[int, 1, 100] = 1,
-    ) -> None:  # fmt: skip
+    ) -> None:
         await respond(
             interaction,
             lambda: self.bot.app.dictionary_commands.dict_list(

@@ -25,8 +25,10 @@ def make_private_dir(folder: Path) -> None:
         os.chmod(folder, 0o700)
     except OSError as error:
         if error.errno in (errno.EACCES, errno.EPERM):
-            fix = (f"it must be a folder that this user (uid {os.getuid()}) owns and can "
-                   f"write; give it to this user (chown {os.getuid()} {folder})")  # fmt: skip
+            fix = (
+                f"it must be a folder that this user (uid {os.getuid()}) owns and can "
+                f"write; give it to this user (chown {os.getuid()} {folder})"
+            )
         else:
             fix = "it must be a folder on a disk with room that this user can write"
         raise PrivateFolderError(

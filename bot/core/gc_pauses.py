@@ -23,6 +23,7 @@ def freeze_after_startup() -> None:
     gc.collect()
     gc.freeze()
     log.debug(
-        "froze %d start-up objects in %.0f ms", gc.get_freeze_count(),
+        "froze %d start-up objects in %.0f ms",
+        gc.get_freeze_count(),
         (time.perf_counter() - started) * 1000,
-    )  # fmt: skip
+    )

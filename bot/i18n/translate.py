@@ -83,9 +83,10 @@ def language_name(language: str) -> Phrase:
 
 def lines(*parts: str) -> Phrase:
     """Several replies' lines as one text, each said in the member's language."""
-    return Phrase("\n".join(f"{{p{i}}}" for i in range(len(parts))), **{
-        f"p{i}": part for i, part in enumerate(parts)
-    })  # fmt: skip
+    return Phrase(
+        "\n".join(f"{{p{i}}}" for i in range(len(parts))),
+        **{f"p{i}": part for i, part in enumerate(parts)},
+    )
 
 
 def locale_code(locale: object) -> str | None:
@@ -102,8 +103,10 @@ def localize(text: str, locale: object | None) -> str:
     catalogue = CATALOGUES.get(code) if code is not None else None
     if catalogue is None or not isinstance(text, Phrase):
         return str(text)
-    values = {key: localize(value, locale) if isinstance(value, Phrase) else value
-              for key, value in text.values.items()}  # fmt: skip
+    values = {
+        key: localize(value, locale) if isinstance(value, Phrase) else value
+        for key, value in text.values.items()
+    }
     if text.forms is not None:
         count = text.values["count"]
         assert isinstance(count, int)

@@ -47,32 +47,45 @@ class _SchedulerCollector(Collector):
             return
         snap = speakers.snapshot()
         gauges = {
-            "pocketvoice_speaking_servers": ("Servers with speech playing or queued.",
-                                             snap.speaking_servers),
+            "pocketvoice_speaking_servers": (
+                "Servers with speech playing or queued.",
+                snap.speaking_servers,
+            ),
             "pocketvoice_queued_units": ("Text units waiting for the model.", snap.queued_units),
-            "pocketvoice_waiting_for_room": ("Messages held back until the model has room.",
-                                             snap.waiting_for_room),
-            "pocketvoice_background_jobs_waiting": ("Files, previews and clones not finished.",
-                                                    snap.background_waiting),
-            "pocketvoice_model_load_ratio": ("Share of model worker time spent synthesizing, "
-                                             "last minute.", snap.load),
-            "pocketvoice_real_time_factor": ("Seconds of audio made per second of synthesis.",
-                                             snap.real_time_factor or 0.0),
-        }  # fmt: skip
+            "pocketvoice_waiting_for_room": (
+                "Messages held back until the model has room.",
+                snap.waiting_for_room,
+            ),
+            "pocketvoice_background_jobs_waiting": (
+                "Files, previews and clones not finished.",
+                snap.background_waiting,
+            ),
+            "pocketvoice_model_load_ratio": (
+                "Share of model worker time spent synthesizing, last minute.",
+                snap.load,
+            ),
+            "pocketvoice_real_time_factor": (
+                "Seconds of audio made per second of synthesis.",
+                snap.real_time_factor or 0.0,
+            ),
+        }
         for name, (documentation, value) in gauges.items():
             yield GaugeMetricFamily(name, documentation, value=value)
         yield CounterMetricFamily(
-            "pocketvoice_background_jobs_refused", "Background jobs refused over the limits.",
+            "pocketvoice_background_jobs_refused",
+            "Background jobs refused over the limits.",
             value=snap.background_refused,
-        )  # fmt: skip
+        )
         yield CounterMetricFamily(
-            "pocketvoice_background_jobs_done", "Background jobs finished.",
+            "pocketvoice_background_jobs_done",
+            "Background jobs finished.",
             value=snap.background_done,
-        )  # fmt: skip
+        )
         streams = GaugeMetricFamily(
-            "pocketvoice_speech_streams", "Speech being made now, by source (discord, api, "
-            "wyoming).", labels=["source"],
-        )  # fmt: skip
+            "pocketvoice_speech_streams",
+            "Speech being made now, by source (discord, api, wyoming).",
+            labels=["source"],
+        )
         live = dict(snap.streams)
         for source in ("discord", "api", "wyoming"):
             streams.add_metric([source], live.get(source, 0))
@@ -85,20 +98,23 @@ class _SchedulerCollector(Collector):
             "pocketvoice_shard_count", "Gateway shards across every process.", value=shards.count
         )
         connections = GaugeMetricFamily(
-            "pocketvoice_voice_connections", "Voice channels the bot is connected to, by shard.",
+            "pocketvoice_voice_connections",
+            "Voice channels the bot is connected to, by shard.",
             labels=["shard"],
-        )  # fmt: skip
+        )
         servers = GaugeMetricFamily(
             "pocketvoice_servers", "Servers this process holds, by shard.", labels=["shard"]
         )
         latency = GaugeMetricFamily(
-            "pocketvoice_gateway_latency_seconds", "Gateway heartbeat round trip, by shard.",
+            "pocketvoice_gateway_latency_seconds",
+            "Gateway heartbeat round trip, by shard.",
             labels=["shard"],
-        )  # fmt: skip
+        )
         connected = GaugeMetricFamily(
-            "pocketvoice_shard_connected", "1 while the shard's gateway connection is open.",
+            "pocketvoice_shard_connected",
+            "1 while the shard's gateway connection is open.",
             labels=["shard"],
-        )  # fmt: skip
+        )
         for load in shards.loads:
             shard = [str(load.shard_id)]
             connections.add_metric(shard, load.voice_connections)
@@ -126,12 +142,15 @@ class Metrics:
         self.ttfa = Histogram(
             "pocketvoice_time_to_first_audio_seconds",
             "From a message or command to its first 20 ms frame handed to Discord.",
-            buckets=TTFA_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.utterances = Counter(
-            "pocketvoice_utterances", "Messages spoken (or given up).", ["outcome"],
+            buckets=TTFA_BUCKETS,
             registry=self.registry,
-        )  # fmt: skip
+        )
+        self.utterances = Counter(
+            "pocketvoice_utterances",
+            "Messages spoken (or given up).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self.audio = Counter(
             "pocketvoice_audio_played_seconds", "Audio handed to Discord.", registry=self.registry
         )
@@ -144,24 +163,30 @@ class Metrics:
             "pocketvoice_longest_gap_seconds",
             "Per message, its longest stretch of underrun silence (a listener hears a gap of "
             "100 ms or more as a stutter).",
-            buckets=GAP_BUCKETS, registry=self.registry,
-        )  # fmt: skip
+            buckets=GAP_BUCKETS,
+            registry=self.registry,
+        )
         self.problems = Counter(
             "pocketvoice_log_problems",
             "Warnings and errors logged, by the module that logged them.",
-            ["kind", "level"], registry=self.registry,
-        )  # fmt: skip
+            ["kind", "level"],
+            registry=self.registry,
+        )
         # every way in to the one scheduler: Discord's messages, the speech service's streams
         self.requests = Counter(
-            "pocketvoice_speech_requests", "Speech asked for, by source (discord, api, "
-            "wyoming) and outcome.", ["source", "outcome"], registry=self.registry,
-        )  # fmt: skip
+            "pocketvoice_speech_requests",
+            "Speech asked for, by source (discord, api, wyoming) and outcome.",
+            ["source", "outcome"],
+            registry=self.registry,
+        )
         self.first_audio = Histogram(
             "pocketvoice_speech_first_audio_seconds",
             "From a request to its first audio, by source (discord: its first frame handed "
             "to Discord; api and wyoming: its first chunk handed to the client).",
-            ["source"], buckets=TTFA_BUCKETS, registry=self.registry,
-        )  # fmt: skip
+            ["source"],
+            buckets=TTFA_BUCKETS,
+            registry=self.registry,
+        )
         self.registry.register(_SchedulerCollector(speakers, shards))
         self._log_counter = _LogCounter(self.problems)
 

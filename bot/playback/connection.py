@@ -129,9 +129,12 @@ class VoiceConnections:
         home = self._home.get(guild_id)
         lock = self._locks.get(guild_id)
         if (
-            home is None or guild_id in self._wanted or guild_id in self._healing
-            or (lock is not None and lock.locked()) or now < self._next_heal.get(guild_id, 0.0)
-        ):  # fmt: skip
+            home is None
+            or guild_id in self._wanted
+            or guild_id in self._healing
+            or (lock is not None and lock.locked())
+            or now < self._next_heal.get(guild_id, 0.0)
+        ):
             return
         guild = self._guild(guild_id)
         if guild is None or not isinstance(
@@ -157,11 +160,14 @@ class VoiceConnections:
                 return voice_client
             current = voice_client.channel
             if humans_in(current):
-                raise UserError(tr(
-                    "I'm already speaking in {channel} for other members. Join that channel, or "
-                    "try again when they are done.",
-                    channel=current.mention,
-                ))  # fmt: skip
+                raise UserError(
+                    tr(
+                        "I'm already speaking in {channel} for other members. Join that channel, "
+                        "or "
+                        "try again when they are done.",
+                        channel=current.mention,
+                    )
+                )
             check_permissions(channel)
             speaker = self.speakers.get(guild.id)
             if speaker is not None:
@@ -203,8 +209,11 @@ class VoiceConnections:
             except (TimeoutError, discord.ClientException) as error:
                 log.warning(
                     "could not join %s (attempt %d of %d): %s",
-                    channel.id, attempt, CONNECT_ATTEMPTS, error or type(error).__name__,
-                )  # fmt: skip
+                    channel.id,
+                    attempt,
+                    CONNECT_ATTEMPTS,
+                    error or type(error).__name__,
+                )
                 failure = error
             await self._drop_link(guild)  # the abandoned attempt's half-open connection
         raise UserError(
@@ -281,8 +290,9 @@ class VoiceConnections:
         if home is not None:
             log.info(
                 "the bot was moved to channel %s in guild %s: going back to its home channel",
-                channel.id, guild_id,
-            )  # fmt: skip
+                channel.id,
+                guild_id,
+            )
             self._wanted[guild_id] = home
             if guild is not None and guild_id not in self._healing:
                 self.speakers.speaker(guild)
@@ -290,8 +300,9 @@ class VoiceConnections:
             return
         log.info(
             "the bot was moved to channel %s in guild %s: staying there (heals go there)",
-            channel.id, guild_id,
-        )  # fmt: skip
+            channel.id,
+            guild_id,
+        )
         self._wanted[guild_id] = channel.id
 
     def _needs_healing(self, guild_id: int, now: float) -> bool:
@@ -381,8 +392,10 @@ class VoiceConnections:
         log.warning(
             "not healing the voice link in guild %s: the bot lacks %s in channel %s; it left "
             "voice there and dropped the queued speech",
-            guild.id, " and ".join(missing), channel.id,
-        )  # fmt: skip
+            guild.id,
+            " and ".join(missing),
+            channel.id,
+        )
         self._want(guild.id, None)
         speaker = self.speakers.get(guild.id)
         if speaker is not None:
@@ -430,12 +443,16 @@ def check_permissions(channel: VoiceChannel) -> None:
     permissions = channel.permissions_for(channel.guild.me)
     missing = missing_permissions(channel)
     if missing:
-        raise UserError(tr(
-            "I don't have the {names} permission in {channel}. Please ask a server admin to "
-            "grant it.",
-            names=tr("{a} and {b}", a=missing[0], b=missing[1]) if len(missing) == 2
-            else missing[0], channel=channel.mention,
-        ))  # fmt: skip
+        raise UserError(
+            tr(
+                "I don't have the {names} permission in {channel}. Please ask a server admin to "
+                "grant it.",
+                names=tr("{a} and {b}", a=missing[0], b=missing[1])
+                if len(missing) == 2
+                else missing[0],
+                channel=channel.mention,
+            )
+        )
     full = channel.user_limit and len(channel.members) >= channel.user_limit
     if full and not permissions.move_members:
         raise UserError(tr("{channel} is full.", channel=channel.mention))

@@ -15,6 +15,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from typing import cast
 
 import discord
 
@@ -362,9 +363,12 @@ class Speakers:
     """All guilds' speakers, sharing one engine."""
 
     def __init__(
-        self, engine: TTSEngine, max_queue: int = 20, ahead_s: float = 5.0,
+        self,
+        engine: TTSEngine,
+        max_queue: int = 20,
+        ahead_s: float = 5.0,
         models: ModelPool | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`models`: the languages' models; units name theirs (else all go to `engine`)."""
         self._engine = engine
         self._max_queue = max_queue
@@ -386,13 +390,20 @@ class Speakers:
     def speaker(self, guild: discord.Guild) -> GuildSpeaker:
         speaker = self._speakers.get(guild.id)
         if speaker is None:
-            getter = lambda: guild.voice_client  # noqa: E731
+
+            def getter() -> discord.VoiceClient | None:
+                # typed VoiceProtocol by discord.py: the bot's are VoiceClients (VoiceLink)
+                return cast("discord.VoiceClient | None", guild.voice_client)
+
             speaker = GuildSpeaker(
-                # the guild's voice client is typed VoiceProtocol: ours are VoiceClients
-                self.scheduler, getter, self._max_queue, key=guild.id,  # type: ignore[arg-type]
-                on_result=self.stats.record, phrases=self._engine.phrases,
+                self.scheduler,
+                getter,
+                self._max_queue,
+                key=guild.id,
+                on_result=self.stats.record,
+                phrases=self._engine.phrases,
                 default_voice=self._engine.default_voice,
-            )  # fmt: skip
+            )
             self._speakers[guild.id] = speaker
         return speaker
 

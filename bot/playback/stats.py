@@ -102,8 +102,10 @@ class BotStats:
         if result.first_frame_latency is not None:
             log.debug(
                 "utterance: first audio after %.0f ms, %d frames, %d underruns",
-                result.first_frame_latency * 1000, result.frames_played, result.underruns,
-            )  # fmt: skip
+                result.first_frame_latency * 1000,
+                result.frames_played,
+                result.underruns,
+            )
 
     def _load(self) -> float:
         """Share of the workers' time spent synthesizing over the last minute."""
@@ -139,9 +141,11 @@ class BotStats:
             background_waiting=self.scheduler.background_waiting(),
             background_done=self.scheduler.background.done,
             background_refused=self.scheduler.background.refused,
-            streams=tuple(collections.Counter(
-                j.source for j in self.scheduler.choice.live() if not j.done.is_set()
-            ).items()),
-        )  # fmt: skip
+            streams=tuple(
+                collections.Counter(
+                    j.source for j in self.scheduler.choice.live() if not j.done.is_set()
+                ).items()
+            ),
+        )
         log.debug("stats: %s", snapshot)
         return snapshot

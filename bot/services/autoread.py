@@ -171,8 +171,9 @@ class AutoReader:
         author_voice = getattr(author, "voice", None)  # (a webhook is never in voice)
         author_channel = author_voice.channel if author_voice is not None else None
         result = is_poll_result(message)  # a poll's end: read only where the bot already is
-        elsewhere = own_voice is not None and bot_channel is not None and (
-            bot_channel.id != own_voice)  # fmt: skip
+        elsewhere = (
+            own_voice is not None and bot_channel is not None and (bot_channel.id != own_voice)
+        )
         if bot_channel is None or elsewhere:
             if result:
                 return "not in voice" if bot_channel is None else "read in another voice channel"
@@ -184,9 +185,8 @@ class AutoReader:
             except UserError as error:
                 return f"cannot join: {error}"
         elif (
-            settings.require_voice and not webhook and not result
-            and author_channel != bot_channel
-        ):  # fmt: skip
+            settings.require_voice and not webhook and not result and author_channel != bot_channel
+        ):
             # a webhook is never in voice: with bot_ignore off it is read where the bot is
             return "author not in the bot's voice channel"
         if nothing_written(message):
@@ -195,9 +195,10 @@ class AutoReader:
             return "rate limited"  # before any rendering: a flood costs one check each
         language = await spoken.language_for(written(message))  # (detect_language: in a thread)
         if (
-            language != spoken.language and self.plans.needs_loading(language)
+            language != spoken.language
+            and self.plans.needs_loading(language)
             and not self._may_load_detected(guild.id, author_of(message))
-        ):  # fmt: skip
+        ):
             language = spoken.language  # a detected language loads within the limits only
         # a poll's result is Discord's words, not its author's: the built-in voice says it
         plan = await self._planned(
@@ -206,8 +207,10 @@ class AutoReader:
         if plan.cloned:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
-                plan.cloned_id, message.author.id, guild.id,
-            )  # fmt: skip
+                plan.cloned_id,
+                message.author.id,
+                guild.id,
+            )
         reading = await self._reading(
             message, settings, plan.language, cloned=plan.cloned, author=spoken.member
         )
@@ -218,9 +221,15 @@ class AutoReader:
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         utterance = Utterance(
-            text, plan, arrived, message.id, lead, on_start=reading, author_id=author.id,
+            text,
+            plan,
+            arrived,
+            message.id,
+            lead,
+            on_start=reading,
+            author_id=author.id,
             sounds=sounds,
-        )  # fmt: skip
+        )
         if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
             return "blocked by a moderator"  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
@@ -229,9 +238,12 @@ class AutoReader:
 
     @staticmethod
     def _voice_to_join(
-        guild: discord.Guild, settings: ServerSettings, own_voice: int | None,
-        author_channel: VoiceChannel | None, webhook: bool,
-    ) -> VoiceChannel | str:  # fmt: skip
+        guild: discord.Guild,
+        settings: ServerSettings,
+        own_voice: int | None,
+        author_channel: VoiceChannel | None,
+        webhook: bool,
+    ) -> VoiceChannel | str:
         """Where a message brings the bot when it is in no voice channel, or why nowhere. A
         member summons it (autojoin): to the read channel's own voice channel if it has one
         and they are in it, else to theirs. A webhook cannot summon: its message is read in
@@ -260,9 +272,10 @@ class AutoReader:
         assert guild is not None
         plans, key = self.plans, (guild.id, language)
         telling = (
-            plans.needs_loading(language) and not plans.fallback.failed_lately(language)
+            plans.needs_loading(language)
+            and not plans.fallback.failed_lately(language)
             and key not in self._loading_told
-        )  # fmt: skip
+        )
         if telling:
             self._loading_told.add(key)
             notice = tr(
@@ -275,8 +288,7 @@ class AutoReader:
                     allowed_mentions=discord.AllowedMentions.none(),
                 )
             except discord.HTTPException as error:
-                log.info("could not post the loading notice in %s: %s", message.channel.id,
-                         error)  # fmt: skip
+                log.info("could not post the loading notice in %s: %s", message.channel.id, error)
         try:
             plan = await plans.plan(spoken, language, voice=voice)
         finally:
@@ -303,9 +315,14 @@ class AutoReader:
 
     # ---- its words --------------------------------------------------------------------------
     async def _reading(
-        self, message: discord.Message, settings: ServerSettings, language: str, *, cloned: bool,
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        language: str,
+        *,
+        cloned: bool,
         author: MemberSettings,
-    ) -> _Reading:  # fmt: skip
+    ) -> _Reading:
         """The message's words, named and not (with xsaid off, only a cloned voice names)."""
         assert message.guild is not None
         named, unnamed = await self.words.render_both(
@@ -321,8 +338,9 @@ class AutoReader:
 
     def _same_author_lately(self, guild_id: int, author_id: Author) -> bool:
         last = self._last_author.get(guild_id)
-        return last is not None and last[0] == author_id and (
-            self.clock() - last[1] < XSAID_QUIET_S)  # fmt: skip
+        return (
+            last is not None and last[0] == author_id and (self.clock() - last[1] < XSAID_QUIET_S)
+        )
 
     # ---- edits and deletions ---------------------------------------------------------------
     async def edited(self, message: discord.Message) -> None:

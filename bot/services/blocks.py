@@ -32,11 +32,12 @@ BLOCKED_NOTICE = tr("A moderator has stopped me speaking for you in this server.
 def require_moderator(permissions: discord.Permissions) -> None:
     """Manage Messages or Moderate Members, checked here too: Discord's default permissions
     can be changed by server admins."""
-    if not (permissions.manage_messages or permissions.moderate_members
-            or permissions.administrator):  # fmt: skip
-        raise UserError(tr(
-            "You need the Manage Messages or Moderate Members permission to block members."
-        ))  # fmt: skip
+    if not (
+        permissions.manage_messages or permissions.moderate_members or permissions.administrator
+    ):
+        raise UserError(
+            tr("You need the Manage Messages or Moderate Members permission to block members.")
+        )
 
 
 def _reason(raw: str | None) -> str | None:
@@ -55,8 +56,11 @@ def server_permissions(member: discord.Member | discord.User) -> discord.Permiss
     return discord.Permissions.none()
 
 
-def outranks(guild: discord.Guild, moderator: discord.Member | discord.User,
-             member: discord.Member | discord.User) -> bool:  # fmt: skip
+def outranks(
+    guild: discord.Guild,
+    moderator: discord.Member | discord.User,
+    member: discord.Member | discord.User,
+) -> bool:
     """As Discord ranks moderators: the owner outranks everyone; others outrank a member whose
     highest role is below theirs (and never the owner)."""
     if moderator.id == guild.owner_id:
@@ -71,9 +75,10 @@ def outranks(guild: discord.Guild, moderator: discord.Member | discord.User,
 
 
 def _check_rank(
-    guild: discord.Guild, moderator: discord.Member | discord.User,
+    guild: discord.Guild,
+    moderator: discord.Member | discord.User,
     member: discord.Member | discord.User,
-) -> None:  # fmt: skip
+) -> None:
     """As Discord ranks moderators: no blocking an administrator, nor anyone whose highest
     role is as high as the moderator's (the owner excepted)."""
     if not isinstance(member, discord.Member):
@@ -82,9 +87,7 @@ def _check_rank(
     if member.guild_permissions.administrator or (resolved is not None and resolved.administrator):
         raise UserError(tr("Administrators cannot be blocked."))
     if not outranks(guild, moderator, member):
-        raise UserError(tr(
-            "You can only block members whose highest role is below yours."
-        ))  # fmt: skip
+        raise UserError(tr("You can only block members whose highest role is below yours."))
 
 
 async def _member_or_none(guild: discord.Guild, user_id: int) -> discord.Member | None:
@@ -99,13 +102,14 @@ async def _member_or_none(guild: discord.Guild, user_id: int) -> discord.Member 
     except discord.NotFound:
         return None
     except (discord.HTTPException, TimeoutError):
-        raise UserError(tr(
-            "I could not check that block's moderator just now: please try again in a moment."
-        )) from None  # fmt: skip
+        raise UserError(
+            tr("I could not check that block's moderator just now: please try again in a moment.")
+        ) from None
 
 
-async def _may_lift(guild: discord.Guild, moderator: discord.Member | discord.User,
-                    blocker_id: int) -> bool:  # fmt: skip
+async def _may_lift(
+    guild: discord.Guild, moderator: discord.Member | discord.User, blocker_id: int
+) -> bool:
     """A block is lifted (or taken over) by the moderator who made it, or by one who
     outranks them: never by a junior moderator over a senior's (or the owner's) block."""
     if blocker_id == moderator.id or moderator.id == guild.owner_id:
@@ -157,17 +161,22 @@ class BlockService:
 
     # ---- moderators ------------------------------------------------------------------------
     async def block(
-        self, permissions: discord.Permissions, guild: discord.Guild,
-        moderator: discord.Member | discord.User, member: discord.Member | discord.User,
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        moderator: discord.Member | discord.User,
+        member: discord.Member | discord.User,
         reason: str | None,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         require_moderator(permissions)
         reason = _reason(reason)
         if member.id == moderator.id:
-            raise UserError(tr(
-                "You cannot block yourself. To have your own messages left unread, use "
-                "/set autoread off."
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "You cannot block yourself. To have your own messages left unread, use "
+                    "/set autoread off."
+                )
+            )
         if guild.me is not None and member.id == guild.me.id:
             raise UserError(tr("I cannot block myself."))
         if member.id == guild.owner_id:
@@ -180,29 +189,33 @@ class BlockService:
         if not added:
             if reason is None:  # the reason given before is kept
                 return Reply(tr("{member} was blocked already.", member=member.mention))
-            return Reply(tr("{member} was blocked already; the reason is updated.",
-                            member=member.mention))  # fmt: skip
+            return Reply(
+                tr("{member} was blocked already; the reason is updated.", member=member.mention)
+            )
         self._recent[(guild.id, member.id)] = self.epoch
         self.epoch += 1
         if self.on_block is not None:
             self.on_block(guild.id, member.id)  # what they have waiting is not read either
-        return Reply(tr(
-            "{member} is blocked: I will not read their messages or speak for them in this "
-            "server. /unblock undoes it.",
-            member=member.mention,
-        ))  # fmt: skip
+        return Reply(
+            tr(
+                "{member} is blocked: I will not read their messages or speak for them in this "
+                "server. /unblock undoes it.",
+                member=member.mention,
+            )
+        )
 
     async def unblock(
-        self, permissions: discord.Permissions, guild: discord.Guild,
-        moderator: discord.Member | discord.User, member: discord.Member | discord.User,
-    ) -> Reply:  # fmt: skip
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        moderator: discord.Member | discord.User,
+        member: discord.Member | discord.User,
+    ) -> Reply:
         require_moderator(permissions)
         if member.id == moderator.id and member.id != guild.owner_id:
             raise UserError(tr("You cannot unblock yourself: ask another moderator."))
         if member.id != moderator.id and not outranks(guild, moderator, member):
-            raise UserError(tr(
-                "You can only unblock members whose highest role is below yours."
-            ))  # fmt: skip
+            raise UserError(tr("You can only unblock members whose highest role is below yours."))
         blocker = await self.db.blocks.blocker(guild.id, member.id)
         if blocker is not None and not await _may_lift(guild, moderator, blocker):
             raise UserError(BLOCKED_BY_A_SENIOR)
@@ -220,15 +233,22 @@ class BlockService:
             return Reply(tr("No one is blocked in this server."))
         pages = -(-total // PAGE_SIZE)
         if not 1 <= page <= min(pages, MAX_PAGE):
-            raise UserError(tr("There are {pages} pages: choose one from 1 to {pages}.",
-                               pages=pages))  # fmt: skip
+            raise UserError(
+                tr("There are {pages} pages: choose one from 1 to {pages}.", pages=pages)
+            )
         blocks = await self.db.blocks.page(guild.id, (page - 1) * PAGE_SIZE, PAGE_SIZE)
         fields = [
-            (tr("{number}.", number=(page - 1) * PAGE_SIZE + i),
-             tr("<@{member}> · by <@{moderator}> · {reason}", member=b.user_id,
-                moderator=b.moderator_id, reason=b.reason or tr("no reason given")))
+            (
+                tr("{number}.", number=(page - 1) * PAGE_SIZE + i),
+                tr(
+                    "<@{member}> · by <@{moderator}> · {reason}",
+                    member=b.user_id,
+                    moderator=b.moderator_id,
+                    reason=b.reason or tr("no reason given"),
+                ),
+            )
             for i, b in enumerate(blocks, 1)
-        ]  # fmt: skip
+        ]
         return Reply(
             tr("Page {page} of {pages}.", page=page, pages=pages),
             title=tr("Blocked members ({count})", count=total),

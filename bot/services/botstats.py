@@ -24,24 +24,48 @@ def botstats(speakers: Speakers, shards: ProcessShards) -> Reply:
         "",
         title=snap.status_line(),
         fields=[
-            (tr("Time to first audio"), tr(
-                "p50 {p50} · p95 {p95} ({messages})", p50=ms(snap.ttfa_p50),
-                p95=ms(snap.ttfa_p95), messages=plural(snap.utterances, "recent message"))),
-            (tr("Underruns"), tr("{seconds:.2f} s per minute of audio",
-                                 seconds=snap.underruns_per_audio_min)),
-            (tr("Speed"), no_data if rtf is None
-             else tr("{rtf:.1f}x real time per worker", rtf=rtf)),
-            (tr("Load"), tr(
-                "{percent:.0f}% of {workers} worker(s) · {units} units waiting · speaking in "
-                "{servers} server(s) · {waiting} message(s) waiting for room",
-                percent=snap.load * 100, workers=speakers.engine.workers,
-                units=snap.queued_units, servers=snap.speaking_servers,
-                waiting=snap.waiting_for_room)),
-            (tr("Background work"), tr(
-                "{waiting} waiting (files, previews, clones) · {done} done · {refused} "
-                "refused over the limits", waiting=snap.background_waiting,
-                done=snap.background_done, refused=snap.background_refused)),
-            (tr("Shards in this process"),
-             lines(shards.summary(), *shards.lines()[:MAX_SHARD_LINES])),
+            (
+                tr("Time to first audio"),
+                tr(
+                    "p50 {p50} · p95 {p95} ({messages})",
+                    p50=ms(snap.ttfa_p50),
+                    p95=ms(snap.ttfa_p95),
+                    messages=plural(snap.utterances, "recent message"),
+                ),
+            ),
+            (
+                tr("Underruns"),
+                tr("{seconds:.2f} s per minute of audio", seconds=snap.underruns_per_audio_min),
+            ),
+            (
+                tr("Speed"),
+                no_data if rtf is None else tr("{rtf:.1f}x real time per worker", rtf=rtf),
+            ),
+            (
+                tr("Load"),
+                tr(
+                    "{percent:.0f}% of {workers} worker(s) · {units} units waiting · speaking in "
+                    "{servers} server(s) · {waiting} message(s) waiting for room",
+                    percent=snap.load * 100,
+                    workers=speakers.engine.workers,
+                    units=snap.queued_units,
+                    servers=snap.speaking_servers,
+                    waiting=snap.waiting_for_room,
+                ),
+            ),
+            (
+                tr("Background work"),
+                tr(
+                    "{waiting} waiting (files, previews, clones) · {done} done · {refused} "
+                    "refused over the limits",
+                    waiting=snap.background_waiting,
+                    done=snap.background_done,
+                    refused=snap.background_refused,
+                ),
+            ),
+            (
+                tr("Shards in this process"),
+                lines(shards.summary(), *shards.lines()[:MAX_SHARD_LINES]),
+            ),
         ],
-    )  # fmt: skip
+    )

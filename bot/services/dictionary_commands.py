@@ -40,9 +40,12 @@ PREVIEW_CHARS = 1200  # the changes an import preview lists, with room for its o
 
 class DictionaryCommands:
     def __init__(
-        self, db: Database, languages: tuple[str, ...] = (),
-        ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+        self,
+        db: Database,
+        languages: tuple[str, ...] = (),
+        ssl_context: ssl.SSLContext | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`languages`: what an entry may be for; `ssl_context`: the one Discord's files are
         fetched with (members' attachments)."""
         self.db = db
@@ -83,9 +86,13 @@ class DictionaryCommands:
         return Pronunciation(word, spoken, self.dictionary_language(language))
 
     async def dict_add(
-        self, permissions: discord.Permissions, guild: discord.Guild, word: str, spoken: str,
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        word: str,
+        spoken: str,
         language: str | None = None,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         require_manage_guild(permissions)
         entry = self.check_entry(word, spoken, language)
         entries = await self.db.dictionary.all(guild.id)
@@ -96,17 +103,25 @@ class DictionaryCommands:
             )
         await self.db.dictionary.add(guild.id, entry.word, entry.spoken, entry.language)
         if entry.language is not None:
-            return Reply(tr(
-                "In {language}, “{word}” will be said as “{spoken}”.",
-                language=language_name(entry.language), word=entry.word, spoken=entry.spoken,
-            ))  # fmt: skip
-        return Reply(tr("“{word}” will be said as “{spoken}”.", word=entry.word,
-                        spoken=entry.spoken))  # fmt: skip
+            return Reply(
+                tr(
+                    "In {language}, “{word}” will be said as “{spoken}”.",
+                    language=language_name(entry.language),
+                    word=entry.word,
+                    spoken=entry.spoken,
+                )
+            )
+        return Reply(
+            tr("“{word}” will be said as “{spoken}”.", word=entry.word, spoken=entry.spoken)
+        )
 
     async def dict_remove(
-        self, permissions: discord.Permissions, guild: discord.Guild, word: str,
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        word: str,
         language: str | None = None,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         """Without a language, the entry for every language; if the word has none but has
         entries for some languages, the member is told which."""
         require_manage_guild(permissions)
@@ -116,24 +131,36 @@ class DictionaryCommands:
         chosen = self.dictionary_language(language)
         if await self.db.dictionary.remove(guild.id, word, chosen):
             if chosen is not None:
-                return Reply(tr("Removed “{word}” in {language} from the dictionary.",
-                                word=word, language=language_name(chosen)))  # fmt: skip
+                return Reply(
+                    tr(
+                        "Removed “{word}” in {language} from the dictionary.",
+                        word=word,
+                        language=language_name(chosen),
+                    )
+                )
             return Reply(tr("Removed “{word}” from the dictionary.", word=word))
         others = [
-            e.language for e in await self.db.dictionary.all(guild.id)
+            e.language
+            for e in await self.db.dictionary.all(guild.id)
             if e.word.casefold() == word.casefold() and e.language is not None
-        ]  # fmt: skip
+        ]
         if chosen is None and others:
-            raise UserError(tr(
-                "“{word}” is in the dictionary only for {languages}: give the language.",
-                word=word[:MAX_WORD], languages=joined([language_name(o) for o in others]),
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "“{word}” is in the dictionary only for {languages}: give the language.",
+                    word=word[:MAX_WORD],
+                    languages=joined([language_name(o) for o in others]),
+                )
+            )
         raise UserError(tr("“{word}” is not in the dictionary.", word=word[:MAX_WORD]))
 
     async def dict_sound(
-        self, permissions: discord.Permissions, guild: discord.Guild, word: str,
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        word: str,
         attachment: discord.Attachment,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         """/dict sound: a short clip played in place of a whole word (bot/services/sounds.py);
         its size as Discord declares it is checked before it is fetched."""
         require_manage_guild(permissions)
@@ -171,10 +198,16 @@ class DictionaryCommands:
             command = f"/dictionary list{f' contains:{needle}' if needle else ''} page:{page + 1}"
             fence = "``" if "`" in command else "`"  # (a backtick in the filter)
             more = tr("More with {command}.", command=f"{fence}{command}{fence}")
-        return Reply(tr(
-            "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n{more}",
-            count=len(shown), page=page, pages=len(pages), text=text, more=more,
-        ))  # fmt: skip
+        return Reply(
+            tr(
+                "**Pronunciations** ({count}), page {page} of {pages}\n{text}\n{more}",
+                count=len(shown),
+                page=page,
+                pages=len(pages),
+                text=text,
+                more=more,
+            )
+        )
 
     async def dict_export(self, guild: discord.Guild, kind: str = "json") -> Reply:
         """The entries as JSON (with the sounds, as FLAC) or CSV (without them)."""
@@ -185,8 +218,10 @@ class DictionaryCommands:
             sounds = await self.sounds.exported(guild.id)
             data = await asyncio.to_thread(dictionary_files.to_json, entries, sounds)
         name = f"dictionary-{guild.id}.{'csv' if kind == 'csv' else 'json'}"
-        content = tr("The dictionary ({words}), to keep or to import with /dict import.",
-                     words=plural(len(entries), "word"))  # fmt: skip
+        content = tr(
+            "The dictionary ({words}), to keep or to import with /dict import.",
+            words=plural(len(entries), "word"),
+        )
         if sounds:
             content = lines(content, tr("With its {count} sounds.", count=len(sounds)))
         elif kind == "csv" and await self.db.sounds.count(guild.id):
@@ -194,9 +229,12 @@ class DictionaryCommands:
         return Reply(content, file=(name, data))
 
     async def dict_import(
-        self, permissions: discord.Permissions, member: discord.abc.User, guild: discord.Guild,
+        self,
+        permissions: discord.Permissions,
+        member: discord.abc.User,
+        guild: discord.Guild,
         attachment: discord.Attachment,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         """What importing the file would change, with a button to do it: an import adds and
         replaces entries, and never removes any (the file may hold a part of a dictionary)."""
         require_manage_guild(permissions)
@@ -218,13 +256,20 @@ class DictionaryCommands:
         self._check_room(plan)
         had = {w.casefold() for w in await self.db.sounds.words(guild.id)}
         if len(had | {s.key for s in sounds}) > MAX_SOUNDS:
-            raise UserError(tr(
-                "This server can have at most {most} sounds: remove one first with "
-                "/dict sound_remove.", most=MAX_SOUNDS,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "This server can have at most {most} sounds: remove one first with "
+                    "/dict sound_remove.",
+                    most=MAX_SOUNDS,
+                )
+            )
         if not plan.added and not plan.changed and not sounds:
-            return Reply(tr("The dictionary already says all {count} words of the file: nothing "
-                            "to import.", count=len(incoming)))  # fmt: skip
+            return Reply(
+                tr(
+                    "The dictionary already says all {count} words of the file: nothing to import.",
+                    count=len(incoming),
+                )
+            )
 
         preview = object()  # the button holds this, not the entries and sounds: kept once,
         self._pending_imports[guild.id] = (preview, incoming, sounds)  # a newer one frees them
@@ -235,37 +280,57 @@ class DictionaryCommands:
             require_manage_guild(presser)
             held = self._pending_imports.get(guild.id)
             if held is None or held[0] is not preview:
-                raise UserError(tr(
-                    "A newer import replaced this one, or it expired: the dictionary is "
-                    "unchanged. Use the newest import's button, or /dict import again."
-                ))  # fmt: skip
+                raise UserError(
+                    tr(
+                        "A newer import replaced this one, or it expired: the dictionary is "
+                        "unchanged. Use the newest import's button, or /dict import again."
+                    )
+                )
             del self._pending_imports[guild.id]
             return await self._import(presser, guild, held[1], held[2])
 
         return Reply(
             lines(
-                tr("**Importing {file}**: {added} to add, {changed} to change, {same} already so.",
-                   file=attachment.filename[:60], added=len(plan.added),
-                   changed=len(plan.changed), same=plan.unchanged),
-                tr("An import adds and changes words, it removes none. Kept as they are, not "
-                   "in the file: {kept}.", kept=plural(plan.kept, "word")),
+                tr(
+                    "**Importing {file}**: {added} to add, {changed} to change, {same} already so.",
+                    file=attachment.filename[:60],
+                    added=len(plan.added),
+                    changed=len(plan.changed),
+                    same=plan.unchanged,
+                ),
+                tr(
+                    "An import adds and changes words, it removes none. Kept as they are, not "
+                    "in the file: {kept}.",
+                    kept=plural(plan.kept, "word"),
+                ),
                 _preview(plan),
-                *([tr("Sounds: {count} to add or replace.", count=sound_count)]
-                  if sound_count else []),
-                tr("Press Import within {minutes} min to make these changes.",
-                   minutes=max(1, round(IMPORT_CONFIRM_S / 60))),
+                *(
+                    [tr("Sounds: {count} to add or replace.", count=sound_count)]
+                    if sound_count
+                    else []
+                ),
+                tr(
+                    "Press Import within {minutes} min to make these changes.",
+                    minutes=max(1, round(IMPORT_CONFIRM_S / 60)),
+                ),
             ),
             confirm=Confirmation(
-                member.id, tr("Import"), apply, IMPORT_CONFIRM_S,
+                member.id,
+                tr("Import"),
+                apply,
+                IMPORT_CONFIRM_S,
                 cancelled=tr("Import cancelled: the dictionary is unchanged."),
                 expired=tr("The import was not confirmed in time: the dictionary is unchanged."),
             ),
-        )  # fmt: skip
+        )
 
     async def _import(
-        self, permissions: discord.Permissions, guild: discord.Guild,
-        incoming: list[Pronunciation], sounds: list[DictionarySound] | None = None,
-    ) -> Reply:  # fmt: skip
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        incoming: list[Pronunciation],
+        sounds: list[DictionarySound] | None = None,
+    ) -> Reply:
         """The confirmed import, against the dictionary as it is now (it may have changed)."""
         require_manage_guild(permissions)
         plan = _plan(await self.db.dictionary.all(guild.id), incoming)
@@ -278,9 +343,10 @@ class DictionaryCommands:
             self._check_room(plan, full=True)
         done = tr(
             "Imported: {added} added, {changed} changed; the dictionary has {words}.",
-            added=len(plan.added), changed=len(plan.changed),
+            added=len(plan.added),
+            changed=len(plan.changed),
             words=plural(plan.total, "word"),
-        )  # fmt: skip
+        )
         if sounds:
             return Reply(lines(done, tr("Sounds imported: {count}.", count=len(sounds))))
         return Reply(done)
@@ -288,10 +354,14 @@ class DictionaryCommands:
     @staticmethod
     def _check_room(plan: _Plan, *, full: bool = False) -> None:
         if full or plan.total > MAX_DICTIONARY:
-            raise UserError(tr(
-                "The dictionary would have {count} words with this file, and it holds at most "
-                "{most}: remove some first.", count=plan.total, most=MAX_DICTIONARY,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "The dictionary would have {count} words with this file, and it holds at most "
+                    "{most}: remove some first.",
+                    count=plan.total,
+                    most=MAX_DICTIONARY,
+                )
+            )
 
 
 def unkeepable(text: str) -> Phrase | None:
@@ -328,18 +398,24 @@ def _plan(current: list[Pronunciation], incoming: list[Pronunciation]) -> _Plan:
     changed = [e for e in incoming if e.key in now and now[e.key] != e]
     named = {e.key for e in incoming}
     return _Plan(
-        added, changed, {e.key: now[e.key] for e in changed},
+        added,
+        changed,
+        {e.key: now[e.key] for e in changed},
         unchanged=len(incoming) - len(added) - len(changed),
         kept=sum(1 for key in now if key not in named),
-    )  # fmt: skip
+    )
 
 
 def _entry(entry: Pronunciation) -> Phrase:
     """ "brb → be right back", and the language an entry is for, in the member's language."""
     if entry.language is None:
         return tr("{word} → {spoken}", word=entry.word, spoken=entry.spoken)
-    return tr("{word} → {spoken} [{language}]", word=entry.word, spoken=entry.spoken,
-              language=language_name(entry.language))  # fmt: skip
+    return tr(
+        "{word} → {spoken} [{language}]",
+        word=entry.word,
+        spoken=entry.spoken,
+        language=language_name(entry.language),
+    )
 
 
 def _entry_line(entry: Pronunciation) -> Phrase:

@@ -41,18 +41,19 @@ def to_json(entries: list[Pronunciation], sounds: Sequence[tuple[str, bytes]] = 
     """One entry a line, so that a person can read and edit the file; `sounds`: (word, its
     FLAC file), one a line after the entries."""
     lines = [
-        json.dumps({"word": e.word, "spoken": e.spoken, "language": e.language},
-                   ensure_ascii=False)
+        json.dumps({"word": e.word, "spoken": e.spoken, "language": e.language}, ensure_ascii=False)
         for e in entries
-    ]  # fmt: skip
+    ]
     body = ",\n".join(f"  {line}" for line in lines)
     extra = ""
     if sounds:
         listed = ",\n".join(
-            "  " + json.dumps({"word": word, "flac": base64.b64encode(flac).decode()},
-                              ensure_ascii=False)
+            "  "
+            + json.dumps(
+                {"word": word, "flac": base64.b64encode(flac).decode()}, ensure_ascii=False
+            )
             for word, flac in sounds
-        )  # fmt: skip
+        )
         extra = f', "sounds": [\n{listed}\n]'
     return f'{{"{FORMAT}": {VERSION}, "entries": [\n{body}\n]{extra}}}\n'.encode()
 
@@ -80,10 +81,13 @@ def parse_sounds(filename: str, text: str, most: int) -> list[tuple[str, str, by
         if not isinstance(word, str) or not isinstance(coded, str):
             raise UserError(tr("{where}: the word and the sound must both be text.", where=where))
         if len(coded) > (SOUND_FILE_BYTES + 2) // 3 * 4:
-            raise UserError(tr(
-                "{where}: the sound is larger than {kb} KB.", where=where,
-                kb=SOUND_FILE_BYTES // 1024,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "{where}: the sound is larger than {kb} KB.",
+                    where=where,
+                    kb=SOUND_FILE_BYTES // 1024,
+                )
+            )
         try:
             data = base64.b64decode(coded, validate=True)
         except (binascii.Error, ValueError):
@@ -130,9 +134,11 @@ def decode(data: bytes) -> str:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise UserError(
-            tr("Line {line}: the file is not UTF-8 text (save it as UTF-8 and try again).",
-               line=line)
-        ) from None  # fmt: skip
+            tr(
+                "Line {line}: the file is not UTF-8 text (save it as UTF-8 and try again).",
+                line=line,
+            )
+        ) from None
 
 
 def parse(filename: str, text: str, check: Check, most: int) -> list[Pronunciation]:
@@ -146,10 +152,14 @@ def parse(filename: str, text: str, check: Check, most: int) -> list[Pronunciati
     seen: dict[tuple[str, str | None], str] = {}
     for where, entry in entries:
         if entry.key in seen:
-            raise UserError(tr(
-                "{where}: “{word}” is already in the file ({first}).",
-                where=where, word=entry.word, first=seen[entry.key],
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "{where}: “{word}” is already in the file ({first}).",
+                    where=where,
+                    word=entry.word,
+                    first=seen[entry.key],
+                )
+            )
         seen[entry.key] = where
     return [entry for _, entry in entries]
 
@@ -183,18 +193,25 @@ def _parse_csv(text: str, check: Check, most: int) -> list[tuple[str, Pronunciat
             ):
                 continue
             if len(row) not in (2, 3):
-                raise UserError(tr(
-                    "{where}: expected word,spoken,language (the language may be left out); "
-                    "found {count} fields.", where=where, count=len(row),
-                ))  # fmt: skip
+                raise UserError(
+                    tr(
+                        "{where}: expected word,spoken,language (the language may be left out); "
+                        "found {count} fields.",
+                        where=where,
+                        count=len(row),
+                    )
+                )
             language = row[2] if len(row) == 3 else None
             word, spoken = _unmarked(row[0]), _unmarked(row[1])
             entries.append((where, _checked(where, check, word, spoken, language)))
     except csv.Error as error:
-        raise UserError(tr(
-            "Line {line}: this is not valid CSV ({problem}).",
-            line=reader.line_num, problem=str(error)[:100],
-        )) from None  # fmt: skip
+        raise UserError(
+            tr(
+                "Line {line}: this is not valid CSV ({problem}).",
+                line=reader.line_num,
+                problem=str(error)[:100],
+            )
+        ) from None
     return entries
 
 
@@ -209,34 +226,46 @@ def _parse_json(text: str, check: Check, most: int) -> list[tuple[str, Pronuncia
     try:
         document = json.loads(text, parse_int=_whole_number)
     except json.JSONDecodeError as error:
-        raise UserError(tr(
-            "Line {line}, column {column}: this is not valid JSON ({problem}).",
-            line=error.lineno, column=error.colno, problem=error.msg[:100],
-        )) from None  # fmt: skip
+        raise UserError(
+            tr(
+                "Line {line}, column {column}: this is not valid JSON ({problem}).",
+                line=error.lineno,
+                column=error.colno,
+                problem=error.msg[:100],
+            )
+        ) from None
     except RecursionError:  # nested too deep: no dictionary looks like that
         raise UserError(tr("This is not a dictionary file.")) from None
     listed = document.get("entries") if isinstance(document, dict) else document
     if not isinstance(listed, list):
-        raise UserError(tr(
-            "This is not a dictionary file: expected a list of entries, or an object with "
-            "“entries”, as /dictionary export writes."
-        ))  # fmt: skip
+        raise UserError(
+            tr(
+                "This is not a dictionary file: expected a list of entries, or an object with "
+                "“entries”, as /dictionary export writes."
+            )
+        )
     if len(listed) > most:
         raise UserError(tr("The file has more than {most} entries.", most=most))
     entries: list[tuple[str, Pronunciation]] = []
     for number, item in enumerate(listed, start=1):
         where = tr("Entry {number}", number=number)
         if not isinstance(item, dict) or not {"word", "spoken"} <= item.keys():
-            raise UserError(tr(
-                "{where}: expected an object with “word”, “spoken” and, if it applies to one "
-                "language only, “language”.", where=where,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "{where}: expected an object with “word”, “spoken” and, if it applies to one "
+                    "language only, “language”.",
+                    where=where,
+                )
+            )
         unknown = sorted(str(key) for key in item.keys() - ENTRY_KEYS)
         if unknown:
-            raise UserError(tr(
-                "{where}: unknown field “{name}” (expected word, spoken, language).",
-                where=where, name=unknown[0][:30],
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "{where}: unknown field “{name}” (expected word, spoken, language).",
+                    where=where,
+                    name=unknown[0][:30],
+                )
+            )
         entry = _checked(where, check, item["word"], item["spoken"], item.get("language"))
         entries.append((where, entry))
     return entries

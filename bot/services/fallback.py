@@ -39,14 +39,17 @@ class ModelFallback:
         self._failed[language] = type(error).__name__
         log.warning(
             "the %s model could not be loaded (%s: %s): speaking in the default language",
-            language, type(error).__name__, error,
-        )  # fmt: skip
+            language,
+            type(error).__name__,
+            error,
+        )
 
     def notice(self, language: str, default: str) -> str:
         return tr(
             "I could not load {language} just now, so I'm speaking in {default} instead.",
-            language=language_name(language), default=language_name(default),
-        )  # fmt: skip
+            language=language_name(language),
+            default=language_name(default),
+        )
 
     async def tell(
         self, channel: discord.abc.Messageable, guild: discord.Guild, language: str, default: str

@@ -22,10 +22,11 @@ SERVER_MEMBER_LANGUAGE_CHANGES = 10
 
 class LanguageChoice:
     def __init__(
-        self, languages: tuple[str, ...] = (),
+        self,
+        languages: tuple[str, ...] = (),
         can_load: Callable[[str], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`languages`: what servers and members may choose; `can_load`: raises a UserError
         with the reason when a language's model cannot be loaded (ModelPool.check_loadable)."""
         self.languages = languages
@@ -49,17 +50,23 @@ class LanguageChoice:
         """Both limits are checked before either counts: a refusal counts nowhere."""
         wait_s = self.language_changes.waiting(changer)
         if wait_s:
-            raise UserError(tr(
-                "The language was changed {count} times in the last few minutes: please wait "
-                "{minutes} min before changing it again.",
-                count=LANGUAGE_CHANGES, minutes=wait_minutes(wait_s),
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "The language was changed {count} times in the last few minutes: please wait "
+                    "{minutes} min before changing it again.",
+                    count=LANGUAGE_CHANGES,
+                    minutes=wait_minutes(wait_s),
+                )
+            )
         if member_of is not None:
             wait_s = self.member_language_changes_here.take(member_of)
             if wait_s:
-                raise UserError(tr(
-                    "Members of this server changed their language {count} times in the last "
-                    "few minutes: please wait {minutes} min before changing yours.",
-                    count=SERVER_MEMBER_LANGUAGE_CHANGES, minutes=wait_minutes(wait_s),
-                ))  # fmt: skip
+                raise UserError(
+                    tr(
+                        "Members of this server changed their language {count} times in the last "
+                        "few minutes: please wait {minutes} min before changing yours.",
+                        count=SERVER_MEMBER_LANGUAGE_CHANGES,
+                        minutes=wait_minutes(wait_s),
+                    )
+                )
         self.language_changes.take(changer)

@@ -35,51 +35,71 @@ NICK_CHANGES_WINDOW_S = 600.0
 
 class MemberSettings:
     def __init__(
-        self, db: Database, language: LanguageChoice, *, blocks: BlockService,
+        self,
+        db: Database,
+        language: LanguageChoice,
+        *,
+        blocks: BlockService,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`blocks`: a blocked member cannot choose the name they are read by."""
         self.db = db
         self.language = language
         self.blocks = blocks
         self.nick_changes = ChangeLimit(NICK_CHANGES, NICK_CHANGES_WINDOW_S, clock)
 
-    async def set_language(self, member: discord.Member | discord.User, guild: discord.Guild,
-                           raw: str) -> Reply:  # fmt: skip
+    async def set_language(
+        self, member: discord.Member | discord.User, guild: discord.Guild, raw: str
+    ) -> Reply:
         """A member's own language in this server ('none': the server's)."""
         if raw.strip().lower() in ("", "none", "reset"):
             await self.db.members.set_language(member.id, guild.id, None)
             return Reply(tr("I will speak your messages in this server's language again."))
         language = await self.language.choose(raw, ("member", member.id), member_of=guild.id)
         await self.db.members.set_language(member.id, guild.id, language)
-        return Reply(tr("I will speak your messages in {language} in this server.",
-                        language=language_name(language)))  # fmt: skip
+        return Reply(
+            tr(
+                "I will speak your messages in {language} in this server.",
+                language=language_name(language),
+            )
+        )
 
-    async def set_rate(self, member: discord.Member | discord.User, guild: discord.Guild,
-                       raw: str) -> Reply:  # fmt: skip
+    async def set_rate(
+        self, member: discord.Member | discord.User, guild: discord.Guild, raw: str
+    ) -> Reply:
         """A member's own speaking rate in this server ('none': the server's)."""
         parse = partial(parse_rate, name="my_rate")
         rate = await _member_own(raw, parse, partial(self.db.members.set_rate, member.id, guild.id))
         if rate is None:
             return Reply(tr("Your messages are read at this server's speaking rate again."))
-        return Reply(tr("Your messages are read at {rate} speed in this server.",
-                        rate=show_rate(rate)))  # fmt: skip
+        return Reply(
+            tr("Your messages are read at {rate} speed in this server.", rate=show_rate(rate))
+        )
 
-    async def set_pitch(self, member: discord.Member | discord.User, guild: discord.Guild,
-                        raw: str) -> Reply:  # fmt: skip
+    async def set_pitch(
+        self, member: discord.Member | discord.User, guild: discord.Guild, raw: str
+    ) -> Reply:
         """A member's own pitch in this server, in semitones ('none': the server's)."""
         parse = partial(parse_pitch, name="my_pitch")
         store = partial(self.db.members.set_pitch, member.id, guild.id)
         pitch = await _member_own(raw, parse, store)
         if pitch is None:
             return Reply(tr("Your messages are read at this server's pitch again."))
-        return Reply(tr("Your messages are read at a pitch of {pitch} semitones in this server.",
-                        pitch=show_pitch(pitch)))  # fmt: skip
+        return Reply(
+            tr(
+                "Your messages are read at a pitch of {pitch} semitones in this server.",
+                pitch=show_pitch(pitch),
+            )
+        )
 
     async def set_nick(
-        self, invoker: discord.Member | discord.User, permissions: discord.Permissions,
-        guild: discord.Guild, nick: str, member: discord.Member | None = None,
-    ) -> Reply:  # fmt: skip
+        self,
+        invoker: discord.Member | discord.User,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        nick: str,
+        member: discord.Member | None = None,
+    ) -> Reply:
         """The name a member is read by here: their own, or with `member` another member's,
         for members with Manage Nicknames (checked here too, as server settings are). Never a
         name another member goes by; and whoever sets it, a cloned voice's speech is still
@@ -89,9 +109,7 @@ class MemberSettings:
         if not own:
             require_manage_nicknames(permissions)
             if not outranks(guild, invoker, target):
-                raise UserError(tr(
-                    "You can only name members whose highest role is below yours."
-                ))  # fmt: skip
+                raise UserError(tr("You can only name members whose highest role is below yours."))
         else:  # a name they choose is spoken (others' messages, join notices)
             await self.blocks.check(invoker.id, guild.id)
         nick = " ".join(nick.split())
@@ -99,40 +117,54 @@ class MemberSettings:
             await self.db.members.set_nick(target.id, guild.id, None)
             if own:
                 return Reply(tr("I will call you by your server name again."))
-            return Reply(tr("I will call {member} by their server name again.",
-                            member=target.mention))  # fmt: skip
+            return Reply(
+                tr("I will call {member} by their server name again.", member=target.mention)
+            )
         if len(nick) > MAX_NICK:
             raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
         if (character := unkeepable(nick)) is not None:
             raise UserError(tr("The name holds {character}: remove it.", character=character))
         if said_as(nick) in await names_in_use(self.db, guild, target.id):
             raise UserError(
-                tr("“{nick}” is the name of another member here: please choose another.",
-                   nick=nick)
-            )  # fmt: skip
+                tr("“{nick}” is the name of another member here: please choose another.", nick=nick)
+            )
         wait_s = self.nick_changes.take((guild.id, target.id))  # (a reset costs no new name)
         if wait_s and own:
-            raise UserError(tr(
-                "Your reading name was changed {count} times in the last few minutes: please "
-                "wait {minutes} min before changing it again.",
-                count=NICK_CHANGES, minutes=wait_minutes(wait_s),
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "Your reading name was changed {count} times in the last few minutes: please "
+                    "wait {minutes} min before changing it again.",
+                    count=NICK_CHANGES,
+                    minutes=wait_minutes(wait_s),
+                )
+            )
         if wait_s:
-            raise UserError(tr(
-                "The reading name of {member} was changed {count} times in the last few "
-                "minutes: please wait {minutes} min before changing it again.",
-                member=target.mention, count=NICK_CHANGES, minutes=wait_minutes(wait_s),
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "The reading name of {member} was changed {count} times in the last few "
+                    "minutes: please wait {minutes} min before changing it again.",
+                    member=target.mention,
+                    count=NICK_CHANGES,
+                    minutes=wait_minutes(wait_s),
+                )
+            )
         await self.db.members.set_nick(target.id, guild.id, nick)
         if own:
             return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
-        log.info("user %s set the reading name of user %s in server %s", invoker.id, target.id,
-                 guild.id)  # fmt: skip
-        return Reply(tr("I will call {member} “{nick}” when reading their messages.",
-                        member=target.mention, nick=nick))  # fmt: skip
+        log.info(
+            "user %s set the reading name of user %s in server %s", invoker.id, target.id, guild.id
+        )
+        return Reply(
+            tr(
+                "I will call {member} “{nick}” when reading their messages.",
+                member=target.mention,
+                nick=nick,
+            )
+        )
 
-    async def set_autoread(self, member: discord.Member | discord.User, guild: discord.Guild,
-                           enabled: bool) -> Reply:  # fmt: skip
+    async def set_autoread(
+        self, member: discord.Member | discord.User, guild: discord.Guild, enabled: bool
+    ) -> Reply:
         await self.db.members.set_autoread(member.id, guild.id, enabled)
         if enabled:
             return Reply(tr("Your messages are read aloud again in this server."))

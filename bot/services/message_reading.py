@@ -64,12 +64,14 @@ def poll_of(message: discord.Message) -> PollFacts | None:
     answers = []
     for answer in poll.answers[:MAX_POLL_ANSWERS]:
         emoji = answer.media.emoji
-        answers.append(poll_answer_text(
-            answer.text,
-            getattr(emoji, "name", None),
-            getattr(emoji, "id", None),
-            bool(getattr(emoji, "animated", False)),
-        ))  # fmt: skip
+        answers.append(
+            poll_answer_text(
+                answer.text,
+                getattr(emoji, "name", None),
+                getattr(emoji, "id", None),
+                bool(getattr(emoji, "animated", False)),
+            )
+        )
     return poll_facts(poll.question or "", answers)
 
 
@@ -126,10 +128,12 @@ def nothing_written(message: discord.Message) -> bool:
     if is_poll_result(message):
         return poll_result_of(message) is None
     return not (
-            message.content.strip() or message.attachments or message.stickers
-            or getattr(message, "message_snapshots", None)
-            or getattr(message, "poll", None) is not None
-        )  # fmt: skip
+        message.content.strip()
+        or message.attachments
+        or message.stickers
+        or getattr(message, "message_snapshots", None)
+        or getattr(message, "poll", None) is not None
+    )
 
 
 class MessageWords:
@@ -141,10 +145,15 @@ class MessageWords:
         self.language = language  # of what the bot adds: "NAME said", "a link to", ...
 
     async def render(
-        self, message: discord.Message, settings: ServerSettings, *, say_name: bool,
-        language: str | None = None, attested: bool = False,
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        *,
+        say_name: bool,
+        language: str | None = None,
+        attested: bool = False,
         author: MemberSettings | None = None,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """The words for a message under the server's settings ('' when none)."""
         named, unnamed = await self.render_both(
             message, settings, language, attested=attested, author=author
@@ -152,9 +161,15 @@ class MessageWords:
         return (named if say_name else unnamed)[0]
 
     async def render_both(
-        self, message: discord.Message, settings: ServerSettings, language: str | None = None,
-        *, attested: bool = False, author: MemberSettings | None = None, sounds: bool = False,
-    ) -> tuple[tuple[str, str], tuple[str, str]]:  # fmt: skip
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        language: str | None = None,
+        *,
+        attested: bool = False,
+        author: MemberSettings | None = None,
+        sounds: bool = False,
+    ) -> tuple[tuple[str, str], tuple[str, str]]:
         """The words for a message with its author's name and without, each with the phrase
         it starts with if any ("Alice said"). `attested`: the author is named by their Discord
         username, which they cannot make another member's (a cloned voice's speech);
@@ -175,9 +190,10 @@ class MessageWords:
         if snapshots and not attachments:
             attachments = list(snapshots[0].attachments)
         named_as = (
-            message.author.name if attested
+            message.author.name
+            if attested
             else names.users.get(message.author.id, message.author.display_name)
-        )  # fmt: skip
+        )
         reply_to = self._reply_author(message, names)
         resolved = message.reference.resolved if message.reference else None
         replied = resolved if isinstance(resolved, discord.Message) and reply_to else None
@@ -197,8 +213,10 @@ class MessageWords:
             poll=poll_of(message),
         )
         lines = await rendered(facts.content, lambda: announce_both(facts, names, options))
-        leads = (lead_phrase(facts, options, say_name=True),
-                 lead_phrase(facts, options, say_name=False))  # fmt: skip
+        leads = (
+            lead_phrase(facts, options, say_name=True),
+            lead_phrase(facts, options, say_name=False),
+        )
         named, unnamed = (
             (line, lead if lead and line.startswith(lead) else "")
             for line, lead in zip(lines, leads, strict=True)
@@ -329,10 +347,11 @@ def posted_of(
         system=message.type not in READ_TYPES and not is_poll_result(message),
         silent=message.flags.suppress_notifications,
         private_thread=in_private_thread(message),
-        roles=frozenset(r.id for r in author.roles) if isinstance(author, discord.Member)
+        roles=frozenset(r.id for r in author.roles)
+        if isinstance(author, discord.Member)
         else frozenset(),
         stage_audience=in_stage_audience(author),
-    )  # fmt: skip
+    )
 
 
 def refusal(rules: Verdict, settings: ServerSettings) -> str:

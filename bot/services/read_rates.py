@@ -52,9 +52,13 @@ class ReadRates:
         )
 
     def limited(
-        self, guild_id: int, limits: list[tuple[Author, int]], now: float | None = None, *,
+        self,
+        guild_id: int,
+        limits: list[tuple[Author, int]],
+        now: float | None = None,
+        *,
         edit: bool = False,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Whether one of `limits` (an author and how many reads it has in a window) is
         reached; if none is, the read counts for each of them."""
         now = self.clock() if now is None else now

@@ -21,11 +21,18 @@ def read_channels_line(channels: list[ReadChannel]) -> Phrase:
     """The read channels as /settings and /help show them: each, with its voice channel."""
     if not channels:
         return tr("none")
-    return joined([
-        tr("{channel} in {voice}", channel=f"<#{c.channel_id}>", voice=f"<#{c.voice_channel_id}>")
-        if c.voice_channel_id is not None else f"<#{c.channel_id}>"
-        for c in channels
-    ])  # fmt: skip
+    return joined(
+        [
+            tr(
+                "{channel} in {voice}",
+                channel=f"<#{c.channel_id}>",
+                voice=f"<#{c.voice_channel_id}>",
+            )
+            if c.voice_channel_id is not None
+            else f"<#{c.channel_id}>"
+            for c in channels
+        ]
+    )
 
 
 def builtin_voice_names() -> tuple[str, ...]:
@@ -64,10 +71,12 @@ class SettingsCommands:
         if not (
             isinstance(invoker, discord.Member) and channel.permissions_for(invoker).view_channel
         ):
-            raise UserError(tr(
-                "You can't see {channel} yourself, so I won't read it aloud for you.",
-                channel=channel.mention,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "You can't see {channel} yourself, so I won't read it aloud for you.",
+                    channel=channel.mention,
+                )
+            )
         me = guild.me
         if not channel.permissions_for(me).read_messages:
             raise UserError(
@@ -76,27 +85,36 @@ class SettingsCommands:
         voice_id = None
         if voice_channel is not None:
             if not isinstance(voice_channel, discord.VoiceChannel | discord.StageChannel):
-                raise UserError(tr("{channel} is not a voice channel.",
-                                   channel=voice_channel.mention))  # fmt: skip
+                raise UserError(
+                    tr("{channel} is not a voice channel.", channel=voice_channel.mention)
+                )
             voice_id = voice_channel.id
         try:
             await self.db.read_channels.add(guild.id, channel.id, voice_id)
         except ReadChannelsFullError:
-            raise UserError(tr(
-                "I already read {most} channels here, the most I can: remove one first "
-                "(`/setup remove`).",
-                most=MAX_READ_CHANNELS,
-            )) from None  # fmt: skip
+            raise UserError(
+                tr(
+                    "I already read {most} channels here, the most I can: remove one first "
+                    "(`/setup remove`).",
+                    most=MAX_READ_CHANNELS,
+                )
+            ) from None
         if voice_channel is not None:
-            return Reply(tr(
-                "I will read {channel} aloud in {voice}. Join it and type in {channel}: I'll "
-                "come to you.",
-                channel=channel.mention, voice=voice_channel.mention,
-            ))  # fmt: skip
-        return Reply(tr(
-            "I will read {channel} aloud. Join a voice channel and type there: I'll come to you.",
-            channel=channel.mention,
-        ))  # fmt: skip
+            return Reply(
+                tr(
+                    "I will read {channel} aloud in {voice}. Join it and type in {channel}: I'll "
+                    "come to you.",
+                    channel=channel.mention,
+                    voice=voice_channel.mention,
+                )
+            )
+        return Reply(
+            tr(
+                "I will read {channel} aloud. Join a voice channel and type there: I'll come to "
+                "you.",
+                channel=channel.mention,
+            )
+        )
 
     async def setup_remove(
         self, permissions: discord.Permissions, guild: discord.Guild, channel_id: int
@@ -108,9 +126,12 @@ class SettingsCommands:
         return Reply(tr("I no longer read {channel}.", channel=f"<#{channel_id}>"))
 
     async def set_server(
-        self, permissions: discord.Permissions, guild: discord.Guild, key: str,
+        self,
+        permissions: discord.Permissions,
+        guild: discord.Guild,
+        key: str,
         given: SettingInput,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         """`given`: as the command's option gives it (`SettingSpec.accept`): text, or a
         switch, a number, a picked channel's or role's id, None for none."""
         require_manage_guild(permissions)
@@ -122,8 +143,13 @@ class SettingsCommands:
             value = value.lower()
             if value not in BUILTIN_VOICES:
                 choices = ", ".join(BUILTIN_VOICES)
-                raise UserError(tr("“{name}” is not a built-in voice. Choose one of: {choices}.",
-                                   name=str(given)[:40], choices=choices))  # fmt: skip
+                raise UserError(
+                    tr(
+                        "“{name}” is not a built-in voice. Choose one of: {choices}.",
+                        name=str(given)[:40],
+                        choices=choices,
+                    )
+                )
         if spec.kind == "language" and value is not None:
             value = await self.language.choose(value, ("server", guild.id))
         if spec.kind == "channel" and value is not None and guild.get_channel(value) is None:
@@ -149,17 +175,23 @@ class SettingsCommands:
         fields: list[tuple[str, str]] = [
             (
                 tr(GROUPS[group]),
-                lines(*(
-                    tr("{name}: {value} · {description}", name=spec.name,
-                       value=spec.show(getattr(settings, spec.name)),
-                       description=tr(spec.description))
-                    for spec in settings_in(group)
-                )),
+                lines(
+                    *(
+                        tr(
+                            "{name}: {value} · {description}",
+                            name=spec.name,
+                            value=spec.show(getattr(settings, spec.name)),
+                            description=tr(spec.description),
+                        )
+                        for spec in settings_in(group)
+                    )
+                ),
             )
             for group in GROUPS
-        ]  # fmt: skip
-        fields.insert(0, ("read_channels", tr("{channels} · /setup add, /setup remove",
-                                              channels=read)))  # fmt: skip
+        ]
+        fields.insert(
+            0, ("read_channels", tr("{channels} · /setup add, /setup remove", channels=read))
+        )
         fields.append(("dictionary", tr("{words} · /dictionary list", words=plural(words, "word"))))
         return Reply(
             "", title=tr("PocketVoice settings for {server}", server=guild.name), fields=fields

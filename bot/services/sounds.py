@@ -33,9 +33,10 @@ MAX_SOUND_WORD = 50  # characters, as a dictionary word
 # An imported sound is the FLAC an export wrote: up to 3 s of 48 kHz s16 that may not
 # compress (288 KB raw), so a little more room than an upload's 200 KB; 3 s all the same.
 IMPORT_SOUND_LIMITS = ClipLimits(
-    max_bytes=320 * 1024, max_duration_s=SOUND_LIMITS.max_duration_s,
+    max_bytes=320 * 1024,
+    max_duration_s=SOUND_LIMITS.max_duration_s,
     max_speech_s=SOUND_LIMITS.max_speech_s,
-)  # fmt: skip
+)
 
 
 def check_word(word: str) -> str:
@@ -47,10 +48,12 @@ def check_word(word: str) -> str:
         raise UserError(tr("Keep the word to {most} characters.", most=MAX_SOUND_WORD))
     for char in word:
         if unicodedata.category(char).startswith("C"):  # control, private use, surrogates
-            raise UserError(tr(
-                "The word holds {character}: remove it.",
-                character=tr("an invalid character ({code})", code=f"U+{ord(char):04X}"),
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "The word holds {character}: remove it.",
+                    character=tr("an invalid character ({code})", code=f"U+{ord(char):04X}"),
+                )
+            )
     if not any(c.isalnum() or unicodedata.category(c) == "So" for c in word):
         raise UserError(tr("Give a word (letters, digits or an emoji) for the sound."))
     return word
@@ -89,8 +92,9 @@ class Sounds:
         await self.put(guild_id, [sound])
         return tr(
             "“{word}” now plays your sound ({seconds:.1f} s) where it is written as a whole word.",
-            word=word, seconds=seconds(sound),
-        )  # fmt: skip
+            word=word,
+            seconds=seconds(sound),
+        )
 
     async def put(self, guild_id: int, sounds: list[DictionarySound]) -> None:
         """Add or replace these sounds together, or none when the server would have more
@@ -102,10 +106,13 @@ class Sounds:
                 raise SoundsFullError(MAX_SOUNDS)
             await self.db.sounds.put(guild_id, sounds, MAX_SOUNDS)
         except SoundsFullError:
-            raise UserError(tr(
-                "This server can have at most {most} sounds: remove one first with "
-                "/dict sound_remove.", most=MAX_SOUNDS,
-            )) from None  # fmt: skip
+            raise UserError(
+                tr(
+                    "This server can have at most {most} sounds: remove one first with "
+                    "/dict sound_remove.",
+                    most=MAX_SOUNDS,
+                )
+            ) from None
 
     async def remove(self, guild_id: int, word: str) -> Phrase:
         word = " ".join(word.split())

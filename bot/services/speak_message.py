@@ -57,25 +57,33 @@ class SpeakThisMessage:
             posted_of(message, author),
             blocked=not webhook and await self.speech.blocks.is_blocked(guild.id, author.id),
             opted_out=not spoken.member.autoread,
-        )  # fmt: skip
+        )
         rules = verdict(posted, settings, asked=True)
         if rules is not Verdict.READ:
             raise UserError(refusal(rules, settings))
         channel = self.speech.speaking_channel(invoker)
         if any(not message.channel.permissions_for(m).read_messages for m in humans_in(channel)):
-            raise UserError(tr(
-                "Someone in {channel} cannot see that message's channel, so I won't read it "
-                "there.",
-                channel=channel.mention,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "Someone in {channel} cannot see that message's channel, so I won't read it "
+                    "there.",
+                    channel=channel.mention,
+                )
+            )
         if self.rates.limited(guild.id, [(invoker.id, settings.rate_limit)]):
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
         # said where the invoker is: the voice channel's chat hears of a fallback, once
         plan = await self.speech.planner.plan(
             spoken, voice=VoiceFrom.SERVER if is_poll_result(message) else VoiceFrom.MEMBER
         )
-        text = await self.words.render(message, settings, say_name=True, language=plan.language,
-                                 attested=plan.cloned, author=spoken.member)  # fmt: skip
+        text = await self.words.render(
+            message,
+            settings,
+            say_name=True,
+            language=plan.language,
+            attested=plan.cloned,
+            author=spoken.member,
+        )
         if not text:
             raise UserError(tr("That message has nothing I can read aloud."))
         channel = await self.speech.speak_in_callers_channel(invoker, text, plan, announced=True)
@@ -97,11 +105,13 @@ class SpeakThisMessage:
             async with asyncio.timeout(10):
                 return await guild.fetch_member(author.id)
         except discord.NotFound:
-            raise UserError(tr(
-                "Its author is no longer in this server, so I cannot check the server's "
-                "reading roles: I won't read it."
-            )) from None  # fmt: skip
+            raise UserError(
+                tr(
+                    "Its author is no longer in this server, so I cannot check the server's "
+                    "reading roles: I won't read it."
+                )
+            ) from None
         except (discord.HTTPException, TimeoutError):
-            raise UserError(tr(
-                "I could not check its author's roles just now: please try again in a moment."
-            )) from None  # fmt: skip
+            raise UserError(
+                tr("I could not check its author's roles just now: please try again in a moment.")
+            ) from None

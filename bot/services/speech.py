@@ -89,11 +89,15 @@ class SpeechService:
         if not text:
             raise UserError(tr("There is nothing to say: please give me some text."))
         if len(text) > self.max_text_length:
-            raise UserError(tr(
-                "That text is {length:,} characters long; the limit is {most:,}. Please shorten "
-                "it.",
-                length=len(text), most=self.max_text_length,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "That text is {length:,} characters long; the limit is {most:,}. Please "
+                    "shorten "
+                    "it.",
+                    length=len(text),
+                    most=self.max_text_length,
+                )
+            )
         return text
 
     async def words(
@@ -116,9 +120,7 @@ class SpeechService:
         while recent and now - recent[0] > SPEECH_WINDOW_S:
             recent.popleft()
         if len(recent) >= limit:
-            raise UserError(tr(
-                "That is a lot of speaking at once: please wait a few seconds."
-            ))  # fmt: skip
+            raise UserError(tr("That is a lot of speaking at once: please wait a few seconds."))
         recent.append(now)
         self._recent[(guild_id, user_id)] = recent  # (re)starts its time to live
 
@@ -135,9 +137,9 @@ class SpeechService:
         speaking there: the bot does not speak on the stage for them."""
         channel = self.caller_channel(member)
         if in_stage_audience(member):
-            raise UserError(tr(
-                "You are in the stage's audience: I speak on the stage only for its speakers."
-            ))  # fmt: skip
+            raise UserError(
+                tr("You are in the stage's audience: I speak on the stage only for its speakers.")
+            )
         return channel
 
     # ---- voice connection ------------------------------------------------------------------
@@ -168,8 +170,11 @@ class SpeechService:
         epoch = self.blocks.epoch  # a block from now on drops it still (see `_speak`)
         guild = getattr(member, "guild", None)
         spoken = await self.spoken(member.id, guild.id) if guild is not None else None
-        await self.blocks.check(member.id, guild.id if guild is not None else None,
-                                blocked=spoken.member.blocked if spoken else None)  # fmt: skip
+        await self.blocks.check(
+            member.id,
+            guild.id if guild is not None else None,
+            blocked=spoken.member.blocked if spoken else None,
+        )
         text = self.check_text(text)
         channel = self.speaking_channel(member)
         if spoken is None or spoken.guild_id != channel.guild.id:
@@ -189,14 +194,17 @@ class SpeechService:
         if plans.needs_loading(language):
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
-                language=named, channel=channel.mention,
-            )  # fmt: skip
+                language=named,
+                channel=channel.mention,
+            )
         elif voice := await plans.to_prepare(spoken, language):
             wait = tr(
                 "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
                 "as soon as it is ready.",
-                voice=voice, language=named, channel=channel.mention,
-            )  # fmt: skip
+                voice=voice,
+                language=named,
+                channel=channel.mention,
+            )
         else:
             plan = await plans.plan(spoken, language)
             return await self._say(member, channel, words, plan, requested_at, epoch)
@@ -209,9 +217,14 @@ class SpeechService:
         return wait
 
     async def _say(
-        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        plan: SpeechPlan, requested_at: float, epoch: int,
-    ) -> str:  # fmt: skip
+        self,
+        member: discord.Member | discord.User,
+        channel: VoiceChannel,
+        text: str,
+        plan: SpeechPlan,
+        requested_at: float,
+        epoch: int,
+    ) -> str:
         """Speak `text`: the words already made for the plan's language (see `words`)."""
         said = phrasebook(plan.language).said.format(name=member.name)
         text = self.attributed(member, channel.guild.id, text, plan, "/say", said=said)
@@ -232,9 +245,14 @@ class SpeechService:
         )
 
     async def _say_once_planned(
-        self, member: discord.Member | discord.User, channel: VoiceChannel, text: str,
-        spoken: HowSpoken, requested_at: float, epoch: int,
-    ) -> None:  # fmt: skip
+        self,
+        member: discord.Member | discord.User,
+        channel: VoiceChannel,
+        text: str,
+        spoken: HowSpoken,
+        requested_at: float,
+        epoch: int,
+    ) -> None:
         """Speak once planned: its model loaded (if it cannot be, the default language's
         speaks, and the voice channel's chat is told once: the member's "Loading…" reply
         cannot be edited from here, and the people hearing another language are the ones to
@@ -243,8 +261,7 @@ class SpeechService:
         try:
             plan = await self.planner.plan(spoken)
             if plan.wanted is not None:
-                await self.planner.fallback.tell(channel, channel.guild, plan.wanted,
-                                                 plan.language)  # fmt: skip
+                await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
             words = await self.words(text, channel.guild, spoken, plan.language)
             await self._say(member, channel, words, plan, requested_at, epoch)
         except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
@@ -253,9 +270,16 @@ class SpeechService:
             log.exception("could not speak once %s was planned", spoken.language)
 
     def attributed(
-        self, member: discord.Member | discord.User, guild_id: int | None, text: str,
-        plan: SpeechPlan, what: str, *, announced: bool = False, said: str | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        member: discord.Member | discord.User,
+        guild_id: int | None,
+        text: str,
+        plan: SpeechPlan,
+        what: str,
+        *,
+        announced: bool = False,
+        said: str | None = None,
+    ) -> str:
         """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
         their username (`said`): one they cannot make another member's, unlike a server
         nickname or a /set nick, so a cloned voice's speech never sounds like someone else's.
@@ -264,16 +288,23 @@ class SpeechService:
             return text
         log.info(
             "cloned voice %s used for %s by user %s in server %s",
-            plan.cloned_id, what, member.id, guild_id,
-        )  # fmt: skip
+            plan.cloned_id,
+            what,
+            member.id,
+            guild_id,
+        )
         if said is None:
             said = phrasebook(plan.language or self.language).said.format(name=member.name)
         return text if announced else f"{said}: {text}"
 
     async def speak_in_callers_channel(
-        self, member: discord.Member | discord.User, text: str, plan: SpeechPlan,
-        *, announced: bool = False,
-    ) -> VoiceChannel:  # fmt: skip
+        self,
+        member: discord.Member | discord.User,
+        text: str,
+        plan: SpeechPlan,
+        *,
+        announced: bool = False,
+    ) -> VoiceChannel:
         """Speak `text` as `plan` says where the member is (a preview, a sample, a message);
         `announced`: the text already says whose words they are. A plan said in the default
         language because its own could not load: the channel hears why, once."""
@@ -283,9 +314,14 @@ class SpeechService:
             await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
         said = phrasebook(plan.language or self.language).said.format(name=member.name)
         text = self.attributed(
-            member, channel.guild.id, text, plan, "speech on request", announced=announced,
+            member,
+            channel.guild.id,
+            text,
+            plan,
+            "speech on request",
+            announced=announced,
             said=said,
-        )  # fmt: skip
+        )
         await self._speak(channel, Utterance(text, plan, author_id=member.id))
         return channel
 
@@ -295,16 +331,20 @@ class SpeechService:
         """Queue it once connected; unless its member was blocked since `epoch` meanwhile."""
         await self.ensure_connected(channel)
         author = utterance.author_id
-        if (epoch is not None and author is not None
-                and self.blocks.blocked_since(channel.guild.id, author, epoch)):  # fmt: skip
+        if (
+            epoch is not None
+            and author is not None
+            and self.blocks.blocked_since(channel.guild.id, author, epoch)
+        ):
             await self.blocks.check(author, channel.guild.id, blocked=True)
         try:
             return self.speakers.speaker(channel.guild).enqueue(utterance)
         except QueueFullError:
             raise UserError(tr("The queue is full. Please wait a moment and try again.")) from None
 
-    async def tts_file(self, member: discord.Member | discord.User, guild: discord.Guild | None,
-                       text: str) -> Reply:  # fmt: skip
+    async def tts_file(
+        self, member: discord.Member | discord.User, guild: discord.Guild | None, text: str
+    ) -> Reply:
         """The speech as an Ogg Opus file, in the member's voice (for people not in voice),
         its words as /say's.
 

@@ -131,9 +131,13 @@ class SpeechPlanner:
     speech (`plan`): the one place the model and the voice are chosen."""
 
     def __init__(
-        self, records: VoiceRecords, states: VoiceStates, language: str,
-        languages: Sequence[str], models: ModelPool | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        records: VoiceRecords,
+        states: VoiceStates,
+        language: str,
+        languages: Sequence[str],
+        models: ModelPool | None = None,
+    ) -> None:
         """`language`: the operator's default; `languages`: those offered (with it);
         `models`: the languages' models (None: only the default one, always loaded)."""
         self.records = records
@@ -185,8 +189,9 @@ class SpeechPlanner:
             async with asyncio.timeout(DETECT_TIMEOUT_S):
                 return await asyncio.to_thread(self._detect, text)
         except TimeoutError:
-            log.warning("language detection took over %.0f s: the server's language reads",
-                        DETECT_TIMEOUT_S)  # fmt: skip
+            log.warning(
+                "language detection took over %.0f s: the server's language reads", DETECT_TIMEOUT_S
+            )
             return None
 
     # ---- the model -------------------------------------------------------------------------
@@ -219,9 +224,12 @@ class SpeechPlanner:
 
     # ---- the plan --------------------------------------------------------------------------
     async def plan(
-        self, spoken: HowSpoken, language: str | None = None, *,
+        self,
+        spoken: HowSpoken,
+        language: str | None = None,
+        *,
         voice: VoiceFrom | str | VoiceRecord = VoiceFrom.MEMBER,
-    ) -> SpeechPlan:  # fmt: skip
+    ) -> SpeechPlan:
         """How `spoken`'s speech in `language` (default: theirs) is said: that language's
         model, loaded first if need be, else the default one (`load_or_default`); then the
         voice for the model that speaks: `voice` (a built-in voice's name, or one of the
@@ -239,9 +247,15 @@ class SpeechPlanner:
         else:
             state, cloned_id = voice, None
         return SpeechPlan(
-            speaks, model, state, cloned_id, rate=spoken.rate, pitch=spoken.pitch,
-            speedup=spoken.speedup, wanted=None if speaks == wanted else wanted,
-        )  # fmt: skip
+            speaks,
+            model,
+            state,
+            cloned_id,
+            rate=spoken.rate,
+            pitch=spoken.pitch,
+            speedup=spoken.speedup,
+            wanted=None if speaks == wanted else wanted,
+        )
 
     async def _voice_for(
         self, chosen: VoiceChoice, server: ServerSettings | None, model: str | None

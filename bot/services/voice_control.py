@@ -62,35 +62,51 @@ class VoiceControl:
             return
         voice = getattr(member, "voice", None)
         if voice is None or voice.channel != channel:
-            raise UserError(tr(
-                "Only members in {channel} (or with the Move Members permission) can do that.",
-                channel=channel.mention,
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "Only members in {channel} (or with the Move Members permission) can do that.",
+                    channel=channel.mention,
+                )
+            )
 
-    async def leave(self, guild: discord.Guild, member: discord.Member | discord.User,
-                    permissions: discord.Permissions) -> str:  # fmt: skip
+    async def leave(
+        self,
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> str:
         if guild.voice_client is None:
             raise UserError(tr("I'm not in a voice channel."))
         await self.check_control(guild, member, permissions)
         if self.at_home(guild):  # it would be back at once: say why it stays
-            raise UserError(tr(
-                "{channel} is my home channel here: I stay in it. Someone with Manage Server "
-                "can change that with `/config joining home_voice`.",
-                channel=f"<#{self.connections.home_of(guild.id)}>",
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "{channel} is my home channel here: I stay in it. Someone with Manage Server "
+                    "can change that with `/config joining home_voice`.",
+                    channel=f"<#{self.connections.home_of(guild.id)}>",
+                )
+            )
         await self.disconnect(guild)
         return tr("Left the voice channel.")
 
-    async def skip(self, guild: discord.Guild, member: discord.Member | discord.User,
-             permissions: discord.Permissions) -> str:  # fmt: skip
+    async def skip(
+        self,
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> str:
         await self.check_control(guild, member, permissions)
         speaker = self.speakers.get(guild.id)
         if speaker is None or not speaker.skip():
             raise UserError(tr("Nothing is being spoken right now."))
         return tr("Skipped.")
 
-    async def clear(self, guild: discord.Guild, member: discord.Member | discord.User,
-              permissions: discord.Permissions) -> str:  # fmt: skip
+    async def clear(
+        self,
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> str:
         await self.check_control(guild, member, permissions)
         speaker = self.speakers.get(guild.id)
         dropped = speaker.clear_waiting() if speaker is not None else 0
@@ -98,8 +114,12 @@ class VoiceControl:
             raise UserError(tr("Nothing is waiting to be read."))
         return tr("Cleared {messages}.", messages=plural(dropped, "waiting message"))
 
-    async def stop(self, guild: discord.Guild, member: discord.Member | discord.User,
-             permissions: discord.Permissions) -> str:  # fmt: skip
+    async def stop(
+        self,
+        guild: discord.Guild,
+        member: discord.Member | discord.User,
+        permissions: discord.Permissions,
+    ) -> str:
         await self.check_control(guild, member, permissions)
         speaker = self.speakers.get(guild.id)
         dropped = speaker.clear() if speaker is not None else 0

@@ -41,9 +41,12 @@ CLONING_OFF_FOR_MEMBERS = tr(
 
 class VoiceService:
     def __init__(
-        self, library: VoiceLibrary, speech: SpeechService, engine: TTSEngine,
+        self,
+        library: VoiceLibrary,
+        speech: SpeechService,
+        engine: TTSEngine,
         ssl_context: ssl.SSLContext | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`ssl_context`: the one Discord's files are fetched with (the default's if None)."""
         self.ssl_context = ssl_context
         self.library = library
@@ -66,10 +69,13 @@ class VoiceService:
     ) -> Reply:
         await self.speech.blocks.check(member.id, guild.id)
         if not consent:
-            raise UserError(tr(
-                "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
-                "the recording is your own voice and that you agree that this bot speaks with it."
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "Nothing was saved. To clone a voice, set `consent` to True: it confirms that "
+                    "the recording is your own voice and that you agree that this bot speaks with "
+                    "it."
+                )
+            )
         if not (await self.db.guilds.get(guild.id)).cloning:
             raise UserError(tr("Voice cloning is switched off in this server by its admins."))
         if not self.engine.has_voice_cloning:
@@ -79,26 +85,36 @@ class VoiceService:
         async with self.library.admitted(member.id, guild.id):  # before the download
             await progress(tr("Downloading your clip…"))
             # capped as it is read: the size Discord declares is the uploader's to fake
-            data = await read_capped(attachment, self.library.limits.clip.max_bytes,
-                                     self.ssl_context)  # fmt: skip
+            data = await read_capped(
+                attachment, self.library.limits.clip.max_bytes, self.ssl_context
+            )
             record = await self.library.create(
-                member.id, name, data, consented_at=utc_now(), progress=progress,
+                member.id,
+                name,
+                data,
+                consented_at=utc_now(),
+                progress=progress,
                 guild_id=guild.id,
-            )  # fmt: skip
+            )
         ready = tr(
             "Your voice “{name}” is ready ({seconds:.0f} s of speech used). "
             "Use `/voice use {name}` to speak with it.",
-            name=record.name, seconds=record.duration_s,
-        )  # fmt: skip
+            name=record.name,
+            seconds=record.duration_s,
+        )
         sample = PREVIEW_TEXT.format(name=record.name)
         channel = await self._speak_if_in_voice(member, sample, record)
         if channel is not None:
             return Reply(
-                tr("{ready} Playing a short sample in {channel}.", ready=ready,
-                   channel=channel.mention)
-            )  # fmt: skip
-        return Reply(tr("{ready} Press Preview to hear it.", ready=ready),
-                     preview_voice_id=record.id)  # fmt: skip
+                tr(
+                    "{ready} Playing a short sample in {channel}.",
+                    ready=ready,
+                    channel=channel.mention,
+                )
+            )
+        return Reply(
+            tr("{ready} Press Preview to hear it.", ready=ready), preview_voice_id=record.id
+        )
 
     async def _speak_if_in_voice(
         self, member: discord.Member | discord.User, text: str, voice: str | VoiceRecord
@@ -124,10 +140,15 @@ class VoiceService:
                 chosen = ""
                 if choice is not None and choice.voice_id == voice.id:
                     chosen = tr(" (in use here)") if choice.guild_id else tr(" (in use everywhere)")
-                shown.append(tr(
-                    "• {name}: {seconds:.0f} s of speech, made {day}{chosen}", name=voice.name,
-                    seconds=voice.duration_s, day=voice.created_at[:10], chosen=chosen,
-                ))  # fmt: skip
+                shown.append(
+                    tr(
+                        "• {name}: {seconds:.0f} s of speech, made {day}{chosen}",
+                        name=voice.name,
+                        seconds=voice.duration_s,
+                        day=voice.created_at[:10],
+                        chosen=chosen,
+                    )
+                )
             shown.append(
                 tr(
                     "({count} of {quota} allowed)",
@@ -144,20 +165,29 @@ class VoiceService:
         named = language_name(language)
         if fitting:
             shown.append(
-                tr("**Built-in voices in {language}**: {names}", language=named,
-                   names=", ".join(fitting))
-            )  # fmt: skip
+                tr(
+                    "**Built-in voices in {language}**: {names}",
+                    language=named,
+                    names=", ".join(fitting),
+                )
+            )
         if others:
             shown.append(
-                tr("Other built-in voices (they speak {language} with an accent): {names}",
-                   language=named, names=", ".join(others))
-            )  # fmt: skip
+                tr(
+                    "Other built-in voices (they speak {language} with an accent): {names}",
+                    language=named,
+                    names=", ".join(others),
+                )
+            )
         return Reply(lines(*shown))
 
     async def use(
-        self, member: discord.Member | discord.User, guild: discord.Guild, name: str,
+        self,
+        member: discord.Member | discord.User,
+        guild: discord.Guild,
+        name: str,
         everywhere: bool,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         chosen = await self.library.use(member.id, name, None if everywhere else guild.id)
         if everywhere:
             return Reply(tr("You will now speak with “{name}” in every server.", name=chosen))
@@ -181,15 +211,21 @@ class VoiceService:
         builtin = " ".join(name.split()).lower()
         if builtin in BUILTIN_VOICES:
             return builtin, builtin
-        raise UserError(tr(
-            "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
-            name=" ".join(name.split())[:40],
-        ))  # fmt: skip
+        raise UserError(
+            tr(
+                "There is no voice named “{name}” among yours or the built-in ones. See /voice "
+                "list.",
+                name=" ".join(name.split())[:40],
+            )
+        )
 
     async def preview(
-        self, member: discord.Member | discord.User, name: str, text: str | None,
+        self,
+        member: discord.Member | discord.User,
+        name: str,
+        text: str | None,
         guild_id: int | None = None,
-    ) -> Reply:  # fmt: skip
+    ) -> Reply:
         await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
         line = PREVIEW_TEXT.format(name=shown)
@@ -227,9 +263,13 @@ class VoiceService:
         return await self._preview_file(member, guild_id, record.name, plan, line)
 
     async def _preview_file(
-        self, member: discord.Member | discord.User, guild_id: int | None, shown: str,
-        plan: SpeechPlan, line: str,
-    ) -> Reply:  # fmt: skip
+        self,
+        member: discord.Member | discord.User,
+        guild_id: int | None,
+        shown: str,
+        plan: SpeechPlan,
+        line: str,
+    ) -> Reply:
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
         line = self.speech.attributed(member, guild_id, line, plan, "a preview file")
         owner = (member.id, guild_id)
@@ -244,10 +284,12 @@ class VoiceService:
         member's, and never offered anywhere else (the speech service has no members' voices)."""
         own = await self.db.voices.get(member.id, name)
         if own is None:
-            raise UserError(tr(
-                "You have no voice named “{name}”. See /voice list.",
-                name=" ".join(name.split())[:40],
-            ))  # fmt: skip
+            raise UserError(
+                tr(
+                    "You have no voice named “{name}”. See /voice list.",
+                    name=" ".join(name.split())[:40],
+                )
+            )
         spec = await self.library.states.state_spec(own)
         data = await asyncio.to_thread(Path(spec).read_bytes)
         log.info("voice %s exported by its owner %s", own.id, member.id)

@@ -70,9 +70,13 @@ class Wording:
         )
 
     async def options(
-        self, guild_id: int | None, settings: ServerSettings, language: str, *,
+        self,
+        guild_id: int | None,
+        settings: ServerSettings,
+        language: str,
+        *,
         sounds: bool = False,
-    ) -> ReadOptions:  # fmt: skip
+    ) -> ReadOptions:
         """How the server's text becomes words, in `language` with its dictionary entries
         (in a DM, `guild_id` None: the settings' defaults, no dictionary); `sounds`: its words
         with a sound are marked (for speech that plays them: see `sounds_in`)."""
@@ -97,9 +101,13 @@ class Wording:
         return {key: held[1] for key, held in shared.items() if held is not None}
 
     async def names(
-        self, guild: discord.Guild, people: Mapping[int, str], *, author_id: int | None = None,
+        self,
+        guild: discord.Guild,
+        people: Mapping[int, str],
+        *,
+        author_id: int | None = None,
         author: MemberSettings | None = None,
-    ) -> Names:  # fmt: skip
+    ) -> Names:
         """How to call what the words name: `people` (user id: the name Discord shows, "" when
         not known), each by their /set nick here if they have one; `author`: the settings of
         `author_id`, when read already (then only the others' nicks are read)."""
@@ -116,9 +124,15 @@ class Wording:
         )
 
     async def typed(
-        self, text: str, guild: discord.Guild | None, settings: ServerSettings | None,
-        language: str, *, author_id: int, author: MemberSettings | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        text: str,
+        guild: discord.Guild | None,
+        settings: ServerSettings | None,
+        language: str,
+        *,
+        author_id: int,
+        author: MemberSettings | None = None,
+    ) -> str:
         """What a member typed (`/say`, `/tts`) as their chat message would be said, without
         "NAME said" ('' when nothing is left to say). A member mentioned is called as in
         chat, and "someone" when neither the server's cache nor a /set nick knows them; in a

@@ -57,9 +57,21 @@ class WavEncoder(PcmEncoder):
 
     def __init__(self) -> None:
         self._header: bytes | None = struct.pack(
-            "<4sI4s4sIHHIIHH4sI", b"RIFF", 0xFFFFFFFF, b"WAVE", b"fmt ", 16, 1, 1,
-            MODEL_RATE, MODEL_RATE * 2, 2, 16, b"data", 0xFFFFFFFF,
-        )  # fmt: skip
+            "<4sI4s4sIHHIIHH4sI",
+            b"RIFF",
+            0xFFFFFFFF,
+            b"WAVE",
+            b"fmt ",
+            16,
+            1,
+            1,
+            MODEL_RATE,
+            MODEL_RATE * 2,
+            2,
+            16,
+            b"data",
+            0xFFFFFFFF,
+        )
 
     def push(self, samples: np.ndarray) -> bytes:
         header, self._header = self._header or b"", None

@@ -14,9 +14,13 @@ class ServiceRefusal(UserError):
     kind = "invalid_request_error"
 
     def __init__(
-        self, message: str, *, param: str | None = None, code: str | None = None,
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
         retry_after: float | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message)
         self.param, self.code, self.retry_after = param, code, retry_after
 

@@ -35,13 +35,15 @@ class ClientLimits:
             wait = WINDOW_S - (now - asked[0])
             raise TooMany(
                 f"Too many requests: at most {self.per_minute} a minute.",
-                code="rate_limit_exceeded", retry_after=max(1, math.ceil(wait)),
-            )  # fmt: skip
+                code="rate_limit_exceeded",
+                retry_after=max(1, math.ceil(wait)),
+            )
         if self._open[client] >= self.streams:
             raise TooMany(
                 f"Too many streams at once: at most {self.streams} per client.",
-                code="rate_limit_exceeded", retry_after=1,
-            )  # fmt: skip
+                code="rate_limit_exceeded",
+                retry_after=1,
+            )
         asked.append(now)
         while len(self._asked) > MAX_CLIENTS:
             self._asked.popitem(last=False)

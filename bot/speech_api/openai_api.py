@@ -55,8 +55,9 @@ class Keys:
             if not is_loopback(request.url.host or ""):
                 raise Unauthorized(
                     "Without SPEECH_API_KEYS this service answers requests to 127.0.0.1 or "
-                    "localhost only.", code="invalid_host",
-                )  # fmt: skip
+                    "localhost only.",
+                    code="invalid_host",
+                )
             return request.remote or "local"
         given = request.headers.get("Authorization", "")
         scheme, _, token = given.partition(" ")
@@ -66,8 +67,9 @@ class Keys:
                     return f"key{number + 1}"
         raise Unauthorized(
             "Incorrect API key provided: send one of SPEECH_API_KEYS as "
-            "'Authorization: Bearer KEY'.", code="invalid_api_key",
-        )  # fmt: skip
+            "'Authorization: Bearer KEY'.",
+            code="invalid_api_key",
+        )
 
 
 async def read_json(request: web.Request) -> dict[str, Any]:
@@ -113,23 +115,34 @@ class OpenAISpeech:
     async def models(self, request: web.Request) -> web.Response:
         self.keys.client(request)
         names = (MODEL, *OPENAI_MODELS)
-        data = [{"id": n, "object": "model", "created": 0, "owned_by": "pocketvoice"}
-                for n in names]  # fmt: skip
+        data = [
+            {"id": n, "object": "model", "created": 0, "owned_by": "pocketvoice"} for n in names
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def list_voices(self, request: web.Request) -> web.Response:
         self.keys.client(request)
         languages = list(self.streams.languages)
         voices = [
-            {"id": v.name, "name": v.name, "kind": v.kind, "recorded_in": v.language,
-             "languages": languages}
+            {
+                "id": v.name,
+                "name": v.name,
+                "kind": v.kind,
+                "recorded_in": v.language,
+                "languages": languages,
+            }
             for v in self.voices.all()
-        ]  # fmt: skip
+        ]
         formats = [f for f in MEDIA_TYPES if can_encode(f)]
-        return web.json_response({
-            "object": "list", "data": voices, "languages": languages,
-            "default_language": self.streams.default_language, "response_formats": formats,
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "object": "list",
+                "data": voices,
+                "languages": languages,
+                "default_language": self.streams.default_language,
+                "response_formats": formats,
+            }
+        )
 
     async def speech(self, request: web.Request) -> web.StreamResponse:
         client = self.keys.client(request)
@@ -138,8 +151,9 @@ class OpenAISpeech:
         if len(text) > MAX_INPUT:
             raise TooLarge(
                 f"'input' is {len(text):,} characters long; the most is {MAX_INPUT:,}.",
-                param="input", code="string_above_max_length",
-            )  # fmt: skip
+                param="input",
+                code="string_above_max_length",
+            )
         model = str(field(body, "model", str, MODEL))[:100]
         named = body.get("voice")
         if isinstance(named, dict):  # the SDK's newer shape: {"id": "..."}
@@ -149,17 +163,21 @@ class OpenAISpeech:
         if response_format not in MEDIA_TYPES:
             raise BadRequest(
                 f"response_format must be one of {', '.join(MEDIA_TYPES)}.",
-                param="response_format", code="invalid_value",
-            )  # fmt: skip
+                param="response_format",
+                code="invalid_value",
+            )
         if not can_encode(response_format):
             raise BadRequest(
                 f"This server's libsndfile cannot encode {response_format}; ask for "
-                "wav, pcm, opus or flac.", param="response_format", code="unsupported_format",
-            )  # fmt: skip
+                "wav, pcm, opus or flac.",
+                param="response_format",
+                code="unsupported_format",
+            )
         stream_format = field(body, "stream_format", str, "audio")
         if stream_format not in STREAM_FORMATS:
-            raise BadRequest("stream_format must be audio or sse.", param="stream_format",
-                             code="invalid_value")  # fmt: skip
+            raise BadRequest(
+                "stream_format must be audio or sse.", param="stream_format", code="invalid_value"
+            )
         speed = field(body, "speed", float, 1.0)
         language = self.streams.check_language(field(body, "language", str, ""))
         stream = await self.streams.open(
@@ -167,9 +185,12 @@ class OpenAISpeech:
         )
         try:
             headers = {
-                "X-Model": model, "X-Voice": voice.name, "X-Language": language,
-                "X-Speed-Applied": f"{stream.speed:g}", "Cache-Control": "no-store",
-            }  # fmt: skip
+                "X-Model": model,
+                "X-Voice": voice.name,
+                "X-Language": language,
+                "X-Speed-Applied": f"{stream.speed:g}",
+                "Cache-Control": "no-store",
+            }
             if stream_format == "sse":
                 return await self._sse(request, stream, response_format, headers)
             return await self._audio(request, stream, response_format, headers)
@@ -177,9 +198,12 @@ class OpenAISpeech:
             stream.close()
 
     async def _audio(
-        self, request: web.Request, stream: ServiceStream, response_format: str,
+        self,
+        request: web.Request,
+        stream: ServiceStream,
+        response_format: str,
         headers: dict[str, str],
-    ) -> web.StreamResponse:  # fmt: skip
+    ) -> web.StreamResponse:
         media = MEDIA_TYPES[response_format]
         response = web.StreamResponse(headers={**headers, "Content-Type": media})
         await response.prepare(request)
@@ -201,9 +225,12 @@ class OpenAISpeech:
         return response
 
     async def _sse(
-        self, request: web.Request, stream: ServiceStream, response_format: str,
+        self,
+        request: web.Request,
+        stream: ServiceStream,
+        response_format: str,
         headers: dict[str, str],
-    ) -> web.StreamResponse:  # fmt: skip
+    ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream"})
         await response.prepare(request)
         encoder = encoder_for(response_format)
@@ -254,6 +281,12 @@ async def refusals(request: web.Request, handler: Handler) -> web.StreamResponse
         raise
     except Exception:
         log.exception("a speech request failed")
-        body = {"error": {"message": "The speech could not be made.", "type": "server_error",
-                          "param": None, "code": None}}  # fmt: skip
+        body = {
+            "error": {
+                "message": "The speech could not be made.",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        }
         return web.json_response(body, status=500)

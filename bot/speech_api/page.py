@@ -33,12 +33,17 @@ class Page:
         app.router.add_get("/page/{name}", self.file)
 
     async def index(self, request: web.Request) -> web.Response:
-        return web.Response(body=self._index, content_type="text/html", charset="utf-8",
-                            headers=SECURITY_HEADERS)  # fmt: skip
+        return web.Response(
+            body=self._index, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS
+        )
 
     async def file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in self._files:
             raise web.HTTPNotFound()
-        return web.Response(body=self._files[name], content_type=PAGE_FILES[name],
-                            charset="utf-8", headers=SECURITY_HEADERS)  # fmt: skip
+        return web.Response(
+            body=self._files[name],
+            content_type=PAGE_FILES[name],
+            charset="utf-8",
+            headers=SECURITY_HEADERS,
+        )

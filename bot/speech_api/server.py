@@ -32,9 +32,12 @@ def standalone_scheduler(engine: TTSEngine, models: ModelPool) -> DeadlineSchedu
     """The scheduler of `serve`, made as the bot's speakers make theirs, with no rows kept
     for Discord (there is none)."""
     scheduler = DeadlineScheduler(
-        models.stream, workers=engine.workers, spare_lanes=engine.spare_lanes,
-        run_call=models.call, capacity=engine.capacity if engine.batched else None,
-    )  # fmt: skip
+        models.stream,
+        workers=engine.workers,
+        spare_lanes=engine.spare_lanes,
+        run_call=models.call,
+        capacity=engine.capacity if engine.batched else None,
+    )
     scheduler.start()
     return scheduler
 
@@ -79,9 +82,12 @@ class SpeechServiceError(OperatorError):
 
 class SpeechServer:
     def __init__(
-        self, config: Config, scheduler: DeadlineScheduler, models: ModelPool,
+        self,
+        config: Config,
+        scheduler: DeadlineScheduler,
+        models: ModelPool,
         on_end: Callable[[StreamRecord], None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         check_speech_binds(config)
         self.config = config
         self.host = config.speech_host

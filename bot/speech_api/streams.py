@@ -50,9 +50,10 @@ def applied_speed(speed: float) -> float:
     """OpenAI's 0.25-4.0, clamped to what the stretcher does with the pitch kept (0.5-2.0)."""
     if not SLOWEST_SPEED <= speed <= FASTEST_SPEED:
         raise BadRequest(
-            f"speed must be from {SLOWEST_SPEED} to {FASTEST_SPEED}", param="speed",
+            f"speed must be from {SLOWEST_SPEED} to {FASTEST_SPEED}",
+            param="speed",
             code="invalid_value",
-        )  # fmt: skip
+        )
     return min(STRETCH_FASTEST, max(STRETCH_SLOWEST, speed))
 
 
@@ -97,9 +98,13 @@ class ServiceStream:
     iteration early (the client went away) cancels the job."""
 
     def __init__(
-        self, job: SpeechJob, sink: ServiceSink, scheduler: DeadlineScheduler,
-        on_end: Callable[[StreamRecord], None], speed: float,
-    ) -> None:  # fmt: skip
+        self,
+        job: SpeechJob,
+        sink: ServiceSink,
+        scheduler: DeadlineScheduler,
+        on_end: Callable[[StreamRecord], None],
+        speed: float,
+    ) -> None:
         self.job, self.sink, self.scheduler = job, sink, scheduler
         self.on_end = on_end
         self.speed = speed  # as applied
@@ -144,8 +149,9 @@ class ServiceStream:
             getter = asyncio.ensure_future(queue.get())
             done = asyncio.ensure_future(self.job.done.wait())
             try:
-                await asyncio.wait({getter, done}, timeout=STALL_S,
-                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                await asyncio.wait(
+                    {getter, done}, timeout=STALL_S, return_when=asyncio.FIRST_COMPLETED
+                )
             finally:
                 done.cancel()
                 if not getter.done():
@@ -161,9 +167,13 @@ class SpeechStreams:
     """Opens service streams on the scheduler: the limits first, then the job."""
 
     def __init__(
-        self, scheduler: DeadlineScheduler, models: ModelPool, limits: ClientLimits,
-        queue_size: int, on_end: Callable[[StreamRecord], None] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        scheduler: DeadlineScheduler,
+        models: ModelPool,
+        limits: ClientLimits,
+        queue_size: int,
+        on_end: Callable[[StreamRecord], None] | None = None,
+    ) -> None:
         self.scheduler, self.models, self.limits = scheduler, models, limits
         self.queue_size = queue_size  # service streams waiting for room, at most
         self.on_end = on_end
@@ -182,22 +192,31 @@ class SpeechStreams:
         if language not in self.languages:
             raise BadRequest(
                 f"Language {language[:40]!r} is not offered here; these are: "
-                f"{', '.join(self.languages)}.", param="language", code="unknown_language",
-            )  # fmt: skip
+                f"{', '.join(self.languages)}.",
+                param="language",
+                code="unknown_language",
+            )
         return language
 
     async def open(
-        self, text: str, voice: ServiceVoice, *, language: str, speed: float, client: str,
+        self,
+        text: str,
+        voice: ServiceVoice,
+        *,
+        language: str,
+        speed: float,
+        client: str,
         source: str,
-    ) -> ServiceStream:  # fmt: skip
+    ) -> ServiceStream:
         """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`."""
         asked_at = time.monotonic()
         self.limits.check(client)
         if self.scheduler.choice.service_waiting() >= self.queue_size:
             raise TooMany(
                 "The speech service is full right now; try again in a moment.",
-                code="service_full", retry_after=2,
-            )  # fmt: skip
+                code="service_full",
+                retry_after=2,
+            )
         words = await asyncio.to_thread(spoken_words, text, language)
         if not words.strip():
             raise BadRequest("There is nothing to say in this input.", param="input")
@@ -214,9 +233,11 @@ class SpeechStreams:
         # the service's plan: what the client asked, or refused above (no member, no fallback)
         rate = applied_speed(speed)
         plan = SpeechPlan(
-            language, None if language == self.default_language else language, voice.spec,
+            language,
+            None if language == self.default_language else language,
+            voice.spec,
             rate=rate,
-        )  # fmt: skip
+        )
         job = SpeechJob.planned(words, plan, sink, asked_at, key=f"{source}:{client}")
         job.source = source
         self.limits.opened(client)

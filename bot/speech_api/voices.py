@@ -24,9 +24,22 @@ MAX_FILES = 1000  # files looked at in the folder: the operator's, but a listing
 DEFAULT = "default"
 # OpenAI's voice names, which clients send unasked: the default voice speaks for them
 OPENAI_VOICES = frozenset(
-    {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer",
-     "verse", "marin", "cedar"}
-)  # fmt: skip
+    {
+        "alloy",
+        "ash",
+        "ballad",
+        "coral",
+        "echo",
+        "fable",
+        "onyx",
+        "nova",
+        "sage",
+        "shimmer",
+        "verse",
+        "marin",
+        "cedar",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +94,9 @@ class ServiceVoices:
                     return voice
         raise BadRequest(
             f"Unknown voice {name[:64]!r}: GET /v1/audio/voices lists this service's voices.",
-            param="voice", code="unknown_voice",
-        )  # fmt: skip
+            param="voice",
+            code="unknown_voice",
+        )
 
 
 MAX_VOICE_FILE = 64 * 1024 * 1024  # a clip or a voice state the operator adds
@@ -100,8 +114,10 @@ def import_voice(data_dir: Path, name: str, source: Path) -> Path:
             "a built-in voice's name"
         )
     if suffix != STATE_SUFFIX and suffix not in CLIP_SUFFIXES:
-        raise ValueError(f"{source.name}: give a clip ({', '.join(CLIP_SUFFIXES)}) or a "
-                         f"{STATE_SUFFIX} voice state")  # fmt: skip
+        raise ValueError(
+            f"{source.name}: give a clip ({', '.join(CLIP_SUFFIXES)}) or a "
+            f"{STATE_SUFFIX} voice state"
+        )
     if not source.is_file() or source.stat().st_size > MAX_VOICE_FILE:
         raise ValueError(f"{source} is not a readable file of at most 64 MB")
     folder = data_dir / FOLDER

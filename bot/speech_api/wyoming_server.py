@@ -72,9 +72,12 @@ class BoundedReader:
 
 class SpeechHandler(AsyncEventHandler):
     def __init__(
-        self, reader: Any, writer: asyncio.StreamWriter, streams: SpeechStreams,
+        self,
+        reader: Any,
+        writer: asyncio.StreamWriter,
+        streams: SpeechStreams,
         voices: ServiceVoices,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(reader, writer)
         self.streams, self.voices = streams, voices
         peer = writer.get_extra_info("peername")
@@ -117,18 +120,26 @@ class SpeechHandler(AsyncEventHandler):
         codes = [language_code(name) for name in self.streams.languages]
         voices = [
             TtsVoice(
-                name=voice.name, attribution=ATTRIBUTION, installed=True, version=None,
-                description=f"{voice.name} (this server's)" if voice.kind == "operator"
+                name=voice.name,
+                attribution=ATTRIBUTION,
+                installed=True,
+                version=None,
+                description=f"{voice.name} (this server's)"
+                if voice.kind == "operator"
                 else voice.name,
                 languages=codes,
             )
             for voice in self.voices.all()
-        ]  # fmt: skip
+        ]
         program = TtsProgram(
-            name="pocketvoice", attribution=ATTRIBUTION, installed=True, version=None,
-            description="Pocket TTS through PocketVoice", voices=voices,
+            name="pocketvoice",
+            attribution=ATTRIBUTION,
+            installed=True,
+            version=None,
+            description="Pocket TTS through PocketVoice",
+            voices=voices,
             supports_synthesize_streaming=True,
-        )  # fmt: skip
+        )
         return Info(tts=[program])
 
     async def _gather(self, text: str) -> None:
@@ -155,9 +166,13 @@ class SpeechHandler(AsyncEventHandler):
             raise ServiceRefusal(f"The text is over {MAX_INPUT} characters.", code="too_long")
         chosen = self.voices.resolve(getattr(voice, "name", None) or DEFAULT)
         stream = await self.streams.open(
-            text, chosen, language=self._language(voice), speed=1.0, client=self.client,
+            text,
+            chosen,
+            language=self._language(voice),
+            speed=1.0,
+            client=self.client,
             source="wyoming",
-        )  # fmt: skip
+        )
         try:
             async for chunk in stream:
                 if not self.started:

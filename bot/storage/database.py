@@ -33,9 +33,13 @@ from bot.storage.stores import (
 )
 
 __all__ = [
-    "STORE_ERRORS", "ConstraintError", "Database", "is_postgres_url",
-    "make_private_dir", "utc_now",
-]  # fmt: skip
+    "STORE_ERRORS",
+    "ConstraintError",
+    "Database",
+    "is_postgres_url",
+    "make_private_dir",
+    "utc_now",
+]
 
 DATABASE_NAME = "pocketvoice.db"  # in DATA_DIR
 
@@ -71,9 +75,12 @@ class Database:
 
     @classmethod
     async def open(
-        cls, location: Path | str, *, migrations: Traversable = MIGRATIONS_DIR,
+        cls,
+        location: Path | str,
+        *,
+        migrations: Traversable = MIGRATIONS_DIR,
         migrate: bool = True,
-    ) -> Database:  # fmt: skip
+    ) -> Database:
         """The SQLite file at `location`, or the PostgreSQL database of a `postgresql://`
         URL; migrated unless `migrate` is False."""
         store = await open_store(location)
@@ -223,9 +230,19 @@ class VoiceRepository:
                 if await self.count_for(owner_id) >= quota:
                     raise QuotaError(quota)
             voice_id = await self._insert(
-                owner_id, name, model_fingerprint, state_path, clip_path, sha256, duration_s,
-                state_bytes, clip_bytes, consented_at, upload_sha256, consent_guild_id,
-            )  # fmt: skip
+                owner_id,
+                name,
+                model_fingerprint,
+                state_path,
+                clip_path,
+                sha256,
+                duration_s,
+                state_bytes,
+                clip_bytes,
+                consented_at,
+                upload_sha256,
+                consent_guild_id,
+            )
             if recording is not None:
                 await self.put_recording(voice_id, recording)
             if state is not None:
@@ -243,8 +260,9 @@ class VoiceRepository:
         await self._db.execute(
             "INSERT INTO voice_recordings (voice_id, flac) VALUES (?, ?)"
             " ON CONFLICT (voice_id) DO NOTHING",
-            voice_id, flac,
-        )  # fmt: skip
+            voice_id,
+            flac,
+        )
 
     async def without_recording(self) -> list[VoiceRecord]:
         """Voices made before recordings were kept in the store (read from DATA_DIR then)."""
@@ -255,47 +273,75 @@ class VoiceRepository:
     async def state(self, voice_id: int, fingerprint: str) -> bytes | None:
         row = await self._db.fetch_one(
             "SELECT state FROM voice_states WHERE voice_id = ? AND model_fingerprint = ?",
-            voice_id, fingerprint,
-        )  # fmt: skip
+            voice_id,
+            fingerprint,
+        )
         return bytes(row[0]) if row else None
 
     async def put_state(self, voice_id: int, fingerprint: str, state: bytes) -> None:
         await self._db.execute(
             "INSERT INTO voice_states (voice_id, model_fingerprint, state) VALUES (?, ?, ?)"
             " ON CONFLICT (voice_id, model_fingerprint) DO UPDATE SET state = excluded.state",
-            voice_id, fingerprint, state,
-        )  # fmt: skip
+            voice_id,
+            fingerprint,
+            state,
+        )
 
     async def _insert(
-        self, owner_id: int, name: str, model_fingerprint: str, state_path: str,
-        clip_path: str, sha256: str, duration_s: float, state_bytes: int, clip_bytes: int,
-        consented_at: str, upload_sha256: str | None, consent_guild_id: int | None,
-    ) -> int:  # fmt: skip
+        self,
+        owner_id: int,
+        name: str,
+        model_fingerprint: str,
+        state_path: str,
+        clip_path: str,
+        sha256: str,
+        duration_s: float,
+        state_bytes: int,
+        clip_bytes: int,
+        consented_at: str,
+        upload_sha256: str | None,
+        consent_guild_id: int | None,
+    ) -> int:
         try:
             return await self._db.insert(
                 "INSERT INTO voices (owner_id, name, name_key, model_fingerprint, state_path,"
                 " clip_path, sha256, duration_s, state_bytes, clip_bytes, created_at,"
                 " consented_at, upload_sha256, consent_guild_id)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                owner_id, name.strip(), name_key(name), model_fingerprint, state_path,
-                clip_path, sha256, float(duration_s), state_bytes, clip_bytes, utc_now(),
-                consented_at, upload_sha256, consent_guild_id,
-            )  # fmt: skip
+                owner_id,
+                name.strip(),
+                name_key(name),
+                model_fingerprint,
+                state_path,
+                clip_path,
+                sha256,
+                float(duration_s),
+                state_bytes,
+                clip_bytes,
+                utc_now(),
+                consented_at,
+                upload_sha256,
+                consent_guild_id,
+            )
         except ConstraintError as error:
             raise NameTakenError(name) from error
 
     async def set_state(self, voice_id: int, fingerprint: str, state_bytes: int) -> None:
         await self._db.execute(
             "UPDATE voices SET model_fingerprint = ?, state_bytes = ? WHERE id = ?",
-            fingerprint, state_bytes, voice_id,
-        )  # fmt: skip
+            fingerprint,
+            state_bytes,
+            voice_id,
+        )
 
     async def rename(self, voice_id: int, new_name: str) -> None:
         try:
             await self._db.execute(
                 "UPDATE voices SET name = ?, name_key = ? WHERE id = ?",
-                new_name.strip(), name_key(new_name), voice_id,
-            )  # fmt: skip
+                new_name.strip(),
+                name_key(new_name),
+                voice_id,
+            )
         except ConstraintError as error:
             raise NameTakenError(new_name) from error
 
@@ -309,11 +355,19 @@ class VoiceRepository:
                 await self._db.execute(
                     "INSERT INTO deleted_voice_files (tag, deleted_at) VALUES (?, ?)"
                     " ON CONFLICT (tag) DO NOTHING",
-                    tag, utc_now(),
-                )  # fmt: skip
-            await self._db.notify(VOICE_DELETED, json.dumps({
-                "id": record.id, "state_path": record.state_path, "clip_path": record.clip_path,
-            }))  # fmt: skip
+                    tag,
+                    utc_now(),
+                )
+            await self._db.notify(
+                VOICE_DELETED,
+                json.dumps(
+                    {
+                        "id": record.id,
+                        "state_path": record.state_path,
+                        "clip_path": record.clip_path,
+                    }
+                ),
+            )
 
     async def deleted_tags(self, tags: Iterable[str]) -> set[str]:
         """Of `tags` (see `file_tag`), those of deleted voices."""
@@ -350,23 +404,33 @@ class ChoiceRepository:
         self._db = db
 
     async def set(
-        self, user_id: int, guild_id: int | None, *, builtin: str | None = None,
+        self,
+        user_id: int,
+        guild_id: int | None,
+        *,
+        builtin: str | None = None,
         voice_id: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         await self._db.execute(
             "INSERT INTO voice_choices (user_id, guild_id, builtin_name, voice_id)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, guild_id) DO UPDATE SET"
             " builtin_name = excluded.builtin_name, voice_id = excluded.voice_id",
-            user_id, guild_id or GLOBAL, builtin, voice_id,
-        )  # fmt: skip
+            user_id,
+            guild_id or GLOBAL,
+            builtin,
+            voice_id,
+        )
 
     async def for_user(self, user_id: int, guild_id: int | None) -> VoiceChoice | None:
         """This server's choice, else the global one."""
         row = await self._db.fetch_one(
             "SELECT guild_id, builtin_name, voice_id FROM voice_choices"
             " WHERE user_id = ? AND guild_id IN (?, ?) ORDER BY guild_id = ? LIMIT 1",
-            user_id, guild_id or GLOBAL, GLOBAL, GLOBAL,
-        )  # fmt: skip
+            user_id,
+            guild_id or GLOBAL,
+            GLOBAL,
+            GLOBAL,
+        )
         return VoiceChoice(row[0], row[1], row[2]) if row else None
 
     async def delete_for_user(self, user_id: int) -> None:
@@ -393,8 +457,10 @@ class GuildSettingsRepository:
         await self._db.execute(
             "INSERT INTO server_settings (guild_id, key, value) VALUES (?, ?, ?)"
             " ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value",
-            guild_id, key, json.dumps(value),
-        )  # fmt: skip
+            guild_id,
+            key,
+            json.dumps(value),
+        )
 
     async def set_cloning(self, guild_id: int, enabled: bool) -> None:
         await self.set(guild_id, "cloning", enabled)
@@ -428,13 +494,17 @@ class ReadChannelRepository:
             "SELECT channel_id, voice_channel_id FROM read_channels WHERE guild_id = ?"
             " ORDER BY channel_id",
             guild_id,
-        )  # fmt: skip
+        )
         return [ReadChannel(int(row[0]), None if row[1] is None else int(row[1])) for row in rows]
 
     async def add(
-        self, guild_id: int, channel_id: int, voice_channel_id: int | None = None,
-        *, most: int = MAX_READ_CHANNELS,
-    ) -> bool:  # fmt: skip
+        self,
+        guild_id: int,
+        channel_id: int,
+        voice_channel_id: int | None = None,
+        *,
+        most: int = MAX_READ_CHANNELS,
+    ) -> bool:
         """Read `channel_id` (into `voice_channel_id`); True when it is new, False when it was
         read already (its voice channel is then replaced). A new one past `most` is refused
         (ReadChannelsFullError), counted under the server's lock: processes sharing
@@ -444,8 +514,10 @@ class ReadChannelRepository:
             changed = await self._db.execute(
                 "UPDATE read_channels SET voice_channel_id = ? WHERE guild_id = ?"
                 " AND channel_id = ?",
-                voice_channel_id, guild_id, channel_id,
-            )  # fmt: skip
+                voice_channel_id,
+                guild_id,
+                channel_id,
+            )
             if changed:
                 return False
             row = await self._db.fetch_one(
@@ -456,8 +528,10 @@ class ReadChannelRepository:
             await self._db.execute(
                 "INSERT INTO read_channels (guild_id, channel_id, voice_channel_id)"
                 " VALUES (?, ?, ?)",
-                guild_id, channel_id, voice_channel_id,
-            )  # fmt: skip
+                guild_id,
+                channel_id,
+                voice_channel_id,
+            )
             return True
 
     async def remove(self, guild_id: int, channel_id: int) -> bool:
@@ -490,8 +564,9 @@ class MemberSettingsRepository:
             " FROM (SELECT CAST(? AS BIGINT) AS user_id, CAST(? AS BIGINT) AS guild_id) AS k"
             " LEFT JOIN member_settings m ON m.user_id = k.user_id AND m.guild_id = k.guild_id"
             " LEFT JOIN member_blocks b ON b.user_id = k.user_id AND b.guild_id = k.guild_id",
-            user_id, guild_id,
-        )  # fmt: skip
+            user_id,
+            guild_id,
+        )
         assert row is not None  # one row, always
         blocked = bool(row[4])
         if row[1] is None:  # no settings of their own here
@@ -504,36 +579,46 @@ class MemberSettingsRepository:
         await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, nick) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET nick = excluded.nick",
-            user_id, guild_id, nick,
-        )  # fmt: skip
+            user_id,
+            guild_id,
+            nick,
+        )
 
     async def set_autoread(self, user_id: int, guild_id: int, enabled: bool) -> None:
         await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, autoread) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET autoread = excluded.autoread",
-            user_id, guild_id, int(enabled),
-        )  # fmt: skip
+            user_id,
+            guild_id,
+            int(enabled),
+        )
 
     async def set_language(self, user_id: int, guild_id: int, language: str | None) -> None:
         await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, language) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET language = excluded.language",
-            user_id, guild_id, language,
-        )  # fmt: skip
+            user_id,
+            guild_id,
+            language,
+        )
 
     async def set_rate(self, user_id: int, guild_id: int, rate: float | None) -> None:
         await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, rate) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET rate = excluded.rate",
-            user_id, guild_id, rate,
-        )  # fmt: skip
+            user_id,
+            guild_id,
+            rate,
+        )
 
     async def set_pitch(self, user_id: int, guild_id: int, pitch: int | None) -> None:
         await self._db.execute(
             "INSERT INTO member_settings (user_id, guild_id, pitch) VALUES (?, ?, ?)"
             " ON CONFLICT (user_id, guild_id) DO UPDATE SET pitch = excluded.pitch",
-            user_id, guild_id, pitch,
-        )  # fmt: skip
+            user_id,
+            guild_id,
+            pitch,
+        )
 
     async def nicks(self, guild_id: int, user_ids: list[int]) -> dict[int, str]:
         """The /set nicks of these members here; not a blocked member's (a name they chose
@@ -545,8 +630,9 @@ class MemberSettingsRepository:
             f"SELECT user_id, nick FROM member_settings m WHERE guild_id = ? AND nick IS NOT NULL"
             f" AND user_id IN ({marks}) AND NOT EXISTS (SELECT 1 FROM member_blocks b"
             f" WHERE b.guild_id = m.guild_id AND b.user_id = m.user_id)",
-            guild_id, *user_ids,
-        )  # fmt: skip
+            guild_id,
+            *user_ids,
+        )
         return {row[0]: row[1] for row in rows}
 
     async def nicks_of_others(self, guild_id: int, user_id: int) -> list[str]:
@@ -555,8 +641,9 @@ class MemberSettingsRepository:
         rows = await self._db.fetch(
             "SELECT nick FROM member_settings WHERE guild_id = ? AND user_id <> ?"
             " AND nick IS NOT NULL",
-            guild_id, user_id,
-        )  # fmt: skip
+            guild_id,
+            user_id,
+        )
         return [row[0] for row in rows]
 
     async def forget_user(self, user_id: int) -> None:
@@ -601,8 +688,9 @@ class DictionaryRepository:
             "SELECT word_key, word, spoken FROM pronunciations"
             " WHERE guild_id = ? AND (language IS NULL OR language = ?)"
             " ORDER BY word_key, language IS NOT NULL",
-            guild_id, language,
-        )  # fmt: skip
+            guild_id,
+            language,
+        )
         chosen = {row[0]: (row[1], row[2]) for row in rows}  # the language's own come last
         return dict(chosen.values())
 
@@ -612,7 +700,7 @@ class DictionaryRepository:
             "SELECT word, spoken, language FROM pronunciations WHERE guild_id = ?"
             " ORDER BY word_key, language IS NOT NULL, language",
             guild_id,
-        )  # fmt: skip
+        )
         return [Pronunciation(row[0], row[1], row[2]) for row in rows]
 
     async def count(self, guild_id: int) -> int:
@@ -627,15 +715,20 @@ class DictionaryRepository:
     async def _put(self, guild_id: int, entry: Pronunciation) -> None:
         # each kind of entry has its own unique index (see migration 0008)
         target = (
-            "(guild_id, word_key) WHERE language IS NULL" if entry.language is None
+            "(guild_id, word_key) WHERE language IS NULL"
+            if entry.language is None
             else "(guild_id, word_key, language) WHERE language IS NOT NULL"
-        )  # fmt: skip
+        )
         await self._db.execute(
             "INSERT INTO pronunciations (guild_id, word_key, word, spoken, language)"
             f" VALUES (?, ?, ?, ?, ?) ON CONFLICT {target} DO UPDATE SET word = excluded.word,"
             " spoken = excluded.spoken",
-            guild_id, entry.word.casefold(), entry.word, entry.spoken, entry.language,
-        )  # fmt: skip
+            guild_id,
+            entry.word.casefold(),
+            entry.word,
+            entry.spoken,
+            entry.language,
+        )
 
     async def merge(self, guild_id: int, entries: list[Pronunciation], most: int) -> None:
         """Add or replace `entries` all together (none removed), unless the dictionary would
@@ -696,7 +789,7 @@ class SoundRepository:
         rows = await self._db.fetch(
             "SELECT word, length(pcm) FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
             guild_id,
-        )  # fmt: skip
+        )
         return [(row[0], int(row[1]) / 2 / 48_000) for row in rows]
 
     async def get(self, guild_id: int, keys: list[str]) -> dict[str, DictionarySound]:
@@ -707,8 +800,9 @@ class SoundRepository:
         rows = await self._db.fetch(
             f"SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ?"
             f" AND word_key IN ({marks})",
-            guild_id, *keys,
-        )  # fmt: skip
+            guild_id,
+            *keys,
+        )
         found = [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
         return {sound.key: sound for sound in found}
 
@@ -720,15 +814,16 @@ class SoundRepository:
         rows = await self._db.fetch(
             f"SELECT word_key, sha256 FROM dictionary_sounds WHERE guild_id = ?"
             f" AND word_key IN ({marks})",
-            guild_id, *keys,
-        )  # fmt: skip
+            guild_id,
+            *keys,
+        )
         return {row[0]: row[1] for row in rows}
 
     async def all(self, guild_id: int) -> list[DictionarySound]:
         rows = await self._db.fetch(
             "SELECT word, pcm, sha256 FROM dictionary_sounds WHERE guild_id = ? ORDER BY word_key",
             guild_id,
-        )  # fmt: skip
+        )
         return [DictionarySound(row[0], bytes(row[1]), row[2]) for row in rows]
 
     async def count(self, guild_id: int) -> int:
@@ -749,16 +844,22 @@ class SoundRepository:
                     " created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, word_key)"
                     " DO UPDATE SET word = excluded.word, pcm = excluded.pcm,"
                     " sha256 = excluded.sha256, created_at = excluded.created_at",
-                    guild_id, sound.key, sound.word, sound.pcm, sound.sha256, utc_now(),
-                )  # fmt: skip
+                    guild_id,
+                    sound.key,
+                    sound.word,
+                    sound.pcm,
+                    sound.sha256,
+                    utc_now(),
+                )
             if await self.count(guild_id) > most:
                 raise SoundsFullError(most)
 
     async def remove(self, guild_id: int, word: str) -> bool:
         removed = await self._db.execute(
             "DELETE FROM dictionary_sounds WHERE guild_id = ? AND word_key = ?",
-            guild_id, word.casefold(),
-        )  # fmt: skip
+            guild_id,
+            word.casefold(),
+        )
         return removed > 0
 
 
@@ -777,21 +878,27 @@ class BlockRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, guild_id: int, user_id: int, moderator_id: int,
-                  reason: str | None) -> bool:  # fmt: skip
+    async def add(self, guild_id: int, user_id: int, moderator_id: int, reason: str | None) -> bool:
         """Block a member here; False when they were blocked already (the moderator is then
         updated, the reason too when one is given, and whether they were told is kept)."""
         added = await self._db.execute(
             "INSERT INTO member_blocks (guild_id, user_id, moderator_id, reason, blocked_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO NOTHING",
-            guild_id, user_id, moderator_id, reason, utc_now(),
-        )  # fmt: skip
+            guild_id,
+            user_id,
+            moderator_id,
+            reason,
+            utc_now(),
+        )
         if not added:
             await self._db.execute(
                 "UPDATE member_blocks SET moderator_id = ?, reason = COALESCE(?, reason)"
                 " WHERE guild_id = ? AND user_id = ?",
-                moderator_id, reason, guild_id, user_id,
-            )  # fmt: skip
+                moderator_id,
+                reason,
+                guild_id,
+                user_id,
+            )
         return added > 0
 
     async def remove(self, guild_id: int, user_id: int) -> bool:
@@ -804,8 +911,9 @@ class BlockRepository:
         """Who made the member's block here (None: not blocked)."""
         row = await self._db.fetch_one(
             "SELECT moderator_id FROM member_blocks WHERE guild_id = ? AND user_id = ?",
-            guild_id, user_id,
-        )  # fmt: skip
+            guild_id,
+            user_id,
+        )
         return int(row[0]) if row is not None else None
 
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
@@ -820,8 +928,10 @@ class BlockRepository:
         changed = await self._db.execute(
             "UPDATE member_blocks SET told_at = ? WHERE guild_id = ? AND user_id = ?"
             " AND told_at IS NULL",
-            utc_now(), guild_id, user_id,
-        )  # fmt: skip
+            utc_now(),
+            guild_id,
+            user_id,
+        )
         return changed > 0
 
     async def page(self, guild_id: int, offset: int, limit: int) -> list[Block]:
@@ -829,8 +939,10 @@ class BlockRepository:
         rows = await self._db.fetch(
             "SELECT user_id, moderator_id, reason, blocked_at FROM member_blocks"
             " WHERE guild_id = ? ORDER BY blocked_at, user_id LIMIT ? OFFSET ?",
-            guild_id, limit, offset,
-        )  # fmt: skip
+            guild_id,
+            limit,
+            offset,
+        )
         return [Block(row[0], row[1], row[2], row[3]) for row in rows]
 
     async def count(self, guild_id: int) -> int:

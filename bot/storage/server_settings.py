@@ -16,8 +16,16 @@ from bot.i18n.translate import tr
 from bot.text.timestamps import DEFAULT_ZONE, zone
 from bot.text.words import ReadOptions
 
-_BOOL_WORDS = {"on": True, "true": True, "yes": True, "1": True,
-               "off": False, "false": False, "no": False, "0": False}  # fmt: skip
+_BOOL_WORDS = {
+    "on": True,
+    "true": True,
+    "yes": True,
+    "1": True,
+    "off": False,
+    "false": False,
+    "no": False,
+    "0": False,
+}
 
 
 # what a command gives a setting: text, or a typed option (a switch, a number, an id; None)
@@ -115,9 +123,11 @@ class ServerSettings:
         True, "Join when someone in voice posts in a read channel", group="joining"
     )
     home_voice: int | None = _setting(
-        None, "Voice channel the bot stays in, and reads webhooks into ('none': off)",
-        kind="voice_channel", group="joining",
-    )  # fmt: skip
+        None,
+        "Voice channel the bot stays in, and reads webhooks into ('none': off)",
+        kind="voice_channel",
+        group="joining",
+    )
     idle_timeout: int = _setting(
         300, "Seconds of quiet before leaving voice (0: stay)", lo=0, hi=86_400, group="joining"
     )
@@ -137,13 +147,16 @@ class ServerSettings:
         300, "Longest spoken message, in characters", lo=20, hi=2_000, group="text"
     )
     pauses: bool = _setting(
-        False, "Make pauses of “...” and blank lines in chat (/say and /tts always do)",
+        False,
+        "Make pauses of “...” and blank lines in chat (/say and /tts always do)",
         group="text",
-    )  # fmt: skip
+    )
     timezone: str = _setting(
-        "UTC", "Time zone Discord's timestamps are read in (such as Europe/Paris)",
-        kind="timezone", group="text",
-    )  # fmt: skip
+        "UTC",
+        "Time zone Discord's timestamps are read in (such as Europe/Paris)",
+        kind="timezone",
+        group="text",
+    )
     bot_ignore: bool = _setting(True, "Ignore messages from bots and webhooks", group="reading")
     skip_prefix: str = _setting(
         "-", "Messages starting with this are not read ('none': off)", max_len=10, group="reading"
@@ -177,20 +190,28 @@ class ServerSettings:
         None, "Language spoken here ('none': the bot's default)", kind="language", group="speech"
     )
     detect_language: bool = _setting(
-        False, "Read each message in the language it is written in, of those offered",
+        False,
+        "Read each message in the language it is written in, of those offered",
         group="speech",
-    )  # fmt: skip
+    )
     speaking_rate: float = _setting(
-        1.0, "How fast speech is here, the pitch kept (0.5 to 2)", kind="rate",
-        lo=SLOWEST, hi=FASTEST, group="speech"
-    )  # fmt: skip
+        1.0,
+        "How fast speech is here, the pitch kept (0.5 to 2)",
+        kind="rate",
+        lo=SLOWEST,
+        hi=FASTEST,
+        group="speech",
+    )
     queue_speedup: bool = _setting(
         False, "Speak faster while messages wait, up to 1.5× at 5 waiting", group="speech"
     )
     pitch: int = _setting(
-        0, "Pitch of speech here in semitones, -6 to +6 (the voice's character kept)",
-        lo=LOWEST_PITCH, hi=HIGHEST_PITCH, group="speech",
-    )  # fmt: skip
+        0,
+        "Pitch of speech here in semitones, -6 to +6 (the voice's character kept)",
+        lo=LOWEST_PITCH,
+        hi=HIGHEST_PITCH,
+        group="speech",
+    )
 
     def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
         """How this server's chat becomes words, in `language` with its dictionary entries."""

@@ -164,9 +164,12 @@ class VoiceFiles:
                 "a database restored from an older backup or the wrong one (is DATABASE_URL "
                 "right, or was it set before `db copy`?). Move them back into %s once the "
                 "store is right, or delete them.",
-                len(aside), present, "" if named else " (it holds no voices)", folder,
+                len(aside),
+                present,
+                "" if named else " (it holds no voices)",
+                folder,
                 self.root,
-            )  # fmt: skip
+            )
         return doomed
 
 

@@ -46,10 +46,13 @@ def check_name(name: str) -> str:
     if not name:
         raise VoiceLibraryError(tr("Please give the voice a name."))
     if len(name) > MAX_NAME_LENGTH:
-        raise VoiceLibraryError(tr(
-            "That name is {length} characters long; please keep it to {most}.",
-            length=len(name), most=MAX_NAME_LENGTH,
-        ))  # fmt: skip
+        raise VoiceLibraryError(
+            tr(
+                "That name is {length} characters long; please keep it to {most}.",
+                length=len(name),
+                most=MAX_NAME_LENGTH,
+            )
+        )
     if not name.isprintable():
         raise VoiceLibraryError(tr("Please use only printable characters in the name."))
     return name
@@ -128,10 +131,12 @@ class VoiceRecords:
         """The member's own voice by name; other members' voices are invisible."""
         record = await self.db.voices.get(owner_id, name)
         if record is None:
-            raise VoiceLibraryError(tr(
-                "You have no voice named “{name}”. See /voice list for your voices.",
-                name=" ".join(name.split())[:40],
-            ))  # fmt: skip
+            raise VoiceLibraryError(
+                tr(
+                    "You have no voice named “{name}”. See /voice list for your voices.",
+                    name=" ".join(name.split())[:40],
+                )
+            )
         return record
 
     async def current(self, record: VoiceRecord) -> VoiceRecord:
@@ -155,10 +160,13 @@ class VoiceRecords:
         if name.lower() in builtin:
             await self.db.choices.set(user_id, guild_id, builtin=name.lower())
             return name.lower()
-        raise VoiceLibraryError(tr(
-            "There is no voice named “{name}” among yours or the built-in ones. See /voice list.",
-            name=name[:40],
-        ))  # fmt: skip
+        raise VoiceLibraryError(
+            tr(
+                "There is no voice named “{name}” among yours or the built-in ones. See /voice "
+                "list.",
+                name=name[:40],
+            )
+        )
 
     async def chosen_voice(self, user_id: int, guild_id: int | None) -> str | VoiceRecord | None:
         """The member's voice choice: this server's, else their global one. A built-in voice's

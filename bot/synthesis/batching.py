@@ -812,8 +812,10 @@ class LiveCapacity:
             self._logged = rows
             log.info(
                 "the batch carries %d rows now%s (live ms a step: %s)",
-                rows, f" in pipeline {self.index}" if self.index else "", self.costs.live(),
-            )  # fmt: skip
+                rows,
+                f" in pipeline {self.index}" if self.index else "",
+                self.costs.live(),
+            )
         return rows
 
 

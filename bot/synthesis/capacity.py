@@ -135,9 +135,10 @@ class Live:
     WINDOW = 31
 
     def __init__(
-        self, clock: Callable[[], float] = time.monotonic,
+        self,
+        clock: Callable[[], float] = time.monotonic,
         listener: Callable[[int, float], None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`listener(rows, seconds)` hears each figure added (a worker process's pipeline
         sends them to the process that admits its streams)."""
         self._lock = threading.Lock()
@@ -184,9 +185,13 @@ class StepCosts:
     """The batch's costs by row count: the start-up table, corrected by live figures."""
 
     def __init__(
-        self, startup: list[BatchCost], max_rows: int, frame_s: float, cores: int,
+        self,
+        startup: list[BatchCost],
+        max_rows: int,
+        frame_s: float,
+        cores: int,
         listener: Callable[[str, int, float], None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`listener(kind, rows, seconds)` hears each live figure ("step", "decode",
         "prefill"), for `record` in another process."""
         self.max_rows = max_rows

@@ -77,15 +77,23 @@ SOUND_RATE = 48_000  # what Discord plays: a sound is resampled to it once, when
 
 def check_size(size: int, limits: ClipLimits) -> None:
     if size > limits.max_bytes and limits.max_bytes < 1024 * 1024:  # a sound's: in KB
-        raise ClipError(tr(
-            "That file is {size:.0f} KB; the limit is {most:.0f} KB. Please send a shorter one.",
-            size=size / 1024, most=limits.max_bytes / 1024,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "That file is {size:.0f} KB; the limit is {most:.0f} KB. Please send a shorter "
+                "one.",
+                size=size / 1024,
+                most=limits.max_bytes / 1024,
+            )
+        )
     if size > limits.max_bytes:
-        raise ClipError(tr(
-            "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is plenty.",
-            size=size / 1024 / 1024, most=limits.max_bytes / 1024 / 1024,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "That file is {size:.1f} MB; the limit is {most:.0f} MB. A minute of speech is "
+                "plenty.",
+                size=size / 1024 / 1024,
+                most=limits.max_bytes / 1024 / 1024,
+            )
+        )
     if size == 0:
         raise ClipError(tr("That file is empty."))
 
@@ -123,33 +131,45 @@ def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
     if info.samplerate <= 0 or info.frames <= 0 or info.channels <= 0:
         raise ClipError(tr("That audio file holds no sound, or it is damaged."))
     if not limits.min_rate <= info.samplerate <= limits.max_rate:
-        raise ClipError(tr(
-            "That recording's sample rate ({rate:,} Hz) is unusual; please send one between "
-            "{lo:,} and {hi:,} Hz.",
-            rate=info.samplerate, lo=limits.min_rate, hi=limits.max_rate,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "That recording's sample rate ({rate:,} Hz) is unusual; please send one between "
+                "{lo:,} and {hi:,} Hz.",
+                rate=info.samplerate,
+                lo=limits.min_rate,
+                hi=limits.max_rate,
+            )
+        )
     if info.channels > limits.max_channels:
-        raise ClipError(tr(
-            "That recording has {channels} channels; please send mono or stereo.",
-            channels=info.channels,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "That recording has {channels} channels; please send mono or stereo.",
+                channels=info.channels,
+            )
+        )
     duration = info.frames / info.samplerate
     if duration > limits.max_duration_s and limits.max_duration_s < 60:  # a sound's: in seconds
         raise _too_long(duration, limits)
     if duration > limits.max_duration_s:
-        raise ClipError(tr(
-            "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} "
-            "minutes (3 to 60 seconds of speech is ideal).",
-            minutes=duration / 60, most=limits.max_duration_s / 60,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "That recording is {minutes:.1f} minutes long; please send at most {most:.0f} "
+                "minutes (3 to 60 seconds of speech is ideal).",
+                minutes=duration / 60,
+                most=limits.max_duration_s / 60,
+            )
+        )
     return info
 
 
 def _too_long(seconds: float, limits: ClipLimits) -> ClipError:
-    return ClipError(tr(
-        "That recording is {seconds:.1f} s long; please send at most {most:.0f} seconds.",
-        seconds=seconds, most=limits.max_duration_s,
-    ))  # fmt: skip
+    return ClipError(
+        tr(
+            "That recording is {seconds:.1f} s long; please send at most {most:.0f} seconds.",
+            seconds=seconds,
+            most=limits.max_duration_s,
+        )
+    )
 
 
 NOT_FINITE = tr("That audio file seems damaged. Please record it again.")
@@ -204,11 +224,14 @@ def _decode_blocks(
 
 
 def _too_much_speech(seconds: float, limits: ClipLimits) -> ClipError:
-    return ClipError(tr(
-        "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
-        "to 30 seconds works best).",
-        seconds=seconds, most=limits.max_speech_s,
-    ))  # fmt: skip
+    return ClipError(
+        tr(
+            "That clip has {seconds:.0f} s of speech; please send at most {most:.0f} seconds (10 "
+            "to 30 seconds works best).",
+            seconds=seconds,
+            most=limits.max_speech_s,
+        )
+    )
 
 
 class _SpeechCount:
@@ -302,11 +325,14 @@ def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RA
     if speech_s == 0:
         raise ClipError(tr("I could not hear any speech in that clip: it sounds silent."))
     if speech_s < limits.min_speech_s:
-        raise ClipError(tr(
-            "I heard only {seconds:.1f} s of speech; please send at least {least:.0f} seconds "
-            "of you talking.",
-            seconds=speech_s, least=limits.min_speech_s,
-        ))  # fmt: skip
+        raise ClipError(
+            tr(
+                "I heard only {seconds:.1f} s of speech; please send at least {least:.0f} seconds "
+                "of you talking.",
+                seconds=speech_s,
+                least=limits.min_speech_s,
+            )
+        )
     if speech_s > limits.max_speech_s:
         raise _too_much_speech(speech_s, limits)
     indices = np.flatnonzero(active)

@@ -351,13 +351,22 @@ class TTSEngine:
             def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
                 if source is not None:
                     return ProcessPipeline(
-                        source, frame_s=1 / model.mimi.frame_rate, max_rows=batch, costs=costs,
-                        index=index, cores=cores, on_death=on_death,
-                    )  # fmt: skip
+                        source,
+                        frame_s=1 / model.mimi.frame_rate,
+                        max_rows=batch,
+                        costs=costs,
+                        index=index,
+                        cores=cores,
+                        on_death=on_death,
+                    )
                 return Batcher(
-                    replicate(model), max_rows=batch, costs=costs, index=index, cores=cores,
+                    replicate(model),
+                    max_rows=batch,
+                    costs=costs,
+                    index=index,
+                    cores=cores,
                     on_death=on_death,
-                )  # fmt: skip
+                )
 
             self._pipelines = Pipelines(make, pipelines)
             if source is not None:  # each worker holds a copy of the weights
@@ -512,9 +521,15 @@ class TTSEngine:
         )
 
     def stream(
-        self, text: str, voice: str | None = None, *, background: bool = False,
-        tempo: Tempo | None = None, last: bool = True, slack: Callable[[], float] | None = None,
-    ) -> SynthesisStream:  # fmt: skip
+        self,
+        text: str,
+        voice: str | None = None,
+        *,
+        background: bool = False,
+        tempo: Tempo | None = None,
+        last: bool = True,
+        slack: Callable[[], float] | None = None,
+    ) -> SynthesisStream:
         """Start synthesizing `text`; chunks arrive on the returned stream. `background`:
         files and previews, which take a free row only after live speech (batched).
         `tempo`: the utterance's stretcher, run on the thread that makes the audio (its
@@ -537,9 +552,15 @@ class TTSEngine:
         return stream
 
     def _prefill(
-        self, pipelines: Pipelines, sink: _Sink, text: str, voice: str | None, background: bool,
-        models: queue.SimpleQueue[Any], slack: Callable[[], float] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        pipelines: Pipelines,
+        sink: _Sink,
+        text: str,
+        voice: str | None,
+        background: bool,
+        models: queue.SimpleQueue[Any],
+        slack: Callable[[], float] | None = None,
+    ) -> None:
         """Make (or fetch) the voice state with a pooled model, then hand the stream to the
         batch, whose thread prefills its prompt between two steps."""
         model = models.get()  # as many models as the lane's threads: never waits

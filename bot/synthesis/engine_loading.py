@@ -94,9 +94,12 @@ async def at_low_priority(fn: Callable[..., T], *args: Any) -> T:
 
 
 async def load_engine(
-    config: Config, batch: int | None = None, *, background: bool = False,
+    config: Config,
+    batch: int | None = None,
+    *,
+    background: bool = False,
     phrases: Path | None = None,
-) -> TTSEngine:  # fmt: skip
+) -> TTSEngine:
     """Load the model in the engine's worker thread (never on the event loop).
 
     `batch`: the batch size, when already known (another language's model of the same

@@ -66,10 +66,13 @@ def check_language(raw: str, offered: tuple[str, ...]) -> str:
     listing the offered ones: the one check, for the pool and the settings commands."""
     language = raw.strip().lower()
     if language not in offered:
-        raise LanguageError(tr(
-            "I don't speak “{name}” on this bot. Choose one of: {languages}.",
-            name=raw[:30], languages=", ".join(offered),
-        ))  # fmt: skip
+        raise LanguageError(
+            tr(
+                "I don't speak “{name}” on this bot. Choose one of: {languages}.",
+                name=raw[:30],
+                languages=", ".join(offered),
+            )
+        )
     return language
 
 
@@ -125,8 +128,9 @@ def unloadable_reason(config: Path) -> str | None:
         log.info("the model config %s is not usable: %s", config, error)
         return tr(
             "its model config {config} is broken ({error})",
-            config=config.name, error=type(error).__name__,
-        )  # fmt: skip
+            config=config.name,
+            error=type(error).__name__,
+        )
     flow_lm, mimi = model.flow_lm, model.mimi
     needed = [
         str(p)
@@ -142,7 +146,7 @@ def unloadable_reason(config: Path) -> str | None:
         return tr(
             "its weights are not downloaded here and cannot be fetched now ({file})",
             file=missing[0].rsplit("/", 1)[-1].split("@")[0],
-        )  # fmt: skip
+        )
     return None
 
 
@@ -159,9 +163,12 @@ class ModelPool:
     """The loaded models by language; the scheduler's `synthesize` and `run_call`."""
 
     def __init__(
-        self, config: Config, default: TTSEngine, loader: Loader,
+        self,
+        config: Config,
+        default: TTSEngine,
+        loader: Loader,
         idle_before_unload_s: float = IDLE_BEFORE_UNLOAD_S,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config = config
         self.idle_before_unload_s = idle_before_unload_s
         self.default_language = config.tts_language
@@ -250,8 +257,9 @@ class ModelPool:
             self._unloadable[language] = (time.monotonic(), reason)
         message = tr(
             "I cannot speak {name} on this bot now: {reason}.",
-            name=language_name(language), reason=reason,
-        )  # fmt: skip
+            name=language_name(language),
+            reason=reason,
+        )
         raise LanguageError(message)
 
     # ---- loading and unloading -------------------------------------------------------------
@@ -308,11 +316,13 @@ class ModelPool:
             weights -= held_bytes(self._engines[name])
         if over():
             log.info("not loading %s: the model budget is taken by models in use", language)
-            raise ModelsBusyError(tr(
-                "The language models I can keep loaded are all in use, so I cannot load {name} "
-                "now. Please try again in a minute.",
-                name=language_name(language),
-            ))  # fmt: skip
+            raise ModelsBusyError(
+                tr(
+                    "The language models I can keep loaded are all in use, so I cannot load {name} "
+                    "now. Please try again in a minute.",
+                    name=language_name(language),
+                )
+            )
         engines = [self._engines.pop(name) for name in victims]
         for name in victims:
             self._used.pop(name, None)
@@ -351,9 +361,11 @@ class ModelPool:
         self.loads += 1
         log.info(
             "loaded the %s model in %.1f s (%d MB of weights); loaded now: %s",
-            language, time.monotonic() - started, engine.model_bytes >> 20,
+            language,
+            time.monotonic() - started,
+            engine.model_bytes >> 20,
             ", ".join(self._engines),
-        )  # fmt: skip
+        )
         await self.unload_over_budget(keep=language)
         return engine
 
@@ -387,10 +399,16 @@ class ModelPool:
 
     # ---- the scheduler's way in ------------------------------------------------------------
     def stream(
-        self, text: str, voice: str | None = None, *, background: bool = False,
-        language: str | None = None, tempo: Tempo | None = None, last: bool = True,
+        self,
+        text: str,
+        voice: str | None = None,
+        *,
+        background: bool = False,
+        language: str | None = None,
+        tempo: Tempo | None = None,
+        last: bool = True,
         slack: Callable[[], float] | None = None,
-    ) -> SynthesisStream:  # fmt: skip
+    ) -> SynthesisStream:
         return self.engine_for(language).stream(
             text, voice, background=background, tempo=tempo, last=last, slack=slack
         )

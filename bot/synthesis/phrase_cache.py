@@ -60,9 +60,12 @@ class PhraseCache:
     and on disk."""
 
     def __init__(
-        self, folder: Path, fingerprint: str, max_memory_bytes: int = MAX_MEMORY_BYTES,
+        self,
+        folder: Path,
+        fingerprint: str,
+        max_memory_bytes: int = MAX_MEMORY_BYTES,
         max_disk_bytes: int = MAX_DISK_BYTES,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.root = folder  # every model's phrases: the disk bound counts them all
         self.folder = folder / fingerprint
         self.max_memory_bytes = max_memory_bytes

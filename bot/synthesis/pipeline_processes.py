@@ -84,8 +84,9 @@ class ProcessPipeline:
         self.process = context.Process(
             target=serve,
             args=(child, source, max_rows, costs, cores, logging.getLogger().getEffectiveLevel()),
-            name=f"tts-pipeline-{index}", daemon=True,
-        )  # fmt: skip
+            name=f"tts-pipeline-{index}",
+            daemon=True,
+        )
         self.process.start()
         child.close()
         self._reader = threading.Thread(
@@ -135,8 +136,9 @@ class ProcessPipeline:
             stream = next(self._ids)
             self._streams[stream] = request
             try:
-                self._pipe.send(("submit", stream, state, text, request.background,
-                                 request.slack is not None))  # fmt: skip
+                self._pipe.send(
+                    ("submit", stream, state, text, request.background, request.slack is not None)
+                )
             except (OSError, ValueError):
                 del self._streams[stream]
                 return False
@@ -265,9 +267,13 @@ class PipeLogHandler(logging.Handler):
 
 
 def serve(
-    pipe: Connection, source: Callable[[], Any], max_rows: int, costs: list[BatchCost] | None,
-    cores: int, log_level: int = logging.INFO,
-) -> None:  # fmt: skip
+    pipe: Connection,
+    source: Callable[[], Any],
+    max_rows: int,
+    costs: list[BatchCost] | None,
+    cores: int,
+    log_level: int = logging.INFO,
+) -> None:
     """The worker process: load the model, run a `Batcher`, and answer the pipe until told to
     close (or the bot's process is gone)."""
     torch.set_num_threads(1)  # as pocket-tts sets it: a pipeline is its two threads
@@ -289,9 +295,13 @@ def serve(
         return
     died = threading.Event()
     batcher = Batcher(
-        model, max_rows=max_rows, costs=costs, cores=cores,
-        on_death=lambda _: died.set(), on_cost=lambda *figure: send("cost", *figure),
-    )  # fmt: skip
+        model,
+        max_rows=max_rows,
+        costs=costs,
+        cores=cores,
+        on_death=lambda _: died.set(),
+        on_cost=lambda *figure: send("cost", *figure),
+    )
     streams: dict[int, Request] = {}
     slack: dict[int, float] = collections.defaultdict(float)
     send("bytes", batcher.cache_bytes())
@@ -316,9 +326,12 @@ def serve(
 
 
 def handle(
-    message: tuple[Any, ...], batcher: Batcher, streams: dict[int, Request],
-    slack: dict[int, float], send: Callable[..., None],
-) -> None:  # fmt: skip
+    message: tuple[Any, ...],
+    batcher: Batcher,
+    streams: dict[int, Request],
+    slack: dict[int, float],
+    send: Callable[..., None],
+) -> None:
     """One message from the bot's process, in the worker."""
     kind = message[0]
     if kind == "submit":
@@ -339,9 +352,13 @@ def handle(
 
 
 def worker_request(
-    stream: int, state: ModelState, text: str, streams: dict[int, Request],
-    slack: dict[int, float], send: Callable[..., None],
-) -> Request:  # fmt: skip
+    stream: int,
+    state: ModelState,
+    text: str,
+    streams: dict[int, Request],
+    slack: dict[int, float],
+    send: Callable[..., None],
+) -> Request:
     """A stream in the worker: its audio and its end go back over the pipe."""
 
     def emit(chunk: np.ndarray) -> None:
@@ -354,7 +371,9 @@ def worker_request(
         send("end", stream, said, request.paced_s)
 
     request = Request(
-        collections.deque(), emit=emit, end=end,
+        collections.deque(),
+        emit=emit,
+        end=end,
         prepare=lambda model: prefill_chunks(model, state, text),
-    )  # fmt: skip
+    )
     return request

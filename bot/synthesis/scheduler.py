@@ -97,10 +97,17 @@ class DeadlineScheduler:
         self.calls: list[ModelCall] = []
         self.estimate = SpeedEstimate()
         self.choice = UnitChoice(
-            self.jobs, self.calls, self.estimate, clock, workers=workers, ahead_s=ahead_s,
-            first_audio_budget_s=first_audio_budget_s, low_water_s=low_water_s,
-            max_load=0.9 * workers if max_load is None else max_load, capacity=capacity,
-        )  # fmt: skip
+            self.jobs,
+            self.calls,
+            self.estimate,
+            clock,
+            workers=workers,
+            ahead_s=ahead_s,
+            first_audio_budget_s=first_audio_budget_s,
+            low_water_s=low_water_s,
+            max_load=0.9 * workers if max_load is None else max_load,
+            capacity=capacity,
+        )
         self.background = BackgroundAdmission(background_limits)
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -342,10 +349,12 @@ class DeadlineScheduler:
                     other.sink.prebuffer(BATCH_PREBUFFER_S)
         log.debug(
             "unit of %d chars for %s%s; buffered: %s; speed %.1fx",
-            len(text), job.key, " on a spare lane" if spare else "",
+            len(text),
+            job.key,
+            " on a spare lane" if spare else "",
             ", ".join(f"{j.key}: {j.sink.buffered_seconds():.1f} s" for j in self.jobs),
             self.estimate.speed(),
-        )  # fmt: skip
+        )
         options: dict[str, Any] = {"background": True} if job.background else {}
         if self.choice.capacity is not None and not job.background:  # a batch: it paces its steps
             options["slack"] = functools.partial(self.choice.slack, job)

@@ -138,15 +138,22 @@ class SpeechJob:
         return self.owner is not None
 
     @classmethod
-    def for_text(cls, text: str, voice: str | None, sink: Sink, requested_at: float,
-                 key: object = None) -> SpeechJob:  # fmt: skip
+    def for_text(
+        cls, text: str, voice: str | None, sink: Sink, requested_at: float, key: object = None
+    ) -> SpeechJob:
         return cls(collections.deque(split_units(text)), voice, sink, requested_at, key)
 
     @classmethod
     def planned(
-        cls, text: str, plan: SpeechPlan, sink: Sink, requested_at: float, key: object = None,
-        *, rate: float | None = None,
-    ) -> SpeechJob:  # fmt: skip
+        cls,
+        text: str,
+        plan: SpeechPlan,
+        sink: Sink,
+        requested_at: float,
+        key: object = None,
+        *,
+        rate: float | None = None,
+    ) -> SpeechJob:
         """The job for `text` as its plan says: its model, its voice, its rate (`rate`: the
         plan's with the queue's speed-up) and pitch."""
         job = cls.for_text(text, plan.voice, sink, requested_at, key)

@@ -56,9 +56,12 @@ class Tempo:
         self.rate = rate
         self.pitch = pitch
         self._stretcher = pylibrb.RubberBandStretcher(
-            MODEL_RATE, 1, _PITCH_OPTIONS if pitch else _OPTIONS,
-            initial_time_ratio=1.0 / rate, initial_pitch_scale=pitch_scale(pitch),
-        )  # fmt: skip
+            MODEL_RATE,
+            1,
+            _PITCH_OPTIONS if pitch else _OPTIONS,
+            initial_time_ratio=1.0 / rate,
+            initial_pitch_scale=pitch_scale(pitch),
+        )
         self._stretcher.set_max_process_size(BLOCK)
         self._in = 0
         self._out = 0

@@ -137,11 +137,13 @@ class VoiceLibrary:
             )
         here = sum(1 for g in self._cloning.values() if guild_id is not None and g == guild_id)
         if here >= self.limits.clones_per_server:
-            raise VoiceLibraryError(tr(
-                "{count} voices are being made in this server right now. Please try again in "
-                "a minute.",
-                count=here,
-            ))  # fmt: skip
+            raise VoiceLibraryError(
+                tr(
+                    "{count} voices are being made in this server right now. Please try again in "
+                    "a minute.",
+                    count=here,
+                )
+            )
         if len(self._cloning) >= self.limits.clones_in_all:
             raise VoiceLibraryError(
                 tr("I am busy making other voices right now. Please try again in a minute.")
@@ -173,15 +175,21 @@ class VoiceLibrary:
                 decoder(), clips.prepare, data, self.limits.clip
             )
             if progress:
-                await progress(tr(
-                    "Learning your voice from {seconds:.1f} s of speech…",
-                    seconds=len(clip) / clips.MODEL_RATE,
-                ))  # fmt: skip
+                await progress(
+                    tr(
+                        "Learning your voice from {seconds:.1f} s of speech…",
+                        seconds=len(clip) / clips.MODEL_RATE,
+                    )
+                )
             record = await self._store(owner_id, name, clip, consented_at, upload_sha256, guild_id)
         log.info(
             "voice %s cloned by user %s in server %s (upload sha256 %s, %.1f s)",
-            record.id, owner_id, guild_id, upload_sha256[:16], record.duration_s,
-        )  # fmt: skip
+            record.id,
+            owner_id,
+            guild_id,
+            upload_sha256[:16],
+            record.duration_s,
+        )
         return record
 
     async def _store(

@@ -68,9 +68,12 @@ class VoiceStates:
         return self.files.data_dir / "phrases"
 
     async def _model_call(
-        self, fn: Callable[[Any], int], owner: tuple[int, int | None],
-        language: str | None = None, engine: TTSEngine | None = None,
-    ) -> int:  # fmt: skip
+        self,
+        fn: Callable[[Any], int],
+        owner: tuple[int, int | None],
+        language: str | None = None,
+        engine: TTSEngine | None = None,
+    ) -> int:
         """Model work through the scheduler (the bot), or the engine itself (the CLI)."""
         if self.scheduler is not None:
             return await self.scheduler.background_call(fn, owner, language)

@@ -399,10 +399,29 @@ DUTCH_NEUTER = _forms(
 
 # German: prepositions after which "1" before a noun takes the dative ("in einer Stunde",
 # "mit einem Freund") or the accusative ("für einen Tag"); elsewhere the nominative.
-GERMAN_DATIVE = frozenset({
-    "mit", "nach", "bei", "seit", "von", "zu", "aus", "in", "vor", "an", "gegenüber",
-    "außer", "binnen", "auf", "unter", "über", "hinter", "neben", "zwischen",
-})  # fmt: skip
+GERMAN_DATIVE = frozenset(
+    {
+        "mit",
+        "nach",
+        "bei",
+        "seit",
+        "von",
+        "zu",
+        "aus",
+        "in",
+        "vor",
+        "an",
+        "gegenüber",
+        "außer",
+        "binnen",
+        "auf",
+        "unter",
+        "über",
+        "hinter",
+        "neben",
+        "zwischen",
+    }
+)
 GERMAN_ACCUSATIVE = frozenset({"für", "durch", "gegen", "ohne", "um", "pro", "je"})
 
 

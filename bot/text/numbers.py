@@ -90,314 +90,620 @@ class Numbering:
 
 # ---- the unit keys every language has; aliases map to them ---------------------------------
 UNIT_ALIASES = {
-    "L": "l", "mL": "ml", "gb": "GB", "mb": "MB", "kb": "KB", "kB": "KB", "tb": "TB",
-    "lbs": "lb", "Km": "km", "KM": "km", "KG": "kg", "Kg": "kg", "kmh": "km/h",
-}  # fmt: skip
+    "L": "l",
+    "mL": "ml",
+    "gb": "GB",
+    "mb": "MB",
+    "kb": "KB",
+    "kB": "KB",
+    "tb": "TB",
+    "lbs": "lb",
+    "Km": "km",
+    "KM": "km",
+    "KG": "kg",
+    "Kg": "kg",
+    "kmh": "km/h",
+}
 MONEY_ALIASES = {
-    "USD": "$", "US$": "$", "C$": "$", "A$": "$", "EUR": "€", "GBP": "£", "JPY": "¥",
-    "BRL": "R$", "INR": "₹",
-}  # fmt: skip
+    "USD": "$",
+    "US$": "$",
+    "C$": "$",
+    "A$": "$",
+    "EUR": "€",
+    "GBP": "£",
+    "JPY": "¥",
+    "BRL": "R$",
+    "INR": "₹",
+}
 PENCE = frozenset({"£"})
 NO_CENTS = frozenset({"¥"})
 
 
 def _units(**words: Noun) -> dict[str, Noun]:
-    return {key.replace("_per_", "/").replace("_sq", "²").replace("_cu", "³"): noun
-            for key, noun in words.items()}  # fmt: skip
+    return {
+        key.replace("_per_", "/").replace("_sq", "²").replace("_cu", "³"): noun
+        for key, noun in words.items()
+    }
 
 
 N = Noun
 
 ENGLISH = Numbering(
-    code="en", decimal_mark=".", point="point", dot="dot", minus="minus", plus="plus",
-    divided_by="divided by", range="{a} to {b}", score="{a} to {b}", out_of="{a} out of {b}",
-    number="number {n}", with_cents="{major} {minor}", spaced_ampm=True, version_dot="point",
+    code="en",
+    decimal_mark=".",
+    point="point",
+    dot="dot",
+    minus="minus",
+    plus="plus",
+    divided_by="divided by",
+    range="{a} to {b}",
+    score="{a} to {b}",
+    out_of="{a} out of {b}",
+    number="number {n}",
+    with_cents="{major} {minor}",
+    spaced_ampm=True,
+    version_dot="point",
     units={
-        "km": N("kilometer", "kilometers"), "m": N("meter", "meters"),
-        "cm": N("centimeter", "centimeters"), "mm": N("millimeter", "millimeters"),
+        "km": N("kilometer", "kilometers"),
+        "m": N("meter", "meters"),
+        "cm": N("centimeter", "centimeters"),
+        "mm": N("millimeter", "millimeters"),
         "km/h": N("kilometer per hour", "kilometers per hour"),
-        "mph": N("mile per hour", "miles per hour"), "kg": N("kilogram", "kilograms"),
-        "g": N("gram", "grams"), "mg": N("milligram", "milligrams"),
-        "l": N("liter", "liters"), "ml": N("milliliter", "milliliters"),
-        "GB": N("gigabyte", "gigabytes"), "MB": N("megabyte", "megabytes"),
-        "KB": N("kilobyte", "kilobytes"), "TB": N("terabyte", "terabytes"),
-        "GHz": N("gigahertz", "gigahertz"), "MHz": N("megahertz", "megahertz"),
-        "Hz": N("hertz", "hertz"), "kWh": N("kilowatt hour", "kilowatt hours"),
-        "kW": N("kilowatt", "kilowatts"), "W": N("watt", "watts"), "h": N("hour", "hours"),
-        "min": N("minute", "minutes"), "s": N("second", "seconds"),
-        "ms": N("millisecond", "milliseconds"), "ft": N("foot", "feet"),
-        "lb": N("pound", "pounds"), "oz": N("ounce", "ounces"), "mi": N("mile", "miles"),
+        "mph": N("mile per hour", "miles per hour"),
+        "kg": N("kilogram", "kilograms"),
+        "g": N("gram", "grams"),
+        "mg": N("milligram", "milligrams"),
+        "l": N("liter", "liters"),
+        "ml": N("milliliter", "milliliters"),
+        "GB": N("gigabyte", "gigabytes"),
+        "MB": N("megabyte", "megabytes"),
+        "KB": N("kilobyte", "kilobytes"),
+        "TB": N("terabyte", "terabytes"),
+        "GHz": N("gigahertz", "gigahertz"),
+        "MHz": N("megahertz", "megahertz"),
+        "Hz": N("hertz", "hertz"),
+        "kWh": N("kilowatt hour", "kilowatt hours"),
+        "kW": N("kilowatt", "kilowatts"),
+        "W": N("watt", "watts"),
+        "h": N("hour", "hours"),
+        "min": N("minute", "minutes"),
+        "s": N("second", "seconds"),
+        "ms": N("millisecond", "milliseconds"),
+        "ft": N("foot", "feet"),
+        "lb": N("pound", "pounds"),
+        "oz": N("ounce", "ounces"),
+        "mi": N("mile", "miles"),
         "m²": N("square meter", "square meters"),
         "km²": N("square kilometer", "square kilometers"),
-        "m³": N("cubic meter", "cubic meters"), "°C": N("degree Celsius", "degrees Celsius"),
-        "°F": N("degree Fahrenheit", "degrees Fahrenheit"), "°": N("degree", "degrees"),
+        "m³": N("cubic meter", "cubic meters"),
+        "°C": N("degree Celsius", "degrees Celsius"),
+        "°F": N("degree Fahrenheit", "degrees Fahrenheit"),
+        "°": N("degree", "degrees"),
         "%": N("percent", "percent"),
     },
     money={
-        "$": N("dollar", "dollars"), "€": N("euro", "euros"), "£": N("pound", "pounds"),
-        "¥": N("yen", "yen"), "₹": N("rupee", "rupees"), "R$": N("real", "reais"),
+        "$": N("dollar", "dollars"),
+        "€": N("euro", "euros"),
+        "£": N("pound", "pounds"),
+        "¥": N("yen", "yen"),
+        "₹": N("rupee", "rupees"),
+        "R$": N("real", "reais"),
         "CHF": N("Swiss franc", "Swiss francs"),
     },
-    cents=N("cent", "cents"), pence=N("penny", "pence"),
+    cents=N("cent", "cents"),
+    pence=N("penny", "pence"),
     fractions={2: N("half", "halves"), 3: N("third", "thirds"), 4: N("quarter", "quarters")},
     ordinals={"st": "m", "nd": "m", "rd": "m", "th": "m"},
-)  # fmt: skip
+)
 
 FRENCH = Numbering(
-    code="fr", decimal_mark=",", point="virgule", dot="point", minus="moins", plus="plus",
-    divided_by="divisé par", range="{a} à {b}", score="{a} à {b}", out_of="{a} sur {b}",
-    number="numéro {n}", with_cents="{major} {minor}", singular_below_two=True,
-    fraction_as_number=True, scale_of="de",
+    code="fr",
+    decimal_mark=",",
+    point="virgule",
+    dot="point",
+    minus="moins",
+    plus="plus",
+    divided_by="divisé par",
+    range="{a} à {b}",
+    score="{a} à {b}",
+    out_of="{a} sur {b}",
+    number="numéro {n}",
+    with_cents="{major} {minor}",
+    singular_below_two=True,
+    fraction_as_number=True,
+    scale_of="de",
     scale_words=frozenset({"million", "millions", "milliard", "milliards"}),
     date_cues=frozenset({"le", "du", "au", "ce"}),
     units={
-        "km": N("kilomètre", "kilomètres"), "m": N("mètre", "mètres"),
-        "cm": N("centimètre", "centimètres"), "mm": N("millimètre", "millimètres"),
+        "km": N("kilomètre", "kilomètres"),
+        "m": N("mètre", "mètres"),
+        "cm": N("centimètre", "centimètres"),
+        "mm": N("millimètre", "millimètres"),
         "km/h": N("kilomètre heure", "kilomètres heure"),
-        "mph": N("mile par heure", "miles par heure"), "kg": N("kilo", "kilos"),
-        "g": N("gramme", "grammes"), "mg": N("milligramme", "milligrammes"),
-        "l": N("litre", "litres"), "ml": N("millilitre", "millilitres"),
-        "GB": N("gigaoctet", "gigaoctets"), "MB": N("mégaoctet", "mégaoctets"),
-        "KB": N("kilooctet", "kilooctets"), "TB": N("téraoctet", "téraoctets"),
-        "GHz": N("gigahertz", "gigahertz"), "MHz": N("mégahertz", "mégahertz"),
-        "Hz": N("hertz", "hertz"), "kWh": N("kilowattheure", "kilowattheures"),
-        "kW": N("kilowatt", "kilowatts"), "W": N("watt", "watts"),
-        "h": N("heure", "heures", feminine=True), "min": N("minute", "minutes", feminine=True),
+        "mph": N("mile par heure", "miles par heure"),
+        "kg": N("kilo", "kilos"),
+        "g": N("gramme", "grammes"),
+        "mg": N("milligramme", "milligrammes"),
+        "l": N("litre", "litres"),
+        "ml": N("millilitre", "millilitres"),
+        "GB": N("gigaoctet", "gigaoctets"),
+        "MB": N("mégaoctet", "mégaoctets"),
+        "KB": N("kilooctet", "kilooctets"),
+        "TB": N("téraoctet", "téraoctets"),
+        "GHz": N("gigahertz", "gigahertz"),
+        "MHz": N("mégahertz", "mégahertz"),
+        "Hz": N("hertz", "hertz"),
+        "kWh": N("kilowattheure", "kilowattheures"),
+        "kW": N("kilowatt", "kilowatts"),
+        "W": N("watt", "watts"),
+        "h": N("heure", "heures", feminine=True),
+        "min": N("minute", "minutes", feminine=True),
         "s": N("seconde", "secondes", feminine=True),
-        "ms": N("milliseconde", "millisecondes", feminine=True), "ft": N("pied", "pieds"),
-        "lb": N("livre", "livres", feminine=True), "oz": N("once", "onces", feminine=True),
-        "m²": N("mètre carré", "mètres carrés"), "km²": N("kilomètre carré", "kilomètres carrés"),
-        "m³": N("mètre cube", "mètres cubes"), "°C": N("degré Celsius", "degrés Celsius"),
-        "°F": N("degré Fahrenheit", "degrés Fahrenheit"), "°": N("degré", "degrés"),
+        "ms": N("milliseconde", "millisecondes", feminine=True),
+        "ft": N("pied", "pieds"),
+        "lb": N("livre", "livres", feminine=True),
+        "oz": N("once", "onces", feminine=True),
+        "m²": N("mètre carré", "mètres carrés"),
+        "km²": N("kilomètre carré", "kilomètres carrés"),
+        "m³": N("mètre cube", "mètres cubes"),
+        "°C": N("degré Celsius", "degrés Celsius"),
+        "°F": N("degré Fahrenheit", "degrés Fahrenheit"),
+        "°": N("degré", "degrés"),
         "%": N("pour cent", "pour cent"),
     },
     extra_units={"Go": "GB", "Mo": "MB", "Ko": "KB", "To": "TB"},
     money={
-        "$": N("dollar", "dollars"), "€": N("euro", "euros"),
-        "£": N("livre", "livres", feminine=True), "¥": N("yen", "yens"),
-        "₹": N("roupie", "roupies", feminine=True), "R$": N("réal", "réais"),
+        "$": N("dollar", "dollars"),
+        "€": N("euro", "euros"),
+        "£": N("livre", "livres", feminine=True),
+        "¥": N("yen", "yens"),
+        "₹": N("roupie", "roupies", feminine=True),
+        "R$": N("réal", "réais"),
         "CHF": N("franc suisse", "francs suisses"),
     },
-    cents=N("centime", "centimes"), pence=N("penny", "pence"),
+    cents=N("centime", "centimes"),
+    pence=N("penny", "pence"),
     fractions={2: N("demi", "demis"), 3: N("tiers", "tiers"), 4: N("quart", "quarts")},
     ordinals={
-        "er": "m", "ᵉʳ": "m", "re": "f", "ère": "f", "ʳᵉ": "f", "ers": "ms", "res": "fs",
-        "ères": "fs", "e": "m", "ᵉ": "m", "è": "m", "ème": "m", "eme": "m", "es": "ms",
-        "èmes": "ms", "emes": "ms", "nd": "second", "nde": "seconde", "nds": "seconds",
+        "er": "m",
+        "ᵉʳ": "m",
+        "re": "f",
+        "ère": "f",
+        "ʳᵉ": "f",
+        "ers": "ms",
+        "res": "fs",
+        "ères": "fs",
+        "e": "m",
+        "ᵉ": "m",
+        "è": "m",
+        "ème": "m",
+        "eme": "m",
+        "es": "ms",
+        "èmes": "ms",
+        "emes": "ms",
+        "nd": "second",
+        "nde": "seconde",
+        "nds": "seconds",
         "ndes": "secondes",
     },
-)  # fmt: skip
+)
 
 GERMAN = Numbering(
-    code="de", decimal_mark=",", point="Komma", dot="Punkt", minus="minus", plus="plus",
-    divided_by="geteilt durch", range="{a} bis {b}", score="{a} zu {b}",
-    out_of="{a} von {b}", number="Nummer {n}", with_cents="{major} {minor}",
-    year_cues=frozenset({"im", "jahr", "jahre", "jahren", "jahres", "seit", "bis", "von", "ab",
-                         "um", "anno", "vor", "nach", "sommer", "winter", "herbst", "frühjahr",
-                         "frühling", "ende", "anfang", "mitte"}),
+    code="de",
+    decimal_mark=",",
+    point="Komma",
+    dot="Punkt",
+    minus="minus",
+    plus="plus",
+    divided_by="geteilt durch",
+    range="{a} bis {b}",
+    score="{a} zu {b}",
+    out_of="{a} von {b}",
+    number="Nummer {n}",
+    with_cents="{major} {minor}",
+    year_cues=frozenset(
+        {
+            "im",
+            "jahr",
+            "jahre",
+            "jahren",
+            "jahres",
+            "seit",
+            "bis",
+            "von",
+            "ab",
+            "um",
+            "anno",
+            "vor",
+            "nach",
+            "sommer",
+            "winter",
+            "herbst",
+            "frühjahr",
+            "frühling",
+            "ende",
+            "anfang",
+            "mitte",
+        }
+    ),
     clock_cues=frozenset({"um", "ab", "bis", "gegen"}),
     date_cues=frozenset({"am", "vom", "zum", "bis", "ab", "dem", "den"}),
     units={
-        "km": N("Kilometer", "Kilometer"), "m": N("Meter", "Meter"),
-        "cm": N("Zentimeter", "Zentimeter"), "mm": N("Millimeter", "Millimeter"),
+        "km": N("Kilometer", "Kilometer"),
+        "m": N("Meter", "Meter"),
+        "cm": N("Zentimeter", "Zentimeter"),
+        "mm": N("Millimeter", "Millimeter"),
         "km/h": N("Kilometer pro Stunde", "Kilometer pro Stunde"),
         "mph": N("Meile pro Stunde", "Meilen pro Stunde", feminine=True),
-        "kg": N("Kilo", "Kilo"), "g": N("Gramm", "Gramm"), "mg": N("Milligramm", "Milligramm"),
-        "l": N("Liter", "Liter"), "ml": N("Milliliter", "Milliliter"),
-        "GB": N("Gigabyte", "Gigabyte"), "MB": N("Megabyte", "Megabyte"),
-        "KB": N("Kilobyte", "Kilobyte"), "TB": N("Terabyte", "Terabyte"),
-        "GHz": N("Gigahertz", "Gigahertz"), "MHz": N("Megahertz", "Megahertz"),
+        "kg": N("Kilo", "Kilo"),
+        "g": N("Gramm", "Gramm"),
+        "mg": N("Milligramm", "Milligramm"),
+        "l": N("Liter", "Liter"),
+        "ml": N("Milliliter", "Milliliter"),
+        "GB": N("Gigabyte", "Gigabyte"),
+        "MB": N("Megabyte", "Megabyte"),
+        "KB": N("Kilobyte", "Kilobyte"),
+        "TB": N("Terabyte", "Terabyte"),
+        "GHz": N("Gigahertz", "Gigahertz"),
+        "MHz": N("Megahertz", "Megahertz"),
         "Hz": N("Hertz", "Hertz"),
         "kWh": N("Kilowattstunde", "Kilowattstunden", feminine=True),
-        "kW": N("Kilowatt", "Kilowatt"), "W": N("Watt", "Watt"),
-        "h": N("Stunde", "Stunden", feminine=True), "min": N("Minute", "Minuten", feminine=True),
+        "kW": N("Kilowatt", "Kilowatt"),
+        "W": N("Watt", "Watt"),
+        "h": N("Stunde", "Stunden", feminine=True),
+        "min": N("Minute", "Minuten", feminine=True),
         "s": N("Sekunde", "Sekunden", feminine=True),
-        "ms": N("Millisekunde", "Millisekunden", feminine=True), "ft": N("Fuß", "Fuß"),
-        "lb": N("Pfund", "Pfund"), "oz": N("Unze", "Unzen", feminine=True),
-        "mi": N("Meile", "Meilen", feminine=True), "m²": N("Quadratmeter", "Quadratmeter"),
-        "km²": N("Quadratkilometer", "Quadratkilometer"), "m³": N("Kubikmeter", "Kubikmeter"),
-        "°C": N("Grad Celsius", "Grad Celsius"), "°F": N("Grad Fahrenheit", "Grad Fahrenheit"),
-        "°": N("Grad", "Grad"), "%": N("Prozent", "Prozent"),
+        "ms": N("Millisekunde", "Millisekunden", feminine=True),
+        "ft": N("Fuß", "Fuß"),
+        "lb": N("Pfund", "Pfund"),
+        "oz": N("Unze", "Unzen", feminine=True),
+        "mi": N("Meile", "Meilen", feminine=True),
+        "m²": N("Quadratmeter", "Quadratmeter"),
+        "km²": N("Quadratkilometer", "Quadratkilometer"),
+        "m³": N("Kubikmeter", "Kubikmeter"),
+        "°C": N("Grad Celsius", "Grad Celsius"),
+        "°F": N("Grad Fahrenheit", "Grad Fahrenheit"),
+        "°": N("Grad", "Grad"),
+        "%": N("Prozent", "Prozent"),
     },
     money={
-        "$": N("Dollar", "Dollar"), "€": N("Euro", "Euro"), "£": N("Pfund", "Pfund"),
-        "¥": N("Yen", "Yen"), "₹": N("Rupie", "Rupien", feminine=True),
-        "R$": N("Real", "Real"), "CHF": N("Franken", "Franken"),
+        "$": N("Dollar", "Dollar"),
+        "€": N("Euro", "Euro"),
+        "£": N("Pfund", "Pfund"),
+        "¥": N("Yen", "Yen"),
+        "₹": N("Rupie", "Rupien", feminine=True),
+        "R$": N("Real", "Real"),
+        "CHF": N("Franken", "Franken"),
     },
-    cents=N("Cent", "Cent"), pence=N("Penny", "Pence"),
+    cents=N("Cent", "Cent"),
+    pence=N("Penny", "Pence"),
     fractions={2: N("halb", "halbe"), 3: N("Drittel", "Drittel"), 4: N("Viertel", "Viertel")},
     ordinals={},  # "3." is read apart: see _german_ordinal
-)  # fmt: skip
+)
 
 SPANISH = Numbering(
-    code="es", decimal_mark=",", point="coma", dot="punto", minus="menos", plus="más",
-    divided_by="entre", range="{a} a {b}", score="{a} a {b}", out_of="{a} de {b}",
-    number="número {n}", with_cents="{major} con {minor}", fraction_as_number=True,
-    scale_of="de", scale_words=frozenset({"millón", "millones", "billón", "billones"}),
-    clock_cues=frozenset({"las", "la"}), articles=frozenset({"el", "del", "al"}),
+    code="es",
+    decimal_mark=",",
+    point="coma",
+    dot="punto",
+    minus="menos",
+    plus="más",
+    divided_by="entre",
+    range="{a} a {b}",
+    score="{a} a {b}",
+    out_of="{a} de {b}",
+    number="número {n}",
+    with_cents="{major} con {minor}",
+    fraction_as_number=True,
+    scale_of="de",
+    scale_words=frozenset({"millón", "millones", "billón", "billones"}),
+    clock_cues=frozenset({"las", "la"}),
+    articles=frozenset({"el", "del", "al"}),
     date_cues=frozenset({"el", "del", "al", "este"}),
     units={
-        "km": N("kilómetro", "kilómetros"), "m": N("metro", "metros"),
-        "cm": N("centímetro", "centímetros"), "mm": N("milímetro", "milímetros"),
+        "km": N("kilómetro", "kilómetros"),
+        "m": N("metro", "metros"),
+        "cm": N("centímetro", "centímetros"),
+        "mm": N("milímetro", "milímetros"),
         "km/h": N("kilómetro por hora", "kilómetros por hora"),
         "mph": N("milla por hora", "millas por hora", feminine=True),
-        "kg": N("kilo", "kilos"), "g": N("gramo", "gramos"),
-        "mg": N("miligramo", "miligramos"), "l": N("litro", "litros"),
-        "ml": N("mililitro", "mililitros"), "GB": N("gigabyte", "gigabytes"),
-        "MB": N("megabyte", "megabytes"), "KB": N("kilobyte", "kilobytes"),
-        "TB": N("terabyte", "terabytes"), "GHz": N("gigahercio", "gigahercios"),
-        "MHz": N("megahercio", "megahercios"), "Hz": N("hercio", "hercios"),
-        "kWh": N("kilovatio hora", "kilovatios hora"), "kW": N("kilovatio", "kilovatios"),
-        "W": N("vatio", "vatios"), "h": N("hora", "horas", feminine=True),
-        "min": N("minuto", "minutos"), "s": N("segundo", "segundos"),
-        "ms": N("milisegundo", "milisegundos"), "ft": N("pie", "pies"),
-        "lb": N("libra", "libras", feminine=True), "oz": N("onza", "onzas", feminine=True),
+        "kg": N("kilo", "kilos"),
+        "g": N("gramo", "gramos"),
+        "mg": N("miligramo", "miligramos"),
+        "l": N("litro", "litros"),
+        "ml": N("mililitro", "mililitros"),
+        "GB": N("gigabyte", "gigabytes"),
+        "MB": N("megabyte", "megabytes"),
+        "KB": N("kilobyte", "kilobytes"),
+        "TB": N("terabyte", "terabytes"),
+        "GHz": N("gigahercio", "gigahercios"),
+        "MHz": N("megahercio", "megahercios"),
+        "Hz": N("hercio", "hercios"),
+        "kWh": N("kilovatio hora", "kilovatios hora"),
+        "kW": N("kilovatio", "kilovatios"),
+        "W": N("vatio", "vatios"),
+        "h": N("hora", "horas", feminine=True),
+        "min": N("minuto", "minutos"),
+        "s": N("segundo", "segundos"),
+        "ms": N("milisegundo", "milisegundos"),
+        "ft": N("pie", "pies"),
+        "lb": N("libra", "libras", feminine=True),
+        "oz": N("onza", "onzas", feminine=True),
         "mi": N("milla", "millas", feminine=True),
         "m²": N("metro cuadrado", "metros cuadrados"),
         "km²": N("kilómetro cuadrado", "kilómetros cuadrados"),
         "m³": N("metro cúbico", "metros cúbicos"),
         "°C": N("grado centígrado", "grados centígrados"),
-        "°F": N("grado Fahrenheit", "grados Fahrenheit"), "°": N("grado", "grados"),
+        "°F": N("grado Fahrenheit", "grados Fahrenheit"),
+        "°": N("grado", "grados"),
         "%": N("por ciento", "por ciento", plain=True),
     },
     money={
-        "$": N("dólar", "dólares"), "€": N("euro", "euros"),
-        "£": N("libra", "libras", feminine=True), "¥": N("yen", "yenes"),
-        "₹": N("rupia", "rupias", feminine=True), "R$": N("real", "reales"),
+        "$": N("dólar", "dólares"),
+        "€": N("euro", "euros"),
+        "£": N("libra", "libras", feminine=True),
+        "¥": N("yen", "yenes"),
+        "₹": N("rupia", "rupias", feminine=True),
+        "R$": N("real", "reales"),
         "CHF": N("franco suizo", "francos suizos"),
     },
-    cents=N("céntimo", "céntimos"), pence=N("penique", "peniques"),
+    cents=N("céntimo", "céntimos"),
+    pence=N("penique", "peniques"),
     fractions={2: N("medio", "medios"), 3: N("tercio", "tercios"), 4: N("cuarto", "cuartos")},
     ordinals={
-        "º": "m", ".º": "m", "ª": "f", ".ª": "f", "er": "short", ".er": "short", "ero": "m",
-        "ro": "m", "do": "m", "to": "m", "vo": "m", "no": "m", "mo": "m", "ra": "f",
-        "era": "f", "da": "f", "ta": "f", "va": "f", "na": "f", "ma": "f",
+        "º": "m",
+        ".º": "m",
+        "ª": "f",
+        ".ª": "f",
+        "er": "short",
+        ".er": "short",
+        "ero": "m",
+        "ro": "m",
+        "do": "m",
+        "to": "m",
+        "vo": "m",
+        "no": "m",
+        "mo": "m",
+        "ra": "f",
+        "era": "f",
+        "da": "f",
+        "ta": "f",
+        "va": "f",
+        "na": "f",
+        "ma": "f",
     },
-)  # fmt: skip
+)
 
 ITALIAN = Numbering(
-    code="it", decimal_mark=",", point="virgola", dot="punto", minus="meno", plus="più",
-    divided_by="diviso", range="da {a} a {b}", score="{a} a {b}", out_of="{a} su {b}",
-    number="numero {n}", with_cents="{major} e {minor}", fraction_as_number=True,
-    scale_of="di", scale_words=frozenset({"milione", "milioni", "miliardo", "miliardi"}),
+    code="it",
+    decimal_mark=",",
+    point="virgola",
+    dot="punto",
+    minus="meno",
+    plus="più",
+    divided_by="diviso",
+    range="da {a} a {b}",
+    score="{a} a {b}",
+    out_of="{a} su {b}",
+    number="numero {n}",
+    with_cents="{major} e {minor}",
+    fraction_as_number=True,
+    scale_of="di",
+    scale_words=frozenset({"milione", "milioni", "miliardo", "miliardi"}),
     clock_cues=frozenset({"alle", "dalle", "ore", "le", "verso", "entro"}),
     articles=frozenset({"il", "lo", "al", "del", "nel", "dal", "sul", "allo", "dello"}),
     date_cues=frozenset({"il", "l", "del", "al", "dal", "nel", "entro"}),
     units={
-        "km": N("chilometro", "chilometri"), "m": N("metro", "metri"),
-        "cm": N("centimetro", "centimetri"), "mm": N("millimetro", "millimetri"),
+        "km": N("chilometro", "chilometri"),
+        "m": N("metro", "metri"),
+        "cm": N("centimetro", "centimetri"),
+        "mm": N("millimetro", "millimetri"),
         "km/h": N("chilometro orario", "chilometri orari"),
-        "mph": N("miglio orario", "miglia orarie"), "kg": N("chilo", "chili"),
-        "g": N("grammo", "grammi"), "mg": N("milligrammo", "milligrammi"),
-        "l": N("litro", "litri"), "ml": N("millilitro", "millilitri"),
-        "GB": N("gigabyte", "gigabyte"), "MB": N("megabyte", "megabyte"),
-        "KB": N("kilobyte", "kilobyte"), "TB": N("terabyte", "terabyte"),
-        "GHz": N("gigahertz", "gigahertz"), "MHz": N("megahertz", "megahertz"),
-        "Hz": N("hertz", "hertz"), "kWh": N("chilowattora", "chilowattora"),
-        "kW": N("chilowatt", "chilowatt"), "W": N("watt", "watt"),
-        "h": N("ora", "ore", feminine=True), "min": N("minuto", "minuti"),
-        "s": N("secondo", "secondi"), "ms": N("millisecondo", "millisecondi"),
-        "ft": N("piede", "piedi"), "lb": N("libbra", "libbre", feminine=True),
+        "mph": N("miglio orario", "miglia orarie"),
+        "kg": N("chilo", "chili"),
+        "g": N("grammo", "grammi"),
+        "mg": N("milligrammo", "milligrammi"),
+        "l": N("litro", "litri"),
+        "ml": N("millilitro", "millilitri"),
+        "GB": N("gigabyte", "gigabyte"),
+        "MB": N("megabyte", "megabyte"),
+        "KB": N("kilobyte", "kilobyte"),
+        "TB": N("terabyte", "terabyte"),
+        "GHz": N("gigahertz", "gigahertz"),
+        "MHz": N("megahertz", "megahertz"),
+        "Hz": N("hertz", "hertz"),
+        "kWh": N("chilowattora", "chilowattora"),
+        "kW": N("chilowatt", "chilowatt"),
+        "W": N("watt", "watt"),
+        "h": N("ora", "ore", feminine=True),
+        "min": N("minuto", "minuti"),
+        "s": N("secondo", "secondi"),
+        "ms": N("millisecondo", "millisecondi"),
+        "ft": N("piede", "piedi"),
+        "lb": N("libbra", "libbre", feminine=True),
         "oz": N("oncia", "once", feminine=True),
         "m²": N("metro quadrato", "metri quadrati"),
         "km²": N("chilometro quadrato", "chilometri quadrati"),
         "m³": N("metro cubo", "metri cubi"),
         "°C": N("grado centigrado", "gradi centigradi"),
-        "°F": N("grado Fahrenheit", "gradi Fahrenheit"), "°": N("grado", "gradi"),
+        "°F": N("grado Fahrenheit", "gradi Fahrenheit"),
+        "°": N("grado", "gradi"),
         "%": N("per cento", "per cento", plain=True),
     },
     money={
-        "$": N("dollaro", "dollari"), "€": N("euro", "euro"),
-        "£": N("sterlina", "sterline", feminine=True), "¥": N("yen", "yen"),
-        "₹": N("rupia", "rupie", feminine=True), "R$": N("real", "real"),
+        "$": N("dollaro", "dollari"),
+        "€": N("euro", "euro"),
+        "£": N("sterlina", "sterline", feminine=True),
+        "¥": N("yen", "yen"),
+        "₹": N("rupia", "rupie", feminine=True),
+        "R$": N("real", "real"),
         "CHF": N("franco svizzero", "franchi svizzeri"),
     },
-    cents=N("centesimo", "centesimi"), pence=N("penny", "pence"),
+    cents=N("centesimo", "centesimi"),
+    pence=N("penny", "pence"),
     fractions={2: N("mezzo", "mezzi"), 3: N("terzo", "terzi"), 4: N("quarto", "quarti")},
     ordinals={"º": "m", ".º": "m", "ª": "f", ".ª": "f"},
-)  # fmt: skip
+)
 
 PORTUGUESE = Numbering(  # Brazilian, as the phrasebook's Portuguese is
-    code="pt_BR", decimal_mark=",", point="vírgula", dot="ponto", minus="menos", plus="mais",
-    divided_by="dividido por", range="{a} a {b}", score="{a} a {b}", out_of="{a} de {b}",
-    number="número {n}", with_cents="{major} e {minor} {cents}", singular_below_two=True,
-    fraction_as_number=True, scale_of="de",
+    code="pt_BR",
+    decimal_mark=",",
+    point="vírgula",
+    dot="ponto",
+    minus="menos",
+    plus="mais",
+    divided_by="dividido por",
+    range="{a} a {b}",
+    score="{a} a {b}",
+    out_of="{a} de {b}",
+    number="número {n}",
+    with_cents="{major} e {minor} {cents}",
+    singular_below_two=True,
+    fraction_as_number=True,
+    scale_of="de",
     scale_words=frozenset({"milhão", "milhões", "bilhão", "bilhões"}),
     clock_cues=frozenset({"às", "as", "das", "até"}),
     articles=frozenset({"o", "do", "no", "ao"}),
     date_cues=frozenset({"o", "dia", "no", "do", "ao", "até"}),
     units={
-        "km": N("quilômetro", "quilômetros"), "m": N("metro", "metros"),
-        "cm": N("centímetro", "centímetros"), "mm": N("milímetro", "milímetros"),
+        "km": N("quilômetro", "quilômetros"),
+        "m": N("metro", "metros"),
+        "cm": N("centímetro", "centímetros"),
+        "mm": N("milímetro", "milímetros"),
         "km/h": N("quilômetro por hora", "quilômetros por hora"),
         "mph": N("milha por hora", "milhas por hora", feminine=True),
-        "kg": N("quilo", "quilos"), "g": N("grama", "gramas"),
-        "mg": N("miligrama", "miligramas"), "l": N("litro", "litros"),
-        "ml": N("mililitro", "mililitros"), "GB": N("gigabyte", "gigabytes"),
-        "MB": N("megabyte", "megabytes"), "KB": N("kilobyte", "kilobytes"),
-        "TB": N("terabyte", "terabytes"), "GHz": N("gigahertz", "gigahertz"),
-        "MHz": N("megahertz", "megahertz"), "Hz": N("hertz", "hertz"),
-        "kWh": N("quilowatt-hora", "quilowatts-hora"), "kW": N("quilowatt", "quilowatts"),
-        "W": N("watt", "watts"), "h": N("hora", "horas", feminine=True),
-        "min": N("minuto", "minutos"), "s": N("segundo", "segundos"),
-        "ms": N("milissegundo", "milissegundos"), "ft": N("pé", "pés"),
-        "lb": N("libra", "libras", feminine=True), "oz": N("onça", "onças", feminine=True),
+        "kg": N("quilo", "quilos"),
+        "g": N("grama", "gramas"),
+        "mg": N("miligrama", "miligramas"),
+        "l": N("litro", "litros"),
+        "ml": N("mililitro", "mililitros"),
+        "GB": N("gigabyte", "gigabytes"),
+        "MB": N("megabyte", "megabytes"),
+        "KB": N("kilobyte", "kilobytes"),
+        "TB": N("terabyte", "terabytes"),
+        "GHz": N("gigahertz", "gigahertz"),
+        "MHz": N("megahertz", "megahertz"),
+        "Hz": N("hertz", "hertz"),
+        "kWh": N("quilowatt-hora", "quilowatts-hora"),
+        "kW": N("quilowatt", "quilowatts"),
+        "W": N("watt", "watts"),
+        "h": N("hora", "horas", feminine=True),
+        "min": N("minuto", "minutos"),
+        "s": N("segundo", "segundos"),
+        "ms": N("milissegundo", "milissegundos"),
+        "ft": N("pé", "pés"),
+        "lb": N("libra", "libras", feminine=True),
+        "oz": N("onça", "onças", feminine=True),
         "mi": N("milha", "milhas", feminine=True),
         "m²": N("metro quadrado", "metros quadrados"),
         "km²": N("quilômetro quadrado", "quilômetros quadrados"),
-        "m³": N("metro cúbico", "metros cúbicos"), "°C": N("grau Celsius", "graus Celsius"),
-        "°F": N("grau Fahrenheit", "graus Fahrenheit"), "°": N("grau", "graus"),
+        "m³": N("metro cúbico", "metros cúbicos"),
+        "°C": N("grau Celsius", "graus Celsius"),
+        "°F": N("grau Fahrenheit", "graus Fahrenheit"),
+        "°": N("grau", "graus"),
         "%": N("por cento", "por cento", plain=True),
     },
     money={
-        "$": N("dólar", "dólares"), "€": N("euro", "euros"),
-        "£": N("libra", "libras", feminine=True), "¥": N("iene", "ienes"),
-        "₹": N("rupia", "rupias", feminine=True), "R$": N("real", "reais"),
+        "$": N("dólar", "dólares"),
+        "€": N("euro", "euros"),
+        "£": N("libra", "libras", feminine=True),
+        "¥": N("iene", "ienes"),
+        "₹": N("rupia", "rupias", feminine=True),
+        "R$": N("real", "reais"),
         "CHF": N("franco suíço", "francos suíços"),
     },
-    cents=N("centavo", "centavos"), pence=N("pêni", "pence"),
+    cents=N("centavo", "centavos"),
+    pence=N("pêni", "pence"),
     fractions={2: N("meio", "meios"), 3: N("terço", "terços"), 4: N("quarto", "quartos")},
     ordinals={"º": "m", ".º": "m", "ª": "f", ".ª": "f"},
-)  # fmt: skip
+)
 
 DUTCH = Numbering(
-    code="nl", decimal_mark=",", point="komma", dot="punt", minus="min", plus="plus",
-    divided_by="gedeeld door", range="{a} tot {b}", score="{a} {b}", out_of="{a} uit {b}",
-    number="nummer {n}", with_cents="{major} {minor}",
-    year_cues=frozenset({"in", "sinds", "jaar", "tot", "van", "vanaf", "rond", "na", "voor",
-                         "begin", "eind", "midden", "zomer", "winter"}),
+    code="nl",
+    decimal_mark=",",
+    point="komma",
+    dot="punt",
+    minus="min",
+    plus="plus",
+    divided_by="gedeeld door",
+    range="{a} tot {b}",
+    score="{a} {b}",
+    out_of="{a} uit {b}",
+    number="nummer {n}",
+    with_cents="{major} {minor}",
+    year_cues=frozenset(
+        {
+            "in",
+            "sinds",
+            "jaar",
+            "tot",
+            "van",
+            "vanaf",
+            "rond",
+            "na",
+            "voor",
+            "begin",
+            "eind",
+            "midden",
+            "zomer",
+            "winter",
+        }
+    ),
     clock_cues=frozenset({"om", "tot", "vanaf", "tegen"}),
     date_cues=frozenset({"op", "tot", "vanaf", "per"}),
     extra_units={"km/u": "km/h"},
     units={
-        "km": N("kilometer", "kilometer"), "m": N("meter", "meter"),
-        "cm": N("centimeter", "centimeter"), "mm": N("millimeter", "millimeter"),
+        "km": N("kilometer", "kilometer"),
+        "m": N("meter", "meter"),
+        "cm": N("centimeter", "centimeter"),
+        "mm": N("millimeter", "millimeter"),
         "km/h": N("kilometer per uur", "kilometer per uur"),
-        "mph": N("mijl per uur", "mijl per uur"), "kg": N("kilo", "kilo"),
-        "g": N("gram", "gram"), "mg": N("milligram", "milligram"), "l": N("liter", "liter"),
-        "ml": N("milliliter", "milliliter"), "GB": N("gigabyte", "gigabyte"),
-        "MB": N("megabyte", "megabyte"), "KB": N("kilobyte", "kilobyte"),
-        "TB": N("terabyte", "terabyte"), "GHz": N("gigahertz", "gigahertz"),
-        "MHz": N("megahertz", "megahertz"), "Hz": N("hertz", "hertz"),
-        "kWh": N("kilowattuur", "kilowattuur"), "kW": N("kilowatt", "kilowatt"),
-        "W": N("watt", "watt"), "h": N("uur", "uur"), "min": N("minuut", "minuten"),
-        "s": N("seconde", "seconden"), "ms": N("milliseconde", "milliseconden"),
-        "ft": N("voet", "voet"), "lb": N("pond", "pond"), "oz": N("ons", "ons"),
-        "mi": N("mijl", "mijl"), "m²": N("vierkante meter", "vierkante meter"),
+        "mph": N("mijl per uur", "mijl per uur"),
+        "kg": N("kilo", "kilo"),
+        "g": N("gram", "gram"),
+        "mg": N("milligram", "milligram"),
+        "l": N("liter", "liter"),
+        "ml": N("milliliter", "milliliter"),
+        "GB": N("gigabyte", "gigabyte"),
+        "MB": N("megabyte", "megabyte"),
+        "KB": N("kilobyte", "kilobyte"),
+        "TB": N("terabyte", "terabyte"),
+        "GHz": N("gigahertz", "gigahertz"),
+        "MHz": N("megahertz", "megahertz"),
+        "Hz": N("hertz", "hertz"),
+        "kWh": N("kilowattuur", "kilowattuur"),
+        "kW": N("kilowatt", "kilowatt"),
+        "W": N("watt", "watt"),
+        "h": N("uur", "uur"),
+        "min": N("minuut", "minuten"),
+        "s": N("seconde", "seconden"),
+        "ms": N("milliseconde", "milliseconden"),
+        "ft": N("voet", "voet"),
+        "lb": N("pond", "pond"),
+        "oz": N("ons", "ons"),
+        "mi": N("mijl", "mijl"),
+        "m²": N("vierkante meter", "vierkante meter"),
         "km²": N("vierkante kilometer", "vierkante kilometer"),
-        "m³": N("kubieke meter", "kubieke meter"), "°C": N("graad Celsius", "graden Celsius"),
-        "°F": N("graad Fahrenheit", "graden Fahrenheit"), "°": N("graad", "graden"),
+        "m³": N("kubieke meter", "kubieke meter"),
+        "°C": N("graad Celsius", "graden Celsius"),
+        "°F": N("graad Fahrenheit", "graden Fahrenheit"),
+        "°": N("graad", "graden"),
         "%": N("procent", "procent"),
     },
     money={
-        "$": N("dollar", "dollar"), "€": N("euro", "euro"), "£": N("pond", "pond"),
-        "¥": N("yen", "yen"), "₹": N("roepie", "roepies"), "R$": N("real", "real"),
+        "$": N("dollar", "dollar"),
+        "€": N("euro", "euro"),
+        "£": N("pond", "pond"),
+        "¥": N("yen", "yen"),
+        "₹": N("roepie", "roepies"),
+        "R$": N("real", "real"),
         "CHF": N("Zwitserse frank", "Zwitserse frank"),
     },
-    cents=N("cent", "cent"), pence=N("penny", "pence"),
+    cents=N("cent", "cent"),
+    pence=N("penny", "pence"),
     fractions={2: N("half", "halve"), 3: N("derde", "derde"), 4: N("kwart", "kwart")},
     ordinals={"e": "m", "de": "m", "ste": "m"},
-)  # fmt: skip
+)
 
 NUMBERINGS = {
     "english": ENGLISH,
@@ -626,8 +932,9 @@ def _clock(hour: int, minute: int, nw: Numbering, ampm: str = "") -> str:
         if ampm:
             said = _cardinal(hour, nw)
             if minute:
-                said += " " + (f"oh {_cardinal(minute, nw)}" if minute < 10 else
-                               _cardinal(minute, nw))  # fmt: skip
+                said += " " + (
+                    f"oh {_cardinal(minute, nw)}" if minute < 10 else _cardinal(minute, nw)
+                )
             return f"{said} {ampm}.m."
         if hour == 0 and minute == 0:
             return "midnight"
@@ -661,10 +968,46 @@ def _clock(hour: int, minute: int, nw: Numbering, ampm: str = "") -> str:
 
 
 # after "21": a word that is not the noun it counts ("veintiuno de ellos", "veintiuno y medio")
-_SPANISH_NOT_NOUNS = frozenset({"de", "y", "o", "u", "a", "en", "por", "más", "menos", "es", "son",
-                                "entre", "con", "sin", "que"})  # fmt: skip
-_ITALIAN_NOT_NOUNS = frozenset({"di", "e", "o", "a", "in", "per", "su", "da", "con", "che", "è",
-                                "sono", "più", "meno", "tra", "fra", "solo"})  # fmt: skip
+_SPANISH_NOT_NOUNS = frozenset(
+    {
+        "de",
+        "y",
+        "o",
+        "u",
+        "a",
+        "en",
+        "por",
+        "más",
+        "menos",
+        "es",
+        "son",
+        "entre",
+        "con",
+        "sin",
+        "que",
+    }
+)
+_ITALIAN_NOT_NOUNS = frozenset(
+    {
+        "di",
+        "e",
+        "o",
+        "a",
+        "in",
+        "per",
+        "su",
+        "da",
+        "con",
+        "che",
+        "è",
+        "sono",
+        "più",
+        "meno",
+        "tra",
+        "fra",
+        "solo",
+    }
+)
 _NOT_NOUNS: dict[str, frozenset[str]] = {
     "es": _SPANISH_NOT_NOUNS,
     "it": _ITALIAN_NOT_NOUNS,
@@ -676,31 +1019,134 @@ _VOWELS = frozenset("aeiouàèéìíòóùhAEIOU")
 _IMPURE_S = re.compile(r"s[^aeiouàèéìòù]|z|gn|ps|x|y")  # uno studente, uno zaino
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)+")
 _VERSION_WORDS = frozenset({"v", "version", "versión", "versione", "versão", "versie", "ver"})
-_ENGLISH_DATE_CUE = re.compile(r"(?i)\b(?:on|by|until|till|from|since|before|after)[ \t\u00a0]+"
-                               r"the[ \t\u00a0]*$")  # fmt: skip
-_EN_YEAR_CUES = frozenset({"in", "since", "of", "by", "until", "from", "before", "after",
-                           "during", "year", "around", "circa", "summer", "winter", "spring",
-                           "fall", "autumn", "early", "late", "mid", "till", "back"})  # fmt: skip
-_EN_COUNTED = frozenset({"people", "children", "men", "women", "feet", "teeth", "mice",
-                         "geese", "sheep", "fish", "deer", "persons"})  # fmt: skip
-_EN_VERBS_IN_S = frozenset({"does", "goes", "seems", "looks", "marks", "begins", "ends",
-                            "brings", "comes", "starts", "feels", "sees", "gets", "makes",
-                            "means", "saw", "remains", "becomes", "changes", "promises",
-                            "shows", "turns", "sounds", "takes", "gives", "lives",
-                            "was", "has", "is", "this", "always", "perhaps",
-                            "sucks", "rocks", "happens", "hits", "kicks"})  # fmt: skip
+_ENGLISH_DATE_CUE = re.compile(
+    r"(?i)\b(?:on|by|until|till|from|since|before|after)[ \t\u00a0]+"
+    r"the[ \t\u00a0]*$"
+)
+_EN_YEAR_CUES = frozenset(
+    {
+        "in",
+        "since",
+        "of",
+        "by",
+        "until",
+        "from",
+        "before",
+        "after",
+        "during",
+        "year",
+        "around",
+        "circa",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+        "early",
+        "late",
+        "mid",
+        "till",
+        "back",
+    }
+)
+_EN_COUNTED = frozenset(
+    {
+        "people",
+        "children",
+        "men",
+        "women",
+        "feet",
+        "teeth",
+        "mice",
+        "geese",
+        "sheep",
+        "fish",
+        "deer",
+        "persons",
+    }
+)
+_EN_VERBS_IN_S = frozenset(
+    {
+        "does",
+        "goes",
+        "seems",
+        "looks",
+        "marks",
+        "begins",
+        "ends",
+        "brings",
+        "comes",
+        "starts",
+        "feels",
+        "sees",
+        "gets",
+        "makes",
+        "means",
+        "saw",
+        "remains",
+        "becomes",
+        "changes",
+        "promises",
+        "shows",
+        "turns",
+        "sounds",
+        "takes",
+        "gives",
+        "lives",
+        "was",
+        "has",
+        "is",
+        "this",
+        "always",
+        "perhaps",
+        "sucks",
+        "rocks",
+        "happens",
+        "hits",
+        "kicks",
+    }
+)
 _IT_TEMPERATURE = re.compile(
     r"\b(?:temperatur\w*|grad[oi]|caldo|freddo|fa|meteo|febbre|fuori|massim[ae]|minim[ae]|"
     r"ci sono|c'è|forno|acqua|sole|estate|inverno|gelo|termometro|celsius|siamo a)\b"
 )
-_IT_ORDINAL_CUES = frozenset({
-    "arrivato", "arrivata", "arrivati", "arrivate", "classificato", "classificata",
-    "classificati", "piazzato", "piazzata", "finito", "finita", "giunto", "giunta",
-    "arriva", "arrivo", "posto",
-})  # fmt: skip
-_IT_ORDINAL_NOUNS = frozenset({"posto", "piano", "livello", "classificato", "classificata",
-                               "anno", "giorno", "turno", "premio", "secolo", "round",
-                               "tempo", "grado"})  # fmt: skip
+_IT_ORDINAL_CUES = frozenset(
+    {
+        "arrivato",
+        "arrivata",
+        "arrivati",
+        "arrivate",
+        "classificato",
+        "classificata",
+        "classificati",
+        "piazzato",
+        "piazzata",
+        "finito",
+        "finita",
+        "giunto",
+        "giunta",
+        "arriva",
+        "arrivo",
+        "posto",
+    }
+)
+_IT_ORDINAL_NOUNS = frozenset(
+    {
+        "posto",
+        "piano",
+        "livello",
+        "classificato",
+        "classificata",
+        "anno",
+        "giorno",
+        "turno",
+        "premio",
+        "secolo",
+        "round",
+        "tempo",
+        "grado",
+    }
+)
 # 1/2 before a noun that is not a unit or a feminine one: "half a cup", "medio pan"
 _HALF_NOUNS: dict[str, frozenset[str]] = {
     "en": frozenset(
@@ -735,21 +1181,110 @@ _BLANKS = re.compile(r"[ \t\u00a0]*")
 
 # nouns a number labels (Staffel 1, temporada 1): the noun after it is not what it counts
 _LABELS: dict[str, frozenset[str]] = {
-    "de": frozenset({"staffel", "folge", "teil", "kapitel", "seite", "level", "runde", "platz",
-                     "nummer", "nr", "zimmer", "raum", "gleis", "linie", "version", "band",
-                     "akt", "szene", "episode", "tor"}),
-    "es": frozenset({"temporada", "capítulo", "página", "nivel", "número", "parte", "episodio",
-                     "versión", "sala", "planta", "puerta", "línea", "ronda", "jornada",
-                     "grupo", "fase", "nº"}),
-    "pt_BR": frozenset({"temporada", "capítulo", "página", "nível", "número", "parte",
-                        "episódio", "versão", "sala", "andar", "linha", "rodada", "fase",
-                        "grupo", "nº"}),
-    "it": frozenset({"stagione", "capitolo", "pagina", "livello", "numero", "parte",
-                     "episodio", "puntata", "versione", "sala", "piano", "linea", "fase",
-                     "gruppo", "giornata", "n"}),
-    "fr": frozenset({"saison", "chapitre", "page", "niveau", "numéro", "partie", "épisode",
-                     "version", "salle", "étage", "ligne", "manche", "groupe", "phase", "n"}),
-}  # fmt: skip
+    "de": frozenset(
+        {
+            "staffel",
+            "folge",
+            "teil",
+            "kapitel",
+            "seite",
+            "level",
+            "runde",
+            "platz",
+            "nummer",
+            "nr",
+            "zimmer",
+            "raum",
+            "gleis",
+            "linie",
+            "version",
+            "band",
+            "akt",
+            "szene",
+            "episode",
+            "tor",
+        }
+    ),
+    "es": frozenset(
+        {
+            "temporada",
+            "capítulo",
+            "página",
+            "nivel",
+            "número",
+            "parte",
+            "episodio",
+            "versión",
+            "sala",
+            "planta",
+            "puerta",
+            "línea",
+            "ronda",
+            "jornada",
+            "grupo",
+            "fase",
+            "nº",
+        }
+    ),
+    "pt_BR": frozenset(
+        {
+            "temporada",
+            "capítulo",
+            "página",
+            "nível",
+            "número",
+            "parte",
+            "episódio",
+            "versão",
+            "sala",
+            "andar",
+            "linha",
+            "rodada",
+            "fase",
+            "grupo",
+            "nº",
+        }
+    ),
+    "it": frozenset(
+        {
+            "stagione",
+            "capitolo",
+            "pagina",
+            "livello",
+            "numero",
+            "parte",
+            "episodio",
+            "puntata",
+            "versione",
+            "sala",
+            "piano",
+            "linea",
+            "fase",
+            "gruppo",
+            "giornata",
+            "n",
+        }
+    ),
+    "fr": frozenset(
+        {
+            "saison",
+            "chapitre",
+            "page",
+            "niveau",
+            "numéro",
+            "partie",
+            "épisode",
+            "version",
+            "salle",
+            "étage",
+            "ligne",
+            "manche",
+            "groupe",
+            "phase",
+            "n",
+        }
+    ),
+}
 
 
 def _half(noun: str, fem: bool, nw: Numbering) -> str:
@@ -873,11 +1408,35 @@ _OPERATOR = re.compile(rf"{_SPACE}*([-−+*×x÷/=]){_SPACE}*")
 _NEXT_WORD = re.compile(r"[ \t\u00a0]*(?:(?:de|of)[ \t\u00a0]+)?([^\W\d_]+)")
 _WORD_AFTER = re.compile(r"[ \t\u00a0]*([^\W\d_]+)")
 _PREVIOUS_WORD = re.compile(r"([^\W\d_]+)['’]?[ \t\u00a0]*$")
-_DE_NOUNS = frozenset({
-    "platz", "mal", "stock", "stelle", "klasse", "runde", "liga", "jahrhundert", "geburtstag",
-    "level", "staffel", "folge", "teil", "tag", "woche", "spieltag", "versuch", "kapitel",
-    "auflage", "advent", "grad", "etage", "reihe", "preis", "sieg",
-})  # fmt: skip
+_DE_NOUNS = frozenset(
+    {
+        "platz",
+        "mal",
+        "stock",
+        "stelle",
+        "klasse",
+        "runde",
+        "liga",
+        "jahrhundert",
+        "geburtstag",
+        "level",
+        "staffel",
+        "folge",
+        "teil",
+        "tag",
+        "woche",
+        "spieltag",
+        "versuch",
+        "kapitel",
+        "auflage",
+        "advent",
+        "grad",
+        "etage",
+        "reihe",
+        "preis",
+        "sieg",
+    }
+)
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -919,8 +1478,27 @@ def _pattern(code: str) -> re.Pattern[str]:
     )
 
 
-_GROUPS = ("hash", "sign", "cur", "num", "hm", "hmin", "ampm", "pct", "deg", "scale", "cura",
-           "ord", "unit", "clock", "mult", "plus", "x", "decade", "dot")  # fmt: skip
+_GROUPS = (
+    "hash",
+    "sign",
+    "cur",
+    "num",
+    "hm",
+    "hmin",
+    "ampm",
+    "pct",
+    "deg",
+    "scale",
+    "cura",
+    "ord",
+    "unit",
+    "clock",
+    "mult",
+    "plus",
+    "x",
+    "decade",
+    "dot",
+)
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -970,8 +1548,7 @@ def _phone(nw: Numbering, groups: list[str], *, country: bool) -> str:
         if i == 0 and country and len(groups) > 1 and len(group) <= 3:
             said.append(_cardinal(int(group), nw))
         elif nw.code == "fr" and len(group) == 2:
-            said.append(_digits(group, nw) if group[0] == "0" else
-                        _cardinal(int(group), nw))  # fmt: skip
+            said.append(_digits(group, nw) if group[0] == "0" else _cardinal(int(group), nw))
         else:
             said.append(_digits(group, nw))
     return ", ".join(said)
@@ -1001,11 +1578,19 @@ def _numeric_date(
 
 def _decade(nw: Numbering, value: _Value, whole: str | None, previous: str, end: int) -> str:
     """English 1990s ("nineteen nineties") and, after "the" or "my", 90s."""
-    if whole and whole.endswith("0") and (
-        (len(whole) == 4 and 1100 <= int(whole) <= 2090)
-        or (len(whole) == 2 and whole != "10" and previous in
-            {"the", "my", "your", "his", "her", "their", "our", "early", "late", "mid"})
-    ):  # fmt: skip
+    if (
+        whole
+        and whole.endswith("0")
+        and (
+            (len(whole) == 4 and 1100 <= int(whole) <= 2090)
+            or (
+                len(whole) == 2
+                and whole != "10"
+                and previous
+                in {"the", "my", "your", "his", "her", "their", "our", "early", "late", "mid"}
+            )
+        )
+    ):
         said = _year(int(whole), nw) if len(whole) == 4 else _cardinal(int(whole), nw)
         return said[:-1] + "ies" if said.endswith("y") else said + "s"
     return _counted_noun(nw, value, nw.units["s"])
@@ -1023,9 +1608,17 @@ def _expression(nw: Numbering, match: re.Match[str]) -> str:
     if not operators & {"+", "*", "×", "x", "÷", "="}:
         return written
     book = phrasebook(_LANGUAGE_OF[nw.code])
-    said = {"+": nw.plus, "-": nw.minus, "−": nw.minus, "*": book.times,
-            "×": book.times, "x": book.times, "÷": nw.divided_by,
-            "/": nw.divided_by, "=": book.equals}  # fmt: skip
+    said = {
+        "+": nw.plus,
+        "-": nw.minus,
+        "−": nw.minus,
+        "*": book.times,
+        "×": book.times,
+        "x": book.times,
+        "÷": nw.divided_by,
+        "/": nw.divided_by,
+        "=": book.equals,
+    }
     words: list[str] = []
     for token in _OPERATOR.split(written):
         if token in said and words and words[-1] not in said.values():
@@ -1044,8 +1637,9 @@ class _Around:
 
     def __init__(self, text: str, nw: Numbering) -> None:
         self.text, self.nw = text, nw
-        self.months = {m.casefold(): i + 1 for i, m in enumerate(
-            phrasebook(_LANGUAGE_OF[nw.code]).months)}  # fmt: skip
+        self.months = {
+            m.casefold(): i + 1 for i, m in enumerate(phrasebook(_LANGUAGE_OF[nw.code]).months)
+        }
 
     def previous(self, start: int) -> str:
         found = _PREVIOUS_WORD.search(self.text[max(0, start - 30) : start])
@@ -1125,8 +1719,12 @@ class _Around:
             return False
         if word in _EN_COUNTED:
             return True
-        return (len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
-                and word not in _EN_VERBS_IN_S)  # fmt: skip
+        return (
+            len(word) >= 4
+            and word.endswith("s")
+            and not word.endswith(("ss", "us", "is"))
+            and word not in _EN_VERBS_IN_S
+        )
 
     def agreeing(self, value: int, previous: str, end: int) -> str | None:
         """A whole number agreeing with the noun after it ("trente et une pages", "quinientas
@@ -1155,8 +1753,7 @@ class _Around:
             return _german_one(following, previous)
         return None
 
-    def part_before_noun(self, written: str, groups: dict[str, str | None],
-                         end: int) -> str | None:  # fmt: skip
+    def part_before_noun(self, written: str, groups: dict[str, str | None], end: int) -> str | None:
         """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
         when no such noun follows."""
         nw = self.nw
@@ -1184,12 +1781,20 @@ class _Around:
         """German "3." is an ordinal before a month, a lower-case word or a noun such as
         Platz; otherwise a number ending a sentence."""
         following = self.next_word(end)
-        if whole and following and 1 <= len(whole) <= 4 and (
-            following.casefold() in self.months or following[:1].islower()
-            or following.casefold() in _DE_NOUNS or previous in _DATIVE | _ARTICLE
-        ):  # fmt: skip
-            return _german_ordinal(int(whole), self.nw, previous, following.casefold() in
-                                   self.months)  # fmt: skip
+        if (
+            whole
+            and following
+            and 1 <= len(whole) <= 4
+            and (
+                following.casefold() in self.months
+                or following[:1].islower()
+                or following.casefold() in _DE_NOUNS
+                or previous in _DATIVE | _ARTICLE
+            )
+        ):
+            return _german_ordinal(
+                int(whole), self.nw, previous, following.casefold() in self.months
+            )
         return value.words(self.nw) + "."
 
 
@@ -1325,8 +1930,10 @@ class _Reader:
             if len(minute) == 2 and int(minute) < 60:  # 25:30 of a video
                 return f"{_integer(hour, self.nw)} {_cardinal(int(minute), self.nw)}"
             return self.nw.score.format(a=_integer(hour, self.nw), b=_integer(minute, self.nw))
-        return " ".join(_cardinal(int(p), self.nw) if len(p) <= MAX_DIGITS else
-                        _digits(p, self.nw) for p in parts)  # fmt: skip
+        return " ".join(
+            _cardinal(int(p), self.nw) if len(p) <= MAX_DIGITS else _digits(p, self.nw)
+            for p in parts
+        )
 
     def slash(self, written: str, previous: str, start: int) -> str:
         nw = self.nw
@@ -1372,13 +1979,20 @@ class _Reader:
         if len(parts) == 3 and len(parts[0]) <= 2 and len(parts[1]) <= 2:
             said = _numeric_date(self.nw, parts, previous, order=("dm",))
             return None if said is None else said + _suffix_after_date(groups)
-        if (self.nw.code == "de" and len(parts) == 2 and groups.get("dot") and seps == {"."}
-                and len(parts[0]) <= 2 and len(parts[1]) <= 2):  # fmt: skip
+        if (
+            self.nw.code == "de"
+            and len(parts) == 2
+            and groups.get("dot")
+            and seps == {"."}
+            and len(parts[0]) <= 2
+            and len(parts[1]) <= 2
+        ):
             return _numeric_date(self.nw, parts, previous, order=("dm",))
         return None
 
-    def spaced(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
+    def spaced(
+        self, match: re.Match[str], written: str, groups: dict[str, str | None], previous: str
+    ) -> str:
         """1 000 000 (thousands), 06 12 34 56 78 and +44 20 7946 0958 (a phone number: a
         leading 0 or +), or numbers side by side."""
         pieces = re.split(r"[ \u00a0\u202f]", written)
@@ -1403,8 +2017,9 @@ class _Reader:
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])
 
-    def dashed(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
+    def dashed(
+        self, match: re.Match[str], written: str, groups: dict[str, str | None], previous: str
+    ) -> str:
         """5-10 a range, 3-1 a score, 555-1234 and 0800-123-456 a phone number."""
         pieces = re.split(r"[-–]", written)
         digits = sum(len(p) for p in pieces)
@@ -1430,13 +2045,18 @@ class _Reader:
         )
         first = _year(int(a), self.nw) if years else va.words(self.nw)
         score = va.decimal >= vb.decimal
-        rest = self.single(match, b, {**groups, "score": "yes"} if score else groups,
-                           previous if not years else "im")  # fmt: skip
+        rest = self.single(
+            match,
+            b,
+            {**groups, "score": "yes"} if score else groups,
+            previous if not years else "im",
+        )
         way = self.nw.score if score else self.nw.range
         return way.format(a=first, b=rest)
 
-    def single(self, match: re.Match[str], written: str, groups: dict[str, str | None],
-               previous: str) -> str:  # fmt: skip
+    def single(
+        self, match: re.Match[str], written: str, groups: dict[str, str | None], previous: str
+    ) -> str:
         """One number and what stands around it."""
         nw = self.nw
         value = _parse(written, nw)
@@ -1458,12 +2078,22 @@ class _Reader:
         if groups["pct"]:
             return _counted_noun(self.nw, value, nw.units["%"])
         if groups["deg"] is not None:
-            if (whole and not groups["scale"] and nw.articles and previous in nw.articles
-                    and not re.match(r"[ \t\u00a0]", groups["deg"])):  # fmt: skip
+            if (
+                whole
+                and not groups["scale"]
+                and nw.articles
+                and previous in nw.articles
+                and not re.match(r"[ \t\u00a0]", groups["deg"])
+            ):
                 return _ordinal(int(whole), nw)  # "il 3° posto"
-            if (nw.code == "it" and whole and not groups["scale"] and not groups["sign"]
-                    and not re.match(r"[ \t\u00a0]", groups["deg"])
-                    and self.around.italian_ordinal_degree(previous, match)):  # fmt: skip
+            if (
+                nw.code == "it"
+                and whole
+                and not groups["scale"]
+                and not groups["sign"]
+                and not re.match(r"[ \t\u00a0]", groups["deg"])
+                and self.around.italian_ordinal_degree(previous, match)
+            ):
                 return _ordinal(int(whole), nw)  # "è arrivato 1°": primo
             return _counted_noun(self.nw, value, nw.units["°" + (groups["scale"] or "")])
         if groups["hm"] is not None:

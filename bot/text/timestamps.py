@@ -64,8 +64,9 @@ def zone_names(typed: str, most: int = 25) -> list[str]:
     return [name for name in _zone_names() if wanted in name.casefold()][:most]
 
 
-def read_timestamp(seconds: int, style: str, language: str, zone_name: str,
-                   now: datetime) -> str | None:  # fmt: skip
+def read_timestamp(
+    seconds: int, style: str, language: str, zone_name: str, now: datetime
+) -> str | None:
     """The words (with digits) for a timestamp in `style`, in `language`, in the zone
     `zone_name` (UTC when it is unknown); None when the moment cannot be a date."""
     code = numbering(language).code
@@ -79,8 +80,7 @@ def read_timestamp(seconds: int, style: str, language: str, zone_name: str,
             moment - now, add_direction=True, locale=_LOCALE.get(code, code.split("_")[0])
         )
     book = phrasebook(language)
-    date = book.date.format(day=moment.day, month=book.months[moment.month - 1],
-                            year=moment.year)  # fmt: skip
+    date = book.date.format(day=moment.day, month=book.months[moment.month - 1], year=moment.year)
     # a no-break space after the day: "14. November" starting a line is no list's "14. "
     date = date.replace(" ", "\u00a0", 1)
     if style in "dD":

@@ -110,9 +110,10 @@ def poll_outcome(fields: Mapping[str, str]) -> PollOutcome:
         winner = (fields.get("victor_answer_text") or "")[:MAX_POLL_ANSWER]
         if not winner.strip():
             winner = _emoji_text(
-                fields.get("victor_answer_emoji_name"), fields.get("victor_answer_emoji_id"),
+                fields.get("victor_answer_emoji_name"),
+                fields.get("victor_answer_emoji_id"),
                 fields.get("victor_answer_emoji_animated") == "true",
-            )  # fmt: skip
+            )
     return PollOutcome(question, total, winner or None, _count(fields.get("victor_answer_votes")))
 
 
@@ -127,8 +128,9 @@ def _emoji_text(name: str | None, emoji_id: str | int | None, animated: bool = F
     return name
 
 
-def poll_answer_text(text: str | None, emoji_name: str | None, emoji_id: str | int | None,
-                     animated: bool = False) -> str:  # fmt: skip
+def poll_answer_text(
+    text: str | None, emoji_name: str | None, emoji_id: str | int | None, animated: bool = False
+) -> str:
     """What an answer says: its text, or its emoji when it has no text."""
     text = (text or "")[:MAX_POLL_ANSWER]
     return text if text.strip() else _emoji_text(emoji_name, emoji_id, animated)
@@ -276,8 +278,9 @@ def _emoji_name(name: str) -> str:
 
 def _timestamp(match: re.Match[str], options: ReadOptions, now: datetime) -> str:
     """A Discord timestamp by its style (f when none is given), in the server's zone."""
-    said = read_timestamp(int(match.group(1)), match.group(2) or "f", options.language,
-                          options.timezone, now)  # fmt: skip
+    said = read_timestamp(
+        int(match.group(1)), match.group(2) or "f", options.language, options.timezone, now
+    )
     return f" {said if said is not None else options.phrases.a_time} "
 
 
@@ -369,9 +372,12 @@ class _Protected:
 
 
 def _apply_dictionary(
-    text: str, dictionary: Mapping[str, str], protected: _Protected | None = None,
-    numbers_in: str | None = None, sounds: frozenset[str] = frozenset(),
-) -> str:  # fmt: skip
+    text: str,
+    dictionary: Mapping[str, str],
+    protected: _Protected | None = None,
+    numbers_in: str | None = None,
+    sounds: frozenset[str] = frozenset(),
+) -> str:
     """Whole words (or emoji), any case, longest first: "New York" before "New". Applied to
     the text as written (so `snake_case` and 🔥 keys match), its output protected from the
     later steps, so it is, in effect, applied last; numbers in it are read in the language
@@ -548,8 +554,9 @@ def mentioned_users(text: str) -> list[int]:
 def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool = True) -> str:
     """Message text as the words to say (no announcement, no length cut)."""
     book = options.phrases
-    named = ReadOptions(max_length=100, language=options.language,
-                        numbers=options.numbers)  # mentioned names  # fmt: skip
+    named = ReadOptions(
+        max_length=100, language=options.language, numbers=options.numbers
+    )  # mentioned names
     text = _fold_letters(_plain(text))
     text = _CODE_BLOCK.sub(f" {book.code_block}. ", text)
     text = _SPOILER.sub(f" {book.spoiler} ", text)
@@ -654,8 +661,11 @@ def lead_phrase(facts: MessageFacts, options: ReadOptions, *, say_name: bool) ->
     author = _author(facts, options)
     book = options.phrases
     if facts.forwarded:
-        return book.forwarded_message.format(name=author) if say_name else (
-            book.forwarded_message_alone)  # fmt: skip
+        return (
+            book.forwarded_message.format(name=author)
+            if say_name
+            else (book.forwarded_message_alone)
+        )
     return book.said.format(name=author) if say_name else ""
 
 
@@ -751,9 +761,14 @@ def _author(facts: MessageFacts, options: ReadOptions) -> str:
 
 
 def _line(
-    body: str, title: str, poll: tuple[str, str], facts: MessageFacts, options: ReadOptions,
-    *, say_name: bool,
-) -> str:  # fmt: skip
+    body: str,
+    title: str,
+    poll: tuple[str, str],
+    facts: MessageFacts,
+    options: ReadOptions,
+    *,
+    say_name: bool,
+) -> str:
     """The line said for a message; a forum post's title first ("Alice posted: TITLE."),
     then its poll ("Alice asks: QUESTION? Options: a, b, or c."), then what the message holds
     (its author named once)."""
@@ -763,15 +778,17 @@ def _line(
     if question:
         asked = (
             book.asks.format(name=_author(facts, options), question=question)
-            if say_name and not title else book.poll.format(question=question)
-        )  # fmt: skip
+            if say_name and not title
+            else book.poll.format(question=question)
+        )
         asked = f"{asked} {answers}" if answers else asked
         line = f"{asked.rstrip('.')}. {line}" if line else asked
     if title:
         posted = (
-            book.posted.format(name=_author(facts, options), title=title) if say_name
+            book.posted.format(name=_author(facts, options), title=title)
+            if say_name
             else book.new_post.format(title=title)
-        )  # fmt: skip
+        )
         line = f"{posted}. {line}" if line else posted
     return cut_to_length(line, options.max_length, options.phrases.and_so_on) if line else ""
 
