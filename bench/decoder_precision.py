@@ -111,8 +111,10 @@ def main() -> None:
     named = models(args.config)
     print(f"{args.config}, random weights; this CPU has native bf16: {cpu_has_bf16()}")
     print("ms per decode; 'before': fp32 with the attention over every slot, as at issue 35's")
-    print(f"{'rows':>4} {'before':>7} {'fp32 ms':>8} {'bf16 ms':>8} {'bf16/fp32':>9}"
-          f" {'bf16/before':>11} {'rel. L2':>8}")  # fmt: skip
+    print(
+        f"{'rows':>4} {'before':>7} {'fp32 ms':>8} {'bf16 ms':>8} {'bf16/fp32':>9}"
+        f" {'bf16/before':>11} {'rel. L2':>8}"
+    )
     for rows in args.rows:
         got = measure(named, rows, args.frames)
         fp32, bf16, before = got["fp32"], got["bf16"], got["fp32 every slot"]

@@ -139,8 +139,10 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=MODELS)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{'model':<20} {'rows':>4} {'halves':>8} {'one call':>9} {'ratio':>6} "
-          f"{'beside a load':>14} {'ratio':>6}")  # fmt: skip
+    print(
+        f"{'model':<20} {'rows':>4} {'halves':>8} {'one call':>9} {'ratio':>6} "
+        f"{'beside a load':>14} {'ratio':>6}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         tokenizer = train_tokenizer(folder, 4000)
@@ -163,8 +165,11 @@ def main() -> None:
                 halves, one, load = (
                     statistics.median(figures[k]) for k in ("halves", "one", "load")
                 )
-                print(f"{base:<20} {rows:>4} {halves:>7.2f}x {one:>8.2f}x {one / halves:>5.2f}x "
-                      f"{load:>13.2f}x {load / halves:>5.2f}x", flush=True)  # fmt: skip
+                print(
+                    f"{base:<20} {rows:>4} {halves:>7.2f}x {one:>8.2f}x {one / halves:>5.2f}x "
+                    f"{load:>13.2f}x {load / halves:>5.2f}x",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -48,32 +48,84 @@ PARAGRAPH = (
 )
 CHAT = {  # short chat lines, as members write them ("ok" is in two: it is both)
     "english": [
-        "ok", "lol", "gg", "yes", "no way", "let's go", "brb", "good night everyone",
-        "I'm hungry", "what time is it", "that was a great game", "who wants to play tonight",
-        "thanks a lot", "see you tomorrow", "can you hear me", "my mic is broken",
-        "I'll be back in five minutes", "did you watch the match yesterday", "nice",
-        "wait for me", "where are you", "haha that's funny", "I don't know",
-        "sounds good to me", "the server is down again",
+        "ok",
+        "lol",
+        "gg",
+        "yes",
+        "no way",
+        "let's go",
+        "brb",
+        "good night everyone",
+        "I'm hungry",
+        "what time is it",
+        "that was a great game",
+        "who wants to play tonight",
+        "thanks a lot",
+        "see you tomorrow",
+        "can you hear me",
+        "my mic is broken",
+        "I'll be back in five minutes",
+        "did you watch the match yesterday",
+        "nice",
+        "wait for me",
+        "where are you",
+        "haha that's funny",
+        "I don't know",
+        "sounds good to me",
+        "the server is down again",
     ],
     "french": [
-        "ok", "mdr", "oui", "non merci", "on y va", "bonne nuit tout le monde", "j'ai faim",
-        "quelle heure est-il", "c'était une super partie", "qui veut jouer ce soir",
-        "merci beaucoup", "à demain", "tu m'entends", "mon micro est cassé",
-        "je reviens dans cinq minutes", "t'as vu le match hier", "trop bien", "attends-moi",
-        "t'es où", "c'est drôle", "je sais pas", "ça me va", "le serveur est encore en panne",
-        "salut", "bien joué",
+        "ok",
+        "mdr",
+        "oui",
+        "non merci",
+        "on y va",
+        "bonne nuit tout le monde",
+        "j'ai faim",
+        "quelle heure est-il",
+        "c'était une super partie",
+        "qui veut jouer ce soir",
+        "merci beaucoup",
+        "à demain",
+        "tu m'entends",
+        "mon micro est cassé",
+        "je reviens dans cinq minutes",
+        "t'as vu le match hier",
+        "trop bien",
+        "attends-moi",
+        "t'es où",
+        "c'est drôle",
+        "je sais pas",
+        "ça me va",
+        "le serveur est encore en panne",
+        "salut",
+        "bien joué",
     ],
     "german": [
-        "ja", "gute Nacht zusammen", "ich habe Hunger", "wie spät ist es",
-        "das war ein tolles Spiel", "wer will heute Abend spielen", "danke schön", "bis morgen",
-        "hörst du mich", "mein Mikro ist kaputt",
+        "ja",
+        "gute Nacht zusammen",
+        "ich habe Hunger",
+        "wie spät ist es",
+        "das war ein tolles Spiel",
+        "wer will heute Abend spielen",
+        "danke schön",
+        "bis morgen",
+        "hörst du mich",
+        "mein Mikro ist kaputt",
     ],
     "spanish": [
-        "sí", "buenas noches a todos", "tengo hambre", "qué hora es", "fue un gran partido",
-        "quién quiere jugar esta noche", "muchas gracias", "hasta mañana", "me oyes",
+        "sí",
+        "buenas noches a todos",
+        "tengo hambre",
+        "qué hora es",
+        "fue un gran partido",
+        "quién quiere jugar esta noche",
+        "muchas gracias",
+        "hasta mañana",
+        "me oyes",
         "mi micro está roto",
     ],
-}  # fmt: skip
+}
 FLOORS = (0.4, 0.5, 0.6, 0.7, 0.8)
 
 
@@ -98,8 +150,10 @@ def build(languages: tuple[str, ...]) -> LanguageDetection:
     before, start = resident_mb(), time.perf_counter()
     detection.build()
     took = time.perf_counter() - start
-    print(f"build  {len(languages)} languages: {took:5.2f} s, +{resident_mb() - before:.0f} MB "
-          f"resident (now {resident_mb():.0f} MB)")  # fmt: skip
+    print(
+        f"build  {len(languages)} languages: {took:5.2f} s, +{resident_mb() - before:.0f} MB "
+        f"resident (now {resident_mb():.0f} MB)"
+    )
     return detection
 
 
@@ -114,10 +168,12 @@ def cost(detection: LanguageDetection, runs: int) -> None:
             ("detect (as the bot)", lambda text=text: detection.detect(text)),
         ]
         if size > language_detection.MAX_DETECTED_CHARS:
-            rows.append((
-                "lingua, whole text",
-                lambda text=text: detector.compute_language_confidence_values(text),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    "lingua, whole text",
+                    lambda text=text: detector.compute_language_confidence_values(text),
+                )
+            )
         for name, work in rows:
             median, p95 = timed(work, runs)
             print(f"  {size:>5,} chars  {name:<22} median {median:7.3f} ms   p95 {p95:7.3f} ms")
@@ -136,8 +192,10 @@ def floors(detection: LanguageDetection, offered: tuple[str, ...]) -> None:
         wrong = [text for ok, value, text in firsts if not ok and value >= floor]
         left = sum(value < floor for _, value, _ in firsts)
         mark = "  <- CONFIDENCE_FLOOR" if floor == language_detection.CONFIDENCE_FLOOR else ""
-        print(f"  {floor:.1f}: right {right:2}  wrong {len(wrong):2}  server's language "
-              f"{left:2}  wrong: {', '.join(wrong[:5])}{mark}")  # fmt: skip
+        print(
+            f"  {floor:.1f}: right {right:2}  wrong {len(wrong):2}  server's language "
+            f"{left:2}  wrong: {', '.join(wrong[:5])}{mark}"
+        )
 
 
 def main() -> None:

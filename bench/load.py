@@ -135,11 +135,16 @@ def thread_cpu() -> dict[str, float]:
             continue
         name = names.get(int(task.name), "")
         role = (
-            "lm" if name.startswith("tts-batch") else
-            "decoder" if name.startswith("tts-decoder") else
-            "loop" if name == "MainThread" else
-            "players" if name.endswith("(run)") else "other"
-        )  # fmt: skip
+            "lm"
+            if name.startswith("tts-batch")
+            else "decoder"
+            if name.startswith("tts-decoder")
+            else "loop"
+            if name == "MainThread"
+            else "players"
+            if name.endswith("(run)")
+            else "other"
+        )
         roles[role] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
     return roles
 
@@ -204,10 +209,15 @@ async def run_load(
     speaker_kind = FifoSpeaker if policy == "fifo" else GuildSpeaker
     results: list[tuple[int, UtteranceResult]] = []  # as each server's messages end, in order
     speakers = [
-        speaker_kind(scheduler, lambda client=client: client, max_queue=1000, key=k,
-                     on_result=lambda result, k=k: results.append((k, result)))
+        speaker_kind(
+            scheduler,
+            lambda client=client: client,
+            max_queue=1000,
+            key=k,
+            on_result=lambda result, k=k: results.append((k, result)),
+        )
         for k, client in enumerate(clients)
-    ]  # fmt: skip
+    ]
     if traffic == "continuous":  # every server always has its next message waiting
         arrivals = [(0.0, k) for k in range(servers) for _ in range(int(seconds / 4) + 2)]
     else:
@@ -307,15 +317,21 @@ def summarize(run: RunResult) -> dict[str, float]:
 
 
 COLUMNS = [  # title, figure, width, format ("s": seconds)
-    ("K", "k", 3, "d"), ("engine", "engine", 9, ""), ("scheduler", "policy", 9, ""),
-    ("first p50", "first50", 9, "s"), ("TTFA p50", "p50", 8, "s"),
-    ("p95", "p95", 7, "s"), ("wait p95", "wait95", 8, "s"),
-    ("underrun s/min", "underrun_per_min", 14, ".2f"), ("gaps>=100ms", "stutters", 11, ".0f"),
+    ("K", "k", 3, "d"),
+    ("engine", "engine", 9, ""),
+    ("scheduler", "policy", 9, ""),
+    ("first p50", "first50", 9, "s"),
+    ("TTFA p50", "p50", 8, "s"),
+    ("p95", "p95", 7, "s"),
+    ("wait p95", "wait95", 8, "s"),
+    ("underrun s/min", "underrun_per_min", 14, ".2f"),
+    ("gaps>=100ms", "stutters", 11, ".0f"),
     ("CPU", "cpu", 5, ".2f"),
     ("CPU s/audio s", "cpu_per_audio", 13, ".3f"),
-    ("fair", "fairness", 5, ".2f"), ("msgs", "messages", 5, ".0f"),
+    ("fair", "fairness", 5, ".2f"),
+    ("msgs", "messages", 5, ".0f"),
     ("unfinished", "unfinished", 10, ".0f"),
-]  # fmt: skip
+]
 
 
 def breakdown(run: RunResult, frame_s: float) -> str:
@@ -394,14 +410,18 @@ async def main() -> None:
         "--batch", type=int, help="TTS_BATCH for the batched engines (default: the bot's)"
     )
     parser.add_argument(
-        "--pipelines", type=int, default=None,
+        "--pipelines",
+        type=int,
+        default=None,
         help="TTS_PIPELINES for the batched engines (default: that variable if set, else the "
         "bot's default, one per 2 cores of this process's CPU affinity)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--pipeline-mode", choices=["auto", "threads", "processes"], default=None,
+        "--pipeline-mode",
+        choices=["auto", "threads", "processes"],
+        default=None,
         help="TTS_PIPELINE_MODE for the batched engines (default: the bot's, auto)",
-    )  # fmt: skip
+    )
     parser.add_argument("--words-per-second", type=float, default=2.5)
     parser.add_argument("--traffic", choices=["continuous", "chat"], default="continuous")
     parser.add_argument(
@@ -415,12 +435,14 @@ async def main() -> None:
     )
     parser.add_argument("--policies", nargs="+", default=["deadline"], choices=["deadline", "fifo"])
     parser.add_argument(
-        "--engines", nargs="+", default=["batched", "forced", "stream"],
+        "--engines",
+        nargs="+",
+        default=["batched", "forced", "stream"],
         choices=["batched", "forced", "stream"],
         help="batched: the bot's engine (batch size chosen from the costs measured at start); "
         "forced: batches of up to TTS_BATCH's default whatever the costs; stream: TTS_BATCH=1, "
         "one stream per thread (the engine before batching, the baseline)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
     logging.getLogger("bot.synthesis.batching").setLevel(logging.ERROR)
@@ -435,8 +457,10 @@ async def main() -> None:
         config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
         clip = make_clip(folder / "voice.wav")
         for q in quantize:
-            print(f"\n{args.config} {'int8' if q else 'fp32'}, {args.traffic} traffic, "
-                  f"{args.seconds:.0f} s per run")  # fmt: skip
+            print(
+                f"\n{args.config} {'int8' if q else 'fp32'}, {args.traffic} traffic, "
+                f"{args.seconds:.0f} s per run"
+            )
             print(" ".join(f"{title:>{width}}" for title, _, width, _ in COLUMNS))
             served: dict[str, int] = {}
             for kind in args.engines:
@@ -475,8 +499,12 @@ async def main() -> None:
                             engine, k, args.seconds, policy, k, args.traffic, counts
                         )
                         figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
-                        print(" ".join(show(figures[key], width, fmt)
-                                       for _, key, width, fmt in COLUMNS), flush=True)  # fmt: skip
+                        print(
+                            " ".join(
+                                show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS
+                            ),
+                            flush=True,
+                        )
                         if args.breakdown:
                             print(breakdown(run, counts.frame_s), flush=True)  # type: ignore[union-attr]
                             rows, slots = probe_rows(run)

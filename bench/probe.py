@@ -266,9 +266,11 @@ def main() -> None:
                 "ms of CPU per LM step and per decode, alone (one after the other on one"
                 " thread) and side by side (the decode on a second thread, as in the bot)"
             )
-            print(f"{'rows':>4} {'slots':>6} {'LM ms':>7} {'decode ms':>9} {'wall ms':>8}"
-                  f" {'CPU-s/audio s':>13} {'LM beside':>9} {'decode beside':>13}"
-                  f" {'wall beside':>11} {'CPU-s/audio s':>13}")  # fmt: skip
+            print(
+                f"{'rows':>4} {'slots':>6} {'LM ms':>7} {'decode ms':>9} {'wall ms':>8}"
+                f" {'CPU-s/audio s':>13} {'LM beside':>9} {'decode beside':>13}"
+                f" {'wall beside':>11} {'CPU-s/audio s':>13}"
+            )
             for rows in args.rows:
                 r = probe.measure(rows, args.frames, args.slots)
                 b = probe.measure(rows, args.frames, args.slots, side_by_side=True)

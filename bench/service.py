@@ -127,10 +127,15 @@ class DiscordServers:
         self.results: list[tuple[int, UtteranceResult]] = []
         self.clients = [PlayerVoiceClient() for _ in range(count)]
         self.speakers = [
-            GuildSpeaker(scheduler, lambda client=client: client, max_queue=1000, key=k,
-                         on_result=lambda result, k=k: self.results.append((k, result)))
+            GuildSpeaker(
+                scheduler,
+                lambda client=client: client,
+                max_queue=1000,
+                key=k,
+                on_result=lambda result, k=k: self.results.append((k, result)),
+            )
             for k, client in enumerate(self.clients)
-        ]  # fmt: skip
+        ]
 
     async def speak_during(self, other: Awaitable[Any]) -> RunResult:
         """Every server speaks until `other` is done (what is left then is cut)."""
@@ -158,9 +163,11 @@ def discord_figures(run: RunResult) -> str:
     underrun seconds per minute of audio."""
     figures = summarize(run)
     waits = sorted(w for server in model_waits(run).values() for w in server)
-    return (f"{figures['messages']:>3.0f} msgs, wait p50 {percentile(waits, 0.5):5.2f} s "
-            f"p95 {figures['wait95']:5.2f} s, gaps>=100ms {figures['stutters']:.0f}, "
-            f"underrun {figures['underrun_per_min']:.2f} s/min")  # fmt: skip
+    return (
+        f"{figures['messages']:>3.0f} msgs, wait p50 {percentile(waits, 0.5):5.2f} s "
+        f"p95 {figures['wait95']:5.2f} s, gaps>=100ms {figures['stutters']:.0f}, "
+        f"underrun {figures['underrun_per_min']:.2f} s/min"
+    )
 
 
 async def beside_discord(
@@ -184,20 +191,31 @@ def client_row(k: int, way: str, done: list[Client], raw: float) -> str:
     firsts = [c.first_byte for c in done]
     rtfs = [c.rtf for c in done]
     p50 = statistics.median(firsts)
-    return (f"{k:>3} {way:<14} {p50 * 1000:>12.0f} ms {percentile(firsts, 0.95) * 1000:>5.0f} ms "
-            f"{p50 / raw:>6.2f} {sum(c.underrun for c in done):>6}/{k:<3} "
-            f"{min(rtfs):>8.2f} {statistics.median(rtfs):>8.2f}")  # fmt: skip
+    return (
+        f"{k:>3} {way:<14} {p50 * 1000:>12.0f} ms {percentile(firsts, 0.95) * 1000:>5.0f} ms "
+        f"{p50 / raw:>6.2f} {sum(c.underrun for c in done):>6}/{k:<3} "
+        f"{min(rtfs):>8.2f} {statistics.median(rtfs):>8.2f}"
+    )
 
 
 async def bench(
     config: Path, clip: Path, quantize: bool, ks: list[int], folder: Path, servers: int
 ) -> None:
-    env = {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip), "DATA_DIR": str(folder),
-           "TTS_QUANTIZE": str(int(quantize)), "SPEECH_PORT": "8000"}  # fmt: skip
+    env = {
+        "TTS_CONFIG": str(config),
+        "DEFAULT_VOICE": str(clip),
+        "DATA_DIR": str(folder),
+        "TTS_QUANTIZE": str(int(quantize)),
+        "SPEECH_PORT": "8000",
+    }
     settings = load_config(env, dotenv_path=None, require_token=False).model_copy(
-        update={"speech_port": 0, "speech_streams_per_key": max(ks),
-                "speech_requests_per_minute": 100_000, "speech_queue": max(ks)}
-    )  # fmt: skip
+        update={
+            "speech_port": 0,
+            "speech_streams_per_key": max(ks),
+            "speech_requests_per_minute": 100_000,
+            "speech_queue": max(ks),
+        }
+    )
     engine = await load_engine(settings)
     await engine.voice_state()
     models = ModelPool(settings, engine, partial(load_engine, batch=engine.rows))
@@ -208,15 +226,18 @@ async def bench(
         discord = DiscordServers(scheduler, servers, seed=1)
     server = SpeechServer(settings, scheduler, models)
     await server.start()
-    api = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="-", max_retries=0,
-                             timeout=600)  # fmt: skip
+    api = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="-", max_retries=0, timeout=600)
     try:
         await listen(api)  # warm-up
         raw = await asyncio.to_thread(raw_first_chunk, engine)
-        print(f"{config.stem} {'int8' if quantize else 'fp32'}: raw first chunk "
-              f"{raw * 1000:.0f} ms; batch of up to {engine.rows} rows")  # fmt: skip
-        print(f"{'K':>3} {'way':<14} {'first byte p50':>15} {'p95':>8} {'x raw':>6} "
-              f"{'underruns':>10} {'RTF min':>8} {'RTF p50':>8}")  # fmt: skip
+        print(
+            f"{config.stem} {'int8' if quantize else 'fp32'}: raw first chunk "
+            f"{raw * 1000:.0f} ms; batch of up to {engine.rows} rows"
+        )
+        print(
+            f"{'K':>3} {'way':<14} {'first byte p50':>15} {'p95':>8} {'x raw':>6} "
+            f"{'underruns':>10} {'RTF min':>8} {'RTF p50':>8}"
+        )
         beside: list[str] = []
         for k in ks:
             print(client_row(k, "at once", await run(k, api, True), raw), flush=True)
@@ -226,8 +247,10 @@ async def bench(
                 print(client_row(k, f"+{servers} Discord", done, raw), flush=True)
                 beside += [f"K={k:<3} alone   {alone}", f"K={k:<3} beside  {with_clients}"]
         if beside:
-            print(f"\n{servers} Discord servers speaking without pause, alone and beside the K "
-                  "clients at once (a row kept for Discord):")  # fmt: skip
+            print(
+                f"\n{servers} Discord servers speaking without pause, alone and beside the K "
+                "clients at once (a row kept for Discord):"
+            )
             print("\n".join(beside))
     finally:
         await api.close()
@@ -255,8 +278,7 @@ async def main() -> None:
             ks, quantize = [1, 2], False
         else:
             tokenizer = train_tokenizer(folder, 4000)
-            config = write_random_config(args.config, folder, full_length=True,
-                                         tokenizer=tokenizer)  # fmt: skip
+            config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
             ks, quantize = args.clients, args.quantize == "yes"
         clip = make_clip(folder / "voice.wav", seconds=10.0)
         await bench(config, clip, quantize, ks, folder, args.discord)

@@ -59,14 +59,22 @@ async def speak_once(
         people[fake.add_guild(number)] = f"member{number}"
     guilds = sorted(people, key=lambda g: shard_of(g, 2))[:servers]
     await fake.start()
-    base = {**fake.env, "TTS_CONFIG": str(config), "DEFAULT_VOICE": str(clip),
-            "DATABASE_URL": url, "SHARD_COUNT": "2"}  # fmt: skip
+    base = {
+        **fake.env,
+        "TTS_CONFIG": str(config),
+        "DEFAULT_VOICE": str(clip),
+        "DATABASE_URL": url,
+        "SHARD_COUNT": "2",
+    }
     shard_sets = ["0,1"] if processes == 1 else ["0", "1"]
     bots = [
-        BotProcess({**base, "SHARD_IDS": ids, "DATA_DIR": str(folder / f"m{n}")},
-                   folder / f"m{n}", f"bot{n}")
+        BotProcess(
+            {**base, "SHARD_IDS": ids, "DATA_DIR": str(folder / f"m{n}")},
+            folder / f"m{n}",
+            f"bot{n}",
+        )
         for n, ids in enumerate(shard_sets)
-    ]  # fmt: skip
+    ]
     try:
         await asyncio.gather(*(bot.start() for bot in bots))
         await fake.wait_for(lambda: fake.identified_shards == {0, 1}, 180, "both shards")
@@ -117,8 +125,9 @@ async def bench_speak(server: PostgresServer, servers: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         tokenizer = train_tokenizer(folder, 4000)
-        config = write_random_config("english_2m_2026-10", folder, tokenizer=tokenizer,
-                                     full_length=True)  # fmt: skip
+        config = write_random_config(
+            "english_2m_2026-10", folder, tokenizer=tokenizer, full_length=True
+        )
         clip = make_clip(folder / "voice.wav")
         results: dict[int, list[dict[str, float]]] = {1: [], 2: []}
         for run in range(runs):
@@ -136,8 +145,10 @@ async def bench_speak(server: PostgresServer, servers: int, runs: int) -> None:
             ("wall", "all heard after (s)"),
             ("audio_per_server", "audio per server (s)"),
         ]
-        print(f"{'median of ' + str(runs) + ' runs':28} {'1 process':>10} {'2 processes':>12} "
-              f"{'ratio':>7}")  # fmt: skip
+        print(
+            f"{'median of ' + str(runs) + ' runs':28} {'1 process':>10} {'2 processes':>12} "
+            f"{'ratio':>7}"
+        )
         for key, label in keys:
             one = statistics.median(r[key] for r in results[1])
             two = statistics.median(r[key] for r in results[2])
@@ -152,8 +163,9 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
         config = write_random_config("english", folder, tokenizer=train_tokenizer(folder, 4000))
         settings = load_config(
             {"TTS_CONFIG": str(config), "DEFAULT_VOICE": str(make_clip(folder / "d.wav"))},
-            dotenv_path=None, require_token=False,
-        )  # fmt: skip
+            dotenv_path=None,
+            require_token=False,
+        )
         engine = await load_engine(settings)
         url = await server.new_database()
         a_db, b_db = await Database.open(url), await Database.open(url)
@@ -182,15 +194,22 @@ async def bench_voice(server: PostgresServer, runs: int) -> None:
             await b_db.close()
             await engine.close()
         base, rebuilt = statistics.median(hit), statistics.median(rebuild)
-        print(f"{'median of ' + str(runs) + ' voices':30} {'seconds':>9} {'vs has it':>10} "
-              f"{'vs rebuilt':>11}")  # fmt: skip
-        for label, values in (("B has it (baseline)", hit), ("fetched from PostgreSQL", fetch),
-                              ("rebuilt from the recording", rebuild)):  # fmt: skip
+        print(
+            f"{'median of ' + str(runs) + ' voices':30} {'seconds':>9} {'vs has it':>10} "
+            f"{'vs rebuilt':>11}"
+        )
+        for label, values in (
+            ("B has it (baseline)", hit),
+            ("fetched from PostgreSQL", fetch),
+            ("rebuilt from the recording", rebuild),
+        ):
             value = statistics.median(values)
             print(f"{label:30} {value:9.3f} {value / base:9.0f}x {value / rebuilt:10.3f}x")
         assert state is not None and recording is not None
-        print(f"kept in the store per voice: recording {len(recording) / 1e3:.0f} kB, "
-              f"state {len(state) / 1e6:.1f} MB per model")  # fmt: skip
+        print(
+            f"kept in the store per voice: recording {len(recording) / 1e3:.0f} kB, "
+            f"state {len(state) / 1e6:.1f} MB per model"
+        )
 
 
 async def main() -> None:

@@ -130,8 +130,10 @@ def explain_growth(kinds: list[str], sample: int = 20) -> None:
                     owners = [r for r in gc.get_referrers(ref) if hasattr(r, "__dict__")]
                     owner = "dict of " + ",".join(sorted({type(r).__name__ for r in owners}))
                 holders[owner] += 1
-        print(f"  {kind} (last {len(of_kind)}) held by: " + ", ".join(
-            f"{k} {v}" for k, v in holders.most_common(6)))  # fmt: skip
+        print(
+            f"  {kind} (last {len(of_kind)}) held by: "
+            + ", ".join(f"{k} {v}" for k, v in holders.most_common(6))
+        )
     del objects
 
 
@@ -155,9 +157,13 @@ def slope_per_10_min(points: list[tuple[float, float]]) -> float:
 
 
 async def server_load(
-    fake: FakeDiscord, guild: str, user: str, stop_at: float, rng: random.Random,
+    fake: FakeDiscord,
+    guild: str,
+    user: str,
+    stop_at: float,
+    rng: random.Random,
     last_say: dict[str, str],
-) -> None:  # fmt: skip
+) -> None:
     text_id, voice_id, _ = fake.channels[guild]
     clip = encode(speech_like(4.0, seed=rng.randrange(1000)), "wav")
     await fake.set_voice_state(user, voice_id, guild)
@@ -209,9 +215,14 @@ BROKEN_LANGUAGE = "german"  # its config cannot load: the server is read in the 
 
 
 async def inject_faults(
-    bot: PocketVoiceBot, fake: FakeDiscord, guilds: list[str], every_s: float, stop_at: float,
-    rng: random.Random, counts: collections.Counter[str],
-) -> None:  # fmt: skip
+    bot: PocketVoiceBot,
+    fake: FakeDiscord,
+    guilds: list[str],
+    every_s: float,
+    stop_at: float,
+    rng: random.Random,
+    counts: collections.Counter[str],
+) -> None:
     """Strike a random fault every `every_s` seconds on average, until `stop_at`."""
     while time.monotonic() < stop_at:
         await asyncio.sleep(rng.expovariate(1 / every_s))
@@ -287,9 +298,19 @@ async def soak(args: argparse.Namespace) -> None:
     ]
     faults: collections.Counter[str] = collections.Counter()
     if args.fault_every > 0:
-        loads.append(asyncio.create_task(inject_faults(
-            bot, fake, guilds, args.fault_every, stop_at, random.Random(rng.random()), faults
-        )))  # fmt: skip
+        loads.append(
+            asyncio.create_task(
+                inject_faults(
+                    bot,
+                    fake,
+                    guilds,
+                    args.fault_every,
+                    stop_at,
+                    random.Random(rng.random()),
+                    faults,
+                )
+            )
+        )
     samples: list[tuple[float, float, int, int, float]] = []  # (t, RSS, fds, tasks, cache MB)
     errors_at_warm = 0
     objects_at_warm: collections.Counter[str] = collections.Counter()
@@ -353,8 +374,10 @@ async def soak(args: argparse.Namespace) -> None:
     for record in errors.records[:10]:
         print(f"    {record}")
     print(f"  servers whose last /say was never spoken: {len(stuck)} of {len(last_say)}")
-    print("  faults injected: " + (", ".join(f"{k} x{v}" for k, v in sorted(faults.items()))
-                                   or "none"))  # fmt: skip
+    print(
+        "  faults injected: "
+        + (", ".join(f"{k} x{v}" for k, v in sorted(faults.items())) or "none")
+    )
     print(f"  voice links healed by the watchdog: {bot.app.connections.heals}")
     if args.why:
         trim_fake(fake)

@@ -202,9 +202,9 @@ CANDIDATES: dict[str, Callable[[float], tuple[Push, Finish]]] = {
 }
 
 
-def run(make: Callable[[float], tuple[Push, Finish]], rate: float, audio: np.ndarray) -> tuple[
-    float, float, list[int], np.ndarray
-]:  # fmt: skip
+def run(
+    make: Callable[[float], tuple[Push, Finish]], rate: float, audio: np.ndarray
+) -> tuple[float, float, list[int], np.ndarray]:
     """(CPU s, first chunk's CPU s, output samples after each chunk, the whole output)."""
     push, finish = make(rate)
     outs: list[np.ndarray] = []
@@ -223,8 +223,9 @@ def run(make: Callable[[float], tuple[Push, Finish]], rate: float, audio: np.nda
     return cpu, first, counts, np.concatenate(outs)
 
 
-def measure(make: Callable[[float], tuple[Push, Finish]], rate: float, seconds: float,
-            runs: int) -> Result:  # fmt: skip
+def measure(
+    make: Callable[[float], tuple[Push, Finish]], rate: float, seconds: float, runs: int
+) -> Result:
     speech = voiced(seconds)
     cpus, firsts = [], []
     for _ in range(runs):

@@ -85,12 +85,16 @@ async def main() -> None:
 
     med = statistics.median
     print(f"config {args.config} (random weights), 10 s clip, median of {args.runs}")
-    print(f"clone: raw pocket-tts {med(raw_s):.2f} s | bot /clone path {med(bot_s):.2f} s | "
-          f"ratio {med(bot_s) / med(raw_s):.2f}")  # fmt: skip
+    print(
+        f"clone: raw pocket-tts {med(raw_s):.2f} s | bot /clone path {med(bot_s):.2f} s | "
+        f"ratio {med(bot_s) / med(raw_s):.2f}"
+    )
     print(f"state file: {med(sizes) / 1e6:.1f} MB")
-    print(f"voice state lookup: cache hit {med(hit) * 1e6:.0f} µs | miss (load file) "
-          f"{med(miss) * 1e3:.2f} ms | plain dict {med(plain) * 1e9:.0f} ns | "
-          f"miss/hit {med(miss) / med(hit):.1f}x")  # fmt: skip
+    print(
+        f"voice state lookup: cache hit {med(hit) * 1e6:.0f} µs | miss (load file) "
+        f"{med(miss) * 1e3:.2f} ms | plain dict {med(plain) * 1e9:.0f} ns | "
+        f"miss/hit {med(miss) / med(hit):.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ FORMATS = {  # name -> (soundfile format, subtype, sample rate)
 }
 
 
-def speech_like(speech_s: float, rate: int = 24_000, lead_s: float = 1.0, tail_s: float = 1.0,
-                seed: int = 0) -> np.ndarray:  # fmt: skip
+def speech_like(
+    speech_s: float, rate: int = 24_000, lead_s: float = 1.0, tail_s: float = 1.0, seed: int = 0
+) -> np.ndarray:
     """Syllable-like bursts of a voiced sound for `speech_s` seconds, between quiet parts."""
     rng = np.random.default_rng(seed)
     t = np.arange(int(speech_s * rate)) / rate
@@ -42,8 +43,14 @@ def encode(samples: np.ndarray, kind: str, rate: int = 24_000) -> bytes:
     return buffer.getvalue()
 
 
-def audio_file(seconds: float, rate: int, channels: int, fmt: str = "FLAC",
-               subtype: str = "PCM_16", loud: bool = False) -> bytes:  # fmt: skip
+def audio_file(
+    seconds: float,
+    rate: int,
+    channels: int,
+    fmt: str = "FLAC",
+    subtype: str = "PCM_16",
+    loud: bool = False,
+) -> bytes:
     """A file of `seconds` written a block at a time (never the whole signal in memory):
     silence, or with `loud` speech-like sound. Silence makes a long file in kilobytes and at
     once, for a limit read from the file's header (its length) before anything is decoded."""

@@ -30,9 +30,15 @@ class BotProcess:
         self.cwd.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", "run",
-                cwd=self.cwd, env=self.env, stdout=log, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
+                sys.executable,
+                "-m",
+                "bot",
+                "run",
+                cwd=self.cwd,
+                env=self.env,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+            )
 
     @property
     def log(self) -> str:

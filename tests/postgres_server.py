@@ -79,17 +79,34 @@ class PostgresServer:
 
     def start(self) -> None:
         self._run(
-            str(self.bin / "initdb"), "-D", str(self.data), "-U", DB_USER, "--auth=trust",
-            "-E", "UTF8", "--no-sync", "--no-instructions",
-        )  # fmt: skip
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            DB_USER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        )
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c full_page_writes=off -c synchronous_commit=off -c max_connections=200"
         )
         self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.log),
-            "-w", "-t", "60", "start",
-        )  # fmt: skip
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
 
     def stop(self) -> None:
         with contextlib.suppress(PostgresUnavailableError, subprocess.TimeoutExpired):

@@ -83,10 +83,15 @@ async def test_sigterm_leaves_voice_and_exits_cleanly(
         "LOG_LEVEL": "DEBUG",
     }
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "run",
-        cwd=tmp_path, env=bot_env(env),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        cwd=tmp_path,
+        env=bot_env(env),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     output = asyncio.create_task(process.stdout.read())  # type: ignore[union-attr]
     try:
         await asyncio.wait_for(fake.identified.wait(), 60)
@@ -174,13 +179,15 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
 
     clip = tmp_path / "owner.flac"
     clip.write_bytes(encode(speech_like(4.0), "flac"))
-    imported = run_cli(["voices", "import", "--user", "42", "--name", "Boss", str(clip)],
-                       tmp_path, env)  # fmt: skip
+    imported = run_cli(
+        ["voices", "import", "--user", "42", "--name", "Boss", str(clip)], tmp_path, env
+    )
     assert imported.returncode == 0, imported.stderr
     assert "Imported voice 1 “Boss” for user 42" in imported.stdout
     assert len(list((tmp_path / "data" / "voices" / "42").iterdir())) == 2
-    duplicate = run_cli(["voices", "import", "--user", "42", "--name", "boss", str(clip)],
-                        tmp_path, env)  # fmt: skip
+    duplicate = run_cli(
+        ["voices", "import", "--user", "42", "--name", "boss", str(clip)], tmp_path, env
+    )
     assert duplicate.returncode == 1 and "already have a voice named" in duplicate.stderr
 
     listed = run_cli(["voices", "list"], tmp_path, env)

@@ -47,8 +47,10 @@ def test_hadolint_finds_nothing() -> None:
     hadolint = Path(sys.executable).parent / "hadolint"
     result = subprocess.run(
         [str(hadolint), "--no-color", str(REPO / "Dockerfile")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -68,9 +70,12 @@ def test_the_image_runs_the_bot_as_a_non_root_user_with_cpu_torch() -> None:
     argv = [*json.loads(entry), *json.loads(cmd)]
     assert argv == ["python", "-m", "bot", "run"]
     result = subprocess.run(
-        [sys.executable, *argv[1:], "--help"], cwd=REPO, capture_output=True, text=True,
+        [sys.executable, *argv[1:], "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
         timeout=60,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     (user,) = instructions("USER")
     assert not user.startswith(("root", "0"))
@@ -114,28 +119,39 @@ def test_the_image_is_pinned_by_digest_and_installs_only_the_hashed_lock() -> No
     assert {name: version for name, (version, _) in pins.items()}.items() <= tested.items()
     # the runtime dependencies only: every one pyproject.toml names, no test tool
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    wanted = {re.split(r"[\[<>=~!; ]", d)[0].lower().replace(".", "-").replace("_", "-")
-              for d in project["dependencies"]}  # fmt: skip
+    wanted = {
+        re.split(r"[\[<>=~!; ]", d)[0].lower().replace(".", "-").replace("_", "-")
+        for d in project["dependencies"]
+    }
     assert wanted <= set(pins) | {"torch"}
     tools = {re.split(r"[\[<>=~!; ]", d)[0] for d in project["optional-dependencies"]["test"]}
     assert tools & set(pins) <= {"pyyaml"}  # huggingface-hub's too
 
 
 # What the bot keeps under DATA_DIR: members' data all of it (a checkout's default is DATA_DIR=.)
-MEMBER_DATA = ["pocketvoice.db", "pocketvoice.db-wal", "pocketvoice.db-shm",
-               "pocketvoice.db-journal", "voices/123/mine.safetensors", "voices/123/mine.flac",
-               "voices-quarantine/20260101T000000/voices/123/old.flac",
-               "phrases/model/voice/text.npy"]  # fmt: skip
+MEMBER_DATA = [
+    "pocketvoice.db",
+    "pocketvoice.db-wal",
+    "pocketvoice.db-shm",
+    "pocketvoice.db-journal",
+    "voices/123/mine.safetensors",
+    "voices/123/mine.flac",
+    "voices-quarantine/20260101T000000/voices/123/old.flac",
+    "phrases/model/voice/text.npy",
+]
 
 
 def test_git_ignores_members_data_in_a_checkout() -> None:
     """With DATA_DIR=. the database, voices, set-aside voices and the phrase cache (audio in
     members' cloned voices) lie in the checkout: none may be committed."""
     result = subprocess.run(
-        ["git", "check-ignore", "--no-index", "--stdin", "-v", "-n"], cwd=REPO,
+        ["git", "check-ignore", "--no-index", "--stdin", "-v", "-n"],
+        cwd=REPO,
         input="\n".join([*MEMBER_DATA, "voices/README.md", "bot/__main__.py"]) + "\n",
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     # -n -v: "SOURCE:LINE:PATTERN\tPATH" for each path, "::\tPATH" where no pattern matched
     # and a "!PATTERN" where the last that matched keeps it
     matched = dict(reversed(line.split("\t")) for line in result.stdout.splitlines())
@@ -218,8 +234,14 @@ def test_the_shards_compose_file_runs_two_shards_on_one_postgresql() -> None:
 
 def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:
     unit = (REPO / "deploy" / "pocketvoice.service").read_text()
-    for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "StateDirectory=pocketvoice",
-                 "ProtectHome=yes", "PrivateTmp=yes", "UMask=0077"):  # fmt: skip
+    for line in (
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "StateDirectory=pocketvoice",
+        "ProtectHome=yes",
+        "PrivateTmp=yes",
+        "UMask=0077",
+    ):
         assert line in unit.splitlines(), line
     assert "ExecStart=/opt/pocketvoice/.venv/bin/python -m bot run" in unit
     analyze = shutil.which("systemd-analyze")
@@ -242,9 +264,15 @@ def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:
 def test_the_grafana_dashboard_asks_only_for_metrics_the_bot_serves() -> None:
     dashboard = json.loads((REPO / "deploy" / "grafana-dashboard.json").read_text())
     quiet = Snapshot(
-        utterances=0, ttfa_p50=None, ttfa_p95=None, underruns_per_audio_min=0.0,
-        real_time_factor=None, load=0.0, queued_units=0, speaking_servers=0,
-    )  # fmt: skip
+        utterances=0,
+        ttfa_p50=None,
+        ttfa_p95=None,
+        underruns_per_audio_min=0.0,
+        real_time_factor=None,
+        load=0.0,
+        queued_units=0,
+        speaking_servers=0,
+    )
     idle = SimpleNamespace(snapshot=lambda: quiet)  # what the gauges read of a scheduler
     served = Metrics(lambda: idle, lambda: ProcessShards(1)).render().decode()  # type: ignore[arg-type,return-value]
     names = set(re.findall(r"^# TYPE (\w+) (\w+)", served, re.MULTILINE))

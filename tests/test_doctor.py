@@ -74,10 +74,24 @@ async def test_a_good_setup_passes_every_check(
     ok, checks = await doctor(env)
     failed = [line for c in checks.values() if not c.ok for line in c.lines()]
     assert ok, failed
-    for name in ("libopus", "libsndfile", "torch", "pocket-tts adapter", "torch adapter",
-                 "discord.py adapter", "model", "voice cloning", "DEFAULT_VOICE",
-                 "DATA_DIR", "private files", "free space", "database", "token",
-                 "Message Content intent", "slash commands"):  # fmt: skip
+    for name in (
+        "libopus",
+        "libsndfile",
+        "torch",
+        "pocket-tts adapter",
+        "torch adapter",
+        "discord.py adapter",
+        "model",
+        "voice cloning",
+        "DEFAULT_VOICE",
+        "DATA_DIR",
+        "private files",
+        "free space",
+        "database",
+        "token",
+        "Message Content intent",
+        "slash commands",
+    ):
         assert name in checks
     assert f"schema {LATEST}, up to date" in checks["database"].detail
     assert checks["server 'Fake Guild'"].detail == (
@@ -153,10 +167,15 @@ async def test_the_command_prints_one_line_per_check_and_exits_non_zero_on_failu
     env = env_for(fake, tiny_model, tmp_path / "data")
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_"))}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "doctor",
-        cwd=tmp_path, env={**keep, "PYTHONPATH": str(REPO), **env},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bot",
+        "doctor",
+        cwd=tmp_path,
+        env={**keep, "PYTHONPATH": str(REPO), **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     stdout, stderr = await asyncio.wait_for(process.communicate(), 120)
     lines = stdout.decode().splitlines()
     assert process.returncode == 1, stderr.decode()[-2000:]
@@ -174,13 +193,22 @@ def test_weights_that_cannot_be_downloaded_and_a_missing_token_are_reported(
     tmp_path: Path,
 ) -> None:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTS_", "HF_"))}
-    env = {**keep, "PYTHONPATH": str(REPO), "DATA_DIR": str(tmp_path / "data"),
-           "TTS_LANGUAGE": "english", "HF_HUB_OFFLINE": "1",  # the weights are not cached here
-           "HF_HOME": str(tmp_path / "hf")}  # fmt: skip
+    env = {
+        **keep,
+        "PYTHONPATH": str(REPO),
+        "DATA_DIR": str(tmp_path / "data"),
+        "TTS_LANGUAGE": "english",
+        "HF_HUB_OFFLINE": "1",  # the weights are not cached here
+        "HF_HOME": str(tmp_path / "hf"),
+    }
     result = subprocess.run(
-        [sys.executable, "-m", "bot", "doctor"], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-m", "bot", "doctor"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     lines = result.stdout.splitlines()
     assert result.returncode == 1
     model = lines.index("✖ model: TTS_LANGUAGE=english: weights not cached and not downloadable")

@@ -34,16 +34,48 @@ REPO = Path(__file__).resolve().parent.parent
 # GPL-3.0-compatible (the FSF's list of free licences compatible with the GPL, version 3).
 # Not here, so refused: GPL-2.0-only, AGPL, EPL, CDDL, the 4-clause BSD, Apache-1.x, MPL-2.0
 # "no copyleft exception", non-commercial or no-derivatives terms, proprietary terms.
-COMPATIBLE = frozenset({
-    "0BSD", "Apache-2.0", "Artistic-2.0", "BSD-2-Clause", "BSD-3-Clause", "BSL-1.0", "CC0-1.0",
-    "GPL-2.0-or-later", "GPL-3.0-only", "GPL-3.0-or-later", "HPND", "ISC",
-    "LGPL-2.0-only", "LGPL-2.0-or-later", "LGPL-2.1-only", "LGPL-2.1-or-later",
-    "LGPL-3.0-only", "LGPL-3.0-or-later", "MIT", "MIT-0", "MPL-2.0", "NCSA", "PSF-2.0",
-    "Python-2.0", "Unlicense", "WTFPL", "X11", "Zlib",
-    # SPDX's deprecated forms of the same
-    "GPL-2.0+", "GPL-3.0", "GPL-3.0+", "LGPL-2.0", "LGPL-2.0+", "LGPL-2.1", "LGPL-2.1+",
-    "LGPL-3.0", "LGPL-3.0+",
-})  # fmt: skip
+COMPATIBLE = frozenset(
+    {
+        "0BSD",
+        "Apache-2.0",
+        "Artistic-2.0",
+        "BSD-2-Clause",
+        "BSD-3-Clause",
+        "BSL-1.0",
+        "CC0-1.0",
+        "GPL-2.0-or-later",
+        "GPL-3.0-only",
+        "GPL-3.0-or-later",
+        "HPND",
+        "ISC",
+        "LGPL-2.0-only",
+        "LGPL-2.0-or-later",
+        "LGPL-2.1-only",
+        "LGPL-2.1-or-later",
+        "LGPL-3.0-only",
+        "LGPL-3.0-or-later",
+        "MIT",
+        "MIT-0",
+        "MPL-2.0",
+        "NCSA",
+        "PSF-2.0",
+        "Python-2.0",
+        "Unlicense",
+        "WTFPL",
+        "X11",
+        "Zlib",
+        # SPDX's deprecated forms of the same
+        "GPL-2.0+",
+        "GPL-3.0",
+        "GPL-3.0+",
+        "LGPL-2.0",
+        "LGPL-2.0+",
+        "LGPL-2.1",
+        "LGPL-2.1+",
+        "LGPL-3.0",
+        "LGPL-3.0+",
+    }
+)
 EXCEPTIONS = frozenset({"LLVM-exception", "GCC-exception-3.1", "Classpath-exception-2.0"})
 
 CLASSIFIERS = {  # `License :: ...` classifiers -> SPDX
@@ -214,8 +246,9 @@ def runtime_distributions() -> dict[str, Distribution]:
 def test_every_runtime_dependency_is_gpl3_compatible() -> None:
     dists = runtime_distributions()
     assert {"pocket-tts", "discord-py", "torch", "pylibrb", "numpy"} <= set(dists)
-    locked = set(re.findall(r"^([a-z0-9][\w.-]*)==", (REPO / "requirements.lock").read_text(),
-                            re.M))  # fmt: skip
+    locked = set(
+        re.findall(r"^([a-z0-9][\w.-]*)==", (REPO / "requirements.lock").read_text(), re.M)
+    )
     assert locked <= set(dists), f"the image's lock holds unchecked {sorted(locked - set(dists))}"
     refused, questioned = [], set()
     for name, dist in sorted(dists.items()):
@@ -232,19 +265,38 @@ def test_every_runtime_dependency_is_gpl3_compatible() -> None:
 
 @pytest.mark.parametrize(
     "expression",
-    ["GPL-2.0-only", "GPL-2.0", "proprietary", "LicenseRef-Proprietary", "AGPL-3.0-only",
-     "CC-BY-NC-4.0", "EPL-2.0", "MIT AND GPL-2.0-only", "Apache-2.0 WITH Made-Up-exception",
-     "", "not a licence"],
-)  # fmt: skip
+    [
+        "GPL-2.0-only",
+        "GPL-2.0",
+        "proprietary",
+        "LicenseRef-Proprietary",
+        "AGPL-3.0-only",
+        "CC-BY-NC-4.0",
+        "EPL-2.0",
+        "MIT AND GPL-2.0-only",
+        "Apache-2.0 WITH Made-Up-exception",
+        "",
+        "not a licence",
+    ],
+)
 def test_an_incompatible_or_unknown_licence_is_refused(expression: str) -> None:
     assert not compatible(expression)
 
 
 @pytest.mark.parametrize(
     "expression",
-    ["MIT", "mit", "BSD-3-Clause AND MIT", "GPL-2.0-only OR MIT", "(MIT OR GPL-2.0-only) AND ISC",
-     "Apache-2.0 WITH LLVM-exception", "LGPL-2.1-or-later", "GPL-3.0-or-later", "MPL-2.0"],
-)  # fmt: skip
+    [
+        "MIT",
+        "mit",
+        "BSD-3-Clause AND MIT",
+        "GPL-2.0-only OR MIT",
+        "(MIT OR GPL-2.0-only) AND ISC",
+        "Apache-2.0 WITH LLVM-exception",
+        "LGPL-2.1-or-later",
+        "GPL-3.0-or-later",
+        "MPL-2.0",
+    ],
+)
 def test_a_compatible_licence_is_accepted(expression: str) -> None:
     assert compatible(expression)
 
@@ -270,7 +322,8 @@ def test_the_metadata_is_read_as_pip_writes_it() -> None:
     assert declared_licence(_metadata()) == ""  # says nothing: refused
     mit_text = "Permission is hereby granted, free of charge, to any\nperson obtaining a copy"
     assert declared_licence(_metadata(), [mit_text]) == "MIT"  # pocket-tts: its file alone
-    both = _metadata(License="MIT OR Apache-2.0",
-                     Classifier=["License :: OSI Approved :: MIT License", gpl2])  # fmt: skip
+    both = _metadata(
+        License="MIT OR Apache-2.0", Classifier=["License :: OSI Approved :: MIT License", gpl2]
+    )
     assert declared_licence(both) == "MIT AND GPL-2.0-only AND (MIT OR Apache-2.0)"
     assert not compatible(declared_licence(both))

@@ -15,9 +15,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE_IGNORE = shutil.ignore_patterns(
-    ".venv", ".git", "*.egg-info", "build", "dist", "__pycache__", ".*_cache", ".hypothesis",
-    "*.db", "voices",
-)  # fmt: skip
+    ".venv",
+    ".git",
+    "*.egg-info",
+    "build",
+    "dist",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
+    "*.db",
+    "voices",
+)
 
 
 def run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -32,8 +40,20 @@ def test_the_wheel_installed_without_editable_mode_migrates_an_empty_store(
 ) -> None:
     source = tmp_path / "source"
     shutil.copytree(REPO, source, ignore=SOURCE_IGNORE)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "-q", "-w", str(tmp_path / "dist"), str(source)])  # fmt: skip
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ]
+    )
     (wheel,) = (tmp_path / "dist").glob("pocketvoice-*.whl")
 
     # A fresh environment holding only the wheel. Its dependencies come from the test
@@ -42,11 +62,25 @@ def test_the_wheel_installed_without_editable_mode_migrates_an_empty_store(
     fresh = tmp_path / "fresh"
     venv.create(fresh, with_pip=False)
     python = fresh / "bin" / "python"
-    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
-                .stdout.strip())  # fmt: skip
+    site = Path(
+        run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
+        ).stdout.strip()
+    )
     (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-         str(wheel)])  # fmt: skip
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ]
+    )
 
     data = tmp_path / "data"
     data.mkdir()

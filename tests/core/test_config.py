@@ -78,9 +78,14 @@ def test_say_needs_no_token() -> None:
 
 @pytest.mark.parametrize(
     ("count", "ids", "expected"),
-    [("", "", (None, None)), ("4", "", (4, None)), ("2", "1", (2, (1,))),
-     ("4", "0-2", (4, (0, 1, 2))), ("8", "0-1, 5,1", (8, (0, 1, 5)))],
-)  # fmt: skip
+    [
+        ("", "", (None, None)),
+        ("4", "", (4, None)),
+        ("2", "1", (2, (1,))),
+        ("4", "0-2", (4, (0, 1, 2))),
+        ("8", "0-1, 5,1", (8, (0, 1, 5))),
+    ],
+)
 def test_shards(count: str, ids: str, expected: tuple[object, object]) -> None:
     s = settings(DISCORD_TOKEN=TOKEN, SHARD_COUNT=count, SHARD_IDS=ids)
     assert (s.shard_count, s.shard_ids) == expected
@@ -102,12 +107,18 @@ def test_shard_ids_outside_the_count_are_refused(ids: str) -> None:
         ("TTS_BATCH", "33", "TTS_BATCH must be a whole number from 1 to 32"),
         ("TTS_PIPELINES", "0", "TTS_PIPELINES must be a whole number from 1 to 64"),
         ("TTS_PIPELINES", "65", "TTS_PIPELINES must be a whole number from 1 to 64"),
-        ("METRICS_PORT", "65536",
-         "METRICS_PORT must be a port number from 1 to 65535 (unset: off)"),
-        ("SHARD_COUNT", "4097",
-         "SHARD_COUNT must be a whole number from 1 to 4096 (unset: automatic)"),
+        (
+            "METRICS_PORT",
+            "65536",
+            "METRICS_PORT must be a port number from 1 to 65535 (unset: off)",
+        ),
+        (
+            "SHARD_COUNT",
+            "4097",
+            "SHARD_COUNT must be a whole number from 1 to 4096 (unset: automatic)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_whole_number_out_of_its_range_is_refused_in_words(
     name: str, value: str, message: str
 ) -> None:
@@ -119,15 +130,38 @@ def test_a_whole_number_out_of_its_range_is_refused_in_words(
 def test_whole_numbers_unset_take_their_defaults_and_set_are_read() -> None:
     unset = settings(DISCORD_TOKEN=TOKEN)
     assert (unset.tts_memory_mb, unset.tts_models, unset.metrics_port, unset.shard_count) == (
-        0, 3, None, None,
-    )  # fmt: skip
-    given = settings(DISCORD_TOKEN=TOKEN, TTS_MEMORY_MB=" 2048 ", TTS_MODELS="16",
-                     MAX_TEXT_LENGTH="4000", TTS_WORKERS="1", TTS_BATCH="32",
-                     METRICS_PORT="9100", SHARD_COUNT="1")  # fmt: skip
-    assert (given.tts_memory_mb, given.tts_models, given.max_text_length, given.tts_workers,
-            given.tts_batch, given.metrics_port, given.shard_count) == (
-        2048, 16, 4000, 1, 32, 9100, 1,
-    )  # fmt: skip
+        0,
+        3,
+        None,
+        None,
+    )
+    given = settings(
+        DISCORD_TOKEN=TOKEN,
+        TTS_MEMORY_MB=" 2048 ",
+        TTS_MODELS="16",
+        MAX_TEXT_LENGTH="4000",
+        TTS_WORKERS="1",
+        TTS_BATCH="32",
+        METRICS_PORT="9100",
+        SHARD_COUNT="1",
+    )
+    assert (
+        given.tts_memory_mb,
+        given.tts_models,
+        given.max_text_length,
+        given.tts_workers,
+        given.tts_batch,
+        given.metrics_port,
+        given.shard_count,
+    ) == (
+        2048,
+        16,
+        4000,
+        1,
+        32,
+        9100,
+        1,
+    )
 
 
 def test_the_usable_cores_follow_the_cpu_affinity() -> None:

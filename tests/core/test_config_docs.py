@@ -74,8 +74,9 @@ def test_secrets_are_never_shown() -> None:
         assert "secret" not in shown
     assert settings.database_url is not None and settings.database_url.get_secret_value() == url
     with pytest.raises(ConfigError) as caught:
-        load_config({"DISCORD_TOKEN": "x", "DATABASE_URL": "mysql://a:hunter2@b/c"},
-                    dotenv_path=None)  # fmt: skip
+        load_config(
+            {"DISCORD_TOKEN": "x", "DATABASE_URL": "mysql://a:hunter2@b/c"}, dotenv_path=None
+        )
     assert "hunter2" not in str(caught.value) and "DATABASE_URL" in str(caught.value)
 
 

@@ -11,13 +11,22 @@ from bot.core.errors import InternalError, OperatorError, PocketVoiceError, User
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGHT = (  # the modules raising our errors (the engine's torch stays out: errors.py names it)
-    "bot.core.config", "bot.ops.endpoints", "bot.playback.audio_source", "bot.playback.speakers",
-    "bot.storage.copy_to_postgres", "bot.storage.server_settings", "bot.storage.database",
-    "bot.storage.stores", "bot.storage.migrations", "bot.storage.voice_records",
+    "bot.core.config",
+    "bot.ops.endpoints",
+    "bot.playback.audio_source",
+    "bot.playback.speakers",
+    "bot.storage.copy_to_postgres",
+    "bot.storage.server_settings",
+    "bot.storage.database",
+    "bot.storage.stores",
+    "bot.storage.migrations",
+    "bot.storage.voice_records",
     "bot.synthesis.model_errors",
-    "bot.synthesis.voice_library", "bot.synthesis.model_pool", "bot.synthesis.scheduler",
+    "bot.synthesis.voice_library",
+    "bot.synthesis.model_pool",
+    "bot.synthesis.scheduler",
     "bot.synthesis.clip",
-)  # fmt: skip
+)
 
 
 def test_every_error_class_of_bot_is_on_the_tree() -> None:

@@ -242,8 +242,9 @@ async def test_bot_copes_with_being_moved_and_kicked(running_bot: RunningBot) ->
     assert guild is not None
     await fake.wait_for(
         lambda: guild.voice_client is not None and str(guild.voice_client.channel.id) == VOICE2,
-        10, "the move",
-    )  # fmt: skip
+        10,
+        "the move",
+    )
     from_bob = await fake.post("bob", "hi from the new channel")
     assert await outcome(running_bot, from_bob) == "read"
     await fake.move_bot(None)  # kicked

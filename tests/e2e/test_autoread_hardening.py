@@ -115,8 +115,11 @@ async def test_speak_this_message_keeps_the_reading_rules(running_bot: RunningBo
         guild = running_bot.bot.get_guild(int(fake.GUILD_ID))
         bob = guild.get_member(int(fake.humans["bob"].id)) if guild else None
         channel = guild.get_channel(int(TEXT)) if guild else None
-        return bob is not None and channel is not None and (
-            not channel.permissions_for(bob).read_messages)  # fmt: skip
+        return (
+            bob is not None
+            and channel is not None
+            and (not channel.permissions_for(bob).read_messages)
+        )
 
     await fake.wait_for(bob_cannot_see, 10, "the overwrite")
     hidden = await fake.post("alice", "only for some")

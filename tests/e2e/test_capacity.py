@@ -54,8 +54,9 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
     tokenizer = tiny_model.config.parent / "tokenizer.model"
-    config = write_random_config("english", tmp_path / "english", full_length=True,
-                                 tokenizer=tokenizer)  # fmt: skip
+    config = write_random_config(
+        "english", tmp_path / "english", full_length=True, tokenizer=tokenizer
+    )
     fake = FakeDiscord(tmp_path)
     for number in range(SERVERS - 2):
         fake.add_guild(number)
@@ -63,9 +64,15 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
     guilds = list(fake.channels)[:SERVERS]
     members = ["alice", "bob", *(f"member{n}" for n in range(SERVERS - 2))]
     port = free_port()
-    env = {**fake.env, "TTS_CONFIG": str(config), "DEFAULT_VOICE": str(tiny_model.clip),
-           "DATA_DIR": str(tmp_path / "data"), "TTS_BATCH": "32", "TTS_QUANTIZE": "0",
-           "METRICS_PORT": str(port)}  # fmt: skip
+    env = {
+        **fake.env,
+        "TTS_CONFIG": str(config),
+        "DEFAULT_VOICE": str(tiny_model.clip),
+        "DATA_DIR": str(tmp_path / "data"),
+        "TTS_BATCH": "32",
+        "TTS_QUANTIZE": "0",
+        "METRICS_PORT": str(port),
+    }
     bot = BotProcess(env, tmp_path / "data")
     try:
         await bot.start()
@@ -104,10 +111,12 @@ async def test_an_operators_high_batch_admits_only_what_the_measured_steps_carry
         figures["pocketvoice_longest_gap_seconds_sum"],
         figures['pocketvoice_longest_gap_seconds_bucket{le="0.08"}'],
     )
-    print(f"start-up choice {chosen.group(1)} rows; {len(at_once)} of {SERVERS} at once; "
-          f"starts {[round(t - first, 2) for t in starts]}; longest gaps on the wire {gaps}; "
-          f"underruns {figures['pocketvoice_underrun_seconds_total']:.2f} s; "
-          f"messages whose longest gap was under 100 ms: {longest[1]:.0f}")  # fmt: skip
+    print(
+        f"start-up choice {chosen.group(1)} rows; {len(at_once)} of {SERVERS} at once; "
+        f"starts {[round(t - first, 2) for t in starts]}; longest gaps on the wire {gaps}; "
+        f"underruns {figures['pocketvoice_underrun_seconds_total']:.2f} s; "
+        f"messages whose longest gap was under 100 ms: {longest[1]:.0f}"
+    )
     # what a failure needs to be explained: the rows the batch carried and the live step
     # times behind each change (a machine slowing under load showed there first)
     decided = "\n".join(line for line in bot.log.splitlines() if "the batch carries" in line)

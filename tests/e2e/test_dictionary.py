@@ -129,9 +129,11 @@ async def test_export_then_import_previews_and_merges_on_the_button(
     name, data = sent_file(as_csv)
     assert name.endswith(".csv")
     assert list(csv.reader(io.StringIO(data.decode()))) == [
-        ["word", "spoken", "language"], ["afk", "away", ""], ["brb", "be right back", ""],
+        ["word", "spoken", "language"],
+        ["afk", "away", ""],
+        ["brb", "be right back", ""],
         ["gg", "good game", "english"],
-    ]  # fmt: skip
+    ]
 
     # since the export: brb said otherwise, gg removed, lol added (the file does not name it)
     await ask(fake, "dict add", {"word": "brb", "spoken": "bee are bee"})
@@ -267,10 +269,11 @@ async def test_list_filters_and_pages_within_a_message(running_bot: RunningBot) 
     rows = "".join(f"word{i:02d},how to say word number {i}\n" for i in range(60)).encode()
     preview = await (
         await fake.interaction(
-            "dict import", {"file": fake.attachment("d.csv", rows, "text/csv")},
+            "dict import",
+            {"file": fake.attachment("d.csv", rows, "text/csv")},
             permissions=ADMIN,
         )
-    ).wait_final()  # fmt: skip
+    ).wait_final()
     imported = await fake.click(preview, button(preview, "Import"), permissions=ADMIN)
     await imported.wait_content("Imported")
 
@@ -351,8 +354,14 @@ async def _languages_and_the_preview(fake: FakeDiscord) -> None:
 
 async def test_a_csv_export_cannot_be_taken_for_formulas(running_bot: RunningBot) -> None:
     fake = running_bot.fake
-    words = {"=SUM(A1)": "sum", "+cmd": "plus", "-ish": "ish", "@home": "at home",
-             "'=x": "marked", "'til": "until"}  # fmt: skip
+    words = {
+        "=SUM(A1)": "sum",
+        "+cmd": "plus",
+        "-ish": "ish",
+        "@home": "at home",
+        "'=x": "marked",
+        "'til": "until",
+    }
     for word, spoken in words.items():
         await ask(fake, "dict add", {"word": word, "spoken": spoken})
     as_csv = await (
@@ -361,9 +370,14 @@ async def test_a_csv_export_cannot_be_taken_for_formulas(running_bot: RunningBot
     data = sent_file(as_csv)[1]
     cells = {row[1]: row[0] for row in csv.reader(io.StringIO(data.decode()))}
     assert cells == {
-        "spoken": "word", "sum": "'=SUM(A1)", "plus": "'+cmd", "ish": "'-ish",
-        "at home": "'@home", "marked": "''=x", "until": "'til",
-    }  # fmt: skip
+        "spoken": "word",
+        "sum": "'=SUM(A1)",
+        "plus": "'+cmd",
+        "ish": "'-ish",
+        "at home": "'@home",
+        "marked": "''=x",
+        "until": "'til",
+    }
     # imported again, the file is the dictionary as it is: the marks are dropped
     assert "nothing to import" in await imported(fake, "d.csv", data)
     for word in words:

@@ -214,10 +214,19 @@ async def test_sigkill_between_the_files_and_the_row_leaves_no_orphan(
     data_dir = tmp_path / "data"
     process = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-c", KILLED_CLONE, str(tiny_model.config), str(tiny_model.clip),
-         str(data_dir), str(upload)],
-        capture_output=True, cwd=Path(__file__).parents[2], timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            KILLED_CLONE,
+            str(tiny_model.config),
+            str(tiny_model.clip),
+            str(data_dir),
+            str(upload),
+        ],
+        capture_output=True,
+        cwd=Path(__file__).parents[2],
+        timeout=120,
+    )
     assert process.returncode == -signal.SIGKILL, process.stderr.decode()[-2000:]
     left = [p for p in (data_dir / "voices").rglob("*") if p.is_file()]
     assert {p.suffix for p in left} == {".safetensors", ".flac"}  # killed after the files

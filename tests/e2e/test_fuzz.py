@@ -82,9 +82,11 @@ async def test_hostile_options_for_every_command_are_all_answered(
                 continue
             permissions = ADMIN if round_ % 2 else None
             inter = await fake.interaction(
-                command.qualified_name, options, user=rng.choice(["alice", "bob"]),
+                command.qualified_name,
+                options,
+                user=rng.choice(["alice", "bob"]),
                 permissions=permissions,
-            )  # fmt: skip
+            )
             reply = await inter.wait_final(60)
             sent += 1
             text = (reply.get("content") or "") + str(reply.get("embeds") or "")

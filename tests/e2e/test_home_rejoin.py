@@ -92,6 +92,8 @@ async def test_back_home_and_speaking_within_2_s_every_time_though_leaves_are_an
         for run in range(RUNS):
             took.append(await back_after(running, fault))
             assert took[-1] < BACK_WITHIN_S, (run, took)
-        print(f"{fault}: back home and speaking in {RUNS} of {RUNS} runs, slowest "
-              f"{max(took):.2f} s, median {sorted(took)[RUNS // 2]:.2f} s")  # fmt: skip
+        print(
+            f"{fault}: back home and speaking in {RUNS} of {RUNS} runs, slowest "
+            f"{max(took):.2f} s, median {sorted(took)[RUNS // 2]:.2f} s"
+        )
         assert fake.payload_errors == []

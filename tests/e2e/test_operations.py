@@ -84,8 +84,14 @@ async def test_health_and_metrics_are_served_while_the_bot_speaks(
         assert after["pocketvoice_underrun_seconds_total"] == result.underruns * 0.02
         assert after["pocketvoice_longest_gap_seconds_count"] == 1
         assert after["pocketvoice_longest_gap_seconds_sum"] == result.longest_underrun * 0.02
-        for gauge in ("speaking_servers", "queued_units", "background_jobs_waiting",
-                      "model_load_ratio", "real_time_factor", "waiting_for_room"):  # fmt: skip
+        for gauge in (
+            "speaking_servers",
+            "queued_units",
+            "background_jobs_waiting",
+            "model_load_ratio",
+            "real_time_factor",
+            "waiting_for_room",
+        ):
             assert f"pocketvoice_{gauge}" in after
         assert after["pocketvoice_real_time_factor"] > 0
 

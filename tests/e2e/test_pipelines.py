@@ -50,8 +50,7 @@ def placements(running: RunningBot, seen: dict[object, int]) -> None:
 async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_messages(
     tmp_path: Any, tiny_model: TinyModel
 ) -> None:
-    env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_PIPELINES": "2",
-           "TTS_BATCH": "2"}  # fmt: skip
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config), "TTS_PIPELINES": "2", "TTS_BATCH": "2"}
     async with bot_on_fake_discord(tmp_path, tiny_model, env, extra_guilds=SERVERS - 2) as running:
         fake = running.fake
         engine = running.bot.app.speakers._engine
@@ -76,8 +75,9 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
             on_1 = {key for key, pipeline in seen.items() if pipeline == 1}
             return pipelines.loads()[1] > 0 and any(
                 len(audio_packets(packets_of(fake, guild))) * 0.02 >= HEARD_S
-                for guild, _ in servers if int(guild) in on_1
-            )  # fmt: skip
+                for guild, _ in servers
+                if int(guild) in on_1
+            )
 
         await fake.wait_for(playing_on_1, 60, "speech on pipeline 1")
         os.kill(doomed.process.pid, signal.SIGKILL)
@@ -97,8 +97,9 @@ async def test_two_pipelines_share_the_servers_and_one_that_fails_ends_only_its_
             await again.wait_final(60)
         await fake.wait_for(
             lambda: all(len(speakers[n].history) >= 2 for n in failed),  # type: ignore[union-attr]
-            60, "the failed servers' next messages",
-        )  # fmt: skip
+            60,
+            "the failed servers' next messages",
+        )
     results = [s.history for s in speakers if s is not None]
     by_server: dict[object, int] = {int(guild): n for n, (guild, _) in enumerate(servers)}
     on = {by_server[key]: pipeline for key, pipeline in seen.items()}

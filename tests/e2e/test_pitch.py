@@ -89,8 +89,10 @@ async def hear_the_pitches(running: RunningBot) -> None:
     assert reply["content"] == "Your messages are read at this server's pitch again."
     low_s, low = await said_seconds(running, RATE_TEXT)
 
-    found = {name: best_factor(normal, pcm) for name, pcm in
-             (("again", again), ("high", high), ("still", still_high), ("low", low))}  # fmt: skip
+    found = {
+        name: best_factor(normal, pcm)
+        for name, pcm in (("again", again), ("high", high), ("still", still_high), ("low", low))
+    }
     factors = {name: factor for name, (factor, _) in found.items()}
     # what a failure needs to be explained (a fresh CI-like run once found 0.85 for both +6
     # messages and 0.71 for -6; 17 runs under load since did not): the correlations, the
@@ -112,9 +114,9 @@ async def test_pitches_out_of_bounds_get_a_clear_error_and_change_nothing(
     running = running_bot
     for raw in ("-7", "7", "high"):
         reply = await set_reply(running, "set my_pitch", {"pitch": raw})
-        assert reply["content"] in (
-            "my_pitch goes from -6 to 6.", "my_pitch is a whole number."
-        ), reply["content"]  # fmt: skip
+        assert reply["content"] in ("my_pitch goes from -6 to 6.", "my_pitch is a whole number."), (
+            reply["content"]
+        )
     reply = await set_reply(running, "config speech pitch", {"value": 7}, permissions=ADMIN)
     assert reply["content"] == "pitch goes from -6 to 6."
     db, guild = running.bot.app.db, int(FakeDiscord.GUILD_ID)

@@ -62,8 +62,10 @@ async def test_the_home_channel_hears_webhooks_and_is_returned_to_after_faults(
 ) -> None:
     fake = running_bot.fake
     await setup_read_channel(fake)
-    for command, value in (("config reading bot_ignore", False), ("config joining home_voice",
-                                                                    VOICE2)):  # fmt: skip
+    for command, value in (
+        ("config reading bot_ignore", False),
+        ("config joining home_voice", VOICE2),
+    ):
         reply = await (
             await fake.interaction(command, {"value": value}, permissions=ADMIN)
         ).wait_final()
@@ -84,17 +86,19 @@ async def test_the_home_channel_hears_webhooks_and_is_returned_to_after_faults(
     await fake.wait_for(lambda: GUILD in fake.voice_ws, 30, "the voice websocket")
     await fake.close_voice(GUILD, 4015)
     await fake.wait_for(
-        lambda: GUILD in fake.voice_ws and not fake.voice_ws[GUILD].closed, 60,
+        lambda: GUILD in fake.voice_ws and not fake.voice_ws[GUILD].closed,
+        60,
         "a voice link again",
-    )  # fmt: skip
+    )
     assert fake.bot_channel_in(GUILD) == VOICE2
     since = time.monotonic()
     again = await fake.post_webhook("Bridge", "still here")
     assert await outcome(running_bot, again) == "read"
     await fake.wait_for(
-        lambda: [p for p in audio_packets(fake.udp.packets) if p.arrived >= since], 60,
+        lambda: [p for p in audio_packets(fake.udp.packets) if p.arrived >= since],
+        60,
         "speech heard after the fault",
-    )  # fmt: skip
+    )
     assert fake.bot_channel_in(GUILD) == VOICE2
     assert fake.payload_errors == []
 
@@ -105,8 +109,10 @@ async def test_the_home_channel_is_joined_at_start_and_never_left_idle(
     monkeypatch.setattr(IdleUpkeep, "every_s", 0.2)  # the idle check runs often
     async with bot_on_fake_discord(tmp_path, tiny_model) as running:
         fake = running.fake
-        for command, value in (("config joining home_voice", VOICE2),
-                               ("config joining idle_timeout", 1)):  # fmt: skip
+        for command, value in (
+            ("config joining home_voice", VOICE2),
+            ("config joining idle_timeout", 1),
+        ):
             reply = await (
                 await fake.interaction(command, {"value": value}, permissions=ADMIN)
             ).wait_final()

@@ -12,8 +12,14 @@ VOICE = FakeDiscord.VOICE_ID
 MODERATOR = FakeDiscord.EVERYONE_PERMISSIONS | (1 << 27)  # Manage Nicknames
 
 
-async def nick(fake: FakeDiscord, name: str, *, by: str, member: str | None = None,
-               permissions: int | None = None) -> dict:  # fmt: skip
+async def nick(
+    fake: FakeDiscord,
+    name: str,
+    *,
+    by: str,
+    member: str | None = None,
+    permissions: int | None = None,
+) -> dict:
     options = {"name": name} if member is None else {"name": name, "member": member}
     return await (
         await fake.interaction("set nick", options, user=by, permissions=permissions)

@@ -43,8 +43,9 @@ async def spoken_texts(running: RunningBot, count: int) -> list[str]:
     return [r.text for r in speaker(running).history]
 
 
-async def block(fake: FakeDiscord, who: str, reason: str | None = None,
-                permissions: int = MANAGE_MESSAGES) -> str:  # fmt: skip
+async def block(
+    fake: FakeDiscord, who: str, reason: str | None = None, permissions: int = MANAGE_MESSAGES
+) -> str:
     options: dict[str, object] = {"member": fake.humans[who]}
     if reason is not None:
         options["reason"] = reason
@@ -69,21 +70,26 @@ async def test_a_blocked_member_is_not_read_and_told_once(
         before = await fake.post("bob", "before the block")
         assert await outcome(running, before) == "read"
         # only moderators, checked by the bot too (Discord's defaults can be changed)
-        refused = await final(await fake.interaction(
-            "block", {"member": fake.humans["alice"]}, user="bob", permissions=EVERYONE
-        ))  # fmt: skip
+        refused = await final(
+            await fake.interaction(
+                "block", {"member": fake.humans["alice"]}, user="bob", permissions=EVERYONE
+            )
+        )
         assert "Manage Messages or Moderate Members" in refused
         # Manage Messages granted in this channel only: not a server-wide block
-        in_channel = await final(await fake.interaction(
-            "block", {"member": fake.humans["alice"]}, user="bob", permissions=MANAGE_MESSAGES
-        ))  # fmt: skip
+        in_channel = await final(
+            await fake.interaction(
+                "block", {"member": fake.humans["alice"]}, user="bob", permissions=MANAGE_MESSAGES
+            )
+        )
         assert "Manage Messages or Moderate Members" in in_channel
         too_long = await block(fake, "bob", reason="x" * 201)
         assert too_long == "Please keep the reason to 200 characters."
         assert "cannot block yourself" in await final(
-            await fake.interaction("block", {"member": fake.humans["alice"]}, user="alice",
-                                   permissions=MANAGE_MESSAGES)
-        )  # fmt: skip
+            await fake.interaction(
+                "block", {"member": fake.humans["alice"]}, user="alice", permissions=MANAGE_MESSAGES
+            )
+        )
         blocked = await block(fake, "bob", "spamming the channel", MODERATE_MEMBERS)
         assert blocked.startswith("<@1200000000000000002> is blocked")
         # never read: silently skipped (the decision log says why)
@@ -101,10 +107,12 @@ async def test_a_blocked_member_is_not_read_and_told_once(
         # each way of speaking is refused: a new block tells again, once
         for name, options in (
             ("tts", {"text": "a file"}),
-            ("clone", {"name": "Mine", "clip": fake.attachment("me.wav", b"RIFF"),
-                       "consent": True}),
+            (
+                "clone",
+                {"name": "Mine", "clip": fake.attachment("me.wav", b"RIFF"), "consent": True},
+            ),
             ("voice preview", {"name": "alba", "text": "my words"}),
-        ):  # fmt: skip
+        ):
             assert await unblock(fake, "bob") == "<@1200000000000000002> is no longer blocked."
             await block(fake, "bob")
             first = await fake.interaction(name, options, user="bob")
@@ -196,9 +204,12 @@ async def test_each_name_a_webhook_posts_under_is_an_author_of_its_own(
     texts = await spoken_texts(running_bot, 5)
     # Carol's second message goes without her name again; Dave's is never taken for hers
     assert texts == [
-        "Alice said hello", "Carol said one", "two", "Dave said four",
+        "Alice said hello",
+        "Carol said one",
+        "two",
+        "Dave said four",
         "a webhook named alice said five",
-    ]  # fmt: skip
+    ]
 
 
 def joins(fake: FakeDiscord) -> int:

@@ -22,9 +22,10 @@ LONG = " ".join(["Each server hears its own message while the other one speaks t
 def voiced(fake: FakeDiscord, guild: str, since: float = 0.0) -> list[ReceivedPacket]:
     """The speech (not silence) that reached `guild`'s voice channel after `since`."""
     return [
-        p for p in fake.udp.packets
+        p
+        for p in fake.udp.packets
         if fake.ssrc_guild.get(p.ssrc) == guild and not p.is_silence and p.arrived > since
-    ]  # fmt: skip
+    ]
 
 
 async def test_two_shard_processes_share_voices_and_survive_each_other(
@@ -37,13 +38,21 @@ async def test_two_shard_processes_share_voices_and_survive_each_other(
     voice0, voice1 = fake.channels[guild0][1], fake.channels[guild1][1]
     await fake.start()
     url = await postgres.new_database()
-    base = {**fake.env, "TTS_CONFIG": str(tiny_model.full_length_config), "SHARD_COUNT": "2",
-            "DEFAULT_VOICE": str(tiny_model.clip), "DATABASE_URL": url}  # fmt: skip
+    base = {
+        **fake.env,
+        "TTS_CONFIG": str(tiny_model.full_length_config),
+        "SHARD_COUNT": "2",
+        "DEFAULT_VOICE": str(tiny_model.clip),
+        "DATABASE_URL": url,
+    }
     bots = [
-        BotProcess({**base, "SHARD_IDS": str(n), "DATA_DIR": str(tmp_path / f"m{n}")},
-                   tmp_path / f"m{n}", f"shard{n}")
+        BotProcess(
+            {**base, "SHARD_IDS": str(n), "DATA_DIR": str(tmp_path / f"m{n}")},
+            tmp_path / f"m{n}",
+            f"shard{n}",
+        )
         for n in (0, 1)
-    ]  # fmt: skip
+    ]
     try:
         await asyncio.gather(*(bot.start() for bot in bots))
         await fake.wait_for(lambda: fake.identified_shards == {0, 1}, 120, "both shards")
@@ -56,8 +65,9 @@ async def test_two_shard_processes_share_voices_and_survive_each_other(
             "clone", {"name": "Mine", "clip": clip, "consent": True}, guild=guild0
         )
         await cloned.wait_content("is ready", 90)
-        used = await fake.interaction("voice use", {"name": "mine", "everywhere": True},
-                                      guild=guild0)  # fmt: skip
+        used = await fake.interaction(
+            "voice use", {"name": "mine", "everywhere": True}, guild=guild0
+        )
         assert "“Mine”" in (await used.wait_final())["content"]
         assert list((tmp_path / "m1").rglob("*.safetensors")) == []  # nothing on machine 1 yet
 
@@ -97,8 +107,9 @@ async def test_two_shard_processes_share_voices_and_survive_each_other(
             assert (await inter.wait_final(60))["content"].startswith(("Speaking in", "Queued"))
         await fake.wait_for(
             lambda: all(len(voiced(fake, g, started)) > 50 for g in (guild0, guild1)),
-            90, "both shards speaking",
-        )  # fmt: skip
+            90,
+            "both shards speaking",
+        )
         first = {g: voiced(fake, g, started)[0].arrived for g in (guild0, guild1)}
         assert max(first.values()) - min(first.values()) < 10  # at once, not one after another
 

@@ -207,10 +207,28 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         await sync_commands(load_config(fake.env, dotenv_path=None))
         names = {command["name"] for command in fake.registered_commands}
         assert names == {
-            "say", "join", "leave", "skip", "stop", "clear", "tts", "Speak this message",
-            "botstats", "clone", "voice", "setup", "settings", "set", "config", "dict", "help",
-            "block", "unblock", "blocked", "dictionary",
-        }  # fmt: skip
+            "say",
+            "join",
+            "leave",
+            "skip",
+            "stop",
+            "clear",
+            "tts",
+            "Speak this message",
+            "botstats",
+            "clone",
+            "voice",
+            "setup",
+            "settings",
+            "set",
+            "config",
+            "dict",
+            "help",
+            "block",
+            "unblock",
+            "blocked",
+            "dictionary",
+        }
         shown_to = {
             c["name"]: int(c["default_member_permissions"])
             for c in fake.registered_commands
@@ -218,16 +236,23 @@ async def test_sync_registers_the_slash_commands(tmp_path: Path) -> None:
         }
         manage_server, manage_messages = 1 << 5, 1 << 13
         assert shown_to == {
-            "setup": manage_server, "config": manage_server, "dict": manage_server,
+            "setup": manage_server,
+            "config": manage_server,
+            "dict": manage_server,
             "block": manage_messages,
-            "unblock": manage_messages, "blocked": manage_messages,
-        }  # fmt: skip
+            "unblock": manage_messages,
+            "blocked": manage_messages,
+        }
         # the dictionary: everyone reads it (/dictionary), only admins change it (/dict)
         by_name = {c["name"]: c for c in fake.registered_commands}
         assert {o["name"] for o in by_name["dictionary"]["options"]} == {"list", "export"}
         assert {o["name"] for o in by_name["dict"]["options"]} == {
-            "add", "remove", "import", "sound", "sound_remove",
-        }  # fmt: skip
+            "add",
+            "remove",
+            "import",
+            "sound",
+            "sound_remove",
+        }
         assert not fake.identified.is_set()  # no gateway session was needed
         # every description has its French, the message menu its French name
         untranslated = []
@@ -373,8 +398,10 @@ async def four_servers_say(
     (joining on a /say, the one whose voice connection is ready first goes first)."""
     fake, bot = running.fake, running.bot
     members = [("alice", fake.GUILD_ID, VOICE), ("bob", fake.GUILD2_ID, fake.GUILD2_VOICE_ID)]
-    members += [(f"member{n}", guild, fake.channels[guild][1])
-                for n, guild in enumerate(list(fake.channels)[2:4])]  # fmt: skip
+    members += [
+        (f"member{n}", guild, fake.channels[guild][1])
+        for n, guild in enumerate(list(fake.channels)[2:4])
+    ]
     for user, guild, voice in members:
         await fake.set_voice_state(user, voice, guild)
         if joined_first:

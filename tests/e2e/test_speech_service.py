@@ -30,13 +30,15 @@ async def test_api_streams_run_beside_a_discord_server_without_a_gap(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
     port, metrics_port = free_port(), free_port()
-    env = {"TTS_CONFIG": str(tiny_model.full_length_config), "SPEECH_PORT": str(port),
-           "METRICS_PORT": str(metrics_port)}  # fmt: skip
+    env = {
+        "TTS_CONFIG": str(tiny_model.full_length_config),
+        "SPEECH_PORT": str(port),
+        "METRICS_PORT": str(metrics_port),
+    }
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
         fake, app = running.fake, running.bot.app
         assert app.speech_server is not None and app.speakers.scheduler.choice.reserved_rows == 1
-        api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-",
-                                 max_retries=0)  # fmt: skip
+        api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-", max_retries=0)
         await fake.set_voice_state("alice", VOICE)
         inter = await fake.interaction("say", {"text": FOUR_SERVERS_TEXT})  # about 11 s
         assert (await inter.wait_final())["content"].startswith("Speaking in")
@@ -44,9 +46,11 @@ async def test_api_streams_run_beside_a_discord_server_without_a_gap(
 
         async def stream() -> tuple[float, int]:
             async with api.audio.speech.with_streaming_response.create(
-                model="tts-1", voice="default", input="Beside it.",
+                model="tts-1",
+                voice="default",
+                input="Beside it.",
                 response_format="pcm",
-            ) as response:  # fmt: skip
+            ) as response:
                 size, first = 0, 0.0
                 async for data in response.iter_bytes():
                     first = first or time.monotonic()

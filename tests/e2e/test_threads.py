@@ -41,8 +41,9 @@ async def test_a_thread_message_and_a_forum_post_are_read(running_bot: RunningBo
     later = await fake.post("alice", "me", post["id"])
     assert await outcome(running_bot, later) == "read"
     assert (await heard(running_bot, 3))[1:] == [
-        "Bob posted: Weekend plans. Who is in?", "Alice said me",
-    ]  # fmt: skip
+        "Bob posted: Weekend plans. Who is in?",
+        "Alice said me",
+    ]
     # #general removed: no longer read, nor its thread
     removed = await (
         await fake.interaction("setup remove", {"channel": TEXT}, permissions=ADMIN)

@@ -35,9 +35,13 @@ async def voice_rows(running: RunningBot, user: str = "alice") -> list[str]:
 
 
 async def clone(
-    fake: FakeDiscord, name: str, data: bytes = CLIP, user: str = "alice", consent: bool = True,
+    fake: FakeDiscord,
+    name: str,
+    data: bytes = CLIP,
+    user: str = "alice",
+    consent: bool = True,
     filename: str = "me.wav",
-) -> FakeInteraction:  # fmt: skip
+) -> FakeInteraction:
     clip = fake.attachment(filename, data)
     return await fake.interaction(
         "clone", {"name": name, "clip": clip, "consent": consent}, user=user

@@ -4,5 +4,10 @@ from tests.fakediscord.server import FakeDiscord, FakeFile, FakeInteraction, Fak
 from tests.fakediscord.voice_udp import ReceivedPacket
 
 __all__ = [
-    "FakeDiscord", "FakeFile", "FakeInteraction", "FakeRole", "FakeUser", "ReceivedPacket",
-]  # fmt: skip
+    "FakeDiscord",
+    "FakeFile",
+    "FakeInteraction",
+    "FakeRole",
+    "FakeUser",
+    "ReceivedPacket",
+]

@@ -74,14 +74,23 @@ REST_ROUTES: list[tuple[str, str, str]] = [  # method, path after /api/v10/, def
     ("GET", f"{_APP}/guilds/{_ID}/commands", "RESTGetAPIApplicationGuildCommandsResult"),
     ("PUT", f"{_APP}/guilds/{_ID}/commands", "RESTPutAPIApplicationGuildCommandsResult"),
     ("POST", f"channels/{_ID}/messages", "RESTPostAPIChannelMessageResult"),
-    ("POST", f"interactions/{_ID}/{_TOKEN}/callback",
-     "RESTPostAPIInteractionCallbackWithResponseResult"),
+    (
+        "POST",
+        f"interactions/{_ID}/{_TOKEN}/callback",
+        "RESTPostAPIInteractionCallbackWithResponseResult",
+    ),
     ("POST", f"webhooks/{_ID}/{_TOKEN}", "RESTPostAPIWebhookWithTokenWaitResult"),
-    ("GET", f"webhooks/{_ID}/{_TOKEN}/messages/(@original|{_ID})",
-     "RESTGetAPIWebhookWithTokenMessageResult"),
-    ("PATCH", f"webhooks/{_ID}/{_TOKEN}/messages/(@original|{_ID})",
-     "RESTPatchAPIWebhookWithTokenMessageResult"),
-]  # fmt: skip
+    (
+        "GET",
+        f"webhooks/{_ID}/{_TOKEN}/messages/(@original|{_ID})",
+        "RESTGetAPIWebhookWithTokenMessageResult",
+    ),
+    (
+        "PATCH",
+        f"webhooks/{_ID}/{_TOKEN}/messages/(@original|{_ID})",
+        "RESTPatchAPIWebhookWithTokenMessageResult",
+    ),
+]
 REST_ERROR = "RESTError"  # the body of every 4xx/5xx
 
 # ---- the allow-list ----------------------------------------------------------------------------
@@ -89,13 +98,16 @@ REST_ERROR = "RESTError"  # the body of every 4xx/5xx
 # property gets, why). They are applied when the schemas are loaded; nothing else is.
 ALLOWED: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
     ("GatewayResumedDispatch", "d"): (
-        {"type": "object", "additionalProperties": False,
-         "properties": {"_trace": {"type": "array", "items": {"type": "string"}}}},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"_trace": {"type": "array", "items": {"type": "string"}}},
+        },
         "the typings give RESUMED no data (`d: undefined`), but Discord sends an object "
-        "(`{\"_trace\": [...]}`) and discord.py writes the shard's id into it "
+        '(`{"_trace": [...]}`) and discord.py writes the shard\'s id into it '
         "(`data['__shard_id__'] = ...` in DiscordWebSocket.received_message): with null it fails",
     ),
-}  # fmt: skip
+}
 
 
 # ---- what the typings cannot say ---------------------------------------------------------------
@@ -109,8 +121,10 @@ def _no_member_on_webhook_messages(payload: Any) -> list[str]:
         return []
     message = payload.get("d") or {}
     if message.get("webhook_id") and not message.get("application_id") and "member" in message:
-        return [f"gateway {payload['t']}: a webhook's message (webhook_id "
-                f"{message['webhook_id']}) has a `member`: Discord sends none"]  # fmt: skip
+        return [
+            f"gateway {payload['t']}: a webhook's message (webhook_id "
+            f"{message['webhook_id']}) has a `member`: Discord sends none"
+        ]
     return []
 
 
@@ -120,11 +134,15 @@ def _no_member_on_webhook_messages(payload: Any) -> list[str]:
 # discord-api-types 0.38.57 does not type them (an embed field is any name and value), so
 # the typings cannot refuse a field Discord never sends there.
 POLL_RESULT_FIELDS = {
-    "poll_question_text": r"(?s).{0,300}", "victor_answer_votes": r"[0-9]+",
-    "total_votes": r"[0-9]+", "victor_answer_id": r"[0-9]+", "victor_answer_text": r"(?s).{0,55}",
-    "victor_answer_emoji_id": r"[0-9]+", "victor_answer_emoji_name": r"(?s).+",
+    "poll_question_text": r"(?s).{0,300}",
+    "victor_answer_votes": r"[0-9]+",
+    "total_votes": r"[0-9]+",
+    "victor_answer_id": r"[0-9]+",
+    "victor_answer_text": r"(?s).{0,55}",
+    "victor_answer_emoji_id": r"[0-9]+",
+    "victor_answer_emoji_name": r"(?s).+",
     "victor_answer_emoji_animated": r"true|false",
-}  # fmt: skip
+}
 POLL_RESULT_REQUIRED = ("poll_question_text", "victor_answer_votes", "total_votes")
 
 
@@ -138,8 +156,11 @@ def _poll_results_as_documented(payload: Any) -> list[str]:
     results = [e for e in message.get("embeds") or [] if e.get("type") == "poll_result"]
     where = f"gateway {payload['t']}"
     if message.get("type") != 46:
-        return [f"{where}: a poll_result embed on a message of type {message.get('type')}"
-                ] if results else []  # fmt: skip
+        return (
+            [f"{where}: a poll_result embed on a message of type {message.get('type')}"]
+            if results
+            else []
+        )
     errors = [] if results else [f"{where}: a POLL_RESULT message without a poll_result embed"]
     if not (message.get("message_reference") or {}).get("message_id"):
         errors.append(f"{where}: a POLL_RESULT message that references no poll")
@@ -153,8 +174,11 @@ def _poll_results_as_documented(payload: Any) -> list[str]:
                 )
             elif not re.fullmatch(pattern, str(field.get("value"))):
                 errors.append(f"{where}: poll_result {field['name']}={field.get('value')!r}")
-        errors += [f"{where}: a poll_result embed without {name}"
-                   for name in POLL_RESULT_REQUIRED if name not in names]  # fmt: skip
+        errors += [
+            f"{where}: a poll_result embed without {name}"
+            for name in POLL_RESULT_REQUIRED
+            if name not in names
+        ]
     return errors
 
 
@@ -249,8 +273,10 @@ def gateway_errors(payload: Any) -> list[str]:
     if op == 0:
         definition = GATEWAY_EVENTS.get(payload.get("t"))
         if definition is None:
-            return [f"gateway: no schema for the event {payload.get('t')!r}: add it to "
-                    f"generate.mjs and GATEWAY_EVENTS"]  # fmt: skip
+            return [
+                f"gateway: no schema for the event {payload.get('t')!r}: add it to "
+                f"generate.mjs and GATEWAY_EVENTS"
+            ]
     else:
         definition = GATEWAY_OPS.get(op)
         if definition is None:
@@ -308,8 +334,9 @@ def report(errors: list[str], kept: list[str]) -> None:
     if _in_handler.get():
         UNRAISED.extend(errors)
     else:
-        raise InvalidPayloadError("the fake Discord sent what Discord never sends:\n" +
-                                  "\n".join(errors))  # fmt: skip
+        raise InvalidPayloadError(
+            "the fake Discord sent what Discord never sends:\n" + "\n".join(errors)
+        )
 
 
 @contextlib.contextmanager
@@ -322,5 +349,8 @@ def fail_on_invalid_payloads() -> Iterator[None]:
     if found:
         import pytest
 
-        pytest.fail("the fake Discord sent what Discord never sends (tests/fakediscord/"
-                    "payload_check.py):\n" + "\n".join(found), pytrace=False)  # fmt: skip
+        pytest.fail(
+            "the fake Discord sent what Discord never sends (tests/fakediscord/"
+            "payload_check.py):\n" + "\n".join(found),
+            pytrace=False,
+        )

@@ -96,10 +96,17 @@ class FakeRole:
 
     def to_json(self) -> JSON:
         return {
-            "id": self.id, "name": self.name, "permissions": str(self.permissions),
-            "position": self.position, "color": 0, "colors": dict(NO_COLORS), "hoist": False,
-            "managed": False, "mentionable": False, "flags": 0,
-        }  # fmt: skip
+            "id": self.id,
+            "name": self.name,
+            "permissions": str(self.permissions),
+            "position": self.position,
+            "color": 0,
+            "colors": dict(NO_COLORS),
+            "hoist": False,
+            "managed": False,
+            "mentionable": False,
+            "flags": 0,
+        }
 
 
 @dataclass
@@ -313,8 +320,11 @@ class FakeDiscord:
     def add_guild(self, number: int) -> str:
         """Another server (before the bot connects), with its own member `member<number>`."""
         guild = f"{3000 + number}00000000000001"
-        self.channels[guild] = (f"{3000 + number}00000000000002", f"{3000 + number}00000000000003",
-                                f"{3000 + number}00000000000004")  # fmt: skip
+        self.channels[guild] = (
+            f"{3000 + number}00000000000002",
+            f"{3000 + number}00000000000003",
+            f"{3000 + number}00000000000004",
+        )
         self.voice_by_guild[guild] = {}
         self.roles[guild] = []
         name = f"member{number}"
@@ -372,9 +382,11 @@ class FakeDiscord:
                 option["type"] = 7
                 kind, channel_name = picked_channel or (0, "general")
                 resolved.setdefault("channels", {})[value] = {  # a partial channel
-                    "id": value, "type": kind, "name": channel_name,
+                    "id": value,
+                    "type": kind,
+                    "name": channel_name,
                     "permissions": str(self.EVERYONE_PERMISSIONS),
-                }  # fmt: skip
+                }
             if key == "member" and isinstance(value, str):  # a member by name ("bob"):
                 # a user option, which Discord resolves to the user and the member
                 picked = self.humans[value]
@@ -490,9 +502,10 @@ class FakeDiscord:
         if channel_id is None:
             return self.GUILD_ID
         made = (
-            self.forums.get(channel_id) or self.texts.get(channel_id)
+            self.forums.get(channel_id)
+            or self.texts.get(channel_id)
             or self.threads.get(channel_id)
-        )  # fmt: skip
+        )
         if made is not None:
             return str(made["guild_id"])
         for g, ids in self.channels.items():
@@ -501,9 +514,13 @@ class FakeDiscord:
         return self.GUILD_ID
 
     async def set_voice_state(
-        self, user: str, channel_id: str | None, guild: str | None = None, *,
+        self,
+        user: str,
+        channel_id: str | None,
+        guild: str | None = None,
+        *,
         suppress: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A human (or 'otherbot') joins (or with None leaves) a voice channel: Discord sends
         VOICE_STATE_UPDATE with the new channel (null when they left) and the member. In a
         stage, `suppress` puts them in the audience, else they are a speaker."""
@@ -570,9 +587,10 @@ class FakeDiscord:
         if reply_to is not None:
             message["type"] = 19
             message["message_reference"] = {
-                "message_id": reply_to["id"], "channel_id": reply_to["channel_id"],
+                "message_id": reply_to["id"],
+                "channel_id": reply_to["channel_id"],
                 "guild_id": self.GUILD_ID,
-            }  # fmt: skip
+            }
             # a message object: the extra fields of MESSAGE_CREATE are not in it
             message["referenced_message"] = self._message_object_json(reply_to)
         await self.dispatch("MESSAGE_CREATE", message)
@@ -580,9 +598,11 @@ class FakeDiscord:
 
     @staticmethod
     def poll_json(
-        question: str, answers: list[str | tuple[str, str]], hours: int = 24,
+        question: str,
+        answers: list[str | tuple[str, str]],
+        hours: int = 24,
         multiselect: bool = False,
-    ) -> JSON:  # fmt: skip
+    ) -> JSON:
         """A message's poll object as Discord sends it in MESSAGE_CREATE (the poll resource's
         documentation): the question (text only), the answers numbered from 1, each its
         `poll_media` (text, and an emoji for a (text, emoji) pair: a Unicode one, id null),
@@ -596,10 +616,13 @@ class FakeDiscord:
                 media["emoji"] = {"id": None, "name": emoji}
             listed.append({"answer_id": number, "poll_media": media})
         return {
-            "question": {"text": question}, "answers": listed,
-            "expiry": expiry.isoformat(), "allow_multiselect": multiselect, "layout_type": 1,
+            "question": {"text": question},
+            "answers": listed,
+            "expiry": expiry.isoformat(),
+            "allow_multiselect": multiselect,
+            "layout_type": 1,
             "results": {"is_finalized": False, "answer_counts": []},
-        }  # fmt: skip
+        }
 
     async def end_poll(self, message: JSON, votes: dict[int, int]) -> JSON:
         """A poll's time is up: Discord posts a POLL_RESULT message (type 46) in its channel,
@@ -618,28 +641,36 @@ class FakeDiscord:
         ]
         if len(leaders) == 1:
             winner = next(a for a in poll["answers"] if a["answer_id"] == leaders[0])
-            fields += [("victor_answer_id", str(leaders[0])),
-                       ("victor_answer_text", winner["poll_media"].get("text", ""))]  # fmt: skip
+            fields += [
+                ("victor_answer_id", str(leaders[0])),
+                ("victor_answer_text", winner["poll_media"].get("text", "")),
+            ]
             emoji = winner["poll_media"].get("emoji")
             if emoji is not None:
                 if emoji["id"] is not None:
                     fields.append(("victor_answer_emoji_id", emoji["id"]))
-                fields += [("victor_answer_emoji_name", emoji["name"]),
-                           ("victor_answer_emoji_animated", "false")]  # fmt: skip
+                fields += [
+                    ("victor_answer_emoji_name", emoji["name"]),
+                    ("victor_answer_emoji_animated", "false"),
+                ]
         author = next(u for u in self.humans.values() if u.id == message["author"]["id"])
         guild = message["guild_id"]
         result = self._message_json("", author=author, channel_id=message["channel_id"])
         result["type"] = 46
         result["guild_id"] = guild
         result["member"] = self._author_member_json(author, guild)
-        result["embeds"] = [{
-            "type": "poll_result",
-            "fields": [{"name": n, "value": v, "inline": False} for n, v in fields],
-        }]  # fmt: skip
+        result["embeds"] = [
+            {
+                "type": "poll_result",
+                "fields": [{"name": n, "value": v, "inline": False} for n, v in fields],
+            }
+        ]
         result["message_reference"] = {
-            "type": 0, "message_id": message["id"], "channel_id": message["channel_id"],
+            "type": 0,
+            "message_id": message["id"],
+            "channel_id": message["channel_id"],
             "guild_id": guild,
-        }  # fmt: skip
+        }
         await self.dispatch("MESSAGE_CREATE", result)
         return result
 
@@ -654,9 +685,13 @@ class FakeDiscord:
         webhook_id = self.webhooks.setdefault(hook or name, snowflake())
         message = self._message_json(content, channel_id=channel_id)
         message["author"] = {
-            "id": webhook_id, "username": name, "global_name": None, "avatar": None,
-            "discriminator": "0000", "bot": True,
-        }  # fmt: skip
+            "id": webhook_id,
+            "username": name,
+            "global_name": None,
+            "avatar": None,
+            "discriminator": "0000",
+            "bot": True,
+        }
         message["webhook_id"] = webhook_id
         message["guild_id"] = self._guild_of(channel_id, None)
         message["type"] = 0
@@ -669,12 +704,24 @@ class FakeDiscord:
         guild = guild or self.GUILD_ID
         forum_id = self.FORUM_ID if guild == self.GUILD_ID else snowflake()
         self.forums[forum_id] = {
-            "id": forum_id, "type": 15, "guild_id": guild, "name": name, "position": 4,
-            "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None,
-            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
-            "available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
-            "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0,
-        }  # fmt: skip
+            "id": forum_id,
+            "type": 15,
+            "guild_id": guild,
+            "name": name,
+            "position": 4,
+            "permission_overwrites": [],
+            "parent_id": None,
+            "nsfw": False,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "available_tags": [],
+            "default_reaction_emoji": None,
+            "default_sort_order": None,
+            "default_forum_layout": 0,
+            "default_thread_rate_limit_per_user": 0,
+        }
         await self.dispatch("CHANNEL_CREATE", self.forums[forum_id])
         return forum_id
 
@@ -684,11 +731,19 @@ class FakeDiscord:
         guild = guild or self.GUILD_ID
         channel_id = snowflake()
         self.texts[channel_id] = {
-            "id": channel_id, "type": 0, "guild_id": guild, "name": name,
-            "position": 5 + len(self.texts), "permission_overwrites": [], "parent_id": None,
-            "nsfw": False, "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
+            "id": channel_id,
+            "type": 0,
+            "guild_id": guild,
+            "name": name,
+            "position": 5 + len(self.texts),
+            "permission_overwrites": [],
+            "parent_id": None,
+            "nsfw": False,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
             "flags": 0,
-        }  # fmt: skip
+        }
         await self.dispatch("CHANNEL_CREATE", self.texts[channel_id])
         return channel_id
 
@@ -699,15 +754,26 @@ class FakeDiscord:
         then on. The thread object (as GUILD_CREATE lists it)."""
         created = now_iso()
         thread: JSON = {
-            "id": snowflake(), "type": 11, "guild_id": self._guild_of(parent_id, None),
-            "name": name, "parent_id": parent_id, "owner_id": self.humans[user].id,
-            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
-            "message_count": 0, "member_count": 1, "total_message_sent": 0,
+            "id": snowflake(),
+            "type": 11,
+            "guild_id": self._guild_of(parent_id, None),
+            "name": name,
+            "parent_id": parent_id,
+            "owner_id": self.humans[user].id,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "message_count": 0,
+            "member_count": 1,
+            "total_message_sent": 0,
             "thread_metadata": {
-                "archived": False, "auto_archive_duration": 4320, "archive_timestamp": created,
-                "locked": False, "create_timestamp": created,
+                "archived": False,
+                "auto_archive_duration": 4320,
+                "archive_timestamp": created,
+                "locked": False,
+                "create_timestamp": created,
             },
-        }  # fmt: skip
+        }
         if parent_id in self.forums:
             thread["applied_tags"] = []  # a forum post's tags (the forum has none)
         self.threads[thread["id"]] = thread
@@ -748,9 +814,15 @@ class FakeDiscord:
     async def delete_channel(self, channel_id: str) -> None:
         await self.dispatch(
             "CHANNEL_DELETE",
-            {"id": channel_id, "type": 2, "guild_id": self.GUILD_ID, "name": "gone",
-             "position": 0, "permission_overwrites": []},
-        )  # fmt: skip
+            {
+                "id": channel_id,
+                "type": 2,
+                "guild_id": self.GUILD_ID,
+                "name": "gone",
+                "position": 0,
+                "permission_overwrites": [],
+            },
+        )
 
     def allow_the_bot(self, channel_id: str, allow: int) -> None:
         """A channel overwrite for the bot's member (e.g. Mute Members on a stage: a stage
@@ -984,8 +1056,11 @@ class FakeDiscord:
         if stage is None or self.voice_by_guild[guild].get(self.bot.id) != stage:
             return json_response({"message": "Unknown Voice State", "code": 10065}, 404)
         if body.get("suppress") is False:
-            allowed = sum(int(o["allow"]) for o in self.voice_channel_overwrites.get(stage, [])
-                          if o["id"] == self.bot.id)  # fmt: skip
+            allowed = sum(
+                int(o["allow"])
+                for o in self.voice_channel_overwrites.get(stage, [])
+                if o["id"] == self.bot.id
+            )
             if not allowed & MUTE_MEMBERS:
                 return json_response({"message": "Missing Permissions", "code": 50013}, 403)
             self.suppressed.discard((guild, self.bot.id))
@@ -1048,8 +1123,10 @@ class FakeDiscord:
 
     def _voice_ready(self, ssrc: int) -> JSON:
         modes = ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"]
-        return {"op": 2, "d": {"ssrc": ssrc, "ip": "127.0.0.1", "port": self.udp.port,
-                               "modes": modes}}  # fmt: skip
+        return {
+            "op": 2,
+            "d": {"ssrc": ssrc, "ip": "127.0.0.1", "port": self.udp.port, "modes": modes},
+        }
 
     @staticmethod
     def _voice_description(mode: str, key: bytes) -> JSON:
@@ -1073,9 +1150,13 @@ class FakeDiscord:
         if path == "gateway/bot":
             limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
             # Discord's own gateway, elsewhere: a bot must keep to the one it was told to use
-            return json_response({"url": f"wss://127.0.0.1:{self.port}/elsewhere",
-                                  "shards": self.recommended_shards,
-                                  "session_start_limit": limit})  # fmt: skip
+            return json_response(
+                {
+                    "url": f"wss://127.0.0.1:{self.port}/elsewhere",
+                    "shards": self.recommended_shards,
+                    "session_start_limit": limit,
+                }
+            )
         if path == "oauth2/applications/@me":
             return json_response(self._application_json())
         if parts[0] == "interactions" and parts[-1] == "callback":
@@ -1084,9 +1165,19 @@ class FakeDiscord:
             return self._webhook(parts[2], parts[3:], request.method, body, files)
         if path == "users/@me/guilds" and request.method == "GET":
             return json_response(
-                [{"id": g, "name": self._guild_json(g)["name"], "icon": None, "banner": None,
-                  "owner": False, "permissions": "0", "features": []} for g in self.channels]
-            )  # fmt: skip
+                [
+                    {
+                        "id": g,
+                        "name": self._guild_json(g)["name"],
+                        "icon": None,
+                        "banner": None,
+                        "owner": False,
+                        "permissions": "0",
+                        "features": [],
+                    }
+                    for g in self.channels
+                ]
+            )
         if parts[0] == "guilds" and len(parts) >= 2 and parts[1] in self.channels:
             guild = self._guild_json(parts[1])
             if len(parts) == 2 and request.method == "GET":
@@ -1206,9 +1297,12 @@ class FakeDiscord:
 
     # ---- payloads --------------------------------------------------------------------------
     def _message_json(
-        self, content: str, flags: int = 0, author: FakeUser | None = None,
+        self,
+        content: str,
+        flags: int = 0,
+        author: FakeUser | None = None,
         channel_id: str | None = None,
-    ) -> JSON:  # fmt: skip
+    ) -> JSON:
         return {
             "id": snowflake(),
             "channel_id": channel_id or self.TEXT_ID,
@@ -1230,9 +1324,15 @@ class FakeDiscord:
     def _registered_command(self, command: JSON, in_a_guild: bool = False) -> JSON:
         """A command the bot registered, as Discord then sends it: with its ids, its defaults
         filled in (the install contexts: servers), the permissions as a string."""
-        registered = {"type": 1, "description": "", "default_member_permissions": None,
-                      **command, "application_id": self.app_id, "id": snowflake(),
-                      "version": snowflake()}  # fmt: skip
+        registered = {
+            "type": 1,
+            "description": "",
+            "default_member_permissions": None,
+            **command,
+            "application_id": self.app_id,
+            "id": snowflake(),
+            "version": snowflake(),
+        }
         if registered.get("default_member_permissions") is not None:
             registered["default_member_permissions"] = str(registered["default_member_permissions"])
         if registered.get("integration_types") is None:
@@ -1265,9 +1365,12 @@ class FakeDiscord:
             "session_id": f"fake-session-{shard}",
             "shard": [shard, self.shard_count],
             "resume_gateway_url": self.env["DISCORD_GATEWAY_URL"],
-            "application": {"id": self.app_id, "flags": MESSAGE_CONTENT_LIMITED,
-                            "flags_new": str(MESSAGE_CONTENT_LIMITED)},
-        }  # fmt: skip
+            "application": {
+                "id": self.app_id,
+                "flags": MESSAGE_CONTENT_LIMITED,
+                "flags_new": str(MESSAGE_CONTENT_LIMITED),
+            },
+        }
 
     def _member_json(self, user: FakeUser, guild: str | None = None) -> JSON:
         """A guild member as the gateway and REST send it (no `permissions`: only an
@@ -1337,10 +1440,19 @@ class FakeDiscord:
 
     # what GUILD_CREATE has beyond the guild object that REST sends
     GUILD_CREATE_ONLY = (
-        "joined_at", "large", "unavailable", "member_count", "voice_states", "members",
-        "channels", "threads", "presences", "stage_instances", "guild_scheduled_events",
+        "joined_at",
+        "large",
+        "unavailable",
+        "member_count",
+        "voice_states",
+        "members",
+        "channels",
+        "threads",
+        "presences",
+        "stage_instances",
+        "guild_scheduled_events",
         "soundboard_sounds",
-    )  # fmt: skip
+    )
 
     def _guild_json(self, guild: str) -> JSON:
         """The guild as GUILD_CREATE sends it (`GUILD_CREATE_ONLY` are not in REST's)."""

@@ -156,8 +156,13 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "'flags_new' is a required property",
         ),
         "a role without its colors": (
-            dispatch("GUILD_ROLE_CREATE", {"guild_id": fake.GUILD_ID, "role": {
-                k: v for k, v in role.items() if k != "colors"}}),
+            dispatch(
+                "GUILD_ROLE_CREATE",
+                {
+                    "guild_id": fake.GUILD_ID,
+                    "role": {k: v for k, v in role.items() if k != "colors"},
+                },
+            ),
             "'colors' is a required property",
         ),
         "GUILD_CREATE's members with permissions": (
@@ -165,8 +170,13 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "'permissions' was unexpected",
         ),
         "GUILD_CREATE's voice states with their guild_id": (
-            dispatch("GUILD_CREATE", old(guild, voice_states=[fake._voice_state_json(
-                fake.humans["alice"], fake.VOICE_ID)])),
+            dispatch(
+                "GUILD_CREATE",
+                old(
+                    guild,
+                    voice_states=[fake._voice_state_json(fake.humans["alice"], fake.VOICE_ID)],
+                ),
+            ),
             "'guild_id' was unexpected",
         ),
         "GUILD_CREATE without what every guild has": (
@@ -174,13 +184,16 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "'afk_timeout' is a required property",
         ),
         "a message's member with permissions": (
-            dispatch("MESSAGE_CREATE", old(message, member=dict(message["member"],
-                                                                  permissions="0"))),
+            dispatch(
+                "MESSAGE_CREATE", old(message, member=dict(message["member"], permissions="0"))
+            ),
             "'permissions' was unexpected",
         ),
         "a mention's member with its user": (
-            dispatch("MESSAGE_CREATE", old(message, mentions=[dict(
-                fake.humans["alice"].to_json(), member=member)])),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(message, mentions=[dict(fake.humans["alice"].to_json(), member=member)]),
+            ),
             "'user' was unexpected",
         ),
         "a reply's referenced message as dispatched": (
@@ -188,18 +201,29 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "'guild_id', 'member' were unexpected",
         ),
         "a webhook's author without global_name": (
-            dispatch("MESSAGE_CREATE", old(webhook, author={
-                k: v for k, v in webhook["author"].items() if k != "global_name"})),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(
+                    webhook,
+                    author={k: v for k, v in webhook["author"].items() if k != "global_name"},
+                ),
+            ),
             "'global_name' is a required property",
         ),
         "a resolved member with deaf and mute": (
-            patched(command, ["d", "data", "resolved", "members", fake.humans["bob"].id],
-                    dict(resolved_member, deaf=False, mute=False)),
+            patched(
+                command,
+                ["d", "data", "resolved", "members", fake.humans["bob"].id],
+                dict(resolved_member, deaf=False, mute=False),
+            ),
             "'deaf', 'mute' were unexpected",
         ),
         "a resolved channel with its guild_id": (
-            patched(command, ["d", "data", "resolved", "channels", fake.VOICE_ID, "guild_id"],
-                    fake.GUILD_ID),
+            patched(
+                command,
+                ["d", "data", "resolved", "channels", fake.VOICE_ID, "guild_id"],
+                fake.GUILD_ID,
+            ),
             "'guild_id' was unexpected",
         ),
         "RESUMED's data as null (discord.py writes into it)": (
@@ -207,21 +231,53 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "None is not of type 'object'",
         ),
         "a poll as a bot creates it (its duration), not as Discord sends it": (
-            dispatch("MESSAGE_CREATE", old(message, poll=dict(
-                without(FakeDiscord.poll_json("Q?", ["a", "b"]), "expiry", "results"),
-                duration=24))),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(
+                    message,
+                    poll=dict(
+                        without(FakeDiscord.poll_json("Q?", ["a", "b"]), "expiry", "results"),
+                        duration=24,
+                    ),
+                ),
+            ),
             "'duration' was unexpected",
         ),
         "a poll result's winner by a field name Discord has not": (
-            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
-                *result["embeds"][0]["fields"], {"name": "winner", "value": "Pizza"}]}])),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(
+                    result,
+                    embeds=[
+                        {
+                            "type": "poll_result",
+                            "fields": [
+                                *result["embeds"][0]["fields"],
+                                {"name": "winner", "value": "Pizza"},
+                            ],
+                        }
+                    ],
+                ),
+            ),
             "a poll_result field Discord has not: 'winner'",
         ),
         "a poll result's count as a word": (
-            dispatch("MESSAGE_CREATE", old(result, embeds=[{"type": "poll_result", "fields": [
-                {"name": "poll_question_text", "value": "Q?"},
-                {"name": "victor_answer_votes", "value": "two"},
-                {"name": "total_votes", "value": "3"}]}])),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(
+                    result,
+                    embeds=[
+                        {
+                            "type": "poll_result",
+                            "fields": [
+                                {"name": "poll_question_text", "value": "Q?"},
+                                {"name": "victor_answer_votes", "value": "two"},
+                                {"name": "total_votes", "value": "3"},
+                            ],
+                        }
+                    ],
+                ),
+            ),
             "poll_result victor_answer_votes='two'",
         ),
         "a poll result without the poll it ends": (
@@ -233,15 +289,17 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
             "a poll_result embed on a message of type 0",
         ),
         "a poll result embed of a type Discord has not": (
-            dispatch("MESSAGE_CREATE", old(message, type=46, embeds=[
-                {"type": "poll_results", "fields": []}])),
+            dispatch(
+                "MESSAGE_CREATE",
+                old(message, type=46, embeds=[{"type": "poll_results", "fields": []}]),
+            ),
             "'poll_results' is not one of",
         ),
         "a message flag that Discord has not": (
             dispatch("MESSAGE_CREATE", old(message, flags=1 << 40)),
             "has bits that no flag names",
         ),
-    }  # fmt: skip
+    }
     for what, (payload, expected) in cases.items():
         errors = gateway_errors(payload)
         assert any(expected in e for e in errors), f"{what}: {errors}"
@@ -255,9 +313,16 @@ async def test_the_old_unreal_payloads_are_refused(fake: FakeDiscord) -> None:
     assert "'large' was unexpected" in error
     (error,) = rest_errors("POST", "interactions/1/t/callback", 400, {"message": "no code"})
     assert "'code' is a required property" in error
-    command_as_sent = {"name": "x", "type": 1, "description": "d", "id": "1", "version": "1",
-                       "application_id": fake.app_id, "default_member_permissions": 32,
-                       "integration_types": None}  # fmt: skip
+    command_as_sent = {
+        "name": "x",
+        "type": 1,
+        "description": "d",
+        "id": "1",
+        "version": "1",
+        "application_id": fake.app_id,
+        "default_member_permissions": 32,
+        "integration_types": None,
+    }
     errors = rest_errors("PUT", f"applications/{fake.app_id}/commands", 200, [command_as_sent])
     assert any("32 is not of type 'string'" in e for e in errors), errors
     assert any("None is not of type 'array'" in e for e in errors), errors
@@ -330,7 +395,7 @@ async def test_the_fakes_dispatches_of_every_event_are_accepted(fake: FakeDiscor
                 ],
             }
         ],
-    }  # fmt: skip  (as discord.py sends)
+    }  # (as discord.py sends)
     await fake.click(shown, "pv:preview:1", user="bob")
     await fake._bot_voice_state({"guild_id": fake.GUILD_ID, "channel_id": int(fake.VOICE_ID)})
     fake.server_update_first = True
@@ -373,15 +438,19 @@ async def rest(
     if body is not None:
         data = json.dumps(body).encode()
         headers |= {"Content-Type": "application/json", "Content-Length": str(len(data))}
-        payload = streams.StreamReader(mock.Mock(_reading_paused=False), 2**16,
-                                       loop=asyncio.get_running_loop())  # fmt: skip
+        payload = streams.StreamReader(
+            mock.Mock(_reading_paused=False), 2**16, loop=asyncio.get_running_loop()
+        )
         payload.feed_data(data)
         payload.feed_eof()
         extra["payload"] = payload
     request = make_mocked_request(
-        method, f"/api/v10/{path}", headers=headers, **extra,
+        method,
+        f"/api/v10/{path}",
+        headers=headers,
+        **extra,
         match_info={"tail": path.partition("?")[0]},
-    )  # fmt: skip
+    )
     return await fake._checked(request, fake._rest)
 
 
@@ -392,13 +461,20 @@ async def test_the_fakes_rest_answers_of_every_route_are_accepted(fake: FakeDisc
     inter = await fake.interaction("say", {"text": "hi"})
     later = await fake.interaction("join")
     commands = [
-        {"name": "say", "type": 1, "description": "Say it",
-         "options": [{"name": "text", "type": 3, "description": "What", "required": True}],
-         "default_member_permissions": None, "integration_types": None, "contexts": None,
-         "nsfw": False, "name_localizations": {"fr": "dire"}},
+        {
+            "name": "say",
+            "type": 1,
+            "description": "Say it",
+            "options": [{"name": "text", "type": 3, "description": "What", "required": True}],
+            "default_member_permissions": None,
+            "integration_types": None,
+            "contexts": None,
+            "nsfw": False,
+            "name_localizations": {"fr": "dire"},
+        },
         {"name": "config", "type": 1, "description": "Set up", "default_member_permissions": 32},
         {"name": "Speak this message", "type": 3},
-    ]  # fmt: skip
+    ]
     routes: set[str] = set()
     for method, path, body in [
         ("GET", "users/@me", None),
@@ -414,8 +490,11 @@ async def test_the_fakes_rest_answers_of_every_route_are_accepted(fake: FakeDisc
         ("PUT", f"applications/{app}/guilds/{fake.GUILD_ID}/commands", commands),
         ("GET", f"applications/{app}/guilds/{fake.GUILD_ID}/commands", None),
         ("POST", f"channels/{fake.TEXT_ID}/messages", {"content": "Joined."}),
-        ("POST", f"interactions/{inter.id}/{inter.token}/callback?with_response=true",
-         {"type": 5, "data": {"flags": 64}}),
+        (
+            "POST",
+            f"interactions/{inter.id}/{inter.token}/callback?with_response=true",
+            {"type": 5, "data": {"flags": 64}},
+        ),
         ("POST", f"interactions/{later.id}/{later.token}/callback", {"type": 4, "data": {}}),
         ("PATCH", f"webhooks/{app}/{inter.token}/messages/@original", {"content": "Said."}),
         ("GET", f"webhooks/{app}/{inter.token}/messages/@original", None),
@@ -427,11 +506,10 @@ async def test_the_fakes_rest_answers_of_every_route_are_accepted(fake: FakeDisc
         ("POST", f"interactions/{inter.id}/wrong/callback", {"type": 4, "data": {}}),
         ("GET", f"guilds/{fake.GUILD_ID}/members/1", None),
         ("GET", "users/@me/relationships", None),
-    ]:  # fmt: skip
+    ]:
         response = await rest(fake, method, path, body)
         assert fake.payload_errors == [], f"{method} {path}"
-        definition = payload_check.rest_definition(method, path.partition("?")[0],
-                                                   response.status)  # fmt: skip
+        definition = payload_check.rest_definition(method, path.partition("?")[0], response.status)
         if definition is not None:
             routes.add(definition)
     assert (await rest(fake, "GET", "users/@me", token="wrong")).status == 401

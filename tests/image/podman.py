@@ -40,8 +40,9 @@ BASE = "docker.io/library/python:3.11-slim-bookworm"  # the Dockerfile's FROM, b
 # the tag alone
 (POSTGRES_PINNED,) = re.findall(
     r"^ {4}image: (postgres:\S+@sha256:[0-9a-f]{64})$",
-    (REPO / "compose.shards.yaml").read_text(encoding="utf-8"), re.M,
-)  # fmt: skip
+    (REPO / "compose.shards.yaml").read_text(encoding="utf-8"),
+    re.M,
+)
 POSTGRES_PINNED = f"docker.io/library/{POSTGRES_PINNED}"
 POSTGRES = POSTGRES_PINNED.split("@")[0]
 STAND_IN_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -177,9 +178,12 @@ class Podman:
     async def run(self, *args: str, timeout: float = 120, tool: str = "podman") -> Done:
         """`podman ARGS` (or another tool with this environment), killed past `timeout`."""
         process = await asyncio.create_subprocess_exec(
-            tool, *args, env=self.env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            tool,
+            *args,
+            env=self.env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         try:
             out, err = await asyncio.wait_for(process.communicate(), timeout)
         except TimeoutError:
@@ -219,11 +223,17 @@ class Podman:
 
     async def _make_base_tarball(self, root: Path, tarball: Path) -> None:
         await self.run_checked_local(
-            ["debootstrap", "--variant=minbase",
-             "--include=python3,python3-venv,ca-certificates,netbase,tzdata",
-             "bookworm", str(root), DEBIAN_MIRROR],
-            "debootstrap", timeout=600,
-        )  # fmt: skip
+            [
+                "debootstrap",
+                "--variant=minbase",
+                "--include=python3,python3-venv,ca-certificates,netbase,tzdata",
+                "bookworm",
+                str(root),
+                DEBIAN_MIRROR,
+            ],
+            "debootstrap",
+            timeout=600,
+        )
         # Python where the official image has it: /usr/local/bin/python, pip beside it
         await self.run_checked_local(
             ["chroot", str(root), "python3", "-m", "venv", "/usr/local"], "venv"
@@ -243,12 +253,18 @@ class Podman:
         """`tarball` (from make_base_tarball) into this run's storage as the base's tag."""
         done = await self.run(
             "import",
-            "--change", f"ENV PATH={STAND_IN_PATH}",
-            "--change", "ENV LANG=C.UTF-8",
-            "--change", f"LABEL {STAND_IN_LABEL}=debootstrap",
-            "--change", 'CMD ["python3"]',
-            str(tarball), BASE, timeout=300,
-        )  # fmt: skip
+            "--change",
+            f"ENV PATH={STAND_IN_PATH}",
+            "--change",
+            "ENV LANG=C.UTF-8",
+            "--change",
+            f"LABEL {STAND_IN_LABEL}=debootstrap",
+            "--change",
+            'CMD ["python3"]',
+            str(tarball),
+            BASE,
+            timeout=300,
+        )
         done.check("podman import of the stand-in base")
 
     async def ensure_postgres(self) -> str:
@@ -261,10 +277,19 @@ class Podman:
             return "pulled"
         await self.ensure_base()
         done = await self.run(
-            "build", "--network", "host", "--format", "docker", "--pull=never",
-            "-t", POSTGRES, "-f", str(STAND_INS / "postgres.Containerfile"), str(STAND_INS),
+            "build",
+            "--network",
+            "host",
+            "--format",
+            "docker",
+            "--pull=never",
+            "-t",
+            POSTGRES,
+            "-f",
+            str(STAND_INS / "postgres.Containerfile"),
+            str(STAND_INS),
             timeout=900,
-        )  # fmt: skip
+        )
         done.check("building the postgres:15 stand-in")
         return "made from Debian's postgresql-15"
 
@@ -282,9 +307,16 @@ class Podman:
         pip_conf = self.folder / "pip.conf"
         pip_conf.write_text("[global]\nno-index = true\nfind-links = /wheels\n")
         return [
-            "--network", "host", "--format", "docker", "--pull=never",
-            "-v", f"{wheels}:/wheels:ro", "-v", f"{pip_conf}:/etc/pip.conf:ro",
-        ]  # fmt: skip
+            "--network",
+            "host",
+            "--format",
+            "docker",
+            "--pull=never",
+            "-v",
+            f"{wheels}:/wheels:ro",
+            "-v",
+            f"{pip_conf}:/etc/pip.conf:ro",
+        ]
 
     async def wheelhouse(self) -> Path:
         """requirements.lock's files, downloaded by the host's pip once per run (from its cache
@@ -301,13 +333,29 @@ class Podman:
         version = re.search(r"python:(\d+)\.(\d+)", BASE)
         assert version is not None, BASE
         argv = [
-            sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-            "--require-hashes", "--no-deps", "--only-binary", ":all:", "--no-binary", "docopt",
-            "--implementation", "cp", "--python-version", ".".join(version.groups()),
-            "--abi", "cp" + "".join(version.groups()),
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "--require-hashes",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--no-binary",
+            "docopt",
+            "--implementation",
+            "cp",
+            "--python-version",
+            ".".join(version.groups()),
+            "--abi",
+            "cp" + "".join(version.groups()),
             *(f"--platform={tag}" for tag in base_platforms()),
-            "-r", str(REPO / "requirements.lock"), "-d", str(folder),
-        ]  # fmt: skip
+            "-r",
+            str(REPO / "requirements.lock"),
+            "-d",
+            str(folder),
+        ]
         local_torch = any(
             TORCH_WHEEL.fullmatch(p.name) for f in find_links() for p in f.glob("torch-*.whl")
         )

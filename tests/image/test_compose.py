@@ -130,18 +130,26 @@ async def test_the_shards_compose_file_starts_its_postgresql(
         refused = await podman.run("exec", "--user", "0", container, "touch", "/usr/probe")
         assert refused.code != 0 and "Read-only file system" in refused.err, refused
         # the server: the postmaster, whose pid its data folder records
-        server = await podman.run("exec", container, "sh", "-c",
-                                  'grep -E "^(Uid|CapEff|NoNewPrivs)" '
-                                  '"/proc/$(head -1 "$PGDATA/postmaster.pid")/status"')  # fmt: skip
+        server = await podman.run(
+            "exec",
+            container,
+            "sh",
+            "-c",
+            'grep -E "^(Uid|CapEff|NoNewPrivs)" "/proc/$(head -1 "$PGDATA/postmaster.pid")/status"',
+        )
         fields = dict(line.split(":", 1) for line in server.check("status").out.splitlines())
         assert fields["Uid"].split()[0] != "0" and int(fields["CapEff"], 16) == 0, fields
         assert fields["NoNewPrivs"].strip() == "1", fields
         url = "postgresql://pocketvoice:secret@127.0.0.1:5432/pocketvoice"
         for password, works in (("secret", True), ("wrong", False)):
             asked = await podman.run(
-                "exec", f"{name}_postgres_1", "psql", url.replace("secret", password),
-                "-tAc", "SELECT current_user",
-            )  # fmt: skip
+                "exec",
+                f"{name}_postgres_1",
+                "psql",
+                url.replace("secret", password),
+                "-tAc",
+                "SELECT current_user",
+            )
             assert (asked.out.strip() == "pocketvoice") is works, asked.out + asked.err
     finally:
         await podman.compose(*files, "down", "-v", "-t", "5")
@@ -160,9 +168,13 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
     port = free_port()
     folder = project(
         tmp_path / "p",
-        {**fake.env, "TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
-         "HF_HUB_OFFLINE": "1"},
-    )  # fmt: skip
+        {
+            **fake.env,
+            "TTS_CONFIG": str(tiny_model.config),
+            "DEFAULT_VOICE": str(tiny_model.clip),
+            "HF_HUB_OFFLINE": "1",
+        },
+    )
     # What differs here from a user's machine, and only that: the image's name (not to replace
     # a user's pocketvoice:latest), the build context (the checkout), the host's network (to
     # reach the fake Discord on 127.0.0.1, so the metrics port moves off 9108) and the model.
@@ -193,9 +205,14 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
     run_args = "--read-only-tmpfs=false"
     try:
         up = await podman.compose(
-            f"--podman-build-args={build_args}", f"--podman-run-args={run_args}",
-            *files, "up", "-d", "--build", timeout=1800,
-        )  # fmt: skip
+            f"--podman-build-args={build_args}",
+            f"--podman-run-args={run_args}",
+            *files,
+            "up",
+            "-d",
+            "--build",
+            timeout=1800,
+        )
         up.check("podman-compose up -d --build")
         container = f"{name}_pocketvoice_1"
         await wait_healthy(podman, container)
@@ -210,16 +227,26 @@ async def test_the_compose_file_builds_starts_turns_healthy_and_runs_doctor(
         assert again["RestartCount"] == crashed["RestartCount"] + 1
 
         doctor = await podman.compose(
-            f"--podman-run-args={run_args}", *files, "run", "--rm", "pocketvoice", "doctor",
+            f"--podman-run-args={run_args}",
+            *files,
+            "run",
+            "--rm",
+            "pocketvoice",
+            "doctor",
             timeout=300,
-        )  # fmt: skip
+        )
         for line in ("✔ libopus", "✔ torch: torch 2.13.0+cpu, CPU build", "✔ model", "✔ token"):
             assert line in doctor.out, doctor.out + doctor.err
         fake.registered_commands.clear()
         synced = await podman.compose(
-            f"--podman-run-args={run_args}", *files, "run", "--rm", "pocketvoice", "sync",
+            f"--podman-run-args={run_args}",
+            *files,
+            "run",
+            "--rm",
+            "pocketvoice",
+            "sync",
             timeout=300,
-        )  # fmt: skip
+        )
         assert synced.code == 0, synced.out + synced.err
         assert {c["name"] for c in fake.registered_commands} >= {"say", "clone", "voice", "set"}
     finally:

@@ -53,8 +53,12 @@ def hardening() -> list[str]:
     compose file runs it. Podman's --read-only also mounts tmpfs of its own on /tmp, /run and
     /var/tmp, and Docker's does not: turned off, only the compose file's tmpfs are there."""
     args = ["--read-only", "--read-only-tmpfs=false"] if SERVICE.get("read_only") else []
-    for flag, key in (("--tmpfs", "tmpfs"), ("--cap-drop", "cap_drop"),
-                      ("--cap-add", "cap_add"), ("--security-opt", "security_opt")):  # fmt: skip
+    for flag, key in (
+        ("--tmpfs", "tmpfs"),
+        ("--cap-drop", "cap_drop"),
+        ("--cap-add", "cap_add"),
+        ("--security-opt", "security_opt"),
+    ):
         for value in SERVICE.get(key, []):
             args += [flag, value]
     return args
@@ -183,8 +187,21 @@ async def container(
         "HF_HUB_OFFLINE": "1",
     }
     name = f"pocketvoice-test-{uuid.uuid4().hex[:8]}"
-    args = ["run", "-d", "--name", name, "--network", "host", "-v", f"{volume}:/data",
-            "-v", f"{share}:{share}:ro", "-v", f"{model}:{model}:ro", *hardening()]  # fmt: skip
+    args = [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--network",
+        "host",
+        "-v",
+        f"{volume}:/data",
+        "-v",
+        f"{share}:{share}:ro",
+        "-v",
+        f"{model}:{model}:ro",
+        *hardening(),
+    ]
     for key, value in env.items():
         args += ["-e", f"{key}={value}"]
     running = Container(image, name, fake, port)
@@ -269,10 +286,25 @@ async def test_the_image_answers_its_cli(
 ) -> None:
     model = shared_folder(tiny_model.config.parent)
     volume = f"pocketvoice-test-cli-{uuid.uuid4().hex[:8]}"
-    run = ["run", "--rm", "--network", "none", "-v", f"{volume}:/data", "-v", f"{model}:{model}:ro",
-           "-e", f"TTS_CONFIG={tiny_model.config}", "-e", f"DEFAULT_VOICE={tiny_model.clip}",
-           "-e", "HF_HUB_OFFLINE=1", "-e", "DISCORD_TOKEN=not-a-real-token",
-           *hardening()]  # fmt: skip
+    run = [
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-v",
+        f"{volume}:/data",
+        "-v",
+        f"{model}:{model}:ro",
+        "-e",
+        f"TTS_CONFIG={tiny_model.config}",
+        "-e",
+        f"DEFAULT_VOICE={tiny_model.clip}",
+        "-e",
+        "HF_HUB_OFFLINE=1",
+        "-e",
+        "DISCORD_TOKEN=not-a-real-token",
+        *hardening(),
+    ]
     try:
         migrated = await image.podman.run(*run, image.tag, "migrate", timeout=120)
         assert migrated.code == 0, migrated.out + migrated.err
@@ -313,13 +345,27 @@ async def test_the_image_is_built_from_its_pinned_base_and_hashed_lock(image: Im
     history = await image.podman.run(
         "history", "--no-trunc", "--format", "{{.CreatedBy}}", image.tag
     )
-    (install,) = [line for line in history.check("history").out.splitlines()
-                  if "pip install" in line and "requirements.lock" in line]  # fmt: skip
+    (install,) = [
+        line
+        for line in history.check("history").out.splitlines()
+        if "pip install" in line and "requirements.lock" in line
+    ]
     assert "--require-hashes" in install.split(), install
     listed = await image.podman.run(
-        "run", "--rm", "--network", "none", *hardening(), "--entrypoint", "python", image.tag,
-        "-m", "pip", "list", "--format", "json",
-    )  # fmt: skip
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        *hardening(),
+        "--entrypoint",
+        "python",
+        image.tag,
+        "-m",
+        "pip",
+        "list",
+        "--format",
+        "json",
+    )
     installed = {canonical(p["name"]): p["version"] for p in json.loads(listed.check("pip").out)}
     assert installed.pop("pocketvoice") == "0.1.0"
     for tool in ("pip", "wheel"):  # the base's own
@@ -335,8 +381,17 @@ async def test_a_download_that_does_not_match_the_lock_stops_the_build(
     (the steps before come from the image's cache)."""
     context = tmp_path / "context"
     context.mkdir()
-    for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "LICENSE",
-                 "NOTICE.md", "bot", "cogs", "migrations"):  # fmt: skip
+    for name in (
+        "Dockerfile",
+        ".dockerignore",
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "NOTICE.md",
+        "bot",
+        "cogs",
+        "migrations",
+    ):
         copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy
         copy(REPO / name, context / name)
     lock = (REPO / "requirements.lock").read_text()
@@ -367,7 +422,8 @@ async def test_the_build_context_leaves_members_data_out(image: Image, tmp_path:
         "build", "--pull=never", "-f", str(containerfile), "-t", tag, str(context), timeout=300
     )
     done.check("building the context probe")
-    found = await image.podman.run("run", "--rm", "--network", "none", tag,
-                                   "find", "/checkout", "-type", "f")  # fmt: skip
+    found = await image.podman.run(
+        "run", "--rm", "--network", "none", tag, "find", "/checkout", "-type", "f"
+    )
     copied = {line.removeprefix("/checkout/") for line in found.check("find").out.split()}
     assert copied - {".dockerignore"} == {"bot/__init__.py", "compose.yaml"}, copied

@@ -134,9 +134,11 @@ def _channel(server: Server, channel_id: str) -> discord.VoiceChannel:
 
 
 async def test_without_connect_the_watchdog_gives_up_instead_of_joining(
-    server: Server, connections: VoiceConnections, joins: list[int],
+    server: Server,
+    connections: VoiceConnections,
+    joins: list[int],
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     """Each heal was 3 joins of 15 s that Discord ignored, again and again while the speech
     queued for it waited."""
     await connections.ensure_connected(_channel(server, VOICE_ID))
@@ -176,9 +178,12 @@ def quiet(connections: VoiceConnections) -> WaitingSpeaker:
 
 
 async def test_the_watchdog_joins_the_home_channel_with_nothing_to_say(
-    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    server: Server,
+    connections: VoiceConnections,
+    joins: list[int],
+    quiet: WaitingSpeaker,
     watching: None,
-) -> None:  # fmt: skip
+) -> None:
     await asyncio.sleep(0.2)
     assert joins == []  # no home: the bot stays out of voice
     connections.set_home(int(server.id), int(VOICE_ID))
@@ -187,9 +192,12 @@ async def test_the_watchdog_joins_the_home_channel_with_nothing_to_say(
 
 
 async def test_after_a_move_or_a_kick_the_bot_goes_back_home(
-    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    server: Server,
+    connections: VoiceConnections,
+    joins: list[int],
+    quiet: WaitingSpeaker,
     watching: None,
-) -> None:  # fmt: skip
+) -> None:
     connections.set_home(int(server.id), int(VOICE_ID))
     await until(lambda: joins)
     server.in_voice(None, VOICE2_ID)  # a moderator drags the bot to Gaming
@@ -211,9 +219,12 @@ async def test_after_a_move_or_a_kick_the_bot_goes_back_home(
 
 
 async def test_a_home_it_may_not_join_is_tried_again_only_after_a_while(
-    server: Server, connections: VoiceConnections, joins: list[int], quiet: WaitingSpeaker,
+    server: Server,
+    connections: VoiceConnections,
+    joins: list[int],
+    quiet: WaitingSpeaker,
     watching: None,
-) -> None:  # fmt: skip
+) -> None:
     server.deny(VOICE_ID, CONNECT, server.bot)
     connections.set_home(int(server.id), int(VOICE_ID))
     await asyncio.sleep(0.5)  # ten looks of the watchdog

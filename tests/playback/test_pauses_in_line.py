@@ -32,8 +32,7 @@ async def heard(text: str, *, pauses: bool = True) -> tuple[list[str], list[byte
     scheduler.start()
     client, ended = RecordingClient(), Ended()
     speaker = GuildSpeaker(scheduler, lambda: client, on_result=ended)  # type: ignore[arg-type,return-value]
-    line = announce(MessageFacts(content=text), Names(), ReadOptions(pauses=pauses),
-                    say_name=False)  # fmt: skip
+    line = announce(MessageFacts(content=text), Names(), ReadOptions(pauses=pauses), say_name=False)
     try:
         speaker.enqueue(Utterance(line))
         (result,) = await ended.wait_for(1, timeout=30)
@@ -61,11 +60,16 @@ def silent_runs(frames: list[bytes]) -> list[int]:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("before [pause 2s] after", 2.0), ("before [pause 500ms] after", 0.5),
-     ("before [pause] after", 1.0), ("before [pause 1,5 s] after", 1.5),
-     ("before [pause 30s] after", MAX_PAUSE_S), ("before... after", 0.5),
-     ("before\n\nafter", 0.7)],
-)  # fmt: skip
+    [
+        ("before [pause 2s] after", 2.0),
+        ("before [pause 500ms] after", 0.5),
+        ("before [pause] after", 1.0),
+        ("before [pause 1,5 s] after", 1.5),
+        ("before [pause 30s] after", MAX_PAUSE_S),
+        ("before... after", 0.5),
+        ("before\n\nafter", 0.7),
+    ],
+)
 async def test_a_pause_is_silence_of_its_length_between_the_speech(
     text: str, seconds: float
 ) -> None:

@@ -47,9 +47,14 @@ FORUM_ID = "1100000000000000030"  # #ideas, a forum channel (`Server.forum()` cr
 
 P = discord.Permissions
 EVERYONE = P(
-    view_channel=True, send_messages=True, read_message_history=True, connect=True, speak=True,
-    use_application_commands=True, add_reactions=True,
-).value  # fmt: skip
+    view_channel=True,
+    send_messages=True,
+    read_message_history=True,
+    connect=True,
+    speak=True,
+    use_application_commands=True,
+    add_reactions=True,
+).value
 ADMINISTRATOR = P(administrator=True).value
 MANAGE_MESSAGES = P(manage_messages=True).value
 MODERATE_MEMBERS = P(moderate_members=True).value
@@ -80,10 +85,18 @@ class Role:
 
     def payload(self) -> JSON:  # a role object
         return {
-            "id": self.id, "name": self.name, "color": 0, "hoist": False, "icon": None,
-            "unicode_emoji": None, "position": self.position, "permissions": str(self.permissions),
-            "managed": False, "mentionable": False, "flags": 0,
-        }  # fmt: skip
+            "id": self.id,
+            "name": self.name,
+            "color": 0,
+            "hoist": False,
+            "icon": None,
+            "unicode_emoji": None,
+            "position": self.position,
+            "permissions": str(self.permissions),
+            "managed": False,
+            "mentionable": False,
+            "flags": 0,
+        }
 
 
 @dataclass
@@ -99,9 +112,14 @@ class Person:
 
     def user(self) -> JSON:  # a user object
         data: JSON = {
-            "id": self.id, "username": self.username, "discriminator": "0",
-            "global_name": self.global_name, "avatar": None, "public_flags": 0, "flags": 0,
-        }  # fmt: skip
+            "id": self.id,
+            "username": self.username,
+            "discriminator": "0",
+            "global_name": self.global_name,
+            "avatar": None,
+            "public_flags": 0,
+            "flags": 0,
+        }
         if self.bot:
             data["bot"] = True
         return data
@@ -110,11 +128,18 @@ class Person:
         """A guild member object; without `user` as in MESSAGE_CREATE's `member` and in a
         mention's; with `permissions` as in an interaction (its channel's, overwrites applied)."""
         data: JSON = {
-            "nick": self.nick, "avatar": None, "banner": None, "roles": list(self.roles),
-            "joined_at": "2024-01-01T00:00:00.000000+00:00", "premium_since": None,
-            "deaf": False, "mute": False, "flags": 0, "pending": False,
+            "nick": self.nick,
+            "avatar": None,
+            "banner": None,
+            "roles": list(self.roles),
+            "joined_at": "2024-01-01T00:00:00.000000+00:00",
+            "premium_since": None,
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "pending": False,
             "communication_disabled_until": None,
-        }  # fmt: skip
+        }
         if user:
             data["user"] = self.user()
         if permissions is not None:
@@ -183,10 +208,15 @@ class Server:
         self.http = PayloadHTTP(self)
         self.client = discord.Client(intents=INTENTS, max_messages=None)
         self.state: ConnectionState = ConnectionState(
-            dispatch=self._dispatch, handlers={}, hooks={}, http=self.http, intents=INTENTS,
-            max_messages=None, application_id=int(APP_ID),
+            dispatch=self._dispatch,
+            handlers={},
+            hooks={},
+            http=self.http,
+            intents=INTENTS,
+            max_messages=None,
+            application_id=int(APP_ID),
             allowed_mentions=discord.AllowedMentions.none(),
-        )  # fmt: skip
+        )
         self.state._get_client = lambda: self.client  # as discord.Client sets it
         self.client._connection = self.state
         self.client.http = self.http
@@ -208,12 +238,23 @@ class Server:
         return next(args for event, args in reversed(self.events) if event == name)
 
     # ---- who and what ----------------------------------------------------------------------
-    def add(self, username: str, *, nick: str | None = None, roles: tuple[Role, ...] = (),
-            bot: bool = False, global_name: str | None = None) -> Person:  # fmt: skip
+    def add(
+        self,
+        username: str,
+        *,
+        nick: str | None = None,
+        roles: tuple[Role, ...] = (),
+        bot: bool = False,
+        global_name: str | None = None,
+    ) -> Person:
         person = Person(
-            snowflake(), username, global_name if global_name is not None else username.title(),
-            nick, [role.id for role in roles], bot,
-        )  # fmt: skip
+            snowflake(),
+            username,
+            global_name if global_name is not None else username.title(),
+            nick,
+            [role.id for role in roles],
+            bot,
+        )
         self.people[username] = person
         self.by_id[person.id] = person
         self.joined.add(person.id)
@@ -234,8 +275,9 @@ class Server:
         """They left (or were kicked): REST knows them no more."""
         self.joined.discard(self.people[username].id)
 
-    def deny(self, channel_id: str, deny: int, person: Person | None = None, *,
-             allow: int = 0) -> None:  # fmt: skip
+    def deny(
+        self, channel_id: str, deny: int, person: Person | None = None, *, allow: int = 0
+    ) -> None:
         """An overwrite on a channel for @everyone (or one member), denying `deny` (and
         allowing `allow`): in GUILD_CREATE before `start()`, a CHANNEL_UPDATE after it."""
         target, kind = (person.id, 1) if person is not None else (self.id, 0)
@@ -251,17 +293,36 @@ class Server:
         """CHANNEL_CREATE of a forum channel (type 15), as an admin makes one: a channel
         that holds only threads, its posts."""
         data: JSON = {
-            "id": channel_id, "type": 15, "guild_id": self.id, "name": name, "position": 5,
-            "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None,
-            "last_message_id": None, "rate_limit_per_user": 0, "flags": 0,
-            "available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
-            "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0,
-        }  # fmt: skip
+            "id": channel_id,
+            "type": 15,
+            "guild_id": self.id,
+            "name": name,
+            "position": 5,
+            "permission_overwrites": [],
+            "parent_id": None,
+            "nsfw": False,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "available_tags": [],
+            "default_reaction_emoji": None,
+            "default_sort_order": None,
+            "default_forum_layout": 0,
+            "default_thread_rate_limit_per_user": 0,
+        }
         self.state.parsers["CHANNEL_CREATE"](data)
         return data
 
-    def thread_create(self, parent_id: str, name: str, owner: Person, *,
-                      thread_id: str | None = None, private: bool = False) -> JSON:  # fmt: skip
+    def thread_create(
+        self,
+        parent_id: str,
+        name: str,
+        owner: Person,
+        *,
+        thread_id: str | None = None,
+        private: bool = False,
+    ) -> JSON:
         """THREAD_CREATE of a public thread (type 11) `owner` started in `parent_id` (a
         forum's post is one: its id is its starter message's), as Discord sends it to a bot
         with the guilds intent: `newly_created`, no `member` (the bot has not joined it).
@@ -269,23 +330,36 @@ class Server:
         sends THREAD_CREATE with the bot's thread `member`, not `newly_created`."""
         created = now_iso()
         data: JSON = {
-            "id": thread_id or snowflake(), "type": 12 if private else 11, "guild_id": self.id,
+            "id": thread_id or snowflake(),
+            "type": 12 if private else 11,
+            "guild_id": self.id,
             "name": name,
-            "parent_id": parent_id, "owner_id": owner.id, "last_message_id": None,
-            "rate_limit_per_user": 0, "flags": 0, "message_count": 0, "member_count": 1,
+            "parent_id": parent_id,
+            "owner_id": owner.id,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "message_count": 0,
+            "member_count": 1,
             "total_message_sent": 0,
             "thread_metadata": {
-                "archived": False, "auto_archive_duration": 4320, "archive_timestamp": created,
-                "locked": False, "create_timestamp": created,
+                "archived": False,
+                "auto_archive_duration": 4320,
+                "archive_timestamp": created,
+                "locked": False,
+                "create_timestamp": created,
             },
             "newly_created": True,
-        }  # fmt: skip
+        }
         if private:
             data["thread_metadata"]["invitable"] = True
             del data["newly_created"]
             data["member"] = {
-                "id": data["id"], "user_id": self.bot.id, "join_timestamp": created, "flags": 0,
-            }  # fmt: skip
+                "id": data["id"],
+                "user_id": self.bot.id,
+                "join_timestamp": created,
+                "flags": 0,
+            }
         self.state.parsers["THREAD_CREATE"](data)
         return data
 
@@ -297,8 +371,9 @@ class Server:
         self.state.parsers["THREAD_UPDATE"](data)
         return data
 
-    def forum_post(self, author: Person, title: str, content: str,
-                   forum_id: str = FORUM_ID) -> tuple[JSON, JSON]:  # fmt: skip
+    def forum_post(
+        self, author: Person, title: str, content: str, forum_id: str = FORUM_ID
+    ) -> tuple[JSON, JSON]:
         """`author` posts in a forum: THREAD_CREATE of the post (a thread named `title`),
         then the message object of its first message, whose id is the thread's (the
         starter message): (the thread, the message)."""
@@ -310,11 +385,18 @@ class Server:
     # ---- GUILD_CREATE ----------------------------------------------------------------------
     def _channel(self, channel_id: str, name: str, kind: int, position: int) -> JSON:
         data: JSON = {
-            "id": channel_id, "type": kind, "guild_id": self.id, "name": name,
-            "position": position, "permission_overwrites": self.overwrites.get(channel_id, []),
-            "parent_id": None, "nsfw": False, "last_message_id": None,
-            "rate_limit_per_user": 0, "flags": 0,
-        }  # fmt: skip
+            "id": channel_id,
+            "type": kind,
+            "guild_id": self.id,
+            "name": name,
+            "position": position,
+            "permission_overwrites": self.overwrites.get(channel_id, []),
+            "parent_id": None,
+            "nsfw": False,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+        }
         if kind == 0:
             data["topic"] = None
         else:  # voice and stage channels
@@ -325,11 +407,20 @@ class Server:
         """A voice state object as VOICE_STATE_UPDATE sends it (GUILD_CREATE's lack guild_id
         and member)."""
         return {
-            "guild_id": self.id, "channel_id": channel_id, "user_id": person.id,
-            "member": person.member(), "session_id": f"session-{person.id}", "deaf": False,
-            "mute": False, "self_deaf": person.bot, "self_mute": False, "self_video": False,
-            "self_stream": False, "suppress": suppress, "request_to_speak_timestamp": None,
-        }  # fmt: skip
+            "guild_id": self.id,
+            "channel_id": channel_id,
+            "user_id": person.id,
+            "member": person.member(),
+            "session_id": f"session-{person.id}",
+            "deaf": False,
+            "mute": False,
+            "self_deaf": person.bot,
+            "self_mute": False,
+            "self_video": False,
+            "self_stream": False,
+            "suppress": suppress,
+            "request_to_speak_timestamp": None,
+        }
 
     def guild_create(self) -> JSON:
         everyone = Role(self.id, "@everyone", 0, EVERYONE)
@@ -341,26 +432,49 @@ class Server:
             del state["guild_id"], state["member"]
             voice_states.append(state)
         return {
-            "id": self.id, "name": "Test Server", "icon": None, "splash": None,
-            "discovery_splash": None, "owner_id": self.owner.id, "afk_channel_id": None,
-            "afk_timeout": 300, "verification_level": 0, "default_message_notifications": 0,
+            "id": self.id,
+            "name": "Test Server",
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "owner_id": self.owner.id,
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
             "explicit_content_filter": 0,
             "roles": [everyone.payload(), *(r.payload() for r in self.roles.values())],
-            "emojis": [], "features": [], "mfa_level": 0, "application_id": None,
-            "system_channel_id": TEXT_ID, "system_channel_flags": 0, "rules_channel_id": None,
-            "vanity_url_code": None, "description": None, "banner": None, "premium_tier": 0,
-            "preferred_locale": self.locale, "public_updates_channel_id": None,
-            "nsfw_level": 0, "stickers": [], "premium_progress_bar_enabled": False,
+            "emojis": [],
+            "features": [],
+            "mfa_level": 0,
+            "application_id": None,
+            "system_channel_id": TEXT_ID,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "vanity_url_code": None,
+            "description": None,
+            "banner": None,
+            "premium_tier": 0,
+            "preferred_locale": self.locale,
+            "public_updates_channel_id": None,
+            "nsfw_level": 0,
+            "stickers": [],
+            "premium_progress_bar_enabled": False,
             "safety_alerts_channel_id": None,
             # GUILD_CREATE's own fields
-            "joined_at": now_iso(), "large": False, "unavailable": False,
+            "joined_at": now_iso(),
+            "large": False,
+            "unavailable": False,
             "member_count": len(self.joined),
             "voice_states": voice_states,
             "members": [p.member() for p in members],  # the bot and who is in voice
             "channels": [self._channel(*spec) for spec in self.CHANNELS],
-            "threads": [], "presences": [], "stage_instances": [],
-            "guild_scheduled_events": [], "soundboard_sounds": [],
-        }  # fmt: skip
+            "threads": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
+        }
 
     def start(self) -> discord.Guild:
         """The bot's GUILD_CREATE for this server."""
@@ -408,19 +522,38 @@ class Server:
 
     # ---- messages --------------------------------------------------------------------------
     def message(
-        self, author: Person, content: str, *, channel_id: str = TEXT_ID, flags: int = 0,
-        mentions: tuple[Person, ...] = (), attachments: tuple[JSON, ...] = (),
-        stickers: int = 0, reply_to: JSON | None = None, kind: int = 0,
-    ) -> JSON:  # fmt: skip
+        self,
+        author: Person,
+        content: str,
+        *,
+        channel_id: str = TEXT_ID,
+        flags: int = 0,
+        mentions: tuple[Person, ...] = (),
+        attachments: tuple[JSON, ...] = (),
+        stickers: int = 0,
+        reply_to: JSON | None = None,
+        kind: int = 0,
+    ) -> JSON:
         """A message object (as REST and a context menu's `resolved` give it: no `member`, no
         `guild_id`)."""
         data: JSON = {
-            "id": snowflake(), "channel_id": channel_id, "author": author.user(),
-            "content": content, "timestamp": now_iso(), "edited_timestamp": None, "tts": False,
-            "mention_everyone": False, "mentions": [p.user() for p in mentions],
-            "mention_roles": [], "attachments": list(attachments), "embeds": [],
-            "pinned": False, "type": kind, "flags": flags, "components": [],
-        }  # fmt: skip
+            "id": snowflake(),
+            "channel_id": channel_id,
+            "author": author.user(),
+            "content": content,
+            "timestamp": now_iso(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [p.user() for p in mentions],
+            "mention_roles": [],
+            "attachments": list(attachments),
+            "embeds": [],
+            "pinned": False,
+            "type": kind,
+            "flags": flags,
+            "components": [],
+        }
         if stickers:
             data["sticker_items"] = [
                 {"id": snowflake(), "name": f"sticker {n}", "format_type": 1}
@@ -429,21 +562,34 @@ class Server:
         if reply_to is not None:
             data["type"] = 19
             data["message_reference"] = {
-                "type": 0, "message_id": reply_to["id"], "channel_id": reply_to["channel_id"],
+                "type": 0,
+                "message_id": reply_to["id"],
+                "channel_id": reply_to["channel_id"],
                 "guild_id": self.id,
-            }  # fmt: skip
+            }
             data["referenced_message"] = reply_to
         return data
 
-    def webhook_message(self, name: str, content: str, *, webhook_id: str | None = None,
-                        channel_id: str = TEXT_ID, flags: int = 0) -> JSON:  # fmt: skip
+    def webhook_message(
+        self,
+        name: str,
+        content: str,
+        *,
+        webhook_id: str | None = None,
+        channel_id: str = TEXT_ID,
+        flags: int = 0,
+    ) -> JSON:
         """A webhook's message (a bridge, Tupperbox): the author is the webhook under the
         name it posted with, `webhook_id` is set, and there is no member."""
         hook = webhook_id or snowflake()
         data = self.message(Person(hook, name), content, channel_id=channel_id, flags=flags)
         data["author"] = {
-            "id": hook, "username": name, "avatar": None, "discriminator": "0000", "bot": True,
-        }  # fmt: skip
+            "id": hook,
+            "username": name,
+            "avatar": None,
+            "discriminator": "0000",
+            "bot": True,
+        }
         data["webhook_id"] = hook
         return data
 
@@ -492,41 +638,65 @@ class Server:
         file_id = snowflake()
         url = f"https://cdn.discordapp.com/attachments/{TEXT_ID}/{file_id}/{filename}"
         data: JSON = {
-            "id": file_id, "filename": filename, "size": 1024, "url": url, "proxy_url": url,
-        }  # fmt: skip
+            "id": file_id,
+            "filename": filename,
+            "size": 1024,
+            "url": url,
+            "proxy_url": url,
+        }
         if content_type is not None:
             data["content_type"] = content_type
         return data
 
     # ---- interactions ----------------------------------------------------------------------
-    def interaction_create(self, username: str, data: JSON, *, permissions: int = EVERYONE,
-                           channel_id: str = TEXT_ID) -> JSON:  # fmt: skip
+    def interaction_create(
+        self, username: str, data: JSON, *, permissions: int = EVERYONE, channel_id: str = TEXT_ID
+    ) -> JSON:
         """INTERACTION_CREATE of an application command, used by `username` in a channel
         where they have `permissions`."""
         channel = self._channel(channel_id, "general", 0, 0)
         return {
-            "id": snowflake(), "application_id": APP_ID, "type": 2, "data": data,
+            "id": snowflake(),
+            "application_id": APP_ID,
+            "type": 2,
+            "data": data,
             "guild": {"id": self.id, "locale": self.locale, "features": []},
-            "guild_id": self.id, "channel": channel, "channel_id": channel_id,
+            "guild_id": self.id,
+            "channel": channel,
+            "channel_id": channel_id,
             "member": self.people[username].member(permissions=permissions),
-            "token": f"token-{snowflake()}", "version": 1, "app_permissions": str(EVERYONE),
-            "locale": "en-US", "guild_locale": self.locale, "entitlements": [],
-            "authorizing_integration_owners": {"0": self.id}, "context": 0,
+            "token": f"token-{snowflake()}",
+            "version": 1,
+            "app_permissions": str(EVERYONE),
+            "locale": "en-US",
+            "guild_locale": self.locale,
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": self.id},
+            "context": 0,
             "attachment_size_limit": 10 * 1024 * 1024,
-        }  # fmt: skip
+        }
 
     def interaction(self, payload: JSON) -> discord.Interaction:
         return discord.Interaction(data=payload, state=self.state)  # type: ignore[arg-type]
 
-    def message_command(self, username: str, target: JSON, name: str = "Speak this message",
-                        *, permissions: int = EVERYONE) -> tuple[discord.Interaction, discord.Message]:  # fmt: skip  # noqa: E501
+    def message_command(
+        self,
+        username: str,
+        target: JSON,
+        name: str = "Speak this message",
+        *,
+        permissions: int = EVERYONE,
+    ) -> tuple[discord.Interaction, discord.Message]:
         """A message context menu used on `target` (a message object: Discord's `resolved`
         holds it as REST gives it, with its author and no member): the interaction, and the
         Message its callback gets, resolved as discord.py's CommandTree resolves it."""
         data = {
-            "id": snowflake(), "name": name, "type": 3, "target_id": target["id"],
+            "id": snowflake(),
+            "name": name,
+            "type": 3,
+            "target_id": target["id"],
             "resolved": {"messages": {target["id"]: target}},
-        }  # fmt: skip
+        }
         interaction = self.interaction(
             self.interaction_create(username, data, permissions=permissions)
         )
@@ -536,10 +706,15 @@ class Server:
         return interaction, message
 
     def slash_command(
-        self, username: str, name: str, *, users: tuple[Person, ...] = (),
-        files: tuple[JSON, ...] = (), permissions: int = EVERYONE,
+        self,
+        username: str,
+        name: str,
+        *,
+        users: tuple[Person, ...] = (),
+        files: tuple[JSON, ...] = (),
+        permissions: int = EVERYONE,
         their_permissions: int = EVERYONE,
-    ) -> tuple[discord.Interaction, list[Any]]:  # fmt: skip
+    ) -> tuple[discord.Interaction, list[Any]]:
         """`username` uses a slash command with a user option for each of `users` and an
         attachment option for each of `files`, in a channel where they have `permissions`:
         the interaction, and each option's value as discord.py resolves it (for a user,

@@ -175,16 +175,22 @@ async def _decide(bot: Bot, server: Server, case: Post) -> str:
     if case.blocked:
         await bot.db.blocks.add(guild.id, int(bob.id), int(server.owner.id), None)
     if case.author == "webhook":
-        payload = server.webhook_message("Bridge Bob", case.content, channel_id=case.channel,
-                                         flags=case.flags)  # fmt: skip
+        payload = server.webhook_message(
+            "Bridge Bob", case.content, channel_id=case.channel, flags=case.flags
+        )
     else:
         author = server.bot if case.author == "me" else server[case.author]
         reply_to = server.message(server["alice"], "a question") if case.kind == 19 else None
         payload = server.message(
-            author, case.content, channel_id=case.channel, flags=case.flags, kind=case.kind,
+            author,
+            case.content,
+            channel_id=case.channel,
+            flags=case.flags,
+            kind=case.kind,
             attachments=tuple(server.attachment("file", t) for t in case.files),
-            stickers=case.stickers, reply_to=reply_to,
-        )  # fmt: skip
+            stickers=case.stickers,
+            reply_to=reply_to,
+        )
     return await bot.autoread.handle(server.message_create(payload))
 
 
@@ -246,8 +252,10 @@ async def test_each_name_a_webhook_posts_under_has_its_own_rate_limit(
         )
 
     assert [await as_("Carol"), await as_("Carol"), await as_("Dave")] == [
-        "read", "rate limited", "read",
-    ]  # fmt: skip
+        "read",
+        "rate limited",
+        "read",
+    ]
 
 
 async def test_a_webhook_as_a_whole_is_read_at_most_five_names_worth(

@@ -42,8 +42,10 @@ LIFTS = {
 
 
 def _people(server: Server) -> None:
-    roles = {name: server.role(name.title(), position=p, permissions=MANAGE_MESSAGES)
-             for name, p in ROLES.items()}  # fmt: skip
+    roles = {
+        name: server.role(name.title(), position=p, permissions=MANAGE_MESSAGES)
+        for name, p in ROLES.items()
+    }
     server.add("bob", roles=(roles["mods"],))
     server.add("dave", roles=(roles["helpers"],))
     server.add("carol", roles=(roles["juniors"],))

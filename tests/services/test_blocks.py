@@ -40,17 +40,22 @@ ROLES = {"mods": (3, 0), "helpers": (2, 0), "juniors": (1, 0), "admins": (1, ADM
 
 
 def _people(server: Server, moderator: tuple[str, ...], member: tuple[str, ...]) -> None:
-    roles = {key: server.role(key.title(), position=p, permissions=v) for key, (p, v) in
-             ROLES.items()}  # fmt: skip
+    roles = {
+        key: server.role(key.title(), position=p, permissions=v) for key, (p, v) in ROLES.items()
+    }
     server.add("bob", roles=tuple(roles[r] for r in moderator))
     server.add("carol", roles=tuple(roles[r] for r in member))
     server.start()
 
 
 def _block(
-    server: Server, by: str, whom: Person, *, permissions: int = MANAGE_MESSAGES,
+    server: Server,
+    by: str,
+    whom: Person,
+    *,
+    permissions: int = MANAGE_MESSAGES,
     their_permissions: int = EVERYONE,
-) -> tuple[discord.Member, discord.Permissions, discord.Member | discord.User]:  # fmt: skip
+) -> tuple[discord.Member, discord.Permissions, discord.Member | discord.User]:
     """The moderator, their permissions and the member, as /block's callback gets them."""
     interaction, (member,) = server.slash_command(
         by, "block", users=(whom,), permissions=permissions, their_permissions=their_permissions
@@ -139,9 +144,10 @@ PERMISSIONS = {
 def test_who_is_a_moderator(value: int, allowed: bool) -> None:
     refused = _refusal(lambda: require_moderator(discord.Permissions(value)))
     assert refused == (
-        None if allowed else
-        "You need the Manage Messages or Moderate Members permission to block members."
-    )  # fmt: skip
+        None
+        if allowed
+        else "You need the Manage Messages or Moderate Members permission to block members."
+    )
 
 
 @pytest.mark.parametrize(
@@ -157,13 +163,15 @@ def test_a_reason_too_long_is_refused() -> None:
 
 
 WHO = {
-    "themselves": ("bob", "You cannot block yourself. To have your own messages left unread, "
-                   "use /set autoread off."),
+    "themselves": (
+        "bob",
+        "You cannot block yourself. To have your own messages left unread, use /set autoread off.",
+    ),
     "the bot": ("the bot", "I cannot block myself."),
     "the owner": ("alice", "The server's owner cannot be blocked."),
     "an administrator": ("erin", ADMINS),
     "a moderator of the same rank": ("dave", BELOW),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("whom", "refused"), WHO.values(), ids=WHO.keys())
@@ -236,13 +244,17 @@ UNBLOCKS = {
     "another moderator unblocks": ("alice", "bob", True, "<@{bob}> is no longer blocked."),
     "not blocked": ("alice", "carol", False, "<@{carol}> is not blocked."),
     "nobody unblocks themselves": (
-        "bob", "bob", True, "You cannot unblock yourself: ask another moderator."
+        "bob",
+        "bob",
+        True,
+        "You cannot unblock yourself: ask another moderator.",
     ),
-}  # fmt: skip
+}
 
 
-@pytest.mark.parametrize(("by", "whom", "blocked", "answer"), UNBLOCKS.values(),
-                         ids=UNBLOCKS.keys())  # fmt: skip
+@pytest.mark.parametrize(
+    ("by", "whom", "blocked", "answer"), UNBLOCKS.values(), ids=UNBLOCKS.keys()
+)
 async def test_unblock(
     bot: Bot, server: Server, by: str, whom: str, blocked: bool, answer: str
 ) -> None:
@@ -262,10 +274,14 @@ async def test_unblock(
 
 @pytest.mark.parametrize(
     ("blocks", "page", "shown"),
-    [(0, 1, "No one is blocked in this server."), (3, 1, "Page 1 of 1."),
-     (PAGE_SIZE + 2, 1, "Page 1 of 2."), (PAGE_SIZE + 2, 2, "Page 2 of 2."),
-     (PAGE_SIZE + 2, 3, "There are 2 pages: choose one from 1 to 2.")],
-)  # fmt: skip
+    [
+        (0, 1, "No one is blocked in this server."),
+        (3, 1, "Page 1 of 1."),
+        (PAGE_SIZE + 2, 1, "Page 1 of 2."),
+        (PAGE_SIZE + 2, 2, "Page 2 of 2."),
+        (PAGE_SIZE + 2, 3, "There are 2 pages: choose one from 1 to 2."),
+    ],
+)
 async def test_the_blocked_list_pages(
     bot: Bot, server: Server, blocks: int, page: int, shown: str
 ) -> None:
@@ -295,9 +311,11 @@ async def _refused(call: Awaitable[object]) -> str | None:
 
 @pytest.mark.parametrize(
     ("roles", "channel_permissions", "refused"),
-    [((), MANAGE_MESSAGES, True),  # Manage Messages in this channel only: no server-wide block
-     (("mods",), MANAGE_MESSAGES, False)],  # from a role: server-wide
-)  # fmt: skip
+    [
+        ((), MANAGE_MESSAGES, True),  # Manage Messages in this channel only: no server-wide block
+        (("mods",), MANAGE_MESSAGES, False),
+    ],  # from a role: server-wide
+)
 async def test_a_block_needs_the_permission_server_wide(
     bot: Bot, server: Server, roles: tuple[str, ...], channel_permissions: int, refused: bool
 ) -> None:
@@ -318,10 +336,12 @@ async def test_a_block_needs_the_permission_server_wide(
 @pytest.mark.parametrize("action", ["unblock", "name"])
 @pytest.mark.parametrize(
     ("by", "whom", "refused"),
-    [("bob", "carol", False),  # mods over juniors
-     ("carol", "bob", True),  # juniors cannot lift a mod's block, nor rename them
-     ("bob", "owner", True)],  # nobody but the owner lifts the owner's, or renames them
-)  # fmt: skip
+    [
+        ("bob", "carol", False),  # mods over juniors
+        ("carol", "bob", True),  # juniors cannot lift a mod's block, nor rename them
+        ("bob", "owner", True),
+    ],  # nobody but the owner lifts the owner's, or renames them
+)
 async def test_unblock_and_naming_keep_the_rank_rule(
     bot: Bot, server: Server, by: str, whom: str, refused: bool, action: str
 ) -> None:
@@ -331,8 +351,9 @@ async def test_unblock_and_naming_keep_the_rank_rule(
     target = server.owner if whom == "owner" else server[whom]
     if action == "unblock":  # (blocked by the actor: the block's own moderator, see below)
         await bot.db.blocks.add(guild.id, int(target.id), int(server.people[by].id), None)
-    actor, permissions, member = _block(server, by, target, permissions=MANAGE_NICKNAMES
-                                        | MANAGE_MESSAGES)  # fmt: skip
+    actor, permissions, member = _block(
+        server, by, target, permissions=MANAGE_NICKNAMES | MANAGE_MESSAGES
+    )
     if action == "unblock":
         answer = await _refused(bot.blocks.unblock(permissions, guild, actor, member))
         done = not await bot.db.blocks.is_blocked(guild.id, int(target.id))

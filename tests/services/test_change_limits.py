@@ -26,11 +26,19 @@ MANAGE_NICKNAMES = discord.Permissions(manage_nicknames=True).value
 STEPS = {
     "within the limit": [(0, "a", 0.0), (1, "a", 0.0)],
     "past it: the wait until the oldest leaves the window": [
-        (0, "a", 0.0), (10, "a", 0.0), (20, "a", 40.0)],
+        (0, "a", 0.0),
+        (10, "a", 0.0),
+        (20, "a", 40.0),
+    ],
     "a refusal is not counted": [
-        (0, "a", 0.0), (10, "a", 0.0), (20, "a", 40.0), (60, "a", 0.0), (61, "a", 9.0)],
+        (0, "a", 0.0),
+        (10, "a", 0.0),
+        (20, "a", 40.0),
+        (60, "a", 0.0),
+        (61, "a", 9.0),
+    ],
     "each key its own": [(0, "a", 0.0), (0, "a", 0.0), (0, "b", 0.0), (0, "a", 60.0)],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("steps", STEPS.values(), ids=STEPS.keys())

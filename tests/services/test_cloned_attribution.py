@@ -22,7 +22,7 @@ SEQUENCES = {
         ["built-in", "built-in"],
         ["Boss said hello everyone", "this is alice and I quit"],
     ),
-}  # fmt: skip
+}
 TEXTS = ["hello everyone", "this is alice and I quit", "bye"]
 
 
@@ -47,6 +47,7 @@ async def test_a_clone_is_named_by_username_after_a_nickname(
         assert await bot.autoread.handle(server.post("alice", text)) == "read"
         texts += bot.speaker.play()
     if not xsaid:  # only a cloned voice names its author, and each time it must
-        said = [line if line.startswith("alice said") else line.split(" said ")[-1]
-                for line in said]  # fmt: skip
+        said = [
+            line if line.startswith("alice said") else line.split(" said ")[-1] for line in said
+        ]
     assert texts == said

@@ -33,15 +33,27 @@ PLANS = {
     "into an empty dictionary": ("", "brb=be right back, gg=good game", (2, 0, 0, 0, 2)),
     "nothing new": ("brb=be right back", "brb=be right back", (0, 0, 1, 0, 1)),
     "a word said otherwise": ("brb=bee are bee", "brb=be right back", (0, 1, 0, 0, 1)),
-    "words the file does not name are kept": ("afk=away, lol=laughing", "brb=be right back",
-                                              (1, 0, 0, 2, 3)),
-    "the word in another case is the same word": ("BRB=be right back", "brb=be right back",
-                                                  (0, 1, 0, 0, 1)),
+    "words the file does not name are kept": (
+        "afk=away, lol=laughing",
+        "brb=be right back",
+        (1, 0, 0, 2, 3),
+    ),
+    "the word in another case is the same word": (
+        "BRB=be right back",
+        "brb=be right back",
+        (0, 1, 0, 0, 1),
+    ),
     "the same word for one language is another entry": (
-        "gg=good game", "gg=bien joué@french", (1, 0, 0, 1, 2)),
-    "all at once": ("afk=away, brb=bee, gg=good game@english",
-                    "brb=be right back, gg=good game@english, lol=laughing", (1, 1, 1, 1, 4)),
-}  # fmt: skip
+        "gg=good game",
+        "gg=bien joué@french",
+        (1, 0, 0, 1, 2),
+    ),
+    "all at once": (
+        "afk=away, brb=bee, gg=good game@english",
+        "brb=be right back, gg=good game@english, lol=laughing",
+        (1, 1, 1, 1, 4),
+    ),
+}
 
 
 @pytest.mark.parametrize(("current", "incoming", "counts"), PLANS.values(), ids=PLANS.keys())
@@ -68,9 +80,13 @@ def test_a_long_preview_ends_with_how_many_more() -> None:
 
 @pytest.mark.parametrize(
     ("current", "incoming", "refused"),
-    [(MAX_DICTIONARY - 1, 1, False), (MAX_DICTIONARY, 1, True), (MAX_DICTIONARY, 0, False),
-     (150, 60, True)],
-)  # fmt: skip
+    [
+        (MAX_DICTIONARY - 1, 1, False),
+        (MAX_DICTIONARY, 1, True),
+        (MAX_DICTIONARY, 0, False),
+        (150, 60, True),
+    ],
+)
 async def test_an_import_fits_the_dictionary_or_is_refused(
     bot: Bot, server: Server, current: int, incoming: int, refused: bool
 ) -> None:
@@ -89,10 +105,11 @@ async def test_an_import_fits_the_dictionary_or_is_refused(
     total = current + incoming
     assert reply == (
         f"The dictionary would have {total} words with this file, and it holds at most "
-        f"{MAX_DICTIONARY}: remove some first." if refused else
-        f"Imported: {incoming} added, {len(new) - incoming} changed; the dictionary has "
+        f"{MAX_DICTIONARY}: remove some first."
+        if refused
+        else f"Imported: {incoming} added, {len(new) - incoming} changed; the dictionary has "
         f"{total} words."
-    )  # fmt: skip
+    )
 
 
 async def test_the_confirmed_import_merges_into_the_dictionary_as_it_is_then(
@@ -135,21 +152,41 @@ async def test_a_file_declared_too_large_is_refused_before_it_is_fetched(
 
 # ---- the file ----------------------------------------------------------------------------------
 FILES = {
-    "CSV with its header": ("d.csv", "word,spoken,language\nbrb,be right back,\n",
-                            "brb=be right back"),
-    "CSV without a header, two fields": ("d.csv", "brb,be right back\ngg,good game\n",
-                                         "brb=be right back, gg=good game"),
+    "CSV with its header": (
+        "d.csv",
+        "word,spoken,language\nbrb,be right back,\n",
+        "brb=be right back",
+    ),
+    "CSV without a header, two fields": (
+        "d.csv",
+        "brb,be right back\ngg,good game\n",
+        "brb=be right back, gg=good game",
+    ),
     "CSV with a language": ("d.csv", "gg,bien joué,french\n", "gg=bien joué@french"),
     "CSV, 'all' languages": ("d.csv", "gg,good game,all\n", "gg=good game"),
-    "CSV, spaces collapsed, blank lines skipped": ("d.csv", "\n  brb , be  right back\n\n",
-                                                   "brb=be right back"),
+    "CSV, spaces collapsed, blank lines skipped": (
+        "d.csv",
+        "\n  brb , be  right back\n\n",
+        "brb=be right back",
+    ),
     "CSV, a spreadsheet's text mark dropped": ("d.csv", "'=x,equals x\n", "=x=equals x"),
-    "JSON as exported": ("d.json", json.dumps({"pocketvoice_dictionary": 1, "entries": [
-        {"word": "gg", "spoken": "good game", "language": "english"}]}), "gg=good game@english"),
-    "JSON, a plain list": ("d.json", '[{"word": "brb", "spoken": "be right back"}]',
-                           "brb=be right back"),
+    "JSON as exported": (
+        "d.json",
+        json.dumps(
+            {
+                "pocketvoice_dictionary": 1,
+                "entries": [{"word": "gg", "spoken": "good game", "language": "english"}],
+            }
+        ),
+        "gg=good game@english",
+    ),
+    "JSON, a plain list": (
+        "d.json",
+        '[{"word": "brb", "spoken": "be right back"}]',
+        "brb=be right back",
+    ),
     "JSON by its first character": ("dictionary.txt", '[{"word": "a", "spoken": "b"}]', "a=b"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), FILES.values(), ids=FILES.keys())
@@ -162,49 +199,93 @@ def test_a_file_is_read(bot: Bot, name: str, text: str, expected: str) -> None:
 
 
 BAD_FILES = {
-    "a line of one field": ("d.csv", "brb,be right back\nlol\n", "Line 2: expected word,spoken,"
-                            "language (the language may be left out); found 1 fields."),
-    "a word too long": ("d.csv", "x" * 51 + ",long\n",
-                        "Line 1: Keep the word to 50 characters and how to say it to 100."),
-    "markup in how to say it": ("d.csv", "brb,<@1200000000000000002>\n", "Line 1: Write how to "
-                                "say it as plain words (no links, mentions or markup)."),
-    "a word twice, in any case": ("d.csv", "brb,be right back\nBRB,bee\n",
-                                  "Line 2: “BRB” is already in the file (Line 1)."),
-    "a JSON entry without how to say it": ("d.json", '[{"word": "a"}]',
-                                           "Entry 1: expected an object with “word”, “spoken” "
-                                           "and, if it applies to one language only, "
-                                           "“language”."),
-    "an unknown JSON field": ("d.json", '[{"word": "a", "spoken": "b", "lang": "x"}]',
-                              "Entry 1: unknown field “lang” (expected word, spoken, language)."),
-    "a word that is not text": ("d.json", '[{"word": 1, "spoken": "b"}]',
-                                "Entry 1: the word and how to say it must both be text."),
-    "not a list of entries": ("d.json", '{"words": []}', "This is not a dictionary file: "
-                              "expected a list of entries, or an object with “entries”, as "
-                              "/dictionary export writes."),
-    "too many entries": ("d.csv", "a,b\n" * (MAX_DICTIONARY + 2),
-                         f"The file has more than {MAX_DICTIONARY} entries."),
+    "a line of one field": (
+        "d.csv",
+        "brb,be right back\nlol\n",
+        "Line 2: expected word,spoken,language (the language may be left out); found 1 fields.",
+    ),
+    "a word too long": (
+        "d.csv",
+        "x" * 51 + ",long\n",
+        "Line 1: Keep the word to 50 characters and how to say it to 100.",
+    ),
+    "markup in how to say it": (
+        "d.csv",
+        "brb,<@1200000000000000002>\n",
+        "Line 1: Write how to say it as plain words (no links, mentions or markup).",
+    ),
+    "a word twice, in any case": (
+        "d.csv",
+        "brb,be right back\nBRB,bee\n",
+        "Line 2: “BRB” is already in the file (Line 1).",
+    ),
+    "a JSON entry without how to say it": (
+        "d.json",
+        '[{"word": "a"}]',
+        "Entry 1: expected an object with “word”, “spoken” "
+        "and, if it applies to one language only, "
+        "“language”.",
+    ),
+    "an unknown JSON field": (
+        "d.json",
+        '[{"word": "a", "spoken": "b", "lang": "x"}]',
+        "Entry 1: unknown field “lang” (expected word, spoken, language).",
+    ),
+    "a word that is not text": (
+        "d.json",
+        '[{"word": 1, "spoken": "b"}]',
+        "Entry 1: the word and how to say it must both be text.",
+    ),
+    "not a list of entries": (
+        "d.json",
+        '{"words": []}',
+        "This is not a dictionary file: "
+        "expected a list of entries, or an object with “entries”, as "
+        "/dictionary export writes.",
+    ),
+    "too many entries": (
+        "d.csv",
+        "a,b\n" * (MAX_DICTIONARY + 2),
+        f"The file has more than {MAX_DICTIONARY} entries.",
+    ),
     # what no store can keep (PostgreSQL refuses NUL; a lone surrogate has no UTF-8), and a
     # number past Python's int limit (a ValueError: "Something went wrong")
-    "a NUL in a word": ("d.csv", "brb,be right back\nb\x00rb,bee\n",
-                        "Line 2: The word holds a control character (U+0000): remove it."),
-    "a NUL in how to say it": ("d.json", '[{"word": "a", "spoken": "b\\u0000c"}]',
-                               "Entry 1: How to say it holds a control character (U+0000): "
-                               "remove it."),
-    "a control character in a word": ("d.csv", "be\x07ll,bell\n", "Line 1: The word holds a "
-                                      "control character (U+0007): remove it."),
-    "half of a surrogate pair in a word": ("d.json", '[{"word": "\\ud83d", "spoken": "x"}]',
-                                           "Entry 1: The word holds an invalid character "
-                                           "(U+D83D): remove it."),
+    "a NUL in a word": (
+        "d.csv",
+        "brb,be right back\nb\x00rb,bee\n",
+        "Line 2: The word holds a control character (U+0000): remove it.",
+    ),
+    "a NUL in how to say it": (
+        "d.json",
+        '[{"word": "a", "spoken": "b\\u0000c"}]',
+        "Entry 1: How to say it holds a control character (U+0000): remove it.",
+    ),
+    "a control character in a word": (
+        "d.csv",
+        "be\x07ll,bell\n",
+        "Line 1: The word holds a control character (U+0007): remove it.",
+    ),
+    "half of a surrogate pair in a word": (
+        "d.json",
+        '[{"word": "\\ud83d", "spoken": "x"}]',
+        "Entry 1: The word holds an invalid character (U+D83D): remove it.",
+    ),
     "half of a surrogate pair in how to say it": (
-        "d.json", '[{"word": "a", "spoken": "x\\udc00"}]',
-        "Entry 1: How to say it holds an invalid character (U+DC00): remove it."),
-    "a 5,000-digit number for a word": ("d.json", f'[{{"word": {"9" * 5000}, "spoken": "x"}}]',
-                                        "Entry 1: the word and how to say it must both be "
-                                        "text."),
+        "d.json",
+        '[{"word": "a", "spoken": "x\\udc00"}]',
+        "Entry 1: How to say it holds an invalid character (U+DC00): remove it.",
+    ),
+    "a 5,000-digit number for a word": (
+        "d.json",
+        f'[{{"word": {"9" * 5000}, "spoken": "x"}}]',
+        "Entry 1: the word and how to say it must both be text.",
+    ),
     "a 5,000-digit number for a language": (
-        "d.json", f'[{{"word": "a", "spoken": "x", "language": {"9" * 5000}}}]',
-        "Entry 1: the language must be text, or empty for all."),
-}  # fmt: skip
+        "d.json",
+        f'[{{"word": "a", "spoken": "x", "language": {"9" * 5000}}}]',
+        "Entry 1: the language must be text, or empty for all.",
+    ),
+}
 
 
 @pytest.mark.parametrize(("name", "text", "refused"), BAD_FILES.values(), ids=BAD_FILES.keys())
@@ -217,13 +298,22 @@ def test_a_bad_file_is_refused_saying_where_and_why(
 
 
 UNKEEPABLE = {
-    "a NUL in the word": ("b\x00rb", "be right back",
-                          "The word holds a control character (U+0000): remove it."),
-    "a NUL in how to say it": ("brb", "be\x00 right back",
-                               "How to say it holds a control character (U+0000): remove it."),
-    "half of a surrogate pair": ("\ud83d", "x",
-                                 "The word holds an invalid character (U+D83D): remove it."),
-}  # fmt: skip
+    "a NUL in the word": (
+        "b\x00rb",
+        "be right back",
+        "The word holds a control character (U+0000): remove it.",
+    ),
+    "a NUL in how to say it": (
+        "brb",
+        "be\x00 right back",
+        "How to say it holds a control character (U+0000): remove it.",
+    ),
+    "half of a surrogate pair": (
+        "\ud83d",
+        "x",
+        "The word holds an invalid character (U+D83D): remove it.",
+    ),
+}
 
 
 @pytest.mark.parametrize(("word", "spoken", "refused"), UNKEEPABLE.values(), ids=UNKEEPABLE.keys())
@@ -239,9 +329,11 @@ async def test_dict_add_refuses_what_the_import_refuses(
 
 @pytest.mark.parametrize(
     ("word", "refused"),
-    [("br\x00b", "The word holds a control character (U+0000): remove it."),
-     ("br\ud800b", "The word holds an invalid character (U+D800): remove it.")],
-)  # fmt: skip
+    [
+        ("br\x00b", "The word holds a control character (U+0000): remove it."),
+        ("br\ud800b", "The word holds an invalid character (U+D800): remove it."),
+    ],
+)
 async def test_dict_remove_refuses_a_word_no_entry_can_hold(
     bot: Bot, server: Server, word: str, refused: str
 ) -> None:
@@ -271,8 +363,11 @@ def test_a_file_not_in_utf8_is_refused_naming_its_line() -> None:
 @pytest.mark.parametrize("kind", ["json", "csv"])
 def test_an_export_imports_as_itself(bot: Bot, kind: str) -> None:
     """Formulas are marked as text for spreadsheets, and read back as written."""
-    written = [Pronunciation("=HYPERLINK(x)", "a link"), Pronunciation("'+1", "plus one"),
-               Pronunciation("gg", "good game", "english")]  # fmt: skip
+    written = [
+        Pronunciation("=HYPERLINK(x)", "a link"),
+        Pronunciation("'+1", "plus one"),
+        Pronunciation("gg", "good game", "english"),
+    ]
     data = (dictionary_files.to_json if kind == "json" else dictionary_files.to_csv)(written)
     if kind == "csv":
         assert data.decode().splitlines()[1] == "'=HYPERLINK(x),a link,"

@@ -81,15 +81,27 @@ def _webhook(server: Server, name: str, text: str) -> Any:
 
 
 SEQUENCES = {
-    "the same author again: no name": ([("alice", "one"), ("alice", "two")], 0,
-                                       ["Alice said one", "two"]),
-    "a minute later: named again": ([("alice", "one"), ("alice", "two")], XSAID_QUIET_S + 1,
-                                    ["Alice said one", "Alice said two"]),
-    "someone in between": ([("alice", "one"), ("bob", "two"), ("alice", "three")], 0,
-                           ["Alice said one", "Bob said two", "Alice said three"]),
-    "one webhook, two names": ([("Carol", "one"), ("Dave", "two"), ("Dave", "three")], 0,
-                               ["Carol said one", "Dave said two", "three"]),
-}  # fmt: skip
+    "the same author again: no name": (
+        [("alice", "one"), ("alice", "two")],
+        0,
+        ["Alice said one", "two"],
+    ),
+    "a minute later: named again": (
+        [("alice", "one"), ("alice", "two")],
+        XSAID_QUIET_S + 1,
+        ["Alice said one", "Alice said two"],
+    ),
+    "someone in between": (
+        [("alice", "one"), ("bob", "two"), ("alice", "three")],
+        0,
+        ["Alice said one", "Bob said two", "Alice said three"],
+    ),
+    "one webhook, two names": (
+        [("Carol", "one"), ("Dave", "two"), ("Dave", "three")],
+        0,
+        ["Carol said one", "Dave said two", "three"],
+    ),
+}
 
 
 @pytest.mark.parametrize(("posts", "pause", "said"), SEQUENCES.values(), ids=SEQUENCES.keys())
@@ -123,8 +135,9 @@ MENTIONS = {
 }
 
 
-@pytest.mark.parametrize(("reading_name", "blocked", "said"), MENTIONS.values(),
-                         ids=MENTIONS.keys())  # fmt: skip
+@pytest.mark.parametrize(
+    ("reading_name", "blocked", "said"), MENTIONS.values(), ids=MENTIONS.keys()
+)
 async def test_the_names_of_the_members_a_message_mentions(
     bot: Bot, server: Server, reading_name: str | None, blocked: bool, said: str
 ) -> None:
@@ -160,8 +173,9 @@ LANGUAGE_CHOICES = {
 }
 
 
-@pytest.mark.parametrize(("member", "here", "language"), LANGUAGE_CHOICES.values(),
-                         ids=LANGUAGE_CHOICES.keys())  # fmt: skip
+@pytest.mark.parametrize(
+    ("member", "here", "language"), LANGUAGE_CHOICES.values(), ids=LANGUAGE_CHOICES.keys()
+)
 def test_the_language_a_member_is_spoken_in(
     bot: Bot, member: str | None, here: str | None, language: str
 ) -> None:
@@ -205,9 +219,12 @@ VOICES = {
 
 @pytest.mark.parametrize(("choices", "default", "voice"), VOICES.values(), ids=VOICES.keys())
 async def test_the_voice_a_member_is_spoken_in(
-    bot: Bot, server: Server, choices: tuple[tuple[str, str], ...], default: str | None,
+    bot: Bot,
+    server: Server,
+    choices: tuple[tuple[str, str], ...],
+    default: str | None,
     voice: tuple[str | None, int | None] | str,
-) -> None:  # fmt: skip
+) -> None:
     bob = server.add("bob")
     server.add("carol")
     server.start()

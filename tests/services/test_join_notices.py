@@ -65,8 +65,9 @@ CASES = {
 
 async def _moved(bot: Bot, server: Server, case: Move) -> str:
     muted = server.role("No TTS")
-    person = server.add(case.who, nick=case.nick, bot=case.who == "otherbot",
-                        roles=(muted,) if case.ignored else ())  # fmt: skip
+    person = server.add(
+        case.who, nick=case.nick, bot=case.who == "otherbot", roles=(muted,) if case.ignored else ()
+    )
     if case.listener:
         server.in_voice("alice", VOICE_ID)
     if case.before is not None:
@@ -105,8 +106,11 @@ async def test_a_notice_is_a_phrase_in_the_servers_voice_and_language(
     await _moved(bot, server, Move("joined", settings=settings, own_language="german"))
     (notice,) = bot.speaker.queue
     assert (notice.text, notice.plan.voice, notice.plan.model, notice.phrase) == (
-        "Bob a rejoint le salon", "marius", "french", True,
-    )  # fmt: skip
+        "Bob a rejoint le salon",
+        "marius",
+        "french",
+        True,
+    )
     assert bot.speaker.phrases_loaded == ["Bob a rejoint le salon"]  # from the cache if there
 
 

@@ -82,9 +82,7 @@ async def test_on_a_message_is_read_in_the_language_it_is_written_in(
     bot: Bot, server: Server
 ) -> None:
     detected = await _reading(bot, server, "french", detect_language=True)
-    assert await _read(bot, server, "bonjour à tous") == (
-        "french", f"{FRENCH_SAID} bonjour à tous"
-    )  # fmt: skip
+    assert await _read(bot, server, "bonjour à tous") == ("french", f"{FRENCH_SAID} bonjour à tous")
     assert detected.texts == ["bonjour à tous"]  # what was written, not "Alice said"
 
 

@@ -37,8 +37,9 @@ async def test_a_webhooks_message_does_not_fold_every_nick_again(
         "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
         " INSERT INTO member_settings (user_id, guild_id, nick)"
         " SELECT 10000 + i, ?, 'Member Number ' || i FROM n",
-        NICKS - 1, guild.id,
-    )  # fmt: skip
+        NICKS - 1,
+        guild.id,
+    )
     await bot.db.members.set_nick(9_999, guild.id, "Captain")
 
     async def folds(name: str) -> int:

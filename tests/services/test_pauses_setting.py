@@ -32,8 +32,14 @@ async def test_say_makes_the_pauses_it_is_given(bot: Bot, server: Server) -> Non
     await bot.speech.say(bob, "Hello [pause 2s] world... and more\n\nthe end")
     (utterance,) = bot.speaker.queue
     assert sound_parts(utterance.text) == [
-        "Hello", Pause(2.0), "world...", Pause(0.5), "and more.", Pause(0.7), "the end",
-    ]  # fmt: skip
+        "Hello",
+        Pause(2.0),
+        "world...",
+        Pause(0.5),
+        "and more.",
+        Pause(0.7),
+        "the end",
+    ]
 
 
 async def test_a_tts_file_holds_its_pauses_as_silence(bot: Bot, server: Server) -> None:

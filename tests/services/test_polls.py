@@ -26,19 +26,28 @@ def poll_message(server: Server, question: str, answers: list[Any]) -> JSON:
 def result_message(server: Server, poll: JSON, fields: list[tuple[str, str]]) -> JSON:
     """Discord's POLL_RESULT message for `poll`: by its author, referencing it."""
     data = server.message(server["alice"], "", kind=46)
-    data["embeds"] = [{"type": "poll_result", "fields": [
-        {"name": name, "value": value, "inline": False} for name, value in fields]}]  # fmt: skip
+    data["embeds"] = [
+        {
+            "type": "poll_result",
+            "fields": [{"name": name, "value": value, "inline": False} for name, value in fields],
+        }
+    ]
     data["message_reference"] = {
-        "type": 0, "message_id": poll["id"], "channel_id": poll["channel_id"],
+        "type": 0,
+        "message_id": poll["id"],
+        "channel_id": poll["channel_id"],
         "guild_id": server.id,
-    }  # fmt: skip
+    }
     return data
 
 
 WON = [
-    ("poll_question_text", "Pizza or pasta?"), ("victor_answer_votes", "2"),
-    ("total_votes", "3"), ("victor_answer_id", "1"), ("victor_answer_text", "Pizza"),
-]  # fmt: skip
+    ("poll_question_text", "Pizza or pasta?"),
+    ("victor_answer_votes", "2"),
+    ("total_votes", "3"),
+    ("victor_answer_id", "1"),
+    ("victor_answer_text", "Pizza"),
+]
 
 
 def as_dispatched(server: Server, data: JSON) -> JSON:
@@ -83,9 +92,11 @@ async def test_a_result_is_never_the_authors_speech(bot: Bot, server: Server) ->
     assert await bot.autoread.handle(server.message_create(result)) == "read"
     assert await bot.autoread.handle(server.post("alice", "then")) == "read"
     assert bot.speaker.play() == [
-        "Alice asks: Tea? Options: yes or no", "first", "The poll “Tea?” ended in a tie",
+        "Alice asks: Tea? Options: yes or no",
+        "first",
+        "The poll “Tea?” ended in a tie",
         "Alice said then",
-    ]  # fmt: skip
+    ]
 
 
 async def test_a_result_is_read_only_where_the_bot_already_is(bot: Bot, server: Server) -> None:
@@ -101,7 +112,8 @@ async def test_a_result_is_read_only_where_the_bot_already_is(bot: Bot, server: 
     server.bot_joins(VOICE_ID)
     server.in_voice("alice", None)
     assert await bot.autoread.handle(server.message_create(result_message(server, poll, WON))) == (
-        "read")  # fmt: skip
+        "read"
+    )
 
 
 async def test_a_result_elsewhere_or_without_its_embed_is_not_read(
@@ -128,8 +140,9 @@ async def test_a_poll_past_discords_limits_is_bounded(server: Server) -> None:
     assert len(facts.question) == MAX_POLL_QUESTION and len(facts.answers) == MAX_POLL_ANSWERS
     assert {len(a) for a in facts.answers} == {MAX_POLL_ANSWER}
     assert poll_result_of(message) is None  # not a result
-    result = result_message(server, poll, [("poll_question_text", "q" * 1_024),
-                                           ("total_votes", "9" * 1_000)])  # fmt: skip
+    result = result_message(
+        server, poll, [("poll_question_text", "q" * 1_024), ("total_votes", "9" * 1_000)]
+    )
     outcome = poll_result_of(server.message_create(result))
     assert outcome is not None and len(outcome.question) == MAX_POLL_QUESTION
     assert outcome.total_votes == 0
@@ -140,7 +153,8 @@ async def test_a_poll_is_read_in_french(bot: Bot, server: Server) -> None:
     poll = poll_message(server, "Pizza ou pâtes ?", ["pizza", "pâtes", "tacos"])
     assert await bot.autoread.handle(server.message_create(poll)) == "read"
     assert await bot.autoread.handle(server.message_create(result_message(server, poll, WON))) == (
-        "read")  # fmt: skip
+        "read"
+    )
     assert bot.speaker.play() == [
         "Alice demande : Pizza ou pâtes ? Choix : pizza, pâtes ou tacos",
         "Le sondage « Pizza or pasta? » est terminé : Pizza l'emporte avec deux voix",

@@ -26,9 +26,12 @@ ADMIN = discord.Permissions(manage_guild=True)
 
 
 async def setup_as_owner(
-    bot: Bot, server: Server, permissions: discord.Permissions, guild: discord.Guild,
+    bot: Bot,
+    server: Server,
+    permissions: discord.Permissions,
+    guild: discord.Guild,
     *channels: discord.abc.GuildChannel,
-) -> Reply:  # fmt: skip
+) -> Reply:
     """/setup add by the server's owner (who sees every channel), as its callback gets her."""
     interaction, _ = server.slash_command("alice", "setup add")
     return await bot.settings.setup(permissions, guild, *channels, invoker=interaction.user)

@@ -16,9 +16,14 @@ SERVER = ServerSettings(
     1, bot_ignore=False, skip_silent=False, skip_prefix="", audience_ignore=False
 )
 STRICT = ServerSettings(
-    1, bot_ignore=True, skip_silent=True, skip_prefix="!", required_role=READER,
-    ignored_role=IGNORED, audience_ignore=True,
-)  # fmt: skip
+    1,
+    bot_ignore=True,
+    skip_silent=True,
+    skip_prefix="!",
+    required_role=READER,
+    ignored_role=IGNORED,
+    audience_ignore=True,
+)
 MEMBER = Posted("hello", roles=frozenset({READER}))
 
 CASES: dict[str, tuple[Posted, ServerSettings, Verdict, Verdict]] = {
@@ -100,8 +105,9 @@ CASES: dict[str, tuple[Posted, ServerSettings, Verdict, Verdict]] = {
 }
 
 
-@pytest.mark.parametrize(("posted", "settings", "in_chat", "asked"), CASES.values(),
-                         ids=CASES.keys())  # fmt: skip
+@pytest.mark.parametrize(
+    ("posted", "settings", "in_chat", "asked"), CASES.values(), ids=CASES.keys()
+)
 def test_the_reading_rules(
     posted: Posted, settings: ServerSettings, in_chat: Verdict, asked: Verdict
 ) -> None:

@@ -74,8 +74,7 @@ BAD = {
     ),
     "not audio": (
         b"GIF89a" + bytes(100),
-        "That is not an audio file I can read. Please send WAV, FLAC, MP3, Ogg Vorbis or "
-        "Ogg Opus.",
+        "That is not an audio file I can read. Please send WAV, FLAC, MP3, Ogg Vorbis or Ogg Opus.",
         "Je ne sais pas lire ce fichier audio. Envoyez du WAV, FLAC, MP3, Ogg Vorbis ou Ogg Opus.",
     ),
     "silent": (
@@ -83,7 +82,7 @@ BAD = {
         "That sound is silent.",
         "Ce son est silencieux.",
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("data", "english", "french"), BAD.values(), ids=BAD.keys())
@@ -116,10 +115,13 @@ async def test_a_file_declared_too_big_is_refused_before_it_is_fetched(
 
 @pytest.mark.parametrize(
     ("word", "refused"),
-    [("", "Give the word the sound plays for."), ("x" * 51, "Keep the word to 50 characters."),
-     ("a\x00b", "The word holds an invalid character (U+0000): remove it."),
-     ("!!", "Give a word (letters, digits or an emoji) for the sound.")],
-)  # fmt: skip
+    [
+        ("", "Give the word the sound plays for."),
+        ("x" * 51, "Keep the word to 50 characters."),
+        ("a\x00b", "The word holds an invalid character (U+0000): remove it."),
+        ("!!", "Give a word (letters, digits or an emoji) for the sound."),
+    ],
+)
 async def test_a_word_that_cannot_have_a_sound(
     bot: Bot, server: Server, word: str, refused: str
 ) -> None:
@@ -168,8 +170,10 @@ async def test_the_list_shows_which_words_have_a_sound(bot: Bot, server: Server)
     await bot.dictionary.sounds.set(guild.id, "boom", CLIP)
     listed = await bot.dictionary.dict_list(guild)
     assert listed.content.splitlines() == [
-        "**Pronunciations** (2)", "• brb → be right back", "• boom → 🔊 a sound (0.5 s)",
-    ]  # fmt: skip
+        "**Pronunciations** (2)",
+        "• brb → be right back",
+        "• boom → 🔊 a sound (0.5 s)",
+    ]
     assert localize(listed.content, "fr").splitlines()[-1] == "• boom → 🔊 un son (0.5 s)"
     only = await bot.dictionary.dict_list(guild, contains="bo")
     assert only.content.splitlines()[1:] == ["• boom → 🔊 a sound (0.5 s)"]
@@ -190,8 +194,9 @@ async def test_export_and_import_carry_the_sounds(bot: Bot, server: Server) -> N
     assert sounds == await bot.db.sounds.all(guild.id)  # the same samples (FLAC: lossless)
     reply = await bot.dictionary._import(ADMIN, _guild(other), entries, sounds)
     assert reply.content.splitlines() == [
-        "Imported: 1 added, 0 changed; the dictionary has 1 word.", "Sounds imported: 2.",
-    ]  # fmt: skip
+        "Imported: 1 added, 0 changed; the dictionary has 1 word.",
+        "Sounds imported: 2.",
+    ]
     assert await bot.db.sounds.all(other) == await bot.db.sounds.all(guild.id)
     csv = await bot.dictionary.dict_export(guild, "csv")
     assert "A CSV file holds no sounds" in csv.content
@@ -204,16 +209,24 @@ class _guild:  # a guild as `_import` reads one: its id
 
 BAD_FILES = {
     "not base64": ([{"word": "boom", "flac": "@@@"}], "Sound 1: the sound is not valid base64."),
-    "too large": ([{"word": "boom", "flac": "A" * 440_000}],
-                  "Sound 1: the sound is larger than 320 KB."),
-    "an unknown field": ([{"word": "boom", "flac": "", "x": 1}],
-                         "Sound 1: expected an object with “word” and “flac”."),
-    "too many": ([{"word": f"w{n}", "flac": ""} for n in range(21)],
-                 "The file has more than 20 sounds."),
-    "not audio": ([{"word": "boom", "flac": "R0lGODlh"}],
-                  "Sound 1: That is not an audio file I can read. Please send WAV, FLAC, MP3, "
-                  "Ogg Vorbis or Ogg Opus."),
-}  # fmt: skip
+    "too large": (
+        [{"word": "boom", "flac": "A" * 440_000}],
+        "Sound 1: the sound is larger than 320 KB.",
+    ),
+    "an unknown field": (
+        [{"word": "boom", "flac": "", "x": 1}],
+        "Sound 1: expected an object with “word” and “flac”.",
+    ),
+    "too many": (
+        [{"word": f"w{n}", "flac": ""} for n in range(21)],
+        "The file has more than 20 sounds.",
+    ),
+    "not audio": (
+        [{"word": "boom", "flac": "R0lGODlh"}],
+        "Sound 1: That is not an audio file I can read. Please send WAV, FLAC, MP3, "
+        "Ogg Vorbis or Ogg Opus.",
+    ),
+}
 
 
 @pytest.mark.parametrize(("listed", "refused"), BAD_FILES.values(), ids=BAD_FILES.keys())

@@ -139,10 +139,13 @@ async def _answer(bot: Bot, invoker: discord.Member, message: discord.Message) -
 
 @pytest.mark.parametrize(
     ("case", "known_as"),
-    [pytest.param(case, known_as, id=f"{name}-{known_as}")
-     for name, case in AUTHOR_CASES.items() for known_as in KNOWN_AS]
+    [
+        pytest.param(case, known_as, id=f"{name}-{known_as}")
+        for name, case in AUTHOR_CASES.items()
+        for known_as in KNOWN_AS
+    ]
     + [pytest.param(case, AS_DISCORD_SENDS_IT, id=name) for name, case in MESSAGE_CASES.items()],
-)  # fmt: skip
+)
 async def test_speak_this_message_keeps_the_authors_rules(
     bot: Bot, server: Server, case: Ask, known_as: str
 ) -> None:

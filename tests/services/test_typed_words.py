@@ -34,24 +34,31 @@ class Typed:
 SAID = {
     "the server's dictionary": Typed("brb, back soon", "be right back, back soon", (BRB,)),
     "the dictionary of the language spoken": Typed(
-        "gg", "bien joué", (("gg", "good game", None), ("gg", "bien joué", "french")),
-        language="french"),
+        "gg",
+        "bien joué",
+        (("gg", "good game", None), ("gg", "bien joué", "french")),
+        language="french",
+    ),
     "not another language's entry": Typed("gg", "gg", (("gg", "bien joué", "french"),)),
     "emoji by their names": Typed("well done 🎉", "well done party popper"),
-    "emoji skipped with skip_emoji": Typed("well done 🎉", "well done",
-                                           settings={"skip_emoji": True}),
+    "emoji skipped with skip_emoji": Typed(
+        "well done 🎉", "well done", settings={"skip_emoji": True}
+    ),
     "a link by its host": Typed("see https://www.example.com/page", "see a link to example.com"),
     "markup goes": Typed("**really** ||secret||", "really a spoiler"),
     "a member by the name they are read by": Typed("hi {carol}", "hi Cee", carol="Cee"),
-    "a member in voice by their server nickname": Typed("hi {carol}", "hi Carrie",
-                                                        carol_in_voice=True),
+    "a member in voice by their server nickname": Typed(
+        "hi {carol}", "hi Carrie", carol_in_voice=True
+    ),
     "a member the bot does not know": Typed("hi {carol}", "hi someone"),
-    "the length cap": Typed("one two three four five six seven", "one two and so on",
-                            settings={"max_length": 20}),
+    "the length cap": Typed(
+        "one two three four five six seven", "one two and so on", settings={"max_length": 20}
+    ),
     "no NAME said, whatever xsaid says": Typed("hello there", "hello there"),
     "a cloned voice: its owner's username, then the words": Typed(
-        "brb", "bob said: be right back", (BRB,), cloned=True),
-}  # fmt: skip
+        "brb", "bob said: be right back", (BRB,), cloned=True
+    ),
+}
 
 
 async def _server(bot: Bot, server: Server, case: Typed) -> discord.Member:
@@ -87,10 +94,16 @@ async def test_say_speaks_what_chat_would_say(bot: Bot, server: Server, case: Ty
     assert [utterance.text for utterance in bot.speaker.queue] == [case.said]
 
 
-TTS = {name: SAID[name] for name in ("the server's dictionary", "the dictionary of the language "
-                                     "spoken", "a member by the name they are read by",
-                                     "the length cap", "a cloned voice: its owner's username, "
-                                     "then the words")}  # fmt: skip
+TTS = {
+    name: SAID[name]
+    for name in (
+        "the server's dictionary",
+        "the dictionary of the language spoken",
+        "a member by the name they are read by",
+        "the length cap",
+        "a cloned voice: its owner's username, then the words",
+    )
+}
 
 
 @pytest.mark.parametrize("case", TTS.values(), ids=TTS.keys())

@@ -54,17 +54,20 @@ PERSONAS = {
     ),
     "xsaid off: no name at all": Persona("hi", settings={"xsaid": False}),
     "xsaid off, nothing written: as a webhook's": Persona(
-        "a webhook named Bob sent an image", content="", files=("image/png",),
+        "a webhook named Bob sent an image",
+        content="",
+        files=("image/png",),
         settings={"xsaid": False},
     ),
     "in the server's language": Persona(
         "un webhook nommé Bob a dit salut", content="salut", settings={"language": "french"}
     ),
-}  # fmt: skip
+}
 
 
-async def _reading_server(bot: Bot, server: Server, *, nick: str | None = None,
-                          **settings: Any) -> None:  # fmt: skip
+async def _reading_server(
+    bot: Bot, server: Server, *, nick: str | None = None, **settings: Any
+) -> None:
     """Alice and Bob in Lounge with the bot; Carol in the server only; #general read, with
     webhooks."""
     server.add("bob", nick=nick)
@@ -122,9 +125,11 @@ async def test_an_edit_of_a_webhooks_message_is_still_said_as_a_webhooks(
 
 @pytest.mark.parametrize(
     ("name", "said"),
-    [("Bob", "Alice said, replying to a webhook named Bob, look"),
-     ("Bridge Bob", "Alice said, replying to Bridge Bob, look")],
-)  # fmt: skip
+    [
+        ("Bob", "Alice said, replying to a webhook named Bob, look"),
+        ("Bridge Bob", "Alice said, replying to Bridge Bob, look"),
+    ],
+)
 async def test_a_reply_to_a_webhook_under_a_members_name(
     bot: Bot, server: Server, name: str, said: str
 ) -> None:

@@ -121,8 +121,13 @@ class RecordingDeadlines:
     def at_capacity(self) -> bool:
         return False
 
-    async def background_speech(self, text: str, voice: str | None, owner: tuple[int, int | None],
-                                language: str | None = None) -> np.ndarray:  # fmt: skip
+    async def background_speech(
+        self,
+        text: str,
+        voice: str | None,
+        owner: tuple[int, int | None],
+        language: str | None = None,
+    ) -> np.ndarray:
         self.asked.append(text)
         return np.zeros(MODEL_RATE // 10, np.float32)
 
@@ -162,8 +167,9 @@ class ServerConnections:
     def home_of(self, guild_id: int) -> int | None:
         return self.homes.get(guild_id)
 
-    async def ensure_connected(self, channel: discord.VoiceChannel | discord.StageChannel
-                               ) -> discord.VoiceProtocol:  # fmt: skip
+    async def ensure_connected(
+        self, channel: discord.VoiceChannel | discord.StageChannel
+    ) -> discord.VoiceProtocol:
         if self.refuse is not None:
             raise UserError(self.refuse)
         guild = channel.guild
@@ -230,10 +236,17 @@ class Bot:
         owner = int(self.server[username].id)
         state = f"{owner}/{name}.safetensors"
         voice_id = await self.db.voices.insert(
-            owner_id=owner, name=name, model_fingerprint=FINGERPRINT, state_path=state,
-            clip_path=f"{owner}/{name}.flac", sha256="0" * 64, duration_s=3.0,
-            state_bytes=1, clip_bytes=1, consented_at="2024-01-01T00:00:00+00:00",
-        )  # fmt: skip
+            owner_id=owner,
+            name=name,
+            model_fingerprint=FINGERPRINT,
+            state_path=state,
+            clip_path=f"{owner}/{name}.flac",
+            sha256="0" * 64,
+            duration_s=3.0,
+            state_bytes=1,
+            clip_bytes=1,
+            consented_at="2024-01-01T00:00:00+00:00",
+        )
         path = self.data_dir / state
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"state")
@@ -254,10 +267,21 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     home = HomeVoice(db, connections)  # type: ignore[arg-type]
     language = LanguageChoice(LANGUAGES, clock=clock)
     return Bot(
-        server, db, data_dir, clock, speakers, connections, blocks, library, planner,
-        speech, VoiceControl(speakers, connections, blocks),  # type: ignore[arg-type]
-        reader, SpeakThisMessage(db, speech, reader.words, reader.rates), notices,
+        server,
+        db,
+        data_dir,
+        clock,
+        speakers,
+        connections,
+        blocks,
+        library,
+        planner,
+        speech,
+        VoiceControl(speakers, connections, blocks),  # type: ignore[arg-type]
+        reader,
+        SpeakThisMessage(db, speech, reader.words, reader.rates),
+        notices,
         SettingsCommands(db, language, on_home_voice=home.settle),
         DictionaryCommands(db, LANGUAGES, clock=clock),
         MemberSettings(db, language, blocks=blocks, clock=clock),
-    )  # fmt: skip
+    )

@@ -34,10 +34,15 @@ async def running_service(
     voices.mkdir(exist_ok=True)
     shutil.copy(tiny_model.voice_state, voices / "narrator.safetensors")
     settings = load_config(
-        {"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
-         "DATA_DIR": str(tmp_path), **env},
-        dotenv_path=None, require_token=False,
-    )  # fmt: skip
+        {
+            "TTS_CONFIG": str(tiny_model.config),
+            "DEFAULT_VOICE": str(tiny_model.clip),
+            "DATA_DIR": str(tmp_path),
+            **env,
+        },
+        dotenv_path=None,
+        require_token=False,
+    )
     settings = settings.model_copy(
         update={"speech_port": 0, "wyoming_port": 0 if wyoming else None}
     )

@@ -94,9 +94,12 @@ async def test_server_sent_events_as_openai_sends_them(
     async with running_service(tmp_path, engine, tiny_model) as server:
         api = client(server, "unused")
         async with api.audio.speech.with_streaming_response.create(
-            model="tts-1", voice="narrator", input=TEXT, response_format="pcm",
+            model="tts-1",
+            voice="narrator",
+            input=TEXT,
+            response_format="pcm",
             stream_format="sse",
-        ) as response:  # fmt: skip
+        ) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
             events = [
                 json.loads(line.removeprefix("data: "))
@@ -130,8 +133,12 @@ async def test_refusals_are_shaped_as_openai_shapes_them(
             await api.audio.speech.create(model="tts-1", voice="default", input="a" * 4097)
         assert too_long.value.status_code == 413
         assert too_long.value.body["param"] == "input"  # type: ignore[index]
-        for name in ("nobody", "alice", "voices/1234/alice.safetensors",
-                     str(member / "alice.safetensors")):  # fmt: skip
+        for name in (
+            "nobody",
+            "alice",
+            "voices/1234/alice.safetensors",
+            str(member / "alice.safetensors"),
+        ):
             with pytest.raises(openai.BadRequestError) as unknown:
                 await api.audio.speech.create(model="tts-1", voice=name, input=TEXT)
             assert unknown.value.code == "unknown_voice", name

@@ -25,10 +25,16 @@ pytestmark = pytest.mark.process  # chromedriver and chromium
 
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-    "--autoplay-policy=no-user-gesture-required", "--window-size=390,844",  # a phone's
-)  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+    "--window-size=390,844",  # a phone's
+)
 
 
 @pytest.fixture
@@ -40,10 +46,13 @@ def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
     options.binary_location = shutil.which("chromium") or ""
     for flag in (*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(flag)
-    options.add_experimental_option("prefs", {
-        "download.default_directory": str(tmp_path / "downloads"),
-        "download.prompt_for_download": False,
-    })  # fmt: skip
+    options.add_experimental_option(
+        "prefs",
+        {
+            "download.default_directory": str(tmp_path / "downloads"),
+            "download.prompt_for_download": False,
+        },
+    )
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_script_timeout(30)
     try:
@@ -70,8 +79,11 @@ async def test_the_page_speaks_as_the_speech_is_made(
         # a listener's 1.5 s ahead, not 5: a short text's stream still runs as it plays
         server.streams.scheduler.choice.ahead_s = 1.5
         await asyncio.to_thread(browser.get, f"{server.url}/")
-        await wait_for(browser, lambda _: browser.find_elements(
-            By.CSS_SELECTOR, "#voice option[value=narrator]"), "listed the voices")  # fmt: skip
+        await wait_for(
+            browser,
+            lambda _: browser.find_elements(By.CSS_SELECTOR, "#voice option[value=narrator]"),
+            "listed the voices",
+        )
         text = browser.find_element(By.ID, "text")
         text.clear()
         text.send_keys("A page that speaks.")
@@ -93,8 +105,13 @@ async def test_the_page_speaks_as_the_speech_is_made(
         assert urls and all(url.startswith(server.url) for url in urls), urls
         # the downloads: an Ogg Opus file made by the service, as a link the browser saves
         browser.find_element(By.ID, "ogg").click()
-        await wait_for(browser, lambda _: browser.find_element(By.ID, "download").get_attribute(
-            "download") == "speech.ogg", "made the Ogg file")  # fmt: skip
+        await wait_for(
+            browser,
+            lambda _: (
+                browser.find_element(By.ID, "download").get_attribute("download") == "speech.ogg"
+            ),
+            "made the Ogg file",
+        )
         saved = tmp_path / "downloads" / "speech.ogg"
         end = time.monotonic() + 30
         while not saved.exists():

@@ -31,17 +31,26 @@ def free_port() -> int:
 
 async def serve(tmp_path: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve",
-        cwd=tmp_path, env=bot_env(env),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        cwd=tmp_path,
+        env=bot_env(env),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
 
 
 async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyModel) -> None:
     port, wyoming_port = free_port(), free_port()
-    env = {"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.voice_state),
-           "SPEECH_PORT": str(port), "DATA_DIR": str(tmp_path),
-           "WYOMING_PORT": str(wyoming_port)}  # fmt: skip
+    env = {
+        "TTS_CONFIG": str(tiny_model.config),
+        "DEFAULT_VOICE": str(tiny_model.voice_state),
+        "SPEECH_PORT": str(port),
+        "DATA_DIR": str(tmp_path),
+        "WYOMING_PORT": str(wyoming_port),
+    }
     process = await serve(tmp_path, env)
     assert process.stdout is not None
     try:
@@ -49,12 +58,13 @@ async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyMode
         while b"speaks at" not in line and line:
             line = await asyncio.wait_for(process.stdout.readline(), 60)
         assert f"http://127.0.0.1:{port}/".encode() in line, line
-        api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-",
-                                 max_retries=0)  # fmt: skip
+        api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-", max_retries=0)
         speech = await api.audio.speech.create(
-            model="tts-1", voice="default", input="Hello from the speech service.",
+            model="tts-1",
+            voice="default",
+            input="Hello from the speech service.",
             response_format="wav",
-        )  # fmt: skip
+        )
         with soundfile.SoundFile(io.BytesIO(speech.content)) as sound:
             assert sound.samplerate == 24_000 and len(sound.read(24_000 * 5)) > 2_400
         await api.close()
@@ -95,12 +105,23 @@ async def test_serve_refuses_a_bind_beyond_this_machine_without_keys(tmp_path: P
 def test_the_operator_adds_and_exports_service_voices(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
-    env = bot_env({"TTS_CONFIG": str(tiny_model.config), "DEFAULT_VOICE": str(tiny_model.clip),
-                   "DATA_DIR": str(tmp_path)})  # fmt: skip
+    env = bot_env(
+        {
+            "TTS_CONFIG": str(tiny_model.config),
+            "DEFAULT_VOICE": str(tiny_model.clip),
+            "DATA_DIR": str(tmp_path),
+        }
+    )
 
     def voices(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "bot", "voices", *args], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "bot", "voices", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     added = voices("import", "--service", "narrator", str(tiny_model.clip))
     assert added.returncode == 0, added.stderr

@@ -26,10 +26,17 @@ Location = Path | str
 
 async def add_voice(db: Database, owner: int, name: str) -> int:
     return await db.voices.insert(
-        owner_id=owner, name=name, model_fingerprint="f", state_path=f"{owner}/{name}.st",
-        clip_path=f"{owner}/{name}.flac", sha256="s", duration_s=3.0, state_bytes=1,
-        clip_bytes=1, consented_at="now",
-    )  # fmt: skip
+        owner_id=owner,
+        name=name,
+        model_fingerprint="f",
+        state_path=f"{owner}/{name}.st",
+        clip_path=f"{owner}/{name}.flac",
+        sha256="s",
+        duration_s=3.0,
+        state_bytes=1,
+        clip_bytes=1,
+        consented_at="now",
+    )
 
 
 async def tables(db: Database) -> set[str]:
@@ -122,10 +129,17 @@ async def test_a_deleted_voice_leaves_only_its_files_tag(database_at: Location) 
     tag, other = "ab" * 16, "cd" * 16
     try:
         voice_id = await db.voices.insert(
-            owner_id=7, name="Me", model_fingerprint="f", state_path=f"voices/7/{tag}.safetensors",
-            clip_path=f"voices/7/{tag}.flac", sha256="s", duration_s=3.0, state_bytes=1,
-            clip_bytes=1, consented_at="now",
-        )  # fmt: skip
+            owner_id=7,
+            name="Me",
+            model_fingerprint="f",
+            state_path=f"voices/7/{tag}.safetensors",
+            clip_path=f"voices/7/{tag}.flac",
+            sha256="s",
+            duration_s=3.0,
+            state_bytes=1,
+            clip_bytes=1,
+            consented_at="now",
+        )
         assert await db.voices.deleted_tags([tag, other]) == set()
         record = await db.voices.get_by_id(voice_id)
         assert record is not None
@@ -166,10 +180,19 @@ async def test_a_voice_keeps_its_recording_and_states_until_it_is_deleted(
     try:
         flac, state = bytes(range(256)) * 40, b"\x00state\xff" * 1000
         voice = await db.voices.insert(
-            owner_id=1, name="Me", model_fingerprint="fp-a", state_path="1/me.st",
-            clip_path="1/me.flac", sha256="s", duration_s=3.0, state_bytes=len(state),
-            clip_bytes=len(flac), consented_at="now", recording=flac, state=state,
-        )  # fmt: skip
+            owner_id=1,
+            name="Me",
+            model_fingerprint="fp-a",
+            state_path="1/me.st",
+            clip_path="1/me.flac",
+            sha256="s",
+            duration_s=3.0,
+            state_bytes=len(state),
+            clip_bytes=len(flac),
+            consented_at="now",
+            recording=flac,
+            state=state,
+        )
         old = await add_voice(db, 1, "Old")  # made before recordings were kept in the store
         assert [r.id for r in await db.voices.without_recording()] == [old]
         await db.voices.put_recording(old, b"old")
@@ -262,8 +285,11 @@ async def test_0011_moves_each_servers_read_channel_into_its_own_table(
     await old.execute(
         "INSERT INTO server_settings (guild_id, key, value) VALUES (?, 'read_channel', ?),"
         " (?, 'read_channel', 'null'), (?, 'xsaid', 'false')",
-        1100000000000000001, "1100000000000000002", 7, 1100000000000000001,
-    )  # fmt: skip
+        1100000000000000001,
+        "1100000000000000002",
+        7,
+        1100000000000000001,
+    )
     await old.close()
     db = await Database.open(database_at)
     try:
@@ -308,9 +334,10 @@ async def test_two_processes_cannot_both_add_the_fifth_read_channel(
         for channel in (1, 2, 3, 4):
             await first.read_channels.add(5, channel)
         added = await asyncio.gather(
-            first.read_channels.add(5, 10), second.read_channels.add(5, 11),
+            first.read_channels.add(5, 10),
+            second.read_channels.add(5, 11),
             return_exceptions=True,
-        )  # fmt: skip
+        )
         assert sorted(type(a).__name__ for a in added) == ["ReadChannelsFullError", "bool"]
         assert len(await first.read_channels.list(5)) == 5
     finally:
@@ -326,8 +353,11 @@ async def test_dictionary_entries_per_language_after_migration_0008(
     old = await Database.open(database_at, migrations=first_migrations(tmp_path, 5))
     await old.execute(
         "INSERT INTO pronunciations (guild_id, word_key, word, spoken) VALUES (?, ?, ?, ?)",
-        5, "gif", "GIF", "graphics",
-    )  # fmt: skip
+        5,
+        "gif",
+        "GIF",
+        "graphics",
+    )
     await old.close()
     db = await Database.open(database_at)
     try:
@@ -365,10 +395,18 @@ async def test_the_voice_quota_holds_across_processes(database_at: Location) -> 
         async def clone(db: Database, n: int) -> bool:
             try:
                 await db.voices.insert(
-                    owner_id=9, name=f"v{n}", model_fingerprint="f", state_path=f"9/{n}.st",
-                    clip_path=f"9/{n}.flac", sha256="s", duration_s=3.0, state_bytes=1,
-                    clip_bytes=1, consented_at="now", quota=3,
-                )  # fmt: skip
+                    owner_id=9,
+                    name=f"v{n}",
+                    model_fingerprint="f",
+                    state_path=f"9/{n}.st",
+                    clip_path=f"9/{n}.flac",
+                    sha256="s",
+                    duration_s=3.0,
+                    state_bytes=1,
+                    clip_bytes=1,
+                    consented_at="now",
+                    quota=3,
+                )
             except QuotaError:
                 return False
             return True

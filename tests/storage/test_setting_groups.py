@@ -13,9 +13,18 @@ from bot.storage.server_settings import GROUPS, SETTINGS, settings_in
 
 pytestmark = pytest.mark.unit
 
-LONGEST = {"bool": False, "int": 86_400, "rate": 1.25, "channel": 2**63 - 1, "role": 2**63 - 1,
-           "voice_channel": 2**63 - 1, "voice": "x" * 32, "language": "portuguese",
-           "str": "x" * 10, "timezone": "America/Argentina/ComodRivadavia"}  # fmt: skip
+LONGEST = {
+    "bool": False,
+    "int": 86_400,
+    "rate": 1.25,
+    "channel": 2**63 - 1,
+    "role": 2**63 - 1,
+    "voice_channel": 2**63 - 1,
+    "voice": "x" * 32,
+    "language": "portuguese",
+    "str": "x" * 10,
+    "timezone": "America/Argentina/ComodRivadavia",
+}
 MOST_READ = [ReadChannel(2**63 - 1 - n, 2**63 - 1) for n in range(MAX_READ_CHANNELS)]
 
 
@@ -37,17 +46,24 @@ def test_settings_embed_fits_discords_limits(locale: str | None) -> None:
     total = 0
     for group, title in GROUPS.items():
         value = "\n".join(
-            localize(tr("{name}: {value} · {description}", name=spec.name,
-                        value=spec.show(LONGEST[spec.kind]), description=tr(spec.description)),
-                     locale)
+            localize(
+                tr(
+                    "{name}: {value} · {description}",
+                    name=spec.name,
+                    value=spec.show(LONGEST[spec.kind]),
+                    description=tr(spec.description),
+                ),
+                locale,
+            )
             for spec in settings_in(group)
-        )  # fmt: skip
+        )
         name = localize(tr(title), locale)
         assert len(value) <= 1024 and len(name) <= 256, (group, len(value))
         total += len(name) + len(value)
     # the read channels' field, first (the most, each with its own voice channel)
-    read = localize(tr("{channels} · /setup add, /setup remove",
-                       channels=read_channels_line(MOST_READ)), locale)  # fmt: skip
+    read = localize(
+        tr("{channels} · /setup add, /setup remove", channels=read_channels_line(MOST_READ)), locale
+    )
     assert len(read) <= 1024
     total += len("read_channels") + len(read)
     assert total <= 6000 - 300  # the title and the dictionary's field fit beside them

@@ -330,8 +330,13 @@ def test_the_largest_batch_is_the_largest_that_fits_the_frame() -> None:
     assert choose_batch(costs, frame, cores=2) == 4
     assert choose_batch(costs, frame, cores=1) == 1  # one core: 75 ms for one row already
     # one noisy timing (3 rows, on a busy machine) does not stop the growth
-    noisy = [BatchCost(1, 0.007, 0.011), BatchCost(2, 0.008, 0.012), BatchCost(3, 0.074, 0.021),
-             BatchCost(4, 0.009, 0.017), BatchCost(8, 0.009, 0.029)]  # fmt: skip
+    noisy = [
+        BatchCost(1, 0.007, 0.011),
+        BatchCost(2, 0.008, 0.012),
+        BatchCost(3, 0.074, 0.021),
+        BatchCost(4, 0.009, 0.017),
+        BatchCost(8, 0.009, 0.029),
+    ]
     assert choose_batch(noisy, frame, cores=2) == 8
 
 
@@ -340,8 +345,12 @@ def test_both_cores_decode_when_the_lm_step_is_cheap() -> None:
     """int8 on our machine: the LM's step is a fifth of the frame and the decoder's 8 rows
     take 78 ms alone. Split, the LM's thread decodes some rows after its step, so 8 fit."""
     frame = 0.072 / MARGIN  # the frame whose share the steps may take is 72 ms
-    startup = [BatchCost(1, 0.013, 0.015), BatchCost(2, 0.016, 0.024),
-               BatchCost(4, 0.016, 0.039), BatchCost(8, 0.021, 0.078)]  # fmt: skip
+    startup = [
+        BatchCost(1, 0.013, 0.015),
+        BatchCost(2, 0.016, 0.024),
+        BatchCost(4, 0.016, 0.039),
+        BatchCost(8, 0.021, 0.078),
+    ]
     assert choose_batch(startup, frame, cores=2) == 8
     costs = StepCosts(startup, max_rows=8, frame_s=frame, cores=2)
     period, share = costs.split(8)
@@ -424,8 +433,14 @@ def test_live_figures_go_stale_and_the_prefills_count() -> None:
 
 def test_a_batch_runs_at_the_cheapest_size_at_or_above_its_rows() -> None:
     """MKL's fp32 products of 2 or 3 rows cost like 2 or 3 of one row: 4 are cheaper."""
-    startup = [BatchCost(1, 0.027, 0), BatchCost(2, 0.047, 0), BatchCost(3, 0.065, 0),
-               BatchCost(4, 0.052, 0), BatchCost(5, 0.057, 0), BatchCost(6, 0.056, 0)]  # fmt: skip
+    startup = [
+        BatchCost(1, 0.027, 0),
+        BatchCost(2, 0.047, 0),
+        BatchCost(3, 0.065, 0),
+        BatchCost(4, 0.052, 0),
+        BatchCost(5, 0.057, 0),
+        BatchCost(6, 0.056, 0),
+    ]
     costs = StepCosts(startup, max_rows=6, frame_s=0.08, cores=2)
     assert [costs.padded(n) for n in range(1, 7)] == [1, 2, 4, 4, 5, 6]  # 5: within 3% of 6
 

@@ -22,11 +22,17 @@ async def test_a_lost_voice_is_logged_without_its_name(
     try:
         owner = 202
         voice_id = await db.voices.insert(
-            owner_id=owner, name=NAME, model_fingerprint=FINGERPRINT,
-            state_path=f"{owner}/v.safetensors", clip_path=f"{owner}/v.flac", sha256="0" * 64,
-            duration_s=3.0, state_bytes=1, clip_bytes=1,
+            owner_id=owner,
+            name=NAME,
+            model_fingerprint=FINGERPRINT,
+            state_path=f"{owner}/v.safetensors",
+            clip_path=f"{owner}/v.flac",
+            sha256="0" * 64,
+            duration_s=3.0,
+            state_bytes=1,
+            clip_bytes=1,
             consented_at="2024-01-01T00:00:00+00:00",
-        )  # fmt: skip  # (made before the store kept recordings; its clip file is gone)
+        )  # (made before the store kept recordings; its clip file is gone)
         library = VoiceLibrary(db, ModelOnDisk(), tmp_path)  # type: ignore[arg-type]
         with caplog.at_level(logging.DEBUG):
             _, missing = await library.reconcile()

@@ -80,9 +80,12 @@ async def test_a_model_load_never_stalls_the_event_loop(
     folder = language_configs(tmp_path, tiny_model.config, ("french",))
     broken_config(folder, tiny_model.config, "german")
     settings = engine_settings(
-        tiny_model.full_length_config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
-        TTS_LANGUAGES="french,german", TTS_BATCH="1",
-    )  # fmt: skip
+        tiny_model.full_length_config,
+        tiny_model.clip,
+        TTS_CONFIG_DIR=str(folder),
+        TTS_LANGUAGES="french,german",
+        TTS_BATCH="1",
+    )
     default = await load_engine(settings)
     pool = ModelPool(settings, default, partial(load_engine, batch=1, background=True))
     stop = asyncio.Event()
@@ -113,9 +116,10 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
     member's load of a language whose weights went missing after /set (german) fails."""
     folder = language_configs(tmp_path, tiny_model.config, ("french",))
     env = {
-        "TTS_CONFIG_DIR": str(folder), "TTS_LANGUAGES": "french,german",
+        "TTS_CONFIG_DIR": str(folder),
+        "TTS_LANGUAGES": "french,german",
         "TTS_CONFIG": str(tiny_model.full_length_config),
-    }  # fmt: skip
+    }
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as run:
         fake, bot = run.fake, run.bot
         # Not asyncio's debug mode: it names slow callbacks, but it also extracts a stack for
@@ -137,10 +141,12 @@ async def test_loads_in_a_running_bot_never_stall_its_event_loop(
                 say = await fake.interaction("say", {"text": "Hello there."})
                 assert (await say.wait_final())["content"].startswith(f"Loading {language}")
                 await fake.wait_for(
-                    lambda language=language: language in bot.app.models.loaded()
-                    or bot.app.models.failures > 0,
-                    60, f"the {language} load",
-                )  # fmt: skip
+                    lambda language=language: (
+                        language in bot.app.models.loaded() or bot.app.models.failures > 0
+                    ),
+                    60,
+                    f"the {language} load",
+                )
                 await asyncio.sleep(0.5)  # and what follows it
             longest[outcome] = max(lateness)
         print(", ".join(f"{k}: longest loop stall {v * 1000:.1f} ms" for k, v in longest.items()))

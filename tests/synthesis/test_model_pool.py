@@ -40,14 +40,20 @@ def test_the_languages_come_from_the_installed_package() -> None:
 async def pool_of(tmp_path: Path, tiny_model: TinyModel, **env: str) -> ModelPool:
     folder = language_configs(tmp_path, tiny_model.config, ("french", "german", "italian"))
     settings = engine_settings(
-        tiny_model.config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
-        TTS_LANGUAGES="french,german,italian", TTS_BATCH="1", **env,
-    )  # fmt: skip
+        tiny_model.config,
+        tiny_model.clip,
+        TTS_CONFIG_DIR=str(folder),
+        TTS_LANGUAGES="french,german,italian",
+        TTS_BATCH="1",
+        **env,
+    )
     default = await load_engine(settings)
     return ModelPool(
-        settings, default, partial(load_engine, batch=1, background=True),
+        settings,
+        default,
+        partial(load_engine, batch=1, background=True),
         idle_before_unload_s=0.0,
-    )  # fmt: skip
+    )
 
 
 async def test_a_language_loads_once_however_many_ask(
@@ -314,9 +320,13 @@ async def test_a_model_loading_again_holds_up_no_other_speech(
     default language's work: the job waiting for its model is set aside, not run."""
     folder = language_configs(tmp_path, tiny_model.config, ("french", "german"))
     settings = engine_settings(
-        tiny_model.config, tiny_model.clip, TTS_CONFIG_DIR=str(folder),
-        TTS_LANGUAGES="french,german", TTS_BATCH="1", TTS_MODELS="2",
-    )  # fmt: skip
+        tiny_model.config,
+        tiny_model.clip,
+        TTS_CONFIG_DIR=str(folder),
+        TTS_LANGUAGES="french,german",
+        TTS_BATCH="1",
+        TTS_MODELS="2",
+    )
     french_loads: list[Config] = []
     waiting, release = asyncio.Event(), asyncio.Event()
 

@@ -79,9 +79,11 @@ class Streams:
             self.events[n].set()
 
         request = Request(
-            collections.deque(), emit=emit, end=end,
+            collections.deque(),
+            emit=emit,
+            end=end,
             prepare=lambda model: prefill_chunks(model, self.voice, text),
-        )  # fmt: skip
+        )
         request.work = (self.voice, text)
         self.requests[n] = request
         return request
@@ -94,8 +96,9 @@ class Streams:
 @pytest.fixture
 def pipelines(source: Callable[[], Any]) -> Iterator[Pipelines]:
     def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
-        return ProcessPipeline(source, frame_s=0.08, max_rows=2, costs=None, index=index,
-                               cores=1, on_death=on_death)  # fmt: skip
+        return ProcessPipeline(
+            source, frame_s=0.08, max_rows=2, costs=None, index=index, cores=1, on_death=on_death
+        )
 
     made = Pipelines(make, 2)
     for pipeline in made.pipelines:  # as the engine does before it speaks
@@ -177,8 +180,9 @@ def test_a_worker_that_cannot_load_its_model_says_why_and_is_not_started_again(
     voice: Any,
 ) -> None:
     died: list[ProcessPipeline] = []
-    pipeline = ProcessPipeline(cannot_load, frame_s=0.08, max_rows=2, costs=None, index=0,
-                               cores=1, on_death=died.append)  # fmt: skip
+    pipeline = ProcessPipeline(
+        cannot_load, frame_s=0.08, max_rows=2, costs=None, index=0, cores=1, on_death=died.append
+    )
     try:
         with pytest.raises(RuntimeError, match="the model could not be loaded: no weights here"):
             pipeline.wait_ready(60)

@@ -80,16 +80,17 @@ class Streams:
 
 def pipelines_of(model: Any, count: int, max_rows: int = 2) -> Pipelines:
     def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
-        return Batcher(replicate(model), max_rows=max_rows, index=index, cores=1,
-                       on_death=on_death)  # fmt: skip
+        return Batcher(replicate(model), max_rows=max_rows, index=index, cores=1, on_death=on_death)
 
     return Pipelines(make, count)
 
 
 def replaced_and_speaking(
-    pipelines: Pipelines, doomed: Pipeline, streams: Any,
+    pipelines: Pipelines,
+    doomed: Pipeline,
+    streams: Any,
     ready: Callable[[Pipeline], None] = lambda _: None,
-) -> None:  # fmt: skip
+) -> None:
     """Pipeline 1 (`doomed`, failed) is replaced by a fresh one, which (once `ready` returns
     for it) takes one of the next two streams (2 and 3); streams 0, 2 and 3 end."""
     for _ in range(200):

@@ -45,8 +45,10 @@ def test_the_formants_are_kept() -> None:
     its harmonics move up, its spectral envelope (the resonance) stays near 1 kHz; without
     keeping the formants it would move up too (to ~1.4 kHz)."""
     t = np.arange(2 * RATE) / RATE
-    buzz = sum(np.sin(2 * np.pi * 140 * k * t) * np.exp(-(((140 * k - 1000) / 300) ** 2))
-               for k in range(1, 40))  # fmt: skip
+    buzz = sum(
+        np.sin(2 * np.pi * 140 * k * t) * np.exp(-(((140 * k - 1000) / 300) ** 2))
+        for k in range(1, 40)
+    )
     audio = (0.3 * buzz / np.abs(buzz).max()).astype(np.float32)
 
     def centroid(x: np.ndarray) -> float:
@@ -59,8 +61,10 @@ def test_the_formants_are_kept() -> None:
     assert abs(after - before) < 0.15 * before, (before, after)
 
 
-@pytest.mark.parametrize(("raw", "pitch"), [("3", 3), ("+3", 3), ("-2", -2), ("\u22122", -2),
-                                             (" 6 ", 6), ("-6", -6), ("0", 0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "pitch"),
+    [("3", 3), ("+3", 3), ("-2", -2), ("\u22122", -2), (" 6 ", 6), ("-6", -6), ("0", 0)],
+)
 def test_pitches_as_members_type_them(raw: str, pitch: int) -> None:
     assert parse_pitch(raw, "my_pitch") == pitch
     assert SETTINGS["pitch"].parse(raw.replace("\u2212", "-")) == pitch

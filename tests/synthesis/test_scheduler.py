@@ -87,14 +87,23 @@ class FakeStream:
         return self._chunks()
 
 
-def make_scheduler(clock: FakeClock, log: list[str], policy: str = "deadline",
-                   synth_s: float = 0.5, audio_s: float = 2.0,
-                   max_load: float | None = 100.0) -> DeadlineScheduler:  # fmt: skip
+def make_scheduler(
+    clock: FakeClock,
+    log: list[str],
+    policy: str = "deadline",
+    synth_s: float = 0.5,
+    audio_s: float = 2.0,
+    max_load: float | None = 100.0,
+) -> DeadlineScheduler:
     kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
     return kind(
         lambda text, voice: FakeStream(log, clock, text, synth_s, audio_s),
-        clock=clock, ahead_s=3.0, first_audio_budget_s=0.5, low_water_s=1.0, max_load=max_load,
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        first_audio_budget_s=0.5,
+        low_water_s=1.0,
+        max_load=max_load,
+    )
 
 
 def job(clock: FakeClock, key: str, units: int, admitted: bool = False) -> SpeechJob:
@@ -238,8 +247,14 @@ async def test_many_servers_share_fairly_without_starving() -> None:
         await scheduler.close()
 
 
-def text_job(clock: FakeClock, key: str, units: int, chars: int, buffered_s: float = 0.0,
-             admitted: bool = False) -> SpeechJob:  # fmt: skip
+def text_job(
+    clock: FakeClock,
+    key: str,
+    units: int,
+    chars: int,
+    buffered_s: float = 0.0,
+    admitted: bool = False,
+) -> SpeechJob:
     made = SpeechJob(collections.deque(["x" * chars] * units), None, FakeSink(clock), clock(), key)
     made.admitted = admitted
     if buffered_s:
@@ -259,8 +274,10 @@ def test_a_fast_speaking_rate_counts_in_the_batchs_room() -> None:
 
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=capacity,
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        capacity=capacity,
+    )
     first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
     second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
     scheduler.jobs += [first, second]
@@ -286,8 +303,10 @@ async def test_the_words_after_a_sound_keep_their_messages_row() -> None:
     clock = FakeClock()
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: 1,
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        capacity=lambda rate=1.0: 1,
+    )
     before = text_job(clock, "A", 1, 30, admitted=True)  # A's words before its sound
     before.keeps_row = True
     waiting = text_job(clock, "B", 2, 30)  # B asked after A began: it waits for room
@@ -356,8 +375,10 @@ def test_with_a_batch_a_new_request_starts_only_while_a_row_stays_real_time() ->
     capacity = [2]
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: capacity[0],
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        capacity=lambda rate=1.0: capacity[0],
+    )
     first = text_job(clock, "first", 3, 50, buffered_s=1.0, admitted=True)
     second = text_job(clock, "second", 3, 50, buffered_s=1.0, admitted=True)
     scheduler.jobs += [first, second]
@@ -483,8 +504,10 @@ def test_a_spare_lane_takes_only_what_cannot_wait_while_the_worker_is_busy() -> 
     clock = FakeClock()
     scheduler = DeadlineScheduler(
         lambda text, voice: None,  # type: ignore[arg-type,return-value]
-        clock=clock, low_water_s=1.0, spare_lanes=1,
-    )  # fmt: skip
+        clock=clock,
+        low_water_s=1.0,
+        spare_lanes=1,
+    )
     long = text_job(clock, "long", 5, 100, buffered_s=8.0, admitted=True)
     low = text_job(clock, "low", 5, 100, buffered_s=2.0, admitted=True)
     scheduler.jobs += [long, low]
@@ -587,9 +610,11 @@ async def test_live_speech_never_waits_behind_clones(tiny_model: TinyModel) -> N
     settings = engine_settings(tiny_model.config, tiny_model.clip, TTS_WORKERS="1")
     engine = await load_engine(settings, batch=2)
     scheduler = DeadlineScheduler(
-        engine.stream, workers=engine.workers, spare_lanes=engine.spare_lanes,
+        engine.stream,
+        workers=engine.workers,
+        spare_lanes=engine.spare_lanes,
         run_call=engine.call,
-    )  # fmt: skip
+    )
     scheduler.start()
     clip = torch.from_numpy(np.tile(read_file(tiny_model.clip), 2))[None, :]  # 6 s: ~1 s of work
     clone_threads: list[str] = []
@@ -644,8 +669,11 @@ async def test_messages_starting_together_on_an_idle_batch_all_wait_for_a_prebuf
     clock, log = FakeClock(), []
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream(log, clock, text, 0.1, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0: 4, workers=4,
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        capacity=lambda rate=1.0: 4,
+        workers=4,
+    )
     jobs = [
         SpeechJob(collections.deque([f"{key}0"]), None, _PrebufferSink(clock), clock(), key)
         for key in "AB"
@@ -667,8 +695,10 @@ def test_the_speech_services_streams_come_after_discord_and_leave_it_rows() -> N
     clock = FakeClock()
     scheduler = DeadlineScheduler(
         lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
-        clock=clock, ahead_s=3.0, capacity=lambda rate=1.0, extra=0: 3,
-    )  # fmt: skip
+        clock=clock,
+        ahead_s=3.0,
+        capacity=lambda rate=1.0, extra=0: 3,
+    )
     scheduler.choice.reserved_rows = 1
     api = text_job(clock, "api", 3, 50)
     api.source = "api"
@@ -709,8 +739,10 @@ async def test_a_model_call_is_background_work_of_its_own_kind() -> None:
 
     scheduler = DeadlineScheduler(
         lambda text, voice, **o: FakeStream([], clock, text, 0.1, 1.0),
-        clock=clock, run_call=run_call, max_load=100.0,
-    )  # fmt: skip
+        clock=clock,
+        run_call=run_call,
+        max_load=100.0,
+    )
     live = text_job(clock, "live", 1, 30)
     scheduler.submit(live)
     first = asyncio.create_task(scheduler.background_call(call("slow"), (1, 10)))

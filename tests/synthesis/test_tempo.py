@@ -65,8 +65,9 @@ def test_a_whole_clip_and_the_normal_rate() -> None:
         Tempo(2.5)
 
 
-@pytest.mark.parametrize(("raw", "rate"), [("1.5", 1.5), ("0,75", 0.75), ("2x", 2.0),
-                                           ("x0.5", 0.5), (" 1.234 ", 1.23)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "rate"), [("1.5", 1.5), ("0,75", 0.75), ("2x", 2.0), ("x0.5", 0.5), (" 1.234 ", 1.23)]
+)
 def test_rates_as_members_type_them(raw: str, rate: float) -> None:
     assert parse_rate(raw, "my_rate") == rate
     assert SETTINGS["speaking_rate"].parse(raw) == rate

@@ -81,8 +81,9 @@ def test_only_the_offered_languages_are_ever_named() -> None:
     assert LanguageDetection(OFFERED).detect(spanish) in (*OFFERED, None)
     # the detector itself knows only them
     assert {v.language for v in two.build().compute_language_confidence_values(german)} == {
-        Language.ENGLISH, Language.FRENCH
-    }  # fmt: skip
+        Language.ENGLISH,
+        Language.FRENCH,
+    }
 
 
 @pytest.mark.slow

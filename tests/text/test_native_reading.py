@@ -62,9 +62,11 @@ ENGLISH = [
     ("the score was 3-2", "the score was three to two"),
     ("a 2-1 win", "a two to one win"),
     ("won 4-0", "won four to zero"),
-    ("version 2.0 ships 1,250 fixes",
-     "version two point zero ships one thousand two hundred and fifty fixes"),
-]  # fmt: skip
+    (
+        "version 2.0 ships 1,250 fixes",
+        "version two point zero ships one thousand two hundred and fifty fixes",
+    ),
+]
 
 FRENCH = [
     # the number agrees with a feminine noun
@@ -163,10 +165,12 @@ GERMAN = [
     ("Dortmund 2-1 Schalke", "Dortmund zwei zu eins Schalke"),
     ("es steht 2:2", "es steht zwei zu zwei"),
     ("in 2 Stunden", "in zwei Stunden"),
-    ("Ruf an: 0171 1234567",
-     "Ruf an: null eins sieben eins, eins zwei drei vier fünf sechs sieben"),
+    (
+        "Ruf an: 0171 1234567",
+        "Ruf an: null eins sieben eins, eins zwei drei vier fünf sechs sieben",
+    ),
     ("1 h", "eine Stunde"),
-]  # fmt: skip
+]
 
 SPANISH = [
     # the number agrees with the noun
@@ -268,7 +272,7 @@ ITALIAN = [
     ("alle 15:30", "alle quindici e trenta"),
     ("1 h", "un'ora"),
     ("2 ore", "due ore"),
-]  # fmt: skip
+]
 
 PORTUGUESE = [
     # the number agrees with the noun

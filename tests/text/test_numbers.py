@@ -317,8 +317,15 @@ def test_numbers_are_read_as_words_in_the_language(language: str, written: str, 
 
 
 def test_each_language_has_a_table_of_its_own() -> None:
-    assert set(TABLES) == {"english", "french", "german", "spanish", "italian", "portuguese",
-                           "dutch"}  # fmt: skip
+    assert set(TABLES) == {
+        "english",
+        "french",
+        "german",
+        "spanish",
+        "italian",
+        "portuguese",
+        "dutch",
+    }
     assert all(len(table) >= 20 for table in TABLES.values())
 
 
@@ -343,13 +350,16 @@ NAMES = Names(users={1: "Player1"})
         ("**5** stars", "five stars", ReadOptions()),
         ("`15:30`", "fifteen thirty", ReadOptions()),
         ("1️⃣", "keycap one", ReadOptions()),
-        ("am <t:1700000000:D>", "am vierzehnten November zweitausenddreiundzwanzig",
-         ReadOptions(language="german")),  # written "am 14. November 2023", then read
+        (
+            "am <t:1700000000:D>",
+            "am vierzehnten November zweitausenddreiundzwanzig",
+            ReadOptions(language="german"),
+        ),  # written "am 14. November 2023", then read
         ("R2 is here", "R two D two is here", ReadOptions(dictionary={"R2": "R2 D2"})),
         ("2*2=4 at 15:30", "2 times 2 equals 4 at 15:30", ReadOptions(numbers=False)),
         ("5*3=15", "5 times 3 equals 15", ReadOptions(numbers=False)),
     ],
-)  # fmt: skip
+)
 def test_numbers_in_the_reading(text: str, spoken: str, options: ReadOptions) -> None:
     assert speakable(text, NAMES, options) == spoken
 
@@ -373,8 +383,11 @@ def test_a_number_past_the_bound_is_read_digit_by_digit() -> None:
     assert read_numbers(longest + "9", "english") == " ".join(["nine"] * (MAX_DIGITS + 1))
     snowflake = "1200000000000000001"  # an id pasted in chat
     assert read_numbers(snowflake, "german").split() == [
-        "eins", "zwei", *["null"] * 16, "eins",
-    ]  # fmt: skip
+        "eins",
+        "zwei",
+        *["null"] * 16,
+        "eins",
+    ]
     assert read_numbers("0." + "3" * 40, "english").count("three") == 40
 
 

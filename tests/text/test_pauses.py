@@ -26,8 +26,7 @@ ON = ReadOptions(pauses=True, max_length=2_000)
 
 
 def parts(text: str, options: ReadOptions = ON) -> list[object]:
-    return list(sound_parts(announce(MessageFacts(content=text), Names(), options,
-                                     say_name=False)))  # fmt: skip
+    return list(sound_parts(announce(MessageFacts(content=text), Names(), options, say_name=False)))
 
 
 @pytest.mark.parametrize(
@@ -44,11 +43,13 @@ def parts(text: str, options: ReadOptions = ON) -> list[object]:
         ("first line\n\nsecond line", ["first line.", Pause(0.7), "second line"]),
         ("first line\n\n\n- a list", ["first line.", Pause(0.7), "a list"]),
         ("the end...", ["the end..."]),  # nothing after it: no pause
-        ("I have 3 cats [pause 2s] and 2 dogs",
-         ["I have three cats", Pause(2.0), "and two dogs"]),  # a pause's digits are no number
+        (
+            "I have 3 cats [pause 2s] and 2 dogs",
+            ["I have three cats", Pause(2.0), "and two dogs"],
+        ),  # a pause's digits are no number
         ("[pause] first", [Pause(1.0), "first"]),
     ],
-)  # fmt: skip
+)
 def test_pauses_are_parts_of_the_line(text: str, expected: list[object]) -> None:
     assert parts(text) == expected
 
@@ -67,16 +68,19 @@ def test_pauses_are_bounded_in_number_and_leave_sounds_alone() -> None:
     assert without_sounds(line).split() == ["a"] * 50
     assert sound_keys(line) == []  # no dictionary sound to fetch
     marked = ReadOptions(pauses=True, sounds=frozenset({"boom"}))
-    line = announce(MessageFacts(content="[pause] a [pause] boom"), Names(), marked,
-                    say_name=False)  # fmt: skip
+    line = announce(MessageFacts(content="[pause] a [pause] boom"), Names(), marked, say_name=False)
     assert sound_keys(line) == ["boom"]
     assert sound_parts(line, {"boom"}) == [Pause(1.0), "a", Pause(1.0), Sound("boom")]
 
 
 def test_a_pause_cut_by_the_length_limit_says_nothing() -> None:
     short = ReadOptions(pauses=True, max_length=20)
-    line = announce(MessageFacts(content="abcdefghijklmnop [pause 2s] more words here"),
-                    Names(), short, say_name=False)  # fmt: skip
+    line = announce(
+        MessageFacts(content="abcdefghijklmnop [pause 2s] more words here"),
+        Names(),
+        short,
+        say_name=False,
+    )
     for part in sound_parts(line):
         assert isinstance(part, Pause) or "pause" not in part
 

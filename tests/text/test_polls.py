@@ -29,8 +29,11 @@ def asked(question: str, *answers: str, **facts: object) -> MessageFacts:
 
 
 def ended(question: str, total: int, winner: str | None = None, votes: int = 0) -> dict:
-    fields = {"poll_question_text": question, "total_votes": str(total),
-              "victor_answer_votes": str(votes)}  # fmt: skip
+    fields = {
+        "poll_question_text": question,
+        "total_votes": str(total),
+        "victor_answer_votes": str(votes),
+    }
     if winner is not None:
         fields |= {"victor_answer_id": "1", "victor_answer_text": winner}
     return fields
@@ -38,15 +41,17 @@ def ended(question: str, total: int, winner: str | None = None, votes: int = 0) 
 
 # ---- a poll ------------------------------------------------------------------------------------
 def test_a_poll_is_read_with_its_question_and_options() -> None:
-    named, unnamed = announce_both(asked("Pizza or pasta?", "pizza", "pasta", "tacos"), Names(),
-                                   ReadOptions())  # fmt: skip
+    named, unnamed = announce_both(
+        asked("Pizza or pasta?", "pizza", "pasta", "tacos"), Names(), ReadOptions()
+    )
     assert named == "Alice asks: Pizza or pasta? Options: pizza, pasta, or tacos"
     assert unnamed == "a poll: Pizza or pasta? Options: pizza, pasta, or tacos"
 
 
 def test_a_poll_in_french() -> None:
-    named, unnamed = announce_both(asked("Pizza ou pâtes ?", "pizza", "pâtes", "tacos"), Names(),
-                                   FRENCH)  # fmt: skip
+    named, unnamed = announce_both(
+        asked("Pizza ou pâtes ?", "pizza", "pâtes", "tacos"), Names(), FRENCH
+    )
     assert named == "Alice demande : Pizza ou pâtes ? Choix : pizza, pâtes ou tacos"
     assert unnamed == "un sondage : Pizza ou pâtes ? Choix : pizza, pâtes ou tacos"
 
@@ -57,7 +62,8 @@ def test_two_options_one_option_and_a_question_without_its_mark() -> None:
     one = announce_both(asked("Tea?", "yes"), Names(), FRENCH)[0]
     assert one == "Alice demande : Tea? Choix : yes"
     assert announce_both(asked("Prêts ?", "oui", "non"), Names(), FRENCH)[0] == (
-        "Alice demande : Prêts ? Choix : oui ou non")  # fmt: skip
+        "Alice demande : Prêts ? Choix : oui ou non"
+    )
 
 
 def test_the_message_text_follows_the_poll_and_its_author_is_named_once() -> None:
@@ -78,8 +84,9 @@ def test_a_poll_is_read_under_the_reading_rules() -> None:
 
 
 def test_a_poll_is_cut_to_the_length_limit() -> None:
-    named = announce_both(asked("Which?", *(f"option {n}" for n in "abcdefghij")), Names(),
-                          ReadOptions(max_length=60))[0]  # fmt: skip
+    named = announce_both(
+        asked("Which?", *(f"option {n}" for n in "abcdefghij")), Names(), ReadOptions(max_length=60)
+    )[0]
     assert len(named) <= 60 and named.endswith("and so on")
     assert named.startswith("Alice asks: Which? Options: option a")
 
@@ -90,8 +97,9 @@ def test_a_poll_is_bounded_as_discord_bounds_it() -> None:
     assert len(poll.question) == MAX_POLL_QUESTION
     assert len(poll.answers) == MAX_POLL_ANSWERS
     assert {len(a) for a in poll.answers} == {MAX_POLL_ANSWER}
-    named = announce_both(MessageFacts(author="Alice", poll=poll), Names(),
-                          ReadOptions(max_length=100_000))[0]  # fmt: skip
+    named = announce_both(
+        MessageFacts(author="Alice", poll=poll), Names(), ReadOptions(max_length=100_000)
+    )[0]
     assert named.count("why") == MAX_POLL_QUESTION // len("why ")
 
 
@@ -102,7 +110,8 @@ def test_an_answer_with_only_an_emoji_says_the_emoji() -> None:
     assert poll_answer_text(None, None, None) == ""
     facts = asked("Lunch?", poll_answer_text("", "party", 1), poll_answer_text("", "🍕", None))
     assert announce_both(facts, Names(), ReadOptions())[0] == (
-        "Alice asks: Lunch? Options: emoji party or pizza")  # fmt: skip
+        "Alice asks: Lunch? Options: emoji party or pizza"
+    )
 
 
 def test_a_poll_with_nothing_to_read_leaves_the_message_as_it_is() -> None:
@@ -114,9 +123,11 @@ def test_a_poll_with_nothing_to_read_leaves_the_message_as_it_is() -> None:
 def test_a_winner_in_english_and_french() -> None:
     outcome = poll_outcome(ended("Pizza or pasta?", 5, "pizza", 3))
     assert poll_result_line(outcome, Names(), ReadOptions()) == (
-        "The poll “Pizza or pasta?” ended: pizza won with three votes")  # fmt: skip
+        "The poll “Pizza or pasta?” ended: pizza won with three votes"
+    )
     assert poll_result_line(outcome, Names(), FRENCH) == (
-        "Le sondage « Pizza or pasta? » est terminé : pizza l'emporte avec trois voix")  # fmt: skip
+        "Le sondage « Pizza or pasta? » est terminé : pizza l'emporte avec trois voix"
+    )
     one = poll_outcome(ended("Tea?", 1, "yes", 1))
     assert poll_result_line(one, Names(), ReadOptions()).endswith("yes won with one vote")
     assert poll_result_line(one, Names(), FRENCH).endswith("yes l'emporte avec une voix")
@@ -131,20 +142,24 @@ def test_a_tie_and_no_votes() -> None:
     assert tie.winner is None
     assert poll_result_line(tie, Names(), ReadOptions()) == "The poll “Tea?” ended in a tie"
     assert poll_result_line(tie, Names(), FRENCH) == (
-        "Le sondage « Tea? » s'est terminé sur une égalité")  # fmt: skip
+        "Le sondage « Tea? » s'est terminé sur une égalité"
+    )
     none = poll_outcome(ended("Tea?", 0))
-    assert poll_result_line(none, Names(), ReadOptions()) == (
-        "The poll “Tea?” ended with no votes")  # fmt: skip
+    assert poll_result_line(none, Names(), ReadOptions()) == ("The poll “Tea?” ended with no votes")
     assert poll_result_line(none, Names(), FRENCH) == (
-        "Le sondage « Tea? » s'est terminé sans aucun vote")  # fmt: skip
+        "Le sondage « Tea? » s'est terminé sans aucun vote"
+    )
 
 
 def test_a_result_is_read_under_the_rules_and_bounded() -> None:
     fields = ended("Best 🎉?", 2, "Sat", 2) | {"victor_answer_votes": "9" * 40}
     outcome = poll_outcome(fields)
     assert outcome.winner_votes == 0  # not a count: past any vote a poll can have
-    line = poll_result_line(poll_outcome(ended("Best 🎉?", 2, "Sat", 2)), Names(),
-                            ReadOptions(dictionary={"Sat": "Saturday"}))  # fmt: skip
+    line = poll_result_line(
+        poll_outcome(ended("Best 🎉?", 2, "Sat", 2)),
+        Names(),
+        ReadOptions(dictionary={"Sat": "Saturday"}),
+    )
     assert line == "The poll “Best party popper ?” ended: Saturday won with two votes"
     huge = poll_outcome(ended("why " * 1_000, 1, "y" * 1_000, 1))
     assert len(huge.question) == MAX_POLL_QUESTION and len(huge.winner or "") == MAX_POLL_ANSWER
@@ -156,16 +171,22 @@ def test_a_winner_with_only_an_emoji() -> None:
     line = poll_result_line(poll_outcome(fields), Names(), ReadOptions())
     assert line == "The poll “Lunch?” ended: pizza won with three votes"
     custom = ended("Lunch?", 3, "", 3) | {
-        "victor_answer_emoji_id": "42", "victor_answer_emoji_name": "tacos",
+        "victor_answer_emoji_id": "42",
+        "victor_answer_emoji_name": "tacos",
         "victor_answer_emoji_animated": "false",
-    }  # fmt: skip
+    }
     assert poll_result_line(poll_outcome(custom), Names(), ReadOptions()).endswith(
-        "emoji tacos won with three votes")  # fmt: skip
+        "emoji tacos won with three votes"
+    )
 
 
 def test_a_result_without_a_question_to_read_is_not_read() -> None:
-    assert poll_result_line(poll_outcome(ended("🎉", 1, "x", 1)), Names(),
-                            ReadOptions(skip_emoji=True)) == ""  # fmt: skip
+    assert (
+        poll_result_line(
+            poll_outcome(ended("🎉", 1, "x", 1)), Names(), ReadOptions(skip_emoji=True)
+        )
+        == ""
+    )
 
 
 # ---- every language ----------------------------------------------------------------------------
@@ -183,5 +204,4 @@ def test_each_language_says_a_poll_and_its_end(language: str) -> None:
     assert tie == book.poll_tie.format(question="Q?")
     none = poll_result_line(poll_outcome(ended("Q?", 0)), Names(), options)
     assert none == book.poll_no_votes.format(question="Q?")
-    assert "{" not in named + unnamed + won + tie + none and not any(
-        c.isdigit() for c in won)  # fmt: skip
+    assert "{" not in named + unnamed + won + tie + none and not any(c.isdigit() for c in won)

@@ -69,15 +69,19 @@ MARKERS_KEEP_WORDS_WHOLE = [
 
 @pytest.mark.parametrize(
     ("text", "spoken"),
-    NUMBERS_NEVER_CHANGE + SYMBOLS_ARE_SAID + NEW_EMOJI_ARE_NAMED + EMOJI_RUNS_ARE_CUT
+    NUMBERS_NEVER_CHANGE
+    + SYMBOLS_ARE_SAID
+    + NEW_EMOJI_ARE_NAMED
+    + EMOJI_RUNS_ARE_CUT
     + MARKERS_KEEP_WORDS_WHOLE,
-)  # fmt: skip
+)
 def test_reading(text: str, spoken: str) -> None:
     assert speakable(text, NAMES, DIGITS) == spoken
 
 
-DICTIONARY = ReadOptions(dictionary={"my_var": "my variable", "🔥": "lit", "Blaze": "Blaise",
-                                     "NY": "New York"})  # fmt: skip
+DICTIONARY = ReadOptions(
+    dictionary={"my_var": "my variable", "🔥": "lit", "Blaze": "Blaise", "NY": "New York"}
+)
 
 
 @pytest.mark.parametrize(
@@ -135,9 +139,13 @@ def test_punctuation_only_with_an_attachment_still_says_what_was_sent() -> None:
 
 @pytest.mark.parametrize(
     ("name", "most"),
-    [("🔥" * 30, MAX_SPOKEN_NAME), ("Alexandria " * 10, MAX_SPOKEN_NAME),
-     ("x" * 200, MAX_SPOKEN_NAME), ("Bob", 3)],
-)  # fmt: skip
+    [
+        ("🔥" * 30, MAX_SPOKEN_NAME),
+        ("Alexandria " * 10, MAX_SPOKEN_NAME),
+        ("x" * 200, MAX_SPOKEN_NAME),
+        ("Bob", 3),
+    ],
+)
 def test_a_spoken_name_is_cut_to_a_few_dozen_characters(name: str, most: int) -> None:
     """A nickname of 30 emoji was read as a 703-character join notice, each minute."""
     options = ReadOptions(max_length=100)

@@ -23,8 +23,9 @@ from bot.text.words import (
 BOOM = ReadOptions(sounds=frozenset({"Boom"}), dictionary={"lol": "laughing"})
 
 
-def parts(text: str, options: ReadOptions = BOOM, playable: frozenset[str] = frozenset({"boom"})
-          ) -> list[str | Sound]:  # fmt: skip
+def parts(
+    text: str, options: ReadOptions = BOOM, playable: frozenset[str] = frozenset({"boom"})
+) -> list[str | Sound]:
     return sound_parts(speakable(text, Names(), options), playable)
 
 

@@ -228,8 +228,12 @@ def _render_seconds(text: str) -> float:
     best = float("inf")
     for _ in range(3):
         started = time.perf_counter()
-        announce(MessageFacts(content=text, author="Bob"), NAMES, ReadOptions(max_length=2000),
-                 say_name=True)  # fmt: skip
+        announce(
+            MessageFacts(content=text, author="Bob"),
+            NAMES,
+            ReadOptions(max_length=2000),
+            say_name=True,
+        )
         best = min(best, time.perf_counter() - started)
     return best
 

@@ -21,28 +21,56 @@ STYLES = [
     ("english", "UTC", "T", "ten thirteen p.m. UTC"),
     ("english", "UTC", "d", "the fourteenth of November twenty twenty-three"),
     ("english", "UTC", "D", "the fourteenth of November twenty twenty-three"),
-    ("english", "UTC", "f",
-     "the fourteenth of November twenty twenty-three at ten thirteen p.m. UTC"),
-    ("english", "UTC", "F",
-     "Tuesday, the fourteenth of November twenty twenty-three at ten thirteen p.m. UTC"),
+    (
+        "english",
+        "UTC",
+        "f",
+        "the fourteenth of November twenty twenty-three at ten thirteen p.m. UTC",
+    ),
+    (
+        "english",
+        "UTC",
+        "F",
+        "Tuesday, the fourteenth of November twenty twenty-three at ten thirteen p.m. UTC",
+    ),
     # the server's own zone: the hour (and the day) move, the zone goes unsaid
     ("english", "Asia/Tokyo", "t", "seven thirteen a.m."),
     ("english", "Asia/Tokyo", "D", "the fifteenth of November twenty twenty-three"),
-    ("english", "America/New_York", "f",
-     "the fourteenth of November twenty twenty-three at five thirteen p.m."),
+    (
+        "english",
+        "America/New_York",
+        "f",
+        "the fourteenth of November twenty twenty-three at five thirteen p.m.",
+    ),
     ("french", "Europe/Paris", "t", "vingt-trois heures treize"),
-    ("french", "Europe/Paris", "F",
-     "mardi, quatorze novembre deux mille vingt-trois à vingt-trois heures treize"),
+    (
+        "french",
+        "Europe/Paris",
+        "F",
+        "mardi, quatorze novembre deux mille vingt-trois à vingt-trois heures treize",
+    ),
     ("german", "Europe/Berlin", "D", "vierzehnter November zweitausenddreiundzwanzig"),
-    ("german", "Europe/Berlin", "f",
-     "vierzehnter November zweitausenddreiundzwanzig um dreiundzwanzig Uhr dreizehn"),
+    (
+        "german",
+        "Europe/Berlin",
+        "f",
+        "vierzehnter November zweitausenddreiundzwanzig um dreiundzwanzig Uhr dreizehn",
+    ),
     ("spanish", "UTC", "t", "veintidós y trece UTC"),
-    ("italian", "Europe/Rome", "F",
-     "martedì, quattordici novembre duemilaventitré alle ventitré e tredici"),
-    ("portuguese", "America/Sao_Paulo", "f",
-     "catorze de novembro de dois mil e vinte e três às dezenove e treze"),
+    (
+        "italian",
+        "Europe/Rome",
+        "F",
+        "martedì, quattordici novembre duemilaventitré alle ventitré e tredici",
+    ),
+    (
+        "portuguese",
+        "America/Sao_Paulo",
+        "f",
+        "catorze de novembro de dois mil e vinte e três às dezenove e treze",
+    ),
     ("dutch", "Europe/Amsterdam", "T", "drieëntwintig uur dertien"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("language", "zone", "style", "said"), STYLES)
@@ -84,9 +112,13 @@ def test_r_is_relative_to_now(language: str, offset: timedelta, said: str) -> No
 
 @pytest.mark.parametrize(
     ("language", "hours", "said"),
-    [("english", 3, "in three hours"), ("english", -50, "two days ago"),
-     ("french", 1, "dans une heure"), ("german", -26, "vor einem Tag")],
-)  # fmt: skip
+    [
+        ("english", 3, "in three hours"),
+        ("english", -50, "two days ago"),
+        ("french", 1, "dans une heure"),
+        ("german", -26, "vor einem Tag"),
+    ],
+)
 def test_r_in_a_message_is_read_from_the_present(language: str, hours: int, said: str) -> None:
     seconds = int(time.time()) + hours * 3600 + (30 if hours > 0 else -30)
     options = ReadOptions(language=language)
