@@ -18,8 +18,8 @@ scripts/bootstrap.sh --test
 .venv/bin/mypy
 
 # Bytecode is written (__pycache__, ignored by git and the image's build): with it, pytest's
-# rewritten test modules are not rewritten again by each of the run's later processes (their
-# collection 1.1 s instead of 3.5 s; 2026-12-03), whatever the environment says
+# rewritten test modules are not rewritten again by each of the run's later processes,
+# whatever the environment says
 unset PYTHONDONTWRITEBYTECODE
 
 # pytest's exit code 5 (no tests collected) is a failure here
@@ -37,8 +37,7 @@ if [[ $# -eq 0 ]]; then
   failed=0
   # First the `timing` tests that load both cores by design, with nothing beside them
   # (tests/tiers.py): on a host not yet warm from minutes of load, and their collection writes
-  # the rewritten test modules every later process reads (the six workers' collection then
-  # takes 2.4 CPU-s less each)
+  # the rewritten test modules every later process reads
   pytest -m "timing and alone" || failed=1
 
   image_tmp="$(mktemp -d)"
@@ -57,9 +56,9 @@ if [[ $# -eq 0 ]]; then
   # The `timing` tests in one process, and beside them the image tests at the lowest CPU
   # priority (nice 19, inherited by podman, the builds and the containers): the timing tests
   # use about half a core, mostly waiting on speech played in real time, and the image tests
-  # take the rest without delaying them (the heal's silence measured 2.41-2.43 s alone, 2.44 s
-  # beside them; 2026-12-03). Beside the six workers instead, the image tests were the longest
-  # part of a run that was CPU-bound (docs/performance.md, "The image and the tests").
+  # take the rest without delaying them; beside the six workers instead, the image tests were
+  # the longest part of a run that was CPU-bound (docs/performance.md, "The image and the
+  # tests", has the figures).
   # Two image processes (podman's restart of a crashed container did not happen under an xdist
   # worker, CONTRIBUTING.md): the PostgreSQL stand-in's build in one, the bot's image (one
   # build, shared by its tests) in the other, each on container storage and a temporary folder
@@ -88,7 +87,7 @@ if [[ $# -eq 0 ]]; then
   cat "$image_tmp/shards.log" "$image_tmp/image.log"
   exit $failed
 elif [[ "$1" == "--fast" ]]; then
-  # two workers: in one process the tier took 82 s on our 2 cores (2026-12-03), in two 50 s
+  # two workers: the tier is CPU-bound, and our machines have 2 cores
   pytest -n 2 --dist worksteal -m "unit and not slow" "${@:2}"
 else
   pytest "$@"
