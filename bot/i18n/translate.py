@@ -1,7 +1,7 @@
 """Text that can be said again in the member's language: `tr("…")` keeps its English template
 and values; `localize` says it in a locale's language where its gettext catalogue has a
-translation. Locales are discord.py's `Locale` or their codes ("fr"): this module does not
-import discord.
+translation. Locales are discord.py's `Locale` or their codes ("fr"): discord.py is not
+imported here.
 
 The catalogues are `locale/<code>/LC_MESSAGES/pocketvoice.po` beside this module, kept in step
 with the code by Babel (`scripts/translations.py`). They are read at start and compiled in
