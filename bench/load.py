@@ -56,10 +56,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.fifo import FifoScheduler, FifoSpeaker
+from bench.paced_engine import PacedEngine
 from bench.probe import Probe, ProbeEstimate, probe_text
 from bot.core.config import load_config
 from bot.playback.speakers import GuildSpeaker, Utterance
@@ -111,8 +113,13 @@ class RunResult:
 
 def tree_cpu() -> float:
     """CPU seconds of this process and its worker processes (pipelines run as processes)."""
+    return time.process_time() + workers_cpu()
+
+
+def workers_cpu() -> float:
+    """CPU seconds of this process's worker processes (pipelines run as processes)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = time.process_time()
+    total = 0.0
     for child in multiprocessing.active_children():
         try:
             fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -143,6 +150,8 @@ def thread_cpu() -> dict[str, float]:
             if name == "MainThread"
             else "players"
             if name.endswith("(run)")
+            else "stand-in"  # bench/paced_engine.py's threads: the model's place, not the bot
+            if name.startswith("paced-")
             else "other"
         )
         roles[role] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
@@ -228,6 +237,7 @@ async def run_load(
     if counts is not None:
         counts.take()
     threads0 = thread_cpu()
+    workers0 = workers_cpu()
     cpu0, wall0 = tree_cpu(), time.monotonic()
     for i, (at, k) in enumerate(arrivals):
         await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
@@ -243,6 +253,8 @@ async def run_load(
     total = tree_cpu() - cpu0
     cpu = total / wall
     threads = {role: s - threads0.get(role, 0.0) for role, s in thread_cpu().items()}
+    if multiprocessing.active_children():  # the pipelines' processes: their model work
+        threads["workers"] = workers_cpu() - workers0
     threads["players"] = total - sum(s for role, s in threads.items() if role != "players")
     work = counts.take() if counts is not None else {}
     unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
@@ -344,6 +356,8 @@ def breakdown(run: RunResult, frame_s: float) -> str:
         f"{role} {seconds / audio_s:.3f}" for role, seconds in sorted(run.threads.items())
     )
     line = f"    CPU-s per audio s by thread: {roles}"
+    if run.wall:  # one thread: its ceiling is one core
+        line += f"; the event loop's thread busy {run.threads.get('loop', 0.0) / run.wall:.0%}"
     w = run.work
     if w.get("steps"):
         made_s = w["row_steps"] * frame_s
@@ -400,6 +414,37 @@ def show(value: object, width: int, fmt: str) -> str:
     return f"{value:>{width}{fmt}}"
 
 
+async def run_engine(
+    args: argparse.Namespace,
+    engine: Any,
+    kind: str,
+    counts: BatchCounts | None,
+    probe: Probe | None,
+    served: dict[str, int],
+) -> None:
+    """Every K and policy on one engine: a line each (and its breakdown); `served` gets the
+    largest K with no underrun and nothing left waiting."""
+    for k in args.ks:
+        for policy in args.policies:
+            run = await run_load(engine, k, args.seconds, policy, k, args.traffic, counts)
+            figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
+            print(
+                " ".join(show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS),
+                flush=True,
+            )
+            if args.breakdown:
+                print(breakdown(run, counts.frame_s if counts else 0.08), flush=True)
+            if args.breakdown and probe is not None:
+                rows, slots = probe_rows(run)
+                estimate, beside = [
+                    await asyncio.to_thread(probe.at, rows, args.probe_frames, slots, side_by_side)
+                    for side_by_side in (False, True)
+                ]
+                print(against_probe(run, estimate, beside), flush=True)
+            if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
+                served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
@@ -438,10 +483,12 @@ async def main() -> None:
         "--engines",
         nargs="+",
         default=["batched", "forced", "stream"],
-        choices=["batched", "forced", "stream"],
+        choices=["batched", "forced", "stream", "paced"],
         help="batched: the bot's engine (batch size chosen from the costs measured at start); "
         "forced: batches of up to TTS_BATCH's default whatever the costs; stream: TTS_BATCH=1, "
-        "one stream per thread (the engine before batching, the baseline)",
+        "one stream per thread (the engine before batching, the baseline); paced: no model, "
+        "frames at its pace from --pipelines threads of --batch rows (bench/paced_engine.py): "
+        "what the bot's own process spends per server",
     )
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
@@ -464,6 +511,12 @@ async def main() -> None:
             print(" ".join(f"{title:>{width}}" for title, _, width, _ in COLUMNS))
             served: dict[str, int] = {}
             for kind in args.engines:
+                if kind == "paced":  # the bot's own process, no model: see bench/paced_engine.py
+                    count = int(pipelines or 1)
+                    paced = PacedEngine(count, args.batch or 12, args.words_per_second)
+                    await run_engine(args, paced, f"paced{paced.rows}x{count}", None, None, served)
+                    await paced.close()
+                    continue
                 env = {
                     "TTS_CONFIG": str(config),
                     "DEFAULT_VOICE": str(clip),
@@ -493,34 +546,7 @@ async def main() -> None:
                 probe = None
                 if args.breakdown:  # the engine's own model, idle between the runs
                     probe = await asyncio.to_thread(Probe, engine.model, clip, probe_text(20))
-                for k in args.ks:
-                    for policy in args.policies:
-                        run = await run_load(
-                            engine, k, args.seconds, policy, k, args.traffic, counts
-                        )
-                        figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
-                        print(
-                            " ".join(
-                                show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS
-                            ),
-                            flush=True,
-                        )
-                        if args.breakdown:
-                            print(breakdown(run, counts.frame_s), flush=True)  # type: ignore[union-attr]
-                            rows, slots = probe_rows(run)
-                            estimate, beside = [
-                                await asyncio.to_thread(
-                                    probe.at,  # type: ignore[union-attr]
-                                    rows,
-                                    args.probe_frames,
-                                    slots,
-                                    side_by_side,
-                                )
-                                for side_by_side in (False, True)
-                            ]
-                            print(against_probe(run, estimate, beside), flush=True)
-                        if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
-                            served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
+                await run_engine(args, engine, kind, counts, probe, served)
                 await engine.close()
             print(f"largest K with no underrun and nothing left waiting: {served}")
 
