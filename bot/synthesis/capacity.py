@@ -50,6 +50,10 @@ LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up
 COLD_ROWS = 2
 RAMP = 1.5  # how far past the largest size seen live a guess may go (2 -> 3 -> 5 -> 8 -> 12)
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
+# How long the figures' medians are reused while no live figure arrives: only staleness
+# (STALE_S) changes them meanwhile. The scheduler asks for the capacity every time it wakes,
+# for every pipeline: computed afresh each time, it kept the event loop's thread busy.
+FIGURES_S = 1.0
 # Before live figures: how much slower each thread ran beside the other than alone.
 SIDE_BY_SIDE = {"lm": 1.25, "decode": 1.05}
 
@@ -146,9 +150,11 @@ class Live:
         self._listener = listener
         self._samples: dict[int, collections.deque[float]] = {}
         self._when: dict[int, float] = {}
+        self.version = 0  # figures added so far: what was computed from them is still good
 
     def add(self, rows: int, seconds: float) -> None:
         with self._lock:
+            self.version += 1
             now = self._clock()
             samples = self._samples.get(rows)
             if samples is None or now - self._when[rows] > STALE_S:  # stale: start over
@@ -181,6 +187,22 @@ class Live:
             return slow_step(list(samples)) if slow else statistics.median(samples)
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """The live figures at one moment, as the estimates read them: each size's typical LM
+    step and decode, the prefill per row and step, and how much slower the live steps run than
+    the start-up table's (`StepCosts._scale`)."""
+
+    steps: dict[int, float]
+    decodes: dict[int, float]
+    prefill_per_row: float
+    lm_scale: float
+    decode_scale: float
+    versions: tuple[int, int, int]
+    at: float
+    capacities: dict[tuple[float, int], int]  # (rate, extra) -> rows, as asked
+
+
 class StepCosts:
     """The batch's costs by row count: the start-up table, corrected by live figures."""
 
@@ -209,7 +231,9 @@ class StepCosts:
         # prompts prefilled on the LM's thread, per row and step: each row needs one per unit
         self._prefill_s = 0.0
         self._row_steps = 0.0
+        self._prefills = 0  # prefills added: a version, as `Live.version`
         self._lock = threading.Lock()
+        self._figures: _Figures | None = None
 
     def add_step(self, rows: int, seconds: float) -> None:
         self.steps.add(rows, seconds)
@@ -219,6 +243,7 @@ class StepCosts:
 
     def add_prefill(self, seconds: float) -> None:
         with self._lock:
+            self._prefills += 1
             self._prefill_s += seconds
         if self._listener is not None:
             self._listener("prefill", 0, seconds)
@@ -268,10 +293,31 @@ class StepCosts:
         cheapest = min(cost.values())
         return min(n for n in sizes if cost[n] <= 1.03 * cheapest)
 
-    def _scale(self, live: Live, table: dict[int, float], prior: float) -> float:
-        """How much slower the live figures run than the start-up ones, at the largest size
-        seen live (`prior` before any, on two cores or more)."""
-        seen = live.seen()
+    def figures(self) -> _Figures:
+        """The live figures now: computed again once a figure was added or `FIGURES_S` after
+        the last time (read from any thread: the newest is kept, an older one still holds)."""
+        versions = (self.steps.version, self.decodes.version, self._prefills)
+        now = time.monotonic()
+        figures = self._figures
+        if figures is not None and figures.versions == versions and now - figures.at < FIGURES_S:
+            return figures
+        steps, decodes = self.steps.seen(), self.decodes.seen()
+        figures = _Figures(
+            steps,
+            decodes,
+            self.prefill_per_row(),
+            self._scale(steps, self._lm, SIDE_BY_SIDE["lm"]),
+            self._scale(decodes, self._decode, SIDE_BY_SIDE["decode"]),
+            versions,
+            now,
+            {},
+        )
+        self._figures = figures
+        return figures
+
+    def _scale(self, seen: dict[int, float], table: dict[int, float], prior: float) -> float:
+        """How much slower the live figures (`seen`) run than the start-up ones, at the
+        largest size seen live (`prior` before any, on two cores or more)."""
         if not table:
             return 1.0
         if not seen:
@@ -280,34 +326,38 @@ class StepCosts:
         guess = self._interpolate(table, rows)
         return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def _lm_estimate(self, rows: int) -> float:
+    def _lm_estimate(self, rows: int, figures: _Figures) -> float:
         """Seconds of the LM's thread per step with `rows` live rows: its step, and the
         prompts' prefills between steps."""
-        lm = self.steps.get(rows)
+        lm = figures.steps.get(rows)
         if lm is None:
-            lm = self._interpolate(self._lm, self.padded(rows)) * self._scale(
-                self.steps, self._lm, SIDE_BY_SIDE["lm"]
-            )
-        return lm + rows * self.prefill_per_row()
+            lm = self._interpolate(self._lm, self.padded(rows)) * figures.lm_scale
+        return lm + rows * figures.prefill_per_row
 
-    def _decode_estimate(self, rows: int) -> float:
+    def _decode_estimate(self, rows: int, figures: _Figures) -> float:
         """Seconds of one decode of `rows` rows, on either thread."""
-        decode = self.decodes.get(rows)
+        decode = figures.decodes.get(rows)
         if decode is None:
-            decode = self._interpolate(self._decode, rows) * self._scale(
-                self.decodes, self._decode, SIDE_BY_SIDE["decode"]
-            )
+            decode = self._interpolate(self._decode, rows) * figures.decode_scale
         return decode
 
     def split(self, rows: int) -> tuple[float, int]:
         """(seconds per step, rows to decode on the LM's thread) for `rows` live rows: the
         least CPU whose period stays within `SPLIT_BUDGET` of the frame."""
-        budget = SPLIT_BUDGET * self.frame_s
-        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores, budget)
+        figures = self.figures()
+        return best_split(
+            self._lm_estimate(rows, figures),
+            functools.partial(self._decode_estimate, figures=figures),
+            rows,
+            self.cores,
+            SPLIT_BUDGET * self.frame_s,
+        )
 
-    def estimate(self, rows: int) -> float:
+    def estimate(self, rows: int, figures: _Figures | None = None) -> float:
         """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
-        return best_split(self._lm_estimate(rows), self._decode_estimate, rows, self.cores)[0]
+        figures = figures or self.figures()
+        decode = functools.partial(self._decode_estimate, figures=figures)
+        return best_split(self._lm_estimate(rows, figures), decode, rows, self.cores)[0]
 
     def capacity(self, rate: float = 1.0, extra: int = 0) -> int:
         """The most rows that all get their frames in real time when the fastest of them
@@ -317,14 +367,19 @@ class StepCosts:
         that does not fit ends the search (more rows never cost less); at most `RAMP` times the
         largest size seen live (`COLD_ROWS` before any), plus `extra`: rows kept free (for
         Discord, beside the speech service), which the batch never runs until they are used."""
-        seen = self.steps.seen()
+        figures = self.figures()
+        known = figures.capacities.get((rate, extra))
+        if known is not None:
+            return known
+        seen = figures.steps
         largest = (math.ceil(RAMP * max(seen)) if seen else COLD_ROWS) + extra
         frame = self.frame_s / max(1.0, rate)
         fitting = 1
         for rows in range(2, min(self.max_rows, largest) + 1):
-            if self.estimate(rows) > MARGIN * frame:
+            if self.estimate(rows, figures) > MARGIN * frame:
                 break
             fitting = rows
+        figures.capacities[(rate, extra)] = fitting
         return fitting
 
     def live(self) -> str:

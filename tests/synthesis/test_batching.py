@@ -416,6 +416,24 @@ def test_the_slow_step_leaves_out_the_slowest_five_percent_at_least_one() -> Non
     assert live.get(4) == pytest.approx(0.050) and live.get(4, slow=True) == pytest.approx(0.085)
 
 
+def test_the_capacity_is_worked_out_once_per_live_figure() -> None:
+    """The scheduler asks every pipeline's capacity each time it wakes: the medians behind it
+    are taken again only when a figure arrives, and each answer is kept until then."""
+    startup = [BatchCost(n, 0.010 + 0.005 * n, 0.008 * n) for n in range(1, 9)]
+    costs = StepCosts(startup, max_rows=8, frame_s=0.072 / MARGIN, cores=2)
+    fill(costs.steps, 2, 0.050)
+    fill(costs.decodes, 2, 0.020)
+    taken = []
+    seen = costs.steps.seen
+    costs.steps.seen = lambda: taken.append(1) or seen()  # type: ignore[method-assign]
+    answers = {costs.capacity() for _ in range(100)} | {costs.capacity(2.0) for _ in range(100)}
+    assert answers == {3, 1} and len(taken) == 1
+    costs.steps.add(2, 0.500)  # a new figure: worked out again, once
+    assert costs.capacity() == 3 and costs.capacity() == 3 and len(taken) == 2
+    fill(costs.steps, 2, 0.500, count=Live.WINDOW)  # far slower now: the answer follows
+    assert costs.capacity() == 1
+
+
 def test_live_figures_go_stale_and_the_prefills_count() -> None:
     now = [0.0]
     live = Live(clock=lambda: now[0])
