@@ -353,7 +353,7 @@ def breakdown(run: RunResult, frame_s: float) -> str:
     if not audio_s:
         return "    (no audio)"
     roles = " ".join(
-        f"{role} {seconds / audio_s:.3f}" for role, seconds in sorted(run.threads.items())
+        f"{role} {seconds / audio_s:.4f}" for role, seconds in sorted(run.threads.items())
     )
     line = f"    CPU-s per audio s by thread: {roles}"
     if run.wall:  # one thread: its ceiling is one core

@@ -16,6 +16,9 @@ holds for one worker:
   go over every `TICK_S`;
 - the worker's live step times come back as they are measured, so that this process's
   `StepCosts` (the scheduler's capacity) follows them as a thread pipeline's does;
+- what the worker says goes over in bursts (`Outbox`): a step's frames, one for each of its
+  rows, make one message, which costs this process one receive and one unpickling instead of
+  one per row;
 - when the worker exits (killed, out of memory, its batch failed), a reader thread sees the
   pipe close, ends its streams with the error, and tells `on_death`, which makes a new one.
 """
@@ -27,6 +30,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import queue
 import signal
 import threading
 import time
@@ -44,6 +48,10 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1  # how often cancels and slack go to the worker (the batch paces at 2 s of slack)
 READY_S = 300.0  # the most a stream waits for a new worker's model to load
+BURST = 256  # the most messages the worker sends as one
+# How long the worker's outbox waits after a message for the rest of its burst (a step's
+# rows are decoded one after another, its figures follow): a frame is 80 ms.
+LINGER_S = 0.005
 CLOSE_S = 10.0  # a worker told to close is killed after this
 
 
@@ -161,31 +169,8 @@ class ProcessPipeline:
         """What the worker sends, until its end."""
         try:
             while True:
-                message = self._pipe.recv()
-                kind = message[0]
-                if kind == "audio":
-                    request = self._streams.get(message[1])
-                    if request is not None and not request.stop.is_set():
-                        request.emit(message[2])
-                elif kind == "end":
-                    with self._lock:
-                        request = self._streams.pop(message[1], None)
-                        self._stopped.discard(message[1])
-                    if request is not None and not request.ended:
-                        request.paced_s = message[3]  # the scheduler's work is time less that
-                        request.ended = True
-                        request.end(None if message[2] is None else RuntimeError(message[2]))
-                elif kind == "cost":
-                    self.costs.record(*message[1:])
-                elif kind == "bytes":
-                    self._cache_bytes = message[1]
-                elif kind == "ready":
-                    self._loaded = True
-                    self._ready.set()
-                elif kind == "failed":
-                    self.failed = RuntimeError(message[1])
-                elif kind == "log":  # through this process's handlers and format
-                    logging.getLogger(message[2]).log(message[1], "%s", message[3])
+                for message in self._pipe.recv():
+                    self._take(message)
         except (EOFError, OSError):
             pass
         except Exception:  # a reader that fails ends the pipeline
@@ -205,6 +190,33 @@ class ProcessPipeline:
         # again: its place stays empty, and the others carry on
         if self._on_death is not None and self._loaded:
             self._on_death(self)
+
+    def _take(self, message: tuple[Any, ...]) -> None:
+        """One message from the worker."""
+        kind = message[0]
+        if kind == "audio":
+            request = self._streams.get(message[1])
+            if request is not None and not request.stop.is_set():
+                request.emit(message[2])
+        elif kind == "end":
+            with self._lock:
+                request = self._streams.pop(message[1], None)
+                self._stopped.discard(message[1])
+            if request is not None and not request.ended:
+                request.paced_s = message[3]  # the scheduler's work is time less that
+                request.ended = True
+                request.end(None if message[2] is None else RuntimeError(message[2]))
+        elif kind == "cost":
+            self.costs.record(*message[1:])
+        elif kind == "bytes":
+            self._cache_bytes = message[1]
+        elif kind == "ready":
+            self._loaded = True
+            self._ready.set()
+        elif kind == "failed":
+            self.failed = RuntimeError(message[1])
+        elif kind == "log":  # through this process's handlers and format
+            logging.getLogger(message[2]).log(message[1], "%s", message[3])
 
     def _end_all(self, error: BaseException) -> None:
         with self._lock:
@@ -249,6 +261,48 @@ class ProcessPipeline:
 
 
 # ---- the worker ----------------------------------------------------------------------------
+class Outbox:
+    """The worker's messages to the bot's process, sent by one thread of their own in
+    bursts: a message and what is said in the `LINGER_S` after it, or while it goes out, go
+    as one (a step's frames, one per row, come one after another). One sender keeps them in
+    the order they were said."""
+
+    def __init__(self, pipe: Connection) -> None:
+        self._pipe = pipe
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self.gone = threading.Event()  # the pipe broke: the bot's process is gone
+        self._thread = threading.Thread(target=self._run, name="tts-outbox", daemon=True)
+        self._thread.start()
+
+    def send(self, *message: Any) -> None:
+        self._queue.put(message)
+
+    def close(self) -> None:
+        """Send what was said, then stop."""
+        self._queue.put(None)
+        self._thread.join(CLOSE_S)
+
+    def _run(self) -> None:
+        closing = False
+        while not closing:
+            burst = [self._queue.get()]
+            if burst[-1] is not None:
+                time.sleep(LINGER_S)
+            while burst[-1] is not None and len(burst) < BURST:
+                try:
+                    burst.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            closing = burst[-1] is None
+            messages = [message for message in burst if message is not None]
+            try:
+                if messages:
+                    self._pipe.send(messages)
+            except (OSError, ValueError):  # the bot's process is gone
+                self.gone.set()
+                return
+
+
 class PipeLogHandler(logging.Handler):
     """A worker's log records, sent to the bot's process to be logged there."""
 
@@ -279,12 +333,24 @@ def serve(
     torch.set_num_threads(1)  # as pocket-tts sets it: a pipeline is its two threads
     # Ctrl+C reaches the whole process group: the bot's process closes its workers in order
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sending = threading.Lock()
+    outbox = Outbox(pipe)
+    try:
+        run_worker(pipe, outbox, source, max_rows, costs, cores, log_level)
+    finally:
+        outbox.close()
 
-    def send(*message: Any) -> None:
-        with sending:
-            pipe.send(message)
 
+def run_worker(
+    pipe: Connection,
+    outbox: Outbox,
+    source: Callable[[], Any],
+    max_rows: int,
+    costs: list[BatchCost] | None,
+    cores: int,
+    log_level: int,
+) -> None:
+    """`serve`'s work: what it says goes through `outbox`."""
+    send = outbox.send
     logging.basicConfig(level=log_level, handlers=[PipeLogHandler(send)], force=True)
     logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, log_level))
 
@@ -308,7 +374,7 @@ def serve(
     send("ready")
     last_bytes = time.monotonic()
     try:
-        while not died.is_set():
+        while not died.is_set() and not outbox.gone.is_set():
             if pipe.poll(TICK_S):
                 message = pipe.recv()
                 if message[0] == "close":
@@ -361,7 +427,7 @@ def worker_request(
 ) -> Request:
     """A stream in the worker: its audio and its end go back over the pipe."""
 
-    def emit(chunk: np.ndarray) -> None:
+    def emit(chunk: np.ndarray) -> None:  # the decoder's own copy: pickled later is fine
         send("audio", stream, chunk)
 
     def end(error: BaseException | None) -> None:

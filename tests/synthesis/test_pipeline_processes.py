@@ -10,6 +10,7 @@ import functools
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,7 +23,7 @@ from pocket_tts import TTSModel
 
 from bot.synthesis.batching import Batcher, Request, prefill_chunks
 from bot.synthesis.engine import replicate
-from bot.synthesis.pipeline_processes import ProcessPipeline, WorkerDied
+from bot.synthesis.pipeline_processes import Outbox, ProcessPipeline, WorkerDied
 from bot.synthesis.pipelines import Pipeline, Pipelines
 from tests.conftest import TinyModel
 from tests.synthesis.test_pipelines import replaced_and_speaking
@@ -238,3 +239,31 @@ def test_a_worker_still_loading_its_model_carries_nothing(tiny_model: TinyModel)
         assert pipeline.capacity() >= 1
     finally:
         pipeline.close()
+
+
+def test_the_workers_outbox_sends_in_order_in_bursts_and_all_of_it_at_close() -> None:
+    """A step's frames go as one message (`Outbox`), in the order they were said; what is
+    said before `close` still goes; a pipe whose other end is gone stops the worker."""
+    ours, theirs = multiprocessing.Pipe()
+    outbox = Outbox(theirs)
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)  # this thread says it all before the outbox's can run
+    try:
+        for n in range(12):  # one step's rows, said one after another
+            outbox.send("audio", n, np.full(4, n, dtype=np.float32))
+        outbox.send("cost", "decode", 12, 0.05)
+    finally:
+        sys.setswitchinterval(switching)
+    outbox.close()
+    bursts = []
+    while ours.poll(1.0):
+        bursts.append(ours.recv())
+    said = [message for burst in bursts for message in burst]
+    assert [m[1] for m in said[:12]] == list(range(12)) and said[12] == ("cost", "decode", 12, 0.05)
+    assert all(m[2][0] == m[1] for m in said[:12])
+    assert len(bursts) == 1  # not one message each
+    ours.close()
+    outbox = Outbox(theirs)
+    outbox.send("bytes", 1)
+    assert outbox.gone.wait(5.0)
+    outbox.close()
