@@ -27,7 +27,7 @@ import numpy as np
 
 from bot.synthesis.batching import Batcher, LiveCapacity, Request
 from bot.synthesis.capacity import BatchCost, StepCosts
-from bot.synthesis.engine import _END, SynthesisStream, _Sink
+from bot.synthesis.engine import SynthesisStream, _Sink
 from bot.synthesis.pipelines import Pipeline, Pipelines
 
 FRAME_S = 0.08  # one Mimi frame
@@ -144,16 +144,8 @@ class PacedEngine:
     ) -> SynthesisStream:
         """As `TTSEngine.stream` hands a batched stream over (`TTSEngine._prefill`)."""
         sink = _Sink(asyncio.get_running_loop())
-
-        def end(error: BaseException | None) -> None:
-            if error is not None:
-                sink.put(error)
-            elif not sink.stop.is_set():
-                sink.complete()
-            sink.put(_END)
-
         seconds = len(text.split()) / self._words_per_second + 0.3
-        request = Request(collections.deque(), emit=sink.put, end=end, stop=sink.stop)
+        request = Request(collections.deque(), emit=sink.put, end=sink.end, stop=sink.stop)
         request.slack = slack
         request.work = (round(seconds / FRAME_S), text)  # type: ignore[assignment]
         sink.request = request

@@ -107,6 +107,15 @@ class _Sink:
     def complete(self) -> None:
         """The stream gave all its audio (not cancelled, no error): before its end."""
 
+    def end(self, error: BaseException | None) -> None:
+        """The stream ended (a batch's `Request.end`): its error or its completion, then the
+        end itself."""
+        if error is not None:
+            self.put(error)
+        elif not self.stop.is_set():
+            self.complete()
+        self.put(_END)
+
 
 class _TempoSink(_Sink):
     """A sink whose chunks go through the utterance's `Tempo` first, on the thread that
@@ -575,18 +584,10 @@ class TTSEngine:
             return
         finally:
             models.put(model)
-
-        def end(error: BaseException | None) -> None:
-            if error is not None:
-                sink.put(error)
-            elif not sink.stop.is_set():
-                sink.complete()
-            sink.put(_END)
-
         request = Request(
             collections.deque(),
             emit=sink.put,
-            end=end,
+            end=sink.end,
             stop=sink.stop,
             prepare=lambda batch_model: prefill_chunks(batch_model, state, text),
         )
