@@ -188,7 +188,7 @@ class Live:
 
 
 @dataclass(frozen=True)
-class _Figures:
+class LiveFigures:
     """The live figures at one moment, as the estimates read them: each size's typical LM
     step and decode, the prefill per row and step, and how much slower the live steps run than
     the start-up table's (`StepCosts._scale`)."""
@@ -233,7 +233,7 @@ class StepCosts:
         self._row_steps = 0.0
         self._prefills = 0  # prefills added: a version, as `Live.version`
         self._lock = threading.Lock()
-        self._figures: _Figures | None = None
+        self._figures: LiveFigures | None = None
 
     def add_step(self, rows: int, seconds: float) -> None:
         self.steps.add(rows, seconds)
@@ -293,7 +293,7 @@ class StepCosts:
         cheapest = min(cost.values())
         return min(n for n in sizes if cost[n] <= 1.03 * cheapest)
 
-    def figures(self) -> _Figures:
+    def figures(self) -> LiveFigures:
         """The live figures now: computed again once a figure was added or `FIGURES_S` after
         the last time (read from any thread: the newest is kept, an older one still holds)."""
         versions = (self.steps.version, self.decodes.version, self._prefills)
@@ -302,7 +302,7 @@ class StepCosts:
         if figures is not None and figures.versions == versions and now - figures.at < FIGURES_S:
             return figures
         steps, decodes = self.steps.seen(), self.decodes.seen()
-        figures = _Figures(
+        figures = LiveFigures(
             steps,
             decodes,
             self.prefill_per_row(),
@@ -326,7 +326,7 @@ class StepCosts:
         guess = self._interpolate(table, rows)
         return max(1.0, seen[rows] / guess) if guess > 0 else 1.0
 
-    def _lm_estimate(self, rows: int, figures: _Figures) -> float:
+    def _lm_estimate(self, rows: int, figures: LiveFigures) -> float:
         """Seconds of the LM's thread per step with `rows` live rows: its step, and the
         prompts' prefills between steps."""
         lm = figures.steps.get(rows)
@@ -334,7 +334,7 @@ class StepCosts:
             lm = self._interpolate(self._lm, self.padded(rows)) * figures.lm_scale
         return lm + rows * figures.prefill_per_row
 
-    def _decode_estimate(self, rows: int, figures: _Figures) -> float:
+    def _decode_estimate(self, rows: int, figures: LiveFigures) -> float:
         """Seconds of one decode of `rows` rows, on either thread."""
         decode = figures.decodes.get(rows)
         if decode is None:
@@ -353,7 +353,7 @@ class StepCosts:
             SPLIT_BUDGET * self.frame_s,
         )
 
-    def estimate(self, rows: int, figures: _Figures | None = None) -> float:
+    def estimate(self, rows: int, figures: LiveFigures | None = None) -> float:
         """Seconds per step with `rows` live rows, at the shortest period (`best_split`)."""
         figures = figures or self.figures()
         decode = functools.partial(self._decode_estimate, figures=figures)
