@@ -21,6 +21,7 @@ import collections
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,12 @@ def step_cost(rows: int) -> BatchCost:
     return BatchCost(rows, 0.008 + 0.0025 * rows, 0.010 + 0.004 * rows)
 
 
+@dataclass(eq=False)
+class _Paced:
+    request: Request
+    frames: int  # still to make
+
+
 class PacedPipeline:
     """One thread handing its streams their frames at the model's pace (a `Pipeline`)."""
 
@@ -50,8 +57,7 @@ class PacedPipeline:
         self.frame_s = FRAME_S
         self.costs = StepCosts([step_cost(n) for n in range(1, max_rows + 1)], max_rows, FRAME_S, 2)
         self._capacity = LiveCapacity(self.costs, index)
-        self._frames: dict[int, int] = {}  # id(request) -> frames still to make
-        self._streams: list[Request] = []
+        self._streams: list[_Paced] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"paced-{index}", daemon=True)
@@ -70,8 +76,7 @@ class PacedPipeline:
     def submit(self, request: Request) -> bool:
         frames, _ = request.work or (0, "")
         with self._lock:
-            self._frames[id(request)] = frames
-            self._streams.append(request)
+            self._streams.append(_Paced(request, frames))
         return True
 
     def close(self) -> None:
@@ -89,25 +94,23 @@ class PacedPipeline:
                 cost = step_cost(len(streams))
                 self.costs.add_step(cost.rows, cost.lm_s)
                 self.costs.decodes.add(cost.rows, cost.decode_s)
-            ended = [s for s in streams if not self._step(s)]
+            ended = {id(s) for s in streams if not self._step(s)}
             if ended:
                 with self._lock:
-                    self._streams = [s for s in self._streams if s not in ended]
-                    for request in ended:
-                        del self._frames[id(request)]
+                    self._streams = [s for s in self._streams if id(s) not in ended]
 
-    def _step(self, request: Request) -> bool:
-        """One frame's work for `request`; False once it has ended."""
+    @staticmethod
+    def _step(stream: _Paced) -> bool:
+        """One frame's work for `stream`; False once it has ended."""
+        request = stream.request
         if request.stop.is_set():
             request.end(None)
             return False
         ahead = request.slack() if request.slack is not None else 0.0
-        for _ in range(SPEEDUP if ahead < Batcher.PACE_S else 1):  # as the batch paces
-            if self._frames[id(request)] <= 0:
-                break
-            request.emit(CHUNK)
-            self._frames[id(request)] -= 1
-        if self._frames[id(request)] > 0:
+        for _ in range(min(stream.frames, SPEEDUP if ahead < Batcher.PACE_S else 1)):
+            request.emit(CHUNK)  # as the batch paces
+            stream.frames -= 1
+        if stream.frames > 0:
             return True
         request.end(None)
         return False

@@ -293,11 +293,12 @@ class Outbox:
                     burst.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            closing = burst[-1] is None
-            messages = [message for message in burst if message is not None]
+            closing = burst[-1] is None  # the last said: nothing comes after it
+            if closing:
+                burst.pop()
             try:
-                if messages:
-                    self._pipe.send(messages)
+                if burst:
+                    self._pipe.send(burst)
             except (OSError, ValueError):  # the bot's process is gone
                 self.gone.set()
                 return
