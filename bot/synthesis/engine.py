@@ -35,7 +35,7 @@ from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.batching import Batcher, Request, prefill_chunks
 from bot.synthesis.capacity import BatchCost
 from bot.synthesis.clip import read_file
-from bot.synthesis.model_errors import ModelUnavailableError, UnusableVoiceError
+from bot.synthesis.model_errors import ModelUnavailableError, StreamRefused, UnusableVoiceError
 from bot.synthesis.phrase_cache import PhraseCache
 from bot.synthesis.pipeline_processes import ProcessPipeline
 from bot.synthesis.pipelines import Pipeline, Pipelines
@@ -43,6 +43,7 @@ from bot.synthesis.pocket_tts_adapter import (
     DEFAULT_VOICE_FOR_LANGUAGE,
     PREDEFINED_VOICES,
 )
+from bot.synthesis.state_transfer import StateDigests
 from bot.synthesis.tempo import Tempo
 
 __all__ = ["ModelUnavailableError", "TTSEngine", "UnusableVoiceError"]
@@ -356,6 +357,7 @@ class TTSEngine:
         self._batch = 1
         if batch > 1:
             cores = pipeline_cores(pipelines)
+            digests = StateDigests()  # a voice state is packed once for every worker
 
             def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
                 if source is not None:
@@ -367,6 +369,7 @@ class TTSEngine:
                         index=index,
                         cores=cores,
                         on_death=on_death,
+                        digests=digests,
                     )
                 return Batcher(
                     replicate(model),
@@ -595,7 +598,13 @@ class TTSEngine:
         request.slack = slack
         request.work = (state, text)
         sink.request = request
-        pipelines.submit(request)
+        try:
+            pipelines.submit(request)
+        except Exception as error:  # the stream ends with it; nobody else would end it
+            log.error("a stream could not be handed to the batch: %s", error)
+            if not request.ended:
+                request.ended = True
+                request.end(StreamRefused(f"the synthesis pipeline refused it: {error}"))
 
     def _generate(
         self, sink: _Sink, text: str, voice: str | None, models: queue.SimpleQueue[Any]

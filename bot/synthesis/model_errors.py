@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.core.errors import OperatorError
+from bot.core.errors import InternalError, OperatorError
 
 
 class ModelUnavailableError(OperatorError, RuntimeError):
@@ -15,3 +15,9 @@ class UnusableVoiceError(OperatorError, ValueError):
     operator's DEFAULT_VOICE or a command line's; a member's own voice falls back)."""
 
     label = "Voice error"
+
+
+class StreamRefused(InternalError, RuntimeError):
+    """A stream the synthesis pipelines could not take or carry to its end (a worker process
+    that died or refused it, a stream that stalled): that stream ends with it, the pipelines
+    go on. The caller falls back or answers with an error."""

@@ -8,10 +8,11 @@ holds for one worker:
 
 - the worker loads the model itself (`source`, a picklable call: the same weights, set up as
   the bot's) and runs a `Batcher` on it;
-- a stream goes over as its voice state and text (prefilled in the worker, as in a thread
-  pipeline); its audio comes back frame by frame, then its end (with its error's text, and
-  how long the batch held its steps back for it: the scheduler's speed estimate leaves that
-  out);
+- a stream goes over as its text and the digest of its voice state (prefilled in the worker,
+  as in a thread pipeline); the state itself crosses once, as bytes in the pipe, and the
+  worker keeps it (`bot.synthesis.state_transfer`: no `/dev/shm`, no descriptor per tensor);
+  its audio comes back frame by frame, then its end (with its error's text, and how long the
+  batch held its steps back for it: the scheduler's speed estimate leaves that out);
 - cancels and each stream's slack (the audio its listener has ahead, which paces the batch)
   go over every `TICK_S`;
 - the worker's live step times come back as they are measured, so that this process's
@@ -20,7 +21,10 @@ holds for one worker:
   rows, make one message, which costs this process one receive and one unpickling instead of
   one per row;
 - when the worker exits (killed, out of memory, its batch failed), a reader thread sees the
-  pipe close, ends its streams with the error, and tells `on_death`, which makes a new one.
+  pipe close, ends its streams with the error, and tells `on_death`, which makes a new one;
+- whatever else fails on the way to the worker (packing a state, a pipe that refuses a
+  message) ends that stream with `StreamRefused`, logged once with its cause: a stream that
+  never reached its worker must not wait for an end that never comes.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ import torch
 
 from bot.synthesis.batching import Batcher, LiveCapacity, ModelState, Request, prefill_chunks
 from bot.synthesis.capacity import BatchCost, StepCosts
+from bot.synthesis.model_errors import StreamRefused
+from bot.synthesis.state_transfer import StateDigests, WorkerStates, pack, unpack
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +61,7 @@ LINGER_S = 0.005
 CLOSE_S = 10.0  # a worker told to close is killed after this
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(StreamRefused):
     """The pipeline's worker process ended with streams in it."""
 
 
@@ -72,7 +78,9 @@ class ProcessPipeline:
         index: int,
         cores: int,
         on_death: Callable[[ProcessPipeline], None] | None = None,
+        digests: StateDigests | None = None,
     ) -> None:
+        """`digests`: the voice states' digests, shared by the engine's pipelines."""
         self.index = index
         self.frame_s = frame_s
         self.costs = StepCosts(costs or [], max_rows, frame_s, cores)
@@ -85,6 +93,8 @@ class ProcessPipeline:
         self._closed = False
         self.failed: BaseException | None = None
         self._cache_bytes = 0
+        self._digests = digests or StateDigests()
+        self.states = WorkerStates()  # what the worker holds (this process decides)
         self._ready = threading.Event()
         self._loaded = False  # its model loaded: it said "ready"
         context = multiprocessing.get_context("spawn")  # no fork of a threaded process
@@ -128,7 +138,8 @@ class ProcessPipeline:
         return self._cache_bytes
 
     def submit(self, request: Request) -> bool:
-        """Send `request` to the worker once its model is loaded; False when it has died."""
+        """Send `request` to the worker once its model is loaded; False when it has died. A
+        stream that cannot be sent for any other reason is ended here with the cause."""
         if not request.more:
             request.ended = True
             request.end(None)
@@ -138,19 +149,44 @@ class ProcessPipeline:
         state, text = request.work or (None, "")
         if state is None:  # only streams made by the engine (a voice state and a text)
             raise ValueError("a worker process takes a stream's voice state and text")
-        with self._lock:
-            if self.failed is not None:
-                return False
-            stream = next(self._ids)
-            self._streams[stream] = request
-            try:
-                self._pipe.send(
-                    ("submit", stream, state, text, request.background, request.slack is not None)
-                )
-            except (OSError, ValueError):
-                del self._streams[stream]
-                return False
+        try:
+            key, payload = self._digests.of(state)
+            with self._lock:
+                if self.failed is not None:
+                    return False
+                stream = next(self._ids)
+                self._streams[stream] = request
+                try:
+                    self._send_state(key, state, payload)
+                    paced = request.slack is not None
+                    self._pipe.send(("submit", stream, key, text, request.background, paced))
+                except (OSError, EOFError):  # the worker is gone: the next pipeline takes it
+                    del self._streams[stream]
+                    return False
+                except BaseException:
+                    del self._streams[stream]
+                    raise
+        except Exception as error:  # whatever else: this stream ends, the pipeline goes on
+            log.error(
+                "pipeline %d: a stream could not be sent to its worker (%s: %s)",
+                self.index,
+                type(error).__name__,
+                error,
+            )
+            request.ended = True
+            request.end(StreamRefused(f"the synthesis process could not take it: {error}"))
         return True
+
+    def _send_state(self, key: str, state: ModelState, payload: bytes | None) -> None:
+        """The voice state `key` to the worker unless it holds it (under `_lock`)."""
+        if key in self.states:
+            self.states.use(key)
+            return
+        payload = payload if payload is not None else pack(state)
+        self._pipe.send(("state", key, payload))
+        forgotten = self.states.add(key, len(payload))
+        if forgotten:
+            self._pipe.send(("forget", forgotten))
 
     def close(self) -> None:
         with self._lock:
@@ -371,6 +407,7 @@ def run_worker(
     )
     streams: dict[int, Request] = {}
     slack: dict[int, float] = collections.defaultdict(float)
+    states: dict[str, ModelState] = {}  # voice states by digest: what the bot's process sent
     send("bytes", batcher.cache_bytes())
     send("ready")
     last_bytes = time.monotonic()
@@ -380,7 +417,12 @@ def run_worker(
                 message = pipe.recv()
                 if message[0] == "close":
                     break
-                handle(message, batcher, streams, slack, send)
+                try:
+                    handle(message, batcher, streams, slack, states, send)
+                except Exception as error:  # that message's stream ends, the worker goes on
+                    log.error("a message from the bot's process failed: %r", error)
+                    if message[0] == "submit":
+                        send("end", message[1], f"the synthesis process failed: {error}", 0.0)
             if time.monotonic() - last_bytes > 1.0:
                 last_bytes = time.monotonic()
                 send("bytes", batcher.cache_bytes())
@@ -397,12 +439,17 @@ def handle(
     batcher: Batcher,
     streams: dict[int, Request],
     slack: dict[int, float],
+    states: dict[str, ModelState],
     send: Callable[..., None],
 ) -> None:
     """One message from the bot's process, in the worker."""
     kind = message[0]
     if kind == "submit":
-        _, stream, state, text, background, paced = message
+        _, stream, key, text, background, paced = message
+        state = states.get(key)
+        if state is None:  # the bot's process sends a state before the streams naming it
+            send("end", stream, "its voice state never reached the synthesis process", 0.0)
+            return
         request = worker_request(stream, state, text, streams, slack, send)
         request.background = background
         if paced:
@@ -410,6 +457,11 @@ def handle(
         streams[stream] = request
         if not batcher.submit(request):
             send("end", stream, "the pipeline failed", 0.0)
+    elif kind == "state":
+        states[message[1]] = unpack(message[2])
+    elif kind == "forget":  # a stream holding one goes on with it
+        for key in message[1]:
+            states.pop(key, None)
     elif kind == "stop":
         for stream in message[1]:
             if stream in streams:

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from bot.synthesis.batching import Request
+from bot.synthesis.model_errors import StreamRefused
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class Pipelines:
         pipelines = list(self.pipelines)
         if tries <= 0 or self._closed or not any(p.alive for p in pipelines):
             request.ended = True
-            request.end(RuntimeError("no synthesis pipeline is running"))
+            request.end(StreamRefused("no synthesis pipeline is running"))
             return
         capacities = [p.capacity() if p.alive else -(10**6) for p in pipelines]
         with self._lock:
@@ -110,7 +111,15 @@ class Pipelines:
 
         request.end = ended
         request.pipeline = index
-        if not pipeline.submit(request):  # it died since: the next one takes the stream
+        try:
+            taken = pipeline.submit(request)
+        except Exception as error:  # it could not take the stream: the stream ends, not the lane
+            log.error("pipeline %d refused a stream: %s: %s", index, type(error).__name__, error)
+            if not request.ended:
+                request.ended = True
+                request.end(StreamRefused(f"the synthesis pipeline refused it: {error}"))
+            return
+        if not taken:  # it died since: the next one takes the stream
             request.end = end
             with self._lock:
                 self._loads[index] -= 1

@@ -40,6 +40,7 @@ from bot.synthesis.background_work import (
     BackgroundLimits,
     ModelCall,
 )
+from bot.synthesis.model_errors import StreamRefused
 from bot.synthesis.speech_jobs import FileSink, Owner, RunCall, SpeechJob, Synthesize
 from bot.synthesis.speed_estimate import SpeedEstimate
 from bot.synthesis.unit_choice import UnitChoice
@@ -50,6 +51,11 @@ SPARE_PREBUFFER_S = 0.3  # a new message started on a spare lane plays once this
 # A message joining a busy batch plays once this much is ready: near capacity its buffer grows
 # only by the step's margin, and a prefill or a slow step early on would break it up
 BATCH_PREBUFFER_S = 0.3
+# The watchdog: a unit that gives no audio for this long ends with an error and frees its
+# lane, whatever kept it (a stream a worker never received, a bug of the same kind): one
+# lost stream must never silence a server for good. A live unit's first audio comes in under a
+# second, and later chunks every frame; a worker's model load (minutes) is never waited on here.
+STALL_S = 60.0
 T = TypeVar("T")
 Work = SpeechJob | ModelCall
 
@@ -83,10 +89,12 @@ class DeadlineScheduler:
         background_lanes: int = BACKGROUND_LANES,
         capacity: Callable[..., int] | None = None,
         models: Models | None = None,
+        stall_s: float = STALL_S,
     ) -> None:
         """`capacity`: see `UnitChoice`. `models`: loads again the model a job names when it
-        is not loaded."""
+        is not loaded. `stall_s`: a unit with no audio for this long fails (see `STALL_S`)."""
         self._synthesize = synthesize
+        self.stall_s = stall_s
         self._run_call = run_call
         self._models = models
         self._reloading: dict[Work, asyncio.Task[None]] = {}  # work set aside meanwhile
@@ -375,8 +383,16 @@ class DeadlineScheduler:
         if len(self._running) > self.workers:
             self._running = dict.fromkeys(self._running, True)
         started, complete = self.clock(), False
+        chunks = aiter(stream)
         try:
-            async for chunk in stream:
+            while True:
+                try:  # the watchdog: a unit that stalls frees its lane
+                    async with asyncio.timeout(self.stall_s):
+                        chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise StreamRefused(f"no audio came for {self.stall_s:g} s") from None
                 if not job.cancelled:
                     job.sink.feed(chunk)
                     job.unit_audio += len(chunk) / MODEL_RATE

@@ -17,6 +17,7 @@ from bot.playback.stats import BotStats
 from bot.synthesis.clip import read_file
 from bot.synthesis.engine import state_nbytes
 from bot.synthesis.engine_loading import load_engine
+from bot.synthesis.model_errors import StreamRefused
 from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob, split_units
 from bot.synthesis.tempo import Tempo
@@ -803,5 +804,51 @@ async def test_a_model_call_is_background_work_of_its_own_kind() -> None:
         with pytest.raises(asyncio.CancelledError):
             await second
         assert ran == ["slow"] and scheduler.calls == [] and scheduler.background_waiting() == 0
+    finally:
+        await scheduler.close()
+
+
+class _SilentStream:
+    """A stream whose end never comes (a worker that never got it): no chunk, ever."""
+
+    paced_seconds = 0.0
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    async def _chunks(self):  # type: ignore[no-untyped-def]
+        await asyncio.Event().wait()
+        yield np.zeros(0, dtype=np.float32)
+
+    def __aiter__(self):  # type: ignore[no-untyped-def]
+        return self._chunks()
+
+
+async def test_a_unit_that_never_ends_fails_and_frees_its_lane(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The watchdog: one lane, a unit whose stream never says anything again. The job fails
+    with the cause after `stall_s`, its stream is stopped, and the lane speaks the next one."""
+    clock, log = FakeClock(), []
+    lost = _SilentStream()
+    streams: list[Any] = [lost]
+
+    def synthesize(text: str, voice: str | None) -> Any:
+        return streams.pop(0) if streams else FakeStream(log, clock, text, 0.5, 2.0)
+
+    scheduler = DeadlineScheduler(synthesize, clock=clock, max_load=100.0, stall_s=0.2)
+    stuck, later = job(clock, "A", 1), job(clock, "B", 1)
+    scheduler.submit(stuck)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(stuck.done.wait(), 5)
+        assert isinstance(stuck.error, StreamRefused) and lost.cancelled
+        assert "no audio came for 0.2 s" in caplog.text
+        scheduler.submit(later)
+        await asyncio.wait_for(later.done.wait(), 5)
+        assert later.error is None and log == ["B0"]
     finally:
         await scheduler.close()
