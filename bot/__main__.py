@@ -337,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format, settings.discord_log_level)
     export_hf_token(settings)
 
+    if args.command in ("run", "serve"):  # sockets, pipes, files: as many as the box allows
+        from bot.core.descriptors import raise_soft_limit
+
+        raise_soft_limit()
     try:
         if args.command == "run":
             asyncio.run(run_bot(settings))

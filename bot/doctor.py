@@ -482,6 +482,46 @@ async def _check_commands(bot: Any) -> Check:
 
 # ---- all of it -------------------------------------------------------------------------------
 # ---- the speech service -----------------------------------------------------------------------
+SPEECH_CLIENTS = 256  # the speech service's connections the descriptor need leaves room for
+
+
+def check_workers(config: Config) -> Check:
+    """What the model's worker processes need of the machine: descriptors (the soft limit is
+    raised to the hard one at start: the hard limit decides), memory per worker; never
+    /dev/shm (voice states go through their pipes)."""
+    from bot.core import descriptors
+    from bot.synthesis.engine_loading import processes
+    from bot.synthesis.state_transfer import STATE_BYTES_PER_WORKER
+
+    batched = config.tts_batch > 1
+    pipelines = config.tts_pipelines if batched else 1
+    workers = pipelines if batched and processes(config, pipelines) else 0
+    clients = SPEECH_CLIENTS if config.speech_port is not None else 0
+    need = descriptors.needed(workers, clients)
+    if workers:
+        states_mb = STATE_BYTES_PER_WORKER // 2**20
+        what = (
+            f"{workers} worker processes, each with a copy of the model's weights and up to "
+            f"{states_mb} MB of voice states (no /dev/shm needed)"
+        )
+    else:
+        what = "the model runs in the bot's process"
+    found = descriptors.limits()
+    if found is None:
+        return good("worker processes", what)
+    hard = found[1]
+    if hard < need:
+        return warn(
+            "worker processes",
+            f"{what}; the open-file limit is {hard}, under the {need} this configuration may "
+            "hold at once (sockets, pipes, files): past it no voice connects",
+            "raise it: LimitNOFILE=65536 in the systemd unit (deploy/pocketvoice.service has "
+            "it), `ulimits: nofile` in compose (compose.yaml has it), or `ulimit -Hn 65536` "
+            "before ./run.sh",
+        )
+    return good("worker processes", f"{what}; open files up to {hard} (needs {need})")
+
+
 def _port_free(host: str, port: int) -> str | None:
     """None when this process could listen on host:port now, else why not."""
     import socket
@@ -578,6 +618,7 @@ async def run_checks(config: Config, report: Callable[[Check], Awaitable[None] |
         await emit(await check_database(config))
     for check in check_speech_service(config):
         await emit(check)
+    await emit(check_workers(config))
     for check in await check_discord(config):
         await emit(check)
     return ok

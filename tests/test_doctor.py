@@ -4,6 +4,7 @@ can cause is named with its fix."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import subprocess
@@ -215,3 +216,37 @@ def test_weights_that_cannot_be_downloaded_and_a_missing_token_are_reported(
     assert lines[model + 1].startswith("    fix: Could not download the Pocket TTS weights")
     assert "set TTS_CONFIG to a local model config" in lines[model + 1]
     assert "✖ token: DISCORD_TOKEN is not set" in lines
+
+
+CHECK_WORKERS = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[1])))
+from bot.core.config import load_config
+from bot.core.descriptors import raise_soft_limit
+from bot.doctor import check_workers
+env = {"TTS_PIPELINES": "4", "TTS_BATCH": "4", "TTS_PIPELINE_MODE": "processes"}
+check = check_workers(load_config(env, dotenv_path=None, require_token=False))
+print(json.dumps([check.ok, check.warning, check.detail, check.fix, raise_soft_limit()]))
+"""
+
+
+@pytest.mark.parametrize("limit", [512, 4096])
+def test_the_workers_open_file_need_is_checked_against_the_hard_limit(limit: int) -> None:
+    """Four worker processes under a hard limit of 512 (a container's or a unit's): a warning
+    with the fix; under 4,096, the need and the limit said, and the soft limit raised to it."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_WORKERS, str(limit)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    ok, warning, detail, fix, soft = json.loads(done.stdout.splitlines()[-1])
+    assert "4 worker processes" in detail and "no /dev/shm needed" in detail
+    assert soft == limit
+    if limit == 512:
+        assert ok and warning and "the open-file limit is 512, under the" in detail
+        assert "LimitNOFILE=65536" in fix
+    else:
+        assert ok and not warning and f"open files up to {limit}" in detail

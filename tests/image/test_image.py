@@ -61,6 +61,9 @@ def hardening() -> list[str]:
     ):
         for value in SERVICE.get(key, []):
             args += [flag, value]
+    for name, value in SERVICE.get("ulimits", {}).items():
+        soft, hard = (value, value) if isinstance(value, int) else (value["soft"], value["hard"])
+        args += ["--ulimit", f"{name}={soft}:{hard}"]
     return args
 
 
