@@ -4,7 +4,10 @@
 "unknown" (0xFFFFFFFF), as OpenAI streams it; `opus` (in Ogg) and `mp3` are libsndfile's
 encoders (soundfile), writing into a file that only goes forward: what the encoder goes back
 to rewrite at its end (MP3's LAME header) was already sent. Ogg Opus comes in pages (about
-half a second of audio each). `flac` comes whole once the speech is made: a FLAC stream
+half a second of audio each). MP3 is at a constant bit rate: without the LAME header's
+length, a reader can only tell a stream's length from its bit rate, and libsndfile's reader
+(python-soundfile) read 9.29 s of an 11.04 s variable-rate answer; every frame the same size,
+it reads it whole. `flac` comes whole once the speech is made: a FLAC stream
 whose header leaves its length unknown is valid, but libsndfile's own reader refuses it.
 """
 
@@ -31,6 +34,9 @@ _LIBSNDFILE = {
     "flac": ("FLAC", "PCM_16"),
     "mp3": ("MP3", "MPEG_LAYER_III"),
 }
+# (compression level, bit rate mode) per format: MP3 at a constant 64 kbit/s (24 kHz mono
+# speech; libsndfile's level 0.6 of MPEG-2's 8-160 kbit/s)
+_SETTINGS: dict[str, tuple[float | None, str | None]] = {"mp3": (0.6, "CONSTANT")}
 
 
 class Encoder(Protocol):
@@ -130,9 +136,17 @@ class _ForwardFile(io.RawIOBase):
 class SoundfileEncoder:
     def __init__(self, name: str) -> None:
         container, subtype = _LIBSNDFILE[name]
+        level, mode = _SETTINGS.get(name, (None, None))
         self._file = _ForwardFile()
         self._sound = soundfile.SoundFile(
-            self._file, "w", MODEL_RATE, 1, format=container, subtype=subtype
+            self._file,
+            "w",
+            MODEL_RATE,
+            1,
+            format=container,
+            subtype=subtype,
+            compression_level=level,
+            bitrate_mode=mode,
         )
 
     def push(self, samples: np.ndarray) -> bytes:
