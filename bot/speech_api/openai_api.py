@@ -1,5 +1,7 @@
 """OpenAI's speech API as its SDKs call it: `POST /v1/audio/speech` (streamed as the audio
-is made, or as server-sent events), `GET /v1/models`, `GET /v1/audio/voices`.
+is made, or as server-sent events), `GET /v1/models`, `GET /v1/audio/voices`; and the two
+listings Open WebUI asks an OpenAI-compatible server for, `GET /v1/audio/voices` (its
+`voices`) and `GET /v1/audio/models` (`models`), which it sends without a key.
 
 Every input is bounded before it is decoded: the body's size (read no further than
 MAX_BODY), then the text's length (MAX_INPUT characters, as OpenAI).
@@ -71,6 +73,17 @@ class Keys:
             code="invalid_api_key",
         )
 
+    def may_list(self, request: web.Request) -> bool:
+        """Whether a listing (voices, models) may be answered, and whether the client holds
+        a key where keys are needed (False: answered, but its speech will be refused).
+        Open WebUI asks for the listings without its key (`requests.get` with no headers),
+        so they are answered without one; a key that is sent must be right, and without
+        keys the request must still be made to this machine (the Host check)."""
+        if not self.keys or "Authorization" in request.headers:
+            self.client(request)
+            return True
+        return False
+
 
 async def read_json(request: web.Request) -> dict[str, Any]:
     """The body as a JSON object, read no further than MAX_BODY bytes. Only as JSON: a page
@@ -111,6 +124,7 @@ class OpenAISpeech:
         app.router.add_post("/v1/audio/speech", self.speech)
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/v1/audio/voices", self.list_voices)
+        app.router.add_get("/v1/audio/models", self.audio_models)
 
     async def models(self, request: web.Request) -> web.Response:
         self.keys.client(request)
@@ -120,8 +134,17 @@ class OpenAISpeech:
         ]
         return web.json_response({"object": "list", "data": data})
 
+    async def audio_models(self, request: web.Request) -> web.Response:
+        """Open WebUI's list of an OpenAI-compatible server's speech models."""
+        self.keys.may_list(request)
+        models = [{"id": MODEL, "name": "Pocket TTS"}]
+        models += [{"id": n, "name": f"{n} (Pocket TTS)"} for n in OPENAI_MODELS]
+        return web.json_response({"models": models})
+
     async def list_voices(self, request: web.Request) -> web.Response:
-        self.keys.client(request)
+        """The voices, as `data` (OpenAI's list shape, with kinds and languages) and as
+        `voices` (Open WebUI reads `{"voices": [{"id", "name"}]}`)."""
+        keyed = self.keys.may_list(request)
         languages = list(self.streams.languages)
         voices = [
             {
@@ -138,6 +161,8 @@ class OpenAISpeech:
             {
                 "object": "list",
                 "data": voices,
+                "voices": voices,
+                "key_required": not keyed,
                 "languages": languages,
                 "default_language": self.streams.default_language,
                 "response_formats": formats,

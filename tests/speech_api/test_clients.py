@@ -4,18 +4,21 @@ them, and failures that a client gets as an error, not as a cut stream."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
+import aiohttp
 import av
 import openai
 import pytest
+import requests
 import soundfile
 
 from bot.speech_api.server import SpeechServer
 from bot.synthesis.engine import TTSEngine
 from tests.conftest import TinyModel
-from tests.speech_api.service import running_service
+from tests.speech_api.service import KEY, running_service
 
 RATE = 24_000
 # the full-length tiny model speaks this for about 4.4 s (its random weights ramble): at a
@@ -85,3 +88,56 @@ async def test_every_format_reads_back_whole_in_libsndfile_and_ffmpeg(
         for reader in ("libsndfile", "ffmpeg"):
             extra = lengths[f"{response_format} {reader}"] - wav
             assert -0.01 < extra < 0.12, (response_format, reader, lengths)
+
+
+async def test_open_webui_lists_the_voices_and_models_and_speaks(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """Open WebUI's requests as its code sends them (backend/open_webui/routers/audio.py,
+    engine "openai" with a base URL of its own): the voices and models by `requests.get`
+    with no headers at all (no key), read as `{"voices": [{"id", "name"}]}` and
+    `{"models": [{"id"}]}`; the speech by aiohttp, `json=` its frontend's input and voice with
+    the admin's model and TTS_OPENAI_PARAMS, `Authorization: Bearer` its TTS_OPENAI_API_KEY
+    and, where it forwards them, its user's headers; the whole body kept as an .mp3 file.
+    Before, its lists got 401 and 404, and its users saw OpenAI's six names."""
+    async with running_service(tmp_path, engine, tiny_model, SPEECH_API_KEYS=KEY) as server:
+        base = f"{server.url}/v1"
+        listed = await asyncio.to_thread(requests.get, f"{base}/audio/voices")
+        listed.raise_for_status()
+        voices = {voice["id"]: voice["name"] for voice in listed.json().get("voices", [])}
+        assert {"default", "narrator", "alba"} <= set(voices)
+        listed = await asyncio.to_thread(requests.get, f"{base}/audio/models")
+        listed.raise_for_status()
+        models = [model["id"] for model in listed.json().get("models", [])]
+        assert {"pocket-tts", "tts-1", "tts-1-hd"} <= set(models)
+
+        payload = {"input": "Hello from a chat.", "voice": "narrator"}  # its frontend's
+        payload["model"] = "tts-1"  # the admin's TTS_MODEL
+        payload |= {"speed": 1.25}  # the admin's TTS_OPENAI_PARAMS
+        headers = {
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {KEY}",
+            "X-OpenWebUI-User-Name": "Ada",
+            "X-OpenWebUI-User-Id": "7f1c",
+            "X-OpenWebUI-User-Email": "ada@example.org",
+            "X-OpenWebUI-User-Role": "user",
+        }
+        timeout = aiohttp.ClientTimeout(total=300)
+        async with aiohttp.ClientSession(timeout=timeout, trust_env=True) as session:  # noqa: SIM117
+            async with session.post(f"{base}/audio/speech", json=payload, headers=headers) as r:
+                r.raise_for_status()
+                data = await r.read()
+                assert r.headers["X-Voice"] == "narrator"
+                assert r.headers["X-Speed-Applied"] == "1.25"
+        assert libsndfile_seconds(data, "mp3") > 0.3
+        assert ffmpeg_seconds(data, "mp3") > 0.3
+
+        # a key that is sent must be right, and speech always needs one
+        wrong = {"Authorization": "Bearer not-the-key-0123456789"}
+        refused = await asyncio.to_thread(requests.get, f"{base}/audio/voices", headers=wrong)
+        assert refused.status_code == 401
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(f"{base}/audio/speech", json=payload) as r,
+        ):
+            assert r.status == 401

@@ -35,6 +35,10 @@ async function load() {
     return;
   }
   const info = await response.json();
+  if (info.key_required) {  // the voices are listed without a key; speech needs one
+    $("key-row").hidden = false;
+    $("status").textContent = "This service needs an API key.";
+  }
   $("voice").replaceChildren(...info.data.map((v) => new Option(
     v.kind === "operator" ? v.name + " (this server's)" : v.name, v.id)));
   $("language").replaceChildren(...info.languages.map((l) => new Option(l, l)));
