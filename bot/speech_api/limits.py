@@ -24,8 +24,13 @@ class ClientLimits:
             collections.OrderedDict()
         )
 
-    def check(self, client: str) -> None:
-        """Count a request of `client`, or refuse it (TooMany)."""
+    def check(self, client: str, *, count: bool = True) -> None:
+        """Count a request of `client`, or refuse it (TooMany). `count` False: a stream
+        within a request already counted (a Wyoming stream's next sentence), held to the
+        streams at once alone."""
+        if not count:
+            self._check_streams(client)
+            return
         now = self.clock()
         asked = self._asked.pop(client, None) or collections.deque()
         self._asked[client] = asked  # the most recent last
@@ -38,15 +43,18 @@ class ClientLimits:
                 code="rate_limit_exceeded",
                 retry_after=max(1, math.ceil(wait)),
             )
+        self._check_streams(client)
+        asked.append(now)
+        while len(self._asked) > MAX_CLIENTS:
+            self._asked.popitem(last=False)
+
+    def _check_streams(self, client: str) -> None:
         if self._open[client] >= self.streams:
             raise TooMany(
                 f"Too many streams at once: at most {self.streams} per client.",
                 code="rate_limit_exceeded",
                 retry_after=1,
             )
-        asked.append(now)
-        while len(self._asked) > MAX_CLIENTS:
-            self._asked.popitem(last=False)
 
     def opened(self, client: str) -> None:
         self._open[client] += 1

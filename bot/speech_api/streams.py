@@ -34,6 +34,7 @@ SLOWEST_SPEED, FASTEST_SPEED = 0.25, 4.0  # what OpenAI's API takes
 STRETCH_SLOWEST, STRETCH_FASTEST = 0.5, 2.0  # what the stretcher does: the rest is clamped
 STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
 SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (numbers)
+NOTHING_TO_SAY = "nothing_to_say"  # the refusal's code for an input with no words
 
 
 @dataclass
@@ -187,6 +188,11 @@ class SpeechStreams:
     def default_language(self) -> str:
         return self.models.default_language
 
+    def count_request(self, client: str) -> None:
+        """Count one request of `client` against its limits (TooMany past them): a Wyoming
+        stream is one request, however many sentences it speaks."""
+        self.limits.check(client)
+
     def check_language(self, language: str | None) -> str:
         language = (language or self.default_language).strip().lower()
         if language not in self.languages:
@@ -207,10 +213,13 @@ class SpeechStreams:
         speed: float,
         client: str,
         source: str,
+        counted: bool = True,
     ) -> ServiceStream:
-        """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`."""
+        """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`.
+        `counted` False: part of a request already counted against the client's requests a
+        minute (`count_request`), as a Wyoming stream's sentences are."""
         asked_at = time.monotonic()
-        self.limits.check(client)
+        self.limits.check(client, count=counted)
         if self.scheduler.choice.service_waiting() >= self.queue_size:
             raise TooMany(
                 "The speech service is full right now; try again in a moment.",
@@ -219,7 +228,9 @@ class SpeechStreams:
             )
         words = await asyncio.to_thread(spoken_words, text, language)
         if not words.strip():
-            raise BadRequest("There is nothing to say in this input.", param="input")
+            raise BadRequest(
+                "There is nothing to say in this input.", param="input", code=NOTHING_TO_SAY
+            )
         if language != self.default_language:
             try:
                 await self.models.ensure(language)

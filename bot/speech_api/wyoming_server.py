@@ -6,6 +6,13 @@
 Wyoming has no keys: the port is for this machine, or for Home Assistant behind a firewall
 (WYOMING_OPEN). Every event is bounded before it is decoded (`BoundedReader`), and so is
 the text a stream gathers (MAX_INPUT characters).
+
+A refusal or a failure is one `error` event, then the end of the connection, as wyoming-piper
+does: Home Assistant reads a speech until `audio-stop` (or, streaming, `synthesize-stopped`)
+and passes over an `error`, so only the connection's end stops its wait; and nothing it sent
+after (the rest of a stream, the compatibility `synthesize` that repeats the whole text) is
+then spoken or answered with a second error. A stream is one request against the client's
+limits, however many sentences it speaks.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ from wyoming.tts import (
 
 from bot.speech_api.encoders import pcm16
 from bot.speech_api.errors import ServiceRefusal
-from bot.speech_api.streams import MAX_INPUT, SpeechStreams
-from bot.speech_api.voices import DEFAULT, ServiceVoices
+from bot.speech_api.streams import MAX_INPUT, NOTHING_TO_SAY, SpeechStreams
+from bot.speech_api.voices import DEFAULT, ServiceVoice, ServiceVoices
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.text.language_detection import lingua_language
 
@@ -41,6 +48,8 @@ log = logging.getLogger(__name__)
 MAX_LINE = 64 * 1024  # an event's JSON header line
 MAX_DATA = 64 * 1024  # its data (the text is at most MAX_INPUT characters)
 MAX_PAYLOAD = 0  # a TTS server is sent no audio: any payload is refused
+DRAIN_S = 10.0  # after an error: how long what the client still sends is read and dropped
+MAX_DRAIN = 1024 * 1024  # and how much of it
 SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+")
 ATTRIBUTION = Attribution(name="Kyutai", url="https://github.com/kyutai-labs/pocket-tts")
 
@@ -69,6 +78,16 @@ class BoundedReader:
     def feed_eof(self) -> None:
         self._reader.feed_eof()
 
+    async def drain(self) -> None:
+        """Read and drop what the client still sends, until it closes (bounded in time and
+        bytes): closing with its bytes unread would reset the connection, and a reset can
+        lose the error sent before it."""
+        left = MAX_DRAIN
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(DRAIN_S):
+                while left > 0 and (data := await self._reader.read(min(left, 65536))):
+                    left -= len(data)
+
 
 class SpeechHandler(AsyncEventHandler):
     def __init__(
@@ -84,6 +103,7 @@ class SpeechHandler(AsyncEventHandler):
         self.client = f"wyoming:{peer[0] if peer else 'local'}"
         self.streaming: dict[str, Any] | None = None  # synthesize-start's voice, the text
         self.started = False  # audio-start sent for this stream
+        self.refused = False  # an error was sent: the conversation ends
 
     async def handle_event(self, event: Event) -> bool:
         if event.payload:
@@ -93,14 +113,17 @@ class SpeechHandler(AsyncEventHandler):
                 await self.write_event(self.info().event())
             elif SynthesizeStart.is_type(event.type):
                 start = SynthesizeStart.from_event(event)
-                self.streaming = {"voice": start.voice, "text": ""}
+                # the voice and the client's limits, checked once for the whole stream
+                voice = self._voice(start.voice)
+                self.streams.count_request(self.client)
+                self.streaming = {"voice": start.voice, "chosen": voice, "text": ""}
                 self.started = False
             elif SynthesizeChunk.is_type(event.type) and self.streaming is not None:
                 await self._gather(SynthesizeChunk.from_event(event).text)
             elif SynthesizeStop.is_type(event.type) and self.streaming is not None:
                 rest, self.streaming["text"] = self.streaming["text"], ""
                 if rest.strip():
-                    await self._say(rest, self.streaming["voice"])
+                    await self._said_in_stream(rest)
                 if self.started:
                     await self.write_event(AudioStop().event())
                 self.streaming = None
@@ -108,13 +131,32 @@ class SpeechHandler(AsyncEventHandler):
             elif Synthesize.is_type(event.type) and self.streaming is None:
                 synthesize = Synthesize.from_event(event)  # (while streaming: the same text again)
                 self.started = False
-                await self._say(synthesize.text, synthesize.voice)
+                voice = self._voice(synthesize.voice)
+                await self._say(synthesize.text, synthesize.voice, voice)
                 if self.started:
                     await self.write_event(AudioStop().event())
+        except (ConnectionError, asyncio.CancelledError):
+            raise
         except ServiceRefusal as error:
-            await self.write_event(Error(text=error.message, code=error.code).event())
-            self.streaming = None
+            return await self._refuse(error.message, error.code)
+        except Exception as error:  # the speech failed (a voice file, the model): said once
+            log.warning("a Wyoming speech failed: %s", error)
+            return await self._refuse("The speech could not be made.", "server_error")
         return True
+
+    async def _refuse(self, text: str, code: str | None) -> bool:
+        """The error, then the end of the conversation (False: the handler stops)."""
+        self.refused, self.streaming = True, None
+        await self.write_event(Error(text=text, code=code).event())
+        return False
+
+    async def disconnect(self) -> None:
+        """After an error: our side closed first, what the client still sends dropped."""
+        if self.refused and isinstance(self.reader, BoundedReader):
+            with contextlib.suppress(OSError, RuntimeError):
+                if self.writer.can_write_eof():
+                    self.writer.write_eof()
+            await self.reader.drain()
 
     def info(self) -> Info:
         codes = [language_code(name) for name in self.streams.languages]
@@ -151,7 +193,20 @@ class SpeechHandler(AsyncEventHandler):
         *sentences, rest = SENTENCE_END.split(gathered)
         self.streaming["text"] = rest
         if sentences:
-            await self._say(" ".join(sentences), self.streaming["voice"])
+            await self._said_in_stream(" ".join(sentences))
+
+    async def _said_in_stream(self, text: str) -> None:
+        """A stream's sentences, within the request counted at its start; a sentence with
+        nothing to say in it ("...") is passed over, not an error."""
+        assert self.streaming is not None
+        try:
+            await self._say(text, self.streaming["voice"], self.streaming["chosen"], counted=False)
+        except ServiceRefusal as error:
+            if error.code != NOTHING_TO_SAY:
+                raise
+
+    def _voice(self, voice: Any) -> ServiceVoice:
+        return self.voices.resolve(getattr(voice, "name", None) or DEFAULT)
 
     def _language(self, voice: Any) -> str:
         wanted = getattr(voice, "language", None)
@@ -161,10 +216,11 @@ class SpeechHandler(AsyncEventHandler):
                     return name
         return self.streams.default_language
 
-    async def _say(self, text: str, voice: Any) -> None:
+    async def _say(
+        self, text: str, voice: Any, chosen: ServiceVoice, *, counted: bool = True
+    ) -> None:
         if len(text) > MAX_INPUT:
             raise ServiceRefusal(f"The text is over {MAX_INPUT} characters.", code="too_long")
-        chosen = self.voices.resolve(getattr(voice, "name", None) or DEFAULT)
         stream = await self.streams.open(
             text,
             chosen,
@@ -172,6 +228,7 @@ class SpeechHandler(AsyncEventHandler):
             speed=1.0,
             client=self.client,
             source="wyoming",
+            counted=counted,
         )
         try:
             async for chunk in stream:
