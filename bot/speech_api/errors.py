@@ -53,3 +53,12 @@ class TooMany(ServiceRefusal):
 
     status = 429
     kind = "rate_limit_error"
+
+
+class SpeechFailed(ServiceRefusal):
+    """500: the speech could not be made (a voice that cannot be loaded here, the model
+    failing), said before any audio was sent, so the client gets an error and its status
+    instead of a 200 and a cut stream. The client may try another voice or later."""
+
+    status = 500
+    kind = "server_error"

@@ -209,6 +209,7 @@ class OpenAISpeech:
             text, voice, language=language, speed=speed, client=client, source="api"
         )
         try:
+            await stream.first(voice)  # what fails before the first audio: an error, no 200
             headers = {
                 "X-Model": model,
                 "X-Voice": voice.name,

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.speech_api.errors import BadRequest, TooMany
+from bot.speech_api.errors import BadRequest, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
 from bot.speech_api.voices import ServiceVoice
 from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.model_errors import UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.scheduler import DeadlineScheduler
-from bot.synthesis.speech_jobs import SpeechJob
+from bot.synthesis.speech_jobs import SpeechJob, split_units
 from bot.synthesis.speech_plan import SpeechPlan
 from bot.text.words import MessageFacts, Names, ReadOptions, announce
 
@@ -63,6 +64,23 @@ def spoken_words(text: str, language: str) -> str:
     `language`, without Discord's parts (no names, no dictionary)."""
     options = ReadOptions(language=language, max_length=SPOKEN_PER_INPUT * MAX_INPUT)
     return announce(MessageFacts(content=text), Names(), options, say_name=False)
+
+
+CUT_MARKS = ".!?…,;:"  # where pocket-tts cuts a text into the chunks its model takes
+
+
+def model_text(words: str) -> str:
+    """The words with a place to cut at least every UNIT_CHARS characters. The batch hands a
+    job's whole text to pocket-tts, which cuts it into chunks at sentence ends and, in a long
+    sentence, at `,` `;` `:` only: a run with none (4,096 characters of prose without
+    punctuation) was one chunk of 1,640 tokens, past the model's context (`The expanded size
+    of the tensor (1692) must match ... (1024)`), after the answer's 200. So a sentence is cut
+    as the bot cuts its units (`split_units`: at a clause mark near UNIT_CHARS, else at a
+    space), and a cut where there was no mark gets a comma. A sentence short enough, or with
+    its own marks, is left as it is."""
+    units = split_units(words, first_chars=len(words))  # (no short first unit: no cut there)
+    marked = [u if u[-1] in CUT_MARKS else f"{u}," for u in units[:-1]]
+    return " ".join([*marked, *units[-1:]])
 
 
 class ServiceSink:
@@ -113,6 +131,7 @@ class ServiceStream:
         self.first_audio_s: float | None = None
         self.audio_s = 0.0
         self._closed = False
+        self._held: np.ndarray | None = None  # the first chunk, waited for by `first()`
 
     def close(self, outcome: str = "cancelled") -> None:
         """Stop the job if it runs; its end is counted once (also for a stream never read)."""
@@ -123,11 +142,37 @@ class ServiceStream:
             self.scheduler.cancel(self.job)
         self.on_end(StreamRecord(self.job.source, self.first_audio_s, self.audio_s, outcome))
 
+    async def first(self, voice: ServiceVoice) -> None:
+        """Wait for the first audio before the client is answered: what fails before it
+        (the voice's state cannot be loaded: a built-in voice this model cannot use, an
+        operator's file that is not a voice; the model refusing the text) is a SpeechFailed
+        with its status, not a 200 and a cut stream. The chunk is kept for the iteration."""
+        try:
+            self._held = await self._next()
+            error = self.job.error if self._held is None else None
+        except TimeoutError as timeout:
+            error = timeout
+        if error is None:
+            return
+        self.close("error")
+        if isinstance(error, UnusableVoiceError):
+            log.warning("the voice %s cannot be used: %s", voice.name, error)
+            raise SpeechFailed(
+                f"The voice {voice.name!r} cannot be used on this server now (the operator's "
+                "log says why); choose another voice.",
+                param="voice",
+                code="voice_unavailable",
+            )
+        log.warning("a speech failed before its first audio: %s", error)
+        raise SpeechFailed("The speech could not be made.", code="speech_failed")
+
     async def __aiter__(self) -> AsyncIterator[np.ndarray]:
         outcome = "cancelled"
         try:
             while True:
-                chunk = await self._next()
+                chunk, self._held = self._held, None
+                if chunk is None:
+                    chunk = await self._next()
                 if chunk is None:
                     break
                 if self.first_audio_s is None:
@@ -227,6 +272,7 @@ class SpeechStreams:
                 retry_after=2,
             )
         words = await asyncio.to_thread(spoken_words, text, language)
+        words = model_text(words)
         if not words.strip():
             raise BadRequest(
                 "There is nothing to say in this input.", param="input", code=NOTHING_TO_SAY

@@ -231,6 +231,7 @@ class SpeechHandler(AsyncEventHandler):
             counted=counted,
         )
         try:
+            await stream.first(chosen)  # (a voice that cannot be used: its own error code)
             async for chunk in stream:
                 if not self.started:
                     self.started = True

@@ -141,3 +141,57 @@ async def test_open_webui_lists_the_voices_and_models_and_speaks(
             session.post(f"{base}/audio/speech", json=payload) as r,
         ):
             assert r.status == 401
+
+
+async def test_a_voice_that_cannot_be_loaded_is_an_error_before_any_audio(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """A built-in voice this model cannot use (the tiny model has no language, so no
+    built-in voice loads) and an operator's file that is not a voice: a 500 in OpenAI's
+    shape, through the SDK, as audio and as server-sent events. Before, a 200 came, then the
+    connection was cut (the SDK's "Connection error")."""
+    (tmp_path / "service-voices").mkdir()
+    (tmp_path / "service-voices" / "broken.safetensors").write_bytes(b"not a voice state")
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        api = client(server)
+        for voice in ("alba", "broken"):
+            for stream_format in ("audio", "sse"):
+                with pytest.raises(openai.InternalServerError) as failed:
+                    await api.audio.speech.create(
+                        model="tts-1",
+                        voice=voice,
+                        input="Hello.",
+                        response_format="wav",
+                        stream_format=stream_format,  # type: ignore[arg-type]
+                    )
+                assert failed.value.status_code == 500
+                assert failed.value.code == "voice_unavailable", (voice, stream_format)
+                assert voice in failed.value.message
+        # the service goes on, with a voice it has
+        speech = await api.audio.speech.create(
+            model="tts-1", voice="narrator", input="Hello.", response_format="wav"
+        )
+        assert libsndfile_seconds(speech.content, "wav") > 0.3
+        await api.close()
+        assert server.streams.open_streams == 0
+
+
+@pytest.mark.slow
+async def test_four_thousand_characters_without_punctuation_are_spoken_whole(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """OpenAI's most input, 4,096 characters of words with no punctuation at all: cut into
+    chunks the model takes, the whole answer comes. Before, pocket-tts made one chunk of it
+    (`Chunk has 2155 tokens (max 50)`), past the model's context (`The expanded size of the
+    tensor (2195) must match the existing size (1024)`), after the 200: a cut stream."""
+    words = "the quick brown fox jumps over a lazy dog while seven small birds sing".split()
+    text = " ".join(words[(i * 5) % len(words)] for i in range(1000))[:4096]
+    assert len(text) == 4096 and not any(mark in text for mark in ".!?…,;:")
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        api = client(server)
+        speech = await api.audio.speech.create(
+            model="tts-1", voice="default", input=text, response_format="pcm"
+        )
+        await api.close()
+    # the tiny model says about 0.7 s per chunk pocket-tts makes: two dozen chunks
+    assert libsndfile_seconds(speech.content, "pcm") > 10.0

@@ -212,3 +212,22 @@ async def test_a_stream_is_one_request_however_many_sentences(
         events, stopped = await home_assistant_streams(port, parts)  # the minute's third
         assert kinds(events) == ["error"] and not stopped
         assert Error.from_event(events[0]).code == "rate_limit_exceeded"
+
+
+async def test_a_voice_that_cannot_be_loaded_is_one_error_and_the_end(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """Home Assistant's plain `synthesize` (`async_get_tts_audio`: it reads until audio-stop
+    or the connection's end) in a built-in voice this model cannot use: one error naming it,
+    then the end. Before, the failure escaped the handler: no error event, a traceback."""
+    async with running_service(tmp_path, engine, tiny_model, wyoming=True) as server:
+        async with AsyncTcpClient("127.0.0.1", server.wyoming_port or 0) as client:
+            await client.write_event(Synthesize("Hello.", SynthesizeVoice(name="alba")).event())
+            events: list[Event] = []
+            async with asyncio.timeout(20):
+                while (event := await client.read_event()) is not None:
+                    events.append(event)
+                    if AudioStop.is_type(event.type):
+                        break
+        assert kinds(events) == ["error"]
+        assert Error.from_event(events[0]).code == "voice_unavailable"
