@@ -5,6 +5,10 @@ state as `./run.sh voices export` and `/voice export` make).
 Members' cloned voices are never offered: they consented to speak in their Discord servers,
 nothing more. A name is looked up only among the voices above (it is never a path), so no
 name reaches a member's files.
+
+OpenAI's voice names (`alloy`, `nova`, ...), which clients send unasked, speak in the default
+voice, unless the operator has a voice of that name: the operator's voice wins, and is listed
+as theirs.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from bot.speech_api.errors import BadRequest
 from bot.synthesis.engine import BUILTIN_VOICES, builtin_voices_for
+from bot.synthesis.pocket_tts_adapter import DEFAULT_VOICE_FOR_LANGUAGE
 
 FOLDER = "service-voices"
 STATE_SUFFIX = ".safetensors"
@@ -22,7 +27,8 @@ CLIP_SUFFIXES = (".wav", ".ogg", ".opus", ".flac", ".mp3")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 MAX_FILES = 1000  # files looked at in the folder: the operator's, but a listing stays bounded
 DEFAULT = "default"
-# OpenAI's voice names, which clients send unasked: the default voice speaks for them
+# OpenAI's voice names, which clients send unasked: the default voice speaks for them, unless
+# the operator has a voice of that name
 OPENAI_VOICES = frozenset(
     {
         "alloy",
@@ -40,6 +46,15 @@ OPENAI_VOICES = frozenset(
         "cedar",
     }
 )
+
+
+def recorded_in(voice: str) -> str:
+    """The language a built-in voice was recorded in: its language's own voice, or English
+    (pocket-tts's other voices), as `builtin_voices_for` sorts them."""
+    for language in ("english", *DEFAULT_VOICE_FOR_LANGUAGE):
+        if voice in builtin_voices_for(language)[0]:
+            return language
+    return "english"
 
 
 @dataclass(frozen=True)
@@ -72,10 +87,8 @@ class ServiceVoices:
 
     def all(self) -> list[ServiceVoice]:
         voices = [ServiceVoice(DEFAULT, None, "default")]
-        native, _ = builtin_voices_for(self.default_language)
         for name in BUILTIN_VOICES:
-            language = self.default_language if name in native else "english"
-            voices.append(ServiceVoice(name, name, "builtin", language))
+            voices.append(ServiceVoice(name, name, "builtin", recorded_in(name)))
         builtin = set(BUILTIN_VOICES) | {DEFAULT}
         voices += [
             ServiceVoice(name, str(path), "operator")
@@ -85,13 +98,14 @@ class ServiceVoices:
         return voices
 
     def resolve(self, name: str) -> ServiceVoice:
-        """The voice called `name`, or a 400 naming the voices there are."""
-        if name in OPENAI_VOICES:
-            return ServiceVoice(name, None, "default")
+        """The voice called `name` (an OpenAI name without a voice of the operator's: the
+        default voice), or a 400 naming the voices there are."""
         if NAME.fullmatch(name):
             for voice in self.all():
                 if voice.name == name:
                     return voice
+        if name in OPENAI_VOICES:
+            return ServiceVoice(name, None, "default")
         raise BadRequest(
             f"Unknown voice {name[:64]!r}: GET /v1/audio/voices lists this service's voices.",
             param="voice",

@@ -195,3 +195,32 @@ async def test_four_thousand_characters_without_punctuation_are_spoken_whole(
         await api.close()
     # the tiny model says about 0.7 s per chunk pocket-tts makes: two dozen chunks
     assert libsndfile_seconds(speech.content, "pcm") > 10.0
+
+
+async def test_an_operators_voice_named_like_openais_wins_and_languages_are_right(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """The operator's `alloy` is listed as theirs and speaks: here a file that is not a voice,
+    so speaking it fails (before, the default voice spoke in its place, silently). An OpenAI
+    name the operator has no voice for still speaks in the default voice. Each built-in voice
+    is listed with the language it was recorded in (before: `english` for every voice but
+    the default language's own)."""
+    voices = tmp_path / "service-voices"
+    voices.mkdir()
+    (voices / "alloy.safetensors").write_bytes(b"the operator's alloy, not a voice state")
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        api = client(server)
+        listed = await api.get("/audio/voices", cast_to=object)
+        by_name = {v["id"]: v for v in listed["data"]}  # type: ignore[index]
+        assert by_name["alloy"]["kind"] == "operator"
+        recorded = {name: by_name[name]["recorded_in"] for name in ("alba", "estelle", "lola")}
+        assert recorded == {"alba": "english", "estelle": "french", "lola": "spanish"}
+        with pytest.raises(openai.InternalServerError) as failed:
+            await api.audio.speech.create(model="tts-1", voice="alloy", input="Hello.")
+        assert failed.value.code == "voice_unavailable"
+        nova = await api.audio.speech.with_raw_response.create(
+            model="tts-1", voice="nova", input="Hello.", response_format="wav"
+        )
+        assert nova.headers["x-voice"] == "nova"
+        assert libsndfile_seconds(nova.content, "wav") > 0.3
+        await api.close()
