@@ -73,6 +73,7 @@ from bot.synthesis.engine import TTSEngine
 from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.pocket_tts_adapter import set_generation_length
 from bot.synthesis.scheduler import DeadlineScheduler
+from bot.synthesis.speech_plan import SpeechPlan
 from tests.audio_samples import make_clip
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
@@ -206,7 +207,9 @@ async def run_load(
     seed: int,
     traffic: str = "chat",
     counts: BatchCounts | None = None,
+    own_voices: bool = False,
 ) -> RunResult:
+    """`own_voices`: each server speaks in a voice of its own (the paced engine's states)."""
     rng = random.Random(seed)
     kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
     capacity = engine.capacity if engine.batched and policy == "deadline" else None
@@ -241,7 +244,8 @@ async def run_load(
     cpu0, wall0 = tree_cpu(), time.monotonic()
     for i, (at, k) in enumerate(arrivals):
         await asyncio.sleep(max(0.0, wall0 + at - time.monotonic()))
-        speakers[k].enqueue(Utterance(texts[i], requested_at=time.monotonic()))
+        plan = SpeechPlan(voice=f"server-{k}") if own_voices else SpeechPlan()
+        speakers[k].enqueue(Utterance(texts[i], plan=plan, requested_at=time.monotonic()))
     if traffic == "continuous":  # the load stops at `seconds`: what is left is cut
         await asyncio.sleep(max(0.0, wall0 + seconds - time.monotonic()))
         for speaker in speakers:
@@ -426,12 +430,23 @@ async def run_engine(
     largest K with no underrun and nothing left waiting."""
     for k in args.ks:
         for policy in args.policies:
-            run = await run_load(engine, k, args.seconds, policy, k, args.traffic, counts)
+            traffic = getattr(engine, "traffic", [])
+            sent0 = sum(t.bytes for t in traffic)
+            run = await run_load(
+                engine, k, args.seconds, policy, k, args.traffic, counts, bool(traffic)
+            )
             figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
             print(
                 " ".join(show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS),
                 flush=True,
             )
+            if traffic:  # what the worker processes' pipes would carry of voice states
+                sent = sum(t.bytes for t in traffic) - sent0
+                print(
+                    f"  voice states to the workers ({args.voice_states}): "
+                    f"{sent / run.wall / 1e6:.2f} MB/s, {sent / 1e6:.0f} MB in {run.wall:.0f} s",
+                    flush=True,
+                )
             if args.breakdown:
                 print(breakdown(run, counts.frame_s if counts else 0.08), flush=True)
             if args.breakdown and probe is not None:
@@ -490,6 +505,13 @@ async def main() -> None:
         "frames at its pace from --pipelines threads of --batch rows (bench/paced_engine.py): "
         "what the bot's own process spends per server",
     )
+    parser.add_argument(
+        "--voice-states",
+        choices=["each", "once"],
+        help="paced only: each server speaks in a voice of its own, a state of the English "
+        "model's size, and the bytes of states its worker processes would be sent are shown: "
+        "each: every stream carries its state (c4687c7); once: sent once, then named",
+    )
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
     logging.getLogger("bot.synthesis.batching").setLevel(logging.ERROR)
@@ -513,7 +535,9 @@ async def main() -> None:
             for kind in args.engines:
                 if kind == "paced":  # the bot's own process, no model: see bench/paced_engine.py
                     count = int(pipelines or 1)
-                    paced = PacedEngine(count, args.batch or 12, args.words_per_second)
+                    paced = PacedEngine(
+                        count, args.batch or 12, args.words_per_second, args.voice_states
+                    )
                     await run_engine(args, paced, f"paced{paced.rows}x{count}", None, None, served)
                     await paced.close()
                     continue

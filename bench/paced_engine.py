@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import pickle
 import threading
 import time
 from collections.abc import Callable
@@ -25,11 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 from bot.synthesis.batching import Batcher, LiveCapacity, Request
 from bot.synthesis.capacity import BatchCost, StepCosts
 from bot.synthesis.engine import SynthesisStream, _Sink
 from bot.synthesis.pipelines import Pipeline, Pipelines
+from bot.synthesis.state_transfer import StateDigests, WorkerStates
 
 FRAME_S = 0.08  # one Mimi frame
 # not silence: Opus spends less on silence than on speech
@@ -43,6 +46,45 @@ def step_cost(rows: int) -> BatchCost:
     return BatchCost(rows, 0.008 + 0.0025 * rows, 0.010 + 0.004 * rows)
 
 
+STATE_LAYERS = 24  # a voice state shaped like the `english` architecture's: about 6 MB
+STATE_FLOATS = 6 * 2**20 // 4 // STATE_LAYERS
+
+
+def voice_state(seed: int) -> dict[str, dict[str, torch.Tensor]]:
+    """A voice state of its own, of the English model's size."""
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        f"layer{n}": {"cache": torch.randn(STATE_FLOATS, generator=generator)}
+        for n in range(STATE_LAYERS)
+    }
+
+
+class StateTraffic:
+    """The voice states' bytes a worker process would be sent for one pipeline's streams:
+    `each`: every stream its whole state (c4687c7's rule: the state went by /dev/shm each
+    time); `once`: the messages `ProcessPipeline` sends (`WorkerStates.messages`), pickled."""
+
+    def __init__(self, rule: str, digests: StateDigests) -> None:
+        self.rule = rule
+        self._digests = digests
+        self._states = WorkerStates()
+        self.bytes = 0
+        self.streams = 0
+
+    def holds(self, state: dict[str, dict[str, torch.Tensor]]) -> bool:
+        return self.rule == "once" and self._digests.of(state)[0] in self._states
+
+    def submit(self, state: dict[str, dict[str, torch.Tensor]]) -> None:
+        self.streams += 1
+        if self.rule == "each":
+            tensors = [t for module in state.values() for t in module.values()]
+            self.bytes += sum(t.nelement() * t.element_size() for t in tensors)
+            return
+        key, payload = self._digests.of(state)
+        for message in self._states.messages(key, state, payload):
+            self.bytes += len(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 @dataclass(eq=False)
 class _Paced:
     request: Request
@@ -52,8 +94,9 @@ class _Paced:
 class PacedPipeline:
     """One thread handing its streams their frames at the model's pace (a `Pipeline`)."""
 
-    def __init__(self, index: int, max_rows: int) -> None:
+    def __init__(self, index: int, max_rows: int, traffic: StateTraffic | None = None) -> None:
         self.index = index
+        self.traffic = traffic
         self.frame_s = FRAME_S
         self.costs = StepCosts([step_cost(n) for n in range(1, max_rows + 1)], max_rows, FRAME_S, 2)
         self._capacity = LiveCapacity(self.costs, index)
@@ -73,8 +116,15 @@ class PacedPipeline:
     def cache_bytes(self) -> int:
         return 0
 
+    def holds(self, request: Request) -> bool:
+        work = request.work or (0, "", None)
+        state = work[2]  # type: ignore[misc]
+        return self.traffic is not None and state is not None and self.traffic.holds(state)
+
     def submit(self, request: Request) -> bool:
-        frames, _ = request.work or (0, "")
+        frames, _, state = request.work or (0, "", None)  # type: ignore[misc]
+        if self.traffic is not None and state is not None:
+            self.traffic.submit(state)
         with self._lock:
             self._streams.append(_Paced(request, frames))
         return True
@@ -124,13 +174,21 @@ class PacedEngine:
     batched = True
     spare_lanes = 0
 
-    def __init__(self, pipelines: int, rows: int, words_per_second: float) -> None:
+    def __init__(
+        self, pipelines: int, rows: int, words_per_second: float, state_rule: str | None = None
+    ) -> None:
+        """`state_rule` ("each" or "once"): each voice has a state of the English model's size
+        and each pipeline counts what its worker process would be sent of them (`StateTraffic`)."""
         self.rows = rows
         self.workers = pipelines * rows  # as the batched engine's: a lane per row it may admit
         self._words_per_second = words_per_second
+        digests = StateDigests()
+        rules = [state_rule] * pipelines if state_rule else []
+        self.traffic = [StateTraffic(rule, digests) for rule in rules]
+        self._states: dict[str | None, dict[str, dict[str, torch.Tensor]]] = {}
 
         def make(index: int, on_death: Callable[[Pipeline], None]) -> Pipeline:
-            return PacedPipeline(index, rows)
+            return PacedPipeline(index, rows, self.traffic[index] if self.traffic else None)
 
         self.pipelines = Pipelines(make, pipelines)
 
@@ -150,7 +208,12 @@ class PacedEngine:
         seconds = len(text.split()) / self._words_per_second + 0.3
         request = Request(collections.deque(), emit=sink.put, end=sink.end, stop=sink.stop)
         request.slack = slack
-        request.work = (round(seconds / FRAME_S), text)  # type: ignore[assignment]
+        state = None
+        if self.traffic:  # each voice its own state, made once, as the engine's cache keeps it
+            state = self._states.get(voice)
+            if state is None:
+                state = self._states[voice] = voice_state(len(self._states))
+        request.work = (round(seconds / FRAME_S), text, state)  # type: ignore[assignment]
         sink.request = request
         self.pipelines.submit(request)
         return SynthesisStream(sink)

@@ -903,6 +903,11 @@ class Batcher:
         self._joined.set()
         return True
 
+    def holds(self, request: Request) -> bool:
+        """Whether it holds the stream's voice state already: it takes it from this process,
+        at no cost (`Pipeline.holds`)."""
+        return False
+
     def cache_bytes(self) -> int:
         """The bytes of this pipeline's attention caches and decoder states (they grow with
         the rows' context, and shrink back when compacted)."""

@@ -48,7 +48,7 @@ import torch
 from bot.synthesis.batching import Batcher, LiveCapacity, ModelState, Request, prefill_chunks
 from bot.synthesis.capacity import BatchCost, StepCosts
 from bot.synthesis.model_errors import StreamRefused
-from bot.synthesis.state_transfer import StateDigests, WorkerStates, pack, unpack
+from bot.synthesis.state_transfer import StateDigests, WorkerStates, unpack
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,15 @@ class ProcessPipeline:
         """The worker's attention caches and decoder states, as it last said."""
         return self._cache_bytes
 
+    def holds(self, request: Request) -> bool:
+        """Whether its worker holds the stream's voice state (`Pipeline.holds`)."""
+        state = request.work[0] if request.work is not None else None
+        if state is None:
+            return False
+        key, _ = self._digests.of(state)
+        with self._lock:
+            return key in self.states
+
     def submit(self, request: Request) -> bool:
         """Send `request` to the worker once its model is loaded; False when it has died. A
         stream that cannot be sent for any other reason is ended here with the cause."""
@@ -179,14 +188,8 @@ class ProcessPipeline:
 
     def _send_state(self, key: str, state: ModelState, payload: bytes | None) -> None:
         """The voice state `key` to the worker unless it holds it (under `_lock`)."""
-        if key in self.states:
-            self.states.use(key)
-            return
-        payload = payload if payload is not None else pack(state)
-        self._pipe.send(("state", key, payload))
-        forgotten = self.states.add(key, len(payload))
-        if forgotten:
-            self._pipe.send(("forget", forgotten))
+        for message in self.states.messages(key, state, payload):
+            self._pipe.send(message)
 
     def close(self) -> None:
         with self._lock:

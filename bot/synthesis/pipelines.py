@@ -38,20 +38,27 @@ class Pipeline(Protocol):
     def submit(self, request: Request) -> bool: ...
     def capacity(self, rate: float = 1.0, extra: int = 0) -> int: ...
     def cache_bytes(self) -> int: ...
+    def holds(self, request: Request) -> bool: ...
     def close(self) -> None: ...
 
 
 Make = Callable[[int, Callable[[Pipeline], None]], Pipeline]
 
 
-def place(loads: Sequence[int], capacities: Sequence[int]) -> int:
+def place(
+    loads: Sequence[int], capacities: Sequence[int], holds: Sequence[bool] | None = None
+) -> int:
     """The pipeline a new stream goes to: the most room (capacity less the streams it holds),
     then the fewest streams, then the lowest number. The scheduler admits a stream only while
     the pipelines' capacities add up to more than the streams they hold, so the one with the
-    most room then has a free row."""
+    most room then has a free row. `holds`: the pipelines that hold the stream's voice state
+    already (a worker process); one of them takes it while it has a free row, so that a
+    server's messages seldom send their voice again."""
     if not loads or len(loads) != len(capacities):
         raise ValueError("one load and one capacity per pipeline")
-    return min(range(len(loads)), key=lambda i: (loads[i] - capacities[i], loads[i], i))
+    every = range(len(loads))
+    free = [i for i in every if holds and holds[i] and loads[i] < capacities[i]]
+    return min(free or every, key=lambda i: (loads[i] - capacities[i], loads[i], i))
 
 
 class Pipelines:
@@ -98,8 +105,13 @@ class Pipelines:
             request.end(StreamRefused("no synthesis pipeline is running"))
             return
         capacities = [p.capacity() if p.alive else -(10**6) for p in pipelines]
+        try:
+            holds = [p.holds(request) for p in pipelines]
+        except Exception as error:  # its state cannot be looked at: placed on room alone
+            log.warning("a stream's voice state could not be looked up: %s", error)
+            holds = None
         with self._lock:
-            index = place(self._loads, capacities)
+            index = place(self._loads, capacities, holds)
             self._loads[index] += 1
             pipeline = self.pipelines[index]
         end = request.end

@@ -95,9 +95,15 @@ class WorkerStates:
     def __len__(self) -> int:
         return len(self._sizes)
 
-    def use(self, key: str) -> None:
-        """A stream names `key`, which the worker holds."""
-        self._sizes.move_to_end(key)
+    def messages(self, key: str, state: ModelState, payload: bytes | None) -> list[tuple[Any, ...]]:
+        """What the worker must be sent before a stream naming `key` (`payload`: the state's
+        bytes when already packed): the state unless it holds it, then what it forgets."""
+        if key in self._sizes:
+            self._sizes.move_to_end(key)
+            return []
+        payload = payload if payload is not None else pack(state)
+        forgotten = self.add(key, len(payload))
+        return [("state", key, payload), *([("forget", forgotten)] if forgotten else [])]
 
     def add(self, key: str, size: int) -> list[str]:
         """`key` is sent to the worker; the keys it must forget to stay within bounds (never

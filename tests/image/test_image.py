@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import re
+import resource
 import shutil
 import socket
 import time
@@ -36,6 +37,7 @@ from tests.image.podman import (
     why_podman_cannot_run,
 )
 from tests.test_deploy import MEMBER_DATA, locked
+from tests.tiny_model import write_random_config, write_voice_state
 
 pytestmark = pytest.mark.skipif(
     why_podman_cannot_run() is not None, reason=str(why_podman_cannot_run())
@@ -63,6 +65,9 @@ def hardening() -> list[str]:
             args += [flag, value]
     for name, value in SERVICE.get("ulimits", {}).items():
         soft, hard = (value, value) if isinstance(value, int) else (value["soft"], value["hard"])
+        if name == "nofile":  # rootless podman cannot go past this user's own hard limit
+            ceiling = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
         args += ["--ulimit", f"{name}={soft}:{hard}"]
     return args
 
@@ -430,3 +435,102 @@ async def test_the_build_context_leaves_members_data_out(image: Image, tmp_path:
     )
     copied = {line.removeprefix("/checkout/") for line in found.check("find").out.split()}
     assert copied - {".dockerignore"} == {"bot/__init__.py", "compose.yaml"}, copied
+
+
+VOICES = 30  # distinct voices, one after the other: 180 MB of states against a 64 MB /dev/shm
+
+
+def english_sized_voices(folder: Path, clip: Path) -> tuple[Path, list[Path]]:
+    """The `english` architecture with random weights (its config, in `folder`) and VOICES
+    distinct voice states of its size (about 6 MB each) in `folder/voices`."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    config = write_random_config("english", folder)
+    state = load_file(str(write_voice_state(config, clip, folder / "english.safetensors")))
+    voices = shared_folder(folder / "voices")
+    made = []
+    for n in range(VOICES):
+        generator = torch.Generator().manual_seed(n)
+        made.append(voices / f"voice{n:02d}.safetensors")
+        save_file(
+            {
+                key: tensor + 0.01 * torch.randn(tensor.shape, generator=generator)
+                if tensor.is_floating_point()
+                else tensor
+                for key, tensor in state.items()
+            },
+            str(made[-1]),
+        )
+        made[-1].chmod(0o644)
+    for path in folder.iterdir():
+        if path.is_file():
+            path.chmod(0o644)
+    return config, made
+
+
+async def test_two_worker_processes_speak_30_voices_under_the_default_dev_shm(
+    image: Image, tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """The image's speech service with 2 worker processes on these 2 cores, the container's
+    default /dev/shm (64 MB), hardened as compose runs it: 30 operator voices of the English
+    model's size, each asked for once, one after the other, are each heard."""
+    folder = shared_folder(tmp_path / "english")
+    config, voices = await asyncio.to_thread(english_sized_voices, folder, tiny_model.clip)
+    clip = shared_folder(tmp_path / "clip") / "clip.wav"
+    shutil.copy(tiny_model.clip, clip)
+    clip.chmod(0o644)
+    total = sum(voice.stat().st_size for voice in voices)
+    port = free_port()
+    name = f"pocketvoice-test-{uuid.uuid4().hex[:8]}"
+    volume = f"pocketvoice-test-voices-{uuid.uuid4().hex[:8]}"
+    env = {
+        "TTS_CONFIG": str(config),
+        "DEFAULT_VOICE": str(clip),
+        "TTS_PIPELINES": "2",
+        "TTS_PIPELINE_MODE": "processes",
+        "SPEECH_PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+    }
+    args = ["run", "-d", "--name", name, "--network", "host", "-v", f"{volume}:/data"]
+    args += ["-v", f"{folder}:{folder}:ro", "-v", f"{clip.parent}:{clip.parent}:ro"]
+    args += ["-v", f"{folder / 'voices'}:/data/service-voices:ro", *hardening()]
+    for key, value in env.items():
+        args += ["-e", f"{key}={value}"]
+    try:
+        (await image.podman.run(*args, image.tag, "serve")).check("podman run")
+        shm = await image.podman.run("exec", name, "df", "-k", "/dev/shm")
+        shm_kb = int(shm.check("df").out.splitlines()[-1].split()[1])
+        assert shm_kb <= 64 * 1024 < total // 1024, (shm_kb, total)
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 300
+        while True:  # three copies of the English model load (this one and two workers)
+            try:
+                await asyncio.to_thread(urllib.request.urlopen, f"{base}/models", timeout=5)
+                break
+            except OSError:
+                logs = await image.podman.run("logs", name)
+                assert time.monotonic() < deadline, logs.out + logs.err
+                await asyncio.sleep(2)
+        heard = []
+        for voice in voices:
+            body = {
+                "model": "tts-1",
+                "input": "Hello.",
+                "voice": voice.stem,
+                "response_format": "wav",
+            }
+            request = urllib.request.Request(
+                f"{base}/audio/speech",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with await asyncio.to_thread(urllib.request.urlopen, request, timeout=120) as answer:
+                audio = await asyncio.to_thread(answer.read)
+            heard.append((voice.stem, len(audio)))
+        assert all(size > 44 + 4800 for _, size in heard), heard  # each past 0.1 s of audio
+        logs = await image.podman.run("logs", name)
+        assert "Traceback" not in logs.out + logs.err, logs.out[-3000:] + logs.err[-3000:]
+    finally:
+        await image.podman.remove(name)
+        await image.podman.run("volume", "rm", "-f", volume)

@@ -26,7 +26,6 @@ from bot.synthesis.engine import replicate
 from bot.synthesis.pipeline_processes import Outbox, ProcessPipeline, WorkerDied
 from bot.synthesis.pipelines import Pipeline, Pipelines
 from tests.conftest import TinyModel
-from tests.synthesis.test_pipelines import replaced_and_speaking
 
 pytestmark = pytest.mark.process  # worker processes
 
@@ -70,7 +69,9 @@ class Streams:
         self.heard = {n: threading.Event() for n in range(16)}
         self.requests: dict[int, Request] = {}
 
-    def request(self, n: int, text: str = TEXT) -> Request:
+    def request(self, n: int, text: str = TEXT, voice: Any = None) -> Request:
+        voice = self.voice if voice is None else voice
+
         def emit(chunk: np.ndarray) -> None:
             self.audio[n].append(chunk)
             self.heard[n].set()
@@ -83,9 +84,9 @@ class Streams:
             collections.deque(),
             emit=emit,
             end=end,
-            prepare=lambda model: prefill_chunks(model, self.voice, text),
+            prepare=lambda model: prefill_chunks(model, voice, text),
         )
-        request.work = (self.voice, text)
+        request.work = (voice, text)
         self.requests[n] = request
         return request
 
@@ -120,7 +121,9 @@ def test_streams_in_worker_processes_are_whole_and_sound_as_in_this_one(
     streams = Streams(voice)
     for n in range(3):
         pipelines.submit(streams.request(n))
-    assert [streams.requests[n].pipeline for n in range(3)] == [0, 1, 0]
+    # one voice: its streams stay on the worker that holds its state while it has a free row
+    assert [streams.requests[n].pipeline for n in range(3)] == [0, 0, 1]
+    assert [len(p.states) for p in pipelines.pipelines] == [1, 1]  # type: ignore[attr-defined]
     streams.wait(0, 1, 2)
     assert streams.ended == dict.fromkeys(range(3))
     assert pipelines.loads() == [0, 0]
@@ -159,18 +162,39 @@ def test_a_killed_worker_ends_only_its_streams_and_is_replaced(
     streams = Streams(voice)
     long = " ".join([TEXT] * 4)
     pipelines.submit(streams.request(0, long))
-    pipelines.submit(streams.request(1, long))
+    pipelines.submit(streams.request(1, long, another(voice)))  # another server's: pipeline 1
     assert streams.heard[1].wait(60)  # pipeline 1 is speaking
     doomed = pipelines.pipelines[1]
     assert isinstance(doomed, ProcessPipeline) and doomed.process.pid is not None
     os.kill(doomed.process.pid, signal.SIGKILL)
     streams.wait(1)
     assert isinstance(streams.ended[1], WorkerDied), streams.ended[1]
-    replaced_and_speaking(pipelines, doomed, streams, ready=loaded)
+    for _ in range(200):  # a fresh worker takes pipeline 1's place
+        if pipelines.pipelines[1] is not doomed:
+            break
+        threading.Event().wait(0.05)
+    assert pipelines.restarts == 1 and pipelines.pipelines[1].alive
+    loaded(pipelines.pipelines[1])
+    # two other servers' voices, which no worker holds: placed by room, one on the new worker
+    pipelines.submit(streams.request(2, voice=another(voice, 0.02)))
+    pipelines.submit(streams.request(3, voice=another(voice, 0.03)))
+    assert 1 in {streams.requests[2].pipeline, streams.requests[3].pipeline}
+    streams.wait(0, 2, 3)
     assert [streams.ended[n] for n in (0, 2, 3)] == [None] * 3  # the others: whole
     whole = len(np.concatenate(streams.audio[2]))
     assert len(np.concatenate(streams.audio[3])) == whole
     assert "pipeline 1 ended" in caplog.text and "pipeline 1 restarted" in caplog.text
+
+
+def another(voice: Any, by: float = 0.01) -> Any:
+    """A voice state of the same shapes, not the same (another member's voice)."""
+    return {
+        module: {
+            key: tensor + by if tensor.is_floating_point() else tensor.clone()
+            for key, tensor in state.items()
+        }
+        for module, state in voice.items()
+    }
 
 
 def cannot_load() -> Any:

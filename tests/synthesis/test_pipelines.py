@@ -37,6 +37,16 @@ def test_a_new_stream_goes_to_the_pipeline_with_the_most_room() -> None:
         place([], [])
 
 
+def test_a_stream_goes_where_its_voice_state_is_while_that_pipeline_has_a_free_row() -> None:
+    """A worker that holds the stream's voice state takes it, not the one with most room,
+    while it has a free row; full, the room decides again (the state is then sent anew)."""
+    assert place([1, 0], [2, 2], [True, False]) == 0
+    assert place([1, 0, 0], [4, 4, 4], [False, True, True]) == 1  # among holders: most room
+    assert place([2, 0], [2, 2], [True, False]) == 1  # the holder is full
+    assert place([0, 5], [0, 8], [True, False]) == 1  # a holder that carries nothing yet
+    assert place([1, 0], [2, 2], [False, False]) == place([1, 0], [2, 2]) == 1
+
+
 @pytest.fixture(scope="module")
 def model(tiny_model: TinyModel) -> Iterator[Any]:
     model = TTSModel.load_model(config=str(tiny_model.config))

@@ -37,11 +37,12 @@ pytestmark = pytest.mark.process  # worker processes
 REPO = Path(__file__).resolve().parents[2]
 
 
-def distinct_voices(tiny_model: TinyModel, folder: Path, count: int) -> list[Path]:
+def distinct_voices(tiny_model: TinyModel, folder: Path, count: int, first: int = 0) -> list[Path]:
     """`count` voice states of the tiny model, each its own (the same shapes, other values)."""
+    folder.mkdir(parents=True, exist_ok=True)
     state = load_file(str(tiny_model.voice_state))
     voices = []
-    for n in range(count):
+    for n in range(first, first + count):
         generator = torch.Generator().manual_seed(n)
         voice = {
             key: tensor + 0.01 * torch.randn(tensor.shape, generator=generator, dtype=tensor.dtype)
@@ -132,7 +133,8 @@ async def test_a_worker_killed_mid_batch_ends_its_streams_and_others_speak_on(
     long = " ".join([TEXT] * 6)
     heard = [asyncio.Event(), asyncio.Event()]
     ended: dict[int, BaseException | None] = {}
-    streams = [engine.stream(long, str(tiny_model.voice_state)) for _ in range(2)]
+    two = distinct_voices(tiny_model, tmp_path / "two", 2)  # two servers, a voice each
+    streams = [engine.stream(long, str(voice)) for voice in two]
 
     async def listen(n: int) -> None:
         try:
@@ -153,7 +155,7 @@ async def test_a_worker_killed_mid_batch_ends_its_streams_and_others_speak_on(
     await asyncio.wait_for(asyncio.gather(*listening), 60)
     assert sorted(map(type, ended.values()), key=str) == sorted([type(None), WorkerDied], key=str)
     await asyncio.wait_for(asyncio.to_thread(wait_replaced, engine, doomed), 120)
-    voices = distinct_voices(tiny_model, tmp_path, 4)
+    voices = distinct_voices(tiny_model, tmp_path, 4, first=2)
     all_spoken([await speak(engine, str(voice)) for voice in voices], len(voices))
 
 
