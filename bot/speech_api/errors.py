@@ -62,3 +62,9 @@ class SpeechFailed(ServiceRefusal):
 
     status = 500
     kind = "server_error"
+
+
+class Busy(SpeechFailed):
+    """503: no audio came in time (the model busy with others): try again later."""
+
+    status = 503

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.speech_api.errors import BadRequest, SpeechFailed, TooMany
+from bot.speech_api.errors import BadRequest, Busy, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
 from bot.speech_api.voices import ServiceVoice
 from bot.synthesis.audio_files import MODEL_RATE
@@ -155,6 +155,12 @@ class ServiceStream:
         if error is None:
             return
         self.close("error")
+        if isinstance(error, TimeoutError):
+            raise Busy(
+                "No audio came for a minute: the service is busy; try again later.",
+                code="timeout",
+                retry_after=10,
+            )
         if isinstance(error, UnusableVoiceError):
             log.warning("the voice %s cannot be used: %s", voice.name, error)
             raise SpeechFailed(
