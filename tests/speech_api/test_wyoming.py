@@ -201,8 +201,9 @@ async def test_a_stream_is_one_request_however_many_sentences(
 ) -> None:
     """Home Assistant speaks an answer sentence by sentence: the stream counts once against
     SPEECH_REQUESTS_PER_MINUTE (before, each sentence did, and a home's satellites, one
-    address, ran out of a minute's requests within a few answers)."""
-    parts = ["One. ", "Two. ", "Three. ", "Four."]
+    address, ran out of a minute's requests within a few answers). A sentence with nothing
+    to say ("...") is passed over, not an error that would end the stream."""
+    parts = ["One. ", "... ", "Two. ", "Three. ", "Four."]
     env = {"SPEECH_REQUESTS_PER_MINUTE": "2"}
     async with running_service(tmp_path, engine, tiny_model, wyoming=True, **env) as server:
         port = server.wyoming_port or 0
