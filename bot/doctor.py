@@ -516,8 +516,8 @@ def check_workers(config: Config) -> Check:
             f"{what}; the open-file limit is {hard}, under the {need} this configuration may "
             "hold at once (sockets, pipes, files): past it no voice connects",
             "raise it: LimitNOFILE=65536 in the systemd unit (deploy/pocketvoice.service has "
-            "it), `ulimits: nofile` in compose (compose.yaml has it), or `ulimit -Hn 65536` "
-            "before ./run.sh",
+            "it), `ulimits: nofile: 65536` in compose or `--ulimit nofile=65536` for docker "
+            "run, or `ulimit -Hn 65536` before ./run.sh",
         )
     return good("worker processes", f"{what}; open files up to {hard} (needs {need})")
 

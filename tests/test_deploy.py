@@ -241,6 +241,7 @@ def test_the_systemd_unit_is_hardened_and_valid(tmp_path: Path) -> None:
         "ProtectHome=yes",
         "PrivateTmp=yes",
         "UMask=0077",
+        "LimitNOFILE=65536",  # systemd's default soft limit (1,024) is under the bot's need
     ):
         assert line in unit.splitlines(), line
     assert "ExecStart=/opt/pocketvoice/.venv/bin/python -m bot run" in unit

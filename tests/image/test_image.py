@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import re
-import resource
 import shutil
 import socket
 import time
@@ -52,7 +51,8 @@ GRACE_S = float(SERVICE["stop_grace_period"].rstrip("s"))
 
 def hardening() -> list[str]:
     """compose.yaml's hardening as `podman run` flags, so that the image runs here as the
-    compose file runs it. Podman's --read-only also mounts tmpfs of its own on /tmp, /run and
+    compose file runs it (but its `ulimits`: podman here runs in a user namespace, which may
+    not set them). Podman's --read-only also mounts tmpfs of its own on /tmp, /run and
     /var/tmp, and Docker's does not: turned off, only the compose file's tmpfs are there."""
     args = ["--read-only", "--read-only-tmpfs=false"] if SERVICE.get("read_only") else []
     for flag, key in (
@@ -63,12 +63,6 @@ def hardening() -> list[str]:
     ):
         for value in SERVICE.get(key, []):
             args += [flag, value]
-    for name, value in SERVICE.get("ulimits", {}).items():
-        soft, hard = (value, value) if isinstance(value, int) else (value["soft"], value["hard"])
-        if name == "nofile":  # rootless podman cannot go past this user's own hard limit
-            ceiling = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-            soft, hard = min(soft, ceiling), min(hard, ceiling)
-        args += ["--ulimit", f"{name}={soft}:{hard}"]
     return args
 
 
