@@ -506,10 +506,7 @@ def check_workers(config: Config) -> Check:
         )
     else:
         what = "the model runs in the bot's process"
-    found = descriptors.limits()
-    if found is None:
-        return good("worker processes", what)
-    hard = found[1]
+    hard = descriptors.limits()[1]
     if hard < need:
         return warn(
             "worker processes",

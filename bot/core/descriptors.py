@@ -11,11 +11,7 @@ to it, as servers do at start; what remains is for `doctor` to check.
 from __future__ import annotations
 
 import logging
-
-try:
-    import resource
-except ImportError:  # not on Windows: no limit to raise or check
-    resource = None  # type: ignore[assignment]
+import resource  # POSIX: the bot runs on Linux and macOS
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +34,8 @@ def needed(pipelines: int, speech_clients: int = 0) -> int:
     )
 
 
-def limits() -> tuple[int, int] | None:
-    """(soft, hard) RLIMIT_NOFILE, unlimited as a large number; None where there is none."""
-    if resource is None:
-        return None
+def limits() -> tuple[int, int]:
+    """(soft, hard) RLIMIT_NOFILE, unlimited as a large number."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     infinity = resource.RLIM_INFINITY
     return (WANTED * 16 if soft == infinity else soft, WANTED * 16 if hard == infinity else hard)
@@ -49,8 +43,6 @@ def limits() -> tuple[int, int] | None:
 
 def raise_soft_limit(wanted: int = WANTED) -> int:
     """Raise the soft limit towards `wanted`, within the hard limit; the soft limit now."""
-    if resource is None:
-        return wanted
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if soft != resource.RLIM_INFINITY and soft < target:
