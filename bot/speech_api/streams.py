@@ -24,7 +24,7 @@ from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.model_errors import UnusableVoiceError
 from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.scheduler import DeadlineScheduler
-from bot.synthesis.speech_jobs import SpeechJob, split_units
+from bot.synthesis.speech_jobs import SpeechJob
 from bot.synthesis.speech_plan import SpeechPlan
 from bot.text.words import MessageFacts, Names, ReadOptions, announce
 
@@ -64,23 +64,6 @@ def spoken_words(text: str, language: str) -> str:
     `language`, without Discord's parts (no names, no dictionary)."""
     options = ReadOptions(language=language, max_length=SPOKEN_PER_INPUT * MAX_INPUT)
     return announce(MessageFacts(content=text), Names(), options, say_name=False)
-
-
-CUT_MARKS = ".!?…,;:"  # where pocket-tts cuts a text into the chunks its model takes
-
-
-def model_text(words: str) -> str:
-    """The words with a place to cut at least every UNIT_CHARS characters. The batch hands a
-    job's whole text to pocket-tts, which cuts it into chunks at sentence ends and, in a long
-    sentence, at `,` `;` `:` only: a run with none (4,096 characters of prose without
-    punctuation) was one chunk of 1,640 tokens, past the model's context (`The expanded size
-    of the tensor (1692) must match ... (1024)`), after the answer's 200. So a sentence is cut
-    as the bot cuts its units (`split_units`: at a clause mark near UNIT_CHARS, else at a
-    space), and a cut where there was no mark gets a comma. A sentence short enough, or with
-    its own marks, is left as it is."""
-    units = split_units(words, first_chars=len(words))  # (no short first unit: no cut there)
-    marked = [u if u[-1] in CUT_MARKS else f"{u}," for u in units[:-1]]
-    return " ".join([*marked, *units[-1:]])
 
 
 class ServiceSink:
@@ -278,7 +261,6 @@ class SpeechStreams:
                 retry_after=2,
             )
         words = await asyncio.to_thread(spoken_words, text, language)
-        words = model_text(words)
         if not words.strip():
             raise BadRequest(
                 "There is nothing to say in this input.", param="input", code=NOTHING_TO_SAY

@@ -32,6 +32,22 @@ def cut_text(text: str, limit: int) -> tuple[str, str]:
     return text[:limit], text[limit:]
 
 
+CUT_MARKS = ".!?…,;:"  # where pocket-tts cuts a text into the chunks its model takes
+
+
+def model_text(words: str) -> str:
+    """The words with a place to cut at least every UNIT_CHARS characters, for a batch, which
+    hands a job's whole text to pocket-tts: it cuts a text into chunks at sentence ends and, in
+    a long sentence, at `,` `;` `:` only, so a run with none (prose without punctuation) was one
+    chunk, past the model's context at 4,096 characters and skipping words well before. A
+    sentence is cut as units are (`split_units`: at a clause mark near UNIT_CHARS, else at a
+    space), and a cut where there was no mark gets a comma; a sentence short enough, or with
+    its own marks, is left as it is."""
+    units = split_units(words, first_chars=len(words))  # (no short first unit: no cut there)
+    marked = [u if u[-1] in CUT_MARKS else f"{u}," for u in units[:-1]]
+    return " ".join([*marked, *units[-1:]])
+
+
 def split_units(
     text: str, first_chars: int = FIRST_UNIT_CHARS, unit_chars: int = UNIT_CHARS
 ) -> list[str]:

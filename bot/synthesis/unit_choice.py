@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.synthesis.background_work import BACKGROUND_UNIT_CHARS, ModelCall
-from bot.synthesis.speech_jobs import FIRST_UNIT_CHARS, SpeechJob, cut_text
+from bot.synthesis.speech_jobs import FIRST_UNIT_CHARS, SpeechJob, cut_text, model_text
 from bot.synthesis.speed_estimate import SpeedEstimate
 
 MIN_UNIT_CHARS = 20
@@ -292,7 +292,7 @@ class UnitChoice:
             # A batch gives the job a row of its own: the whole message goes as one stream,
             # which the batch prefills chunk by chunk. Units would only add a gap at each
             # boundary, where the next unit waits for its prompt with the buffer nearly empty.
-            text = " ".join([text, *job.units])
+            text = model_text(" ".join([text, *job.units]))
             job.units.clear()
             return text
         limit = self.unit_limit(job)

@@ -19,7 +19,7 @@ from bot.synthesis.engine import state_nbytes
 from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_errors import StreamRefused
 from bot.synthesis.scheduler import BATCH_PREBUFFER_S, DeadlineScheduler
-from bot.synthesis.speech_jobs import SpeechJob, split_units
+from bot.synthesis.speech_jobs import UNIT_CHARS, SpeechJob, split_units
 from bot.synthesis.tempo import Tempo
 from bot.synthesis.unit_choice import KEPT_ROW_S
 from tests.conftest import TinyModel, engine_settings
@@ -852,3 +852,24 @@ async def test_a_unit_that_never_ends_fails_and_frees_its_lane(
         assert later.error is None and log == ["B0"]
     finally:
         await scheduler.close()
+
+
+def test_a_batched_message_without_punctuation_reaches_the_model_with_places_to_cut() -> None:
+    """Batched, a message goes to pocket-tts whole, which cuts it only at punctuation: 2,000
+    characters of chat with none are given a comma where a unit would be cut (the words all
+    there, in order); a message with its own punctuation goes as it is."""
+    clock = FakeClock()
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock,
+        capacity=lambda rate=1.0: 4,
+    )
+    words = " ".join(f"word{n}" for n in range(300))  # 2,090 characters, no mark
+    long = SpeechJob.for_text(words, None, FakeSink(clock), clock(), "long")
+    said = scheduler.choice.take_unit(long)
+    assert said.replace(",", "").split() == words.split()
+    runs = said.split(",")
+    assert len(runs) > 10 and max(map(len, runs)) <= UNIT_CHARS + 1, runs
+    prose = "Hello there, friend. This one is fine as it is; short clauses, all of them."
+    plain = SpeechJob.for_text(prose, None, FakeSink(clock), clock(), "plain")
+    assert scheduler.choice.take_unit(plain) == prose
