@@ -259,6 +259,7 @@ FEMININE: dict[str, frozenset[str]] = {
         "opzione/opzioni",
         "fase/fasi",
         "tappa/tappe",
+        "parte/parti",
     ),
     "de": _forms(
         "Stunde/Stunden",

@@ -25,6 +25,7 @@ import emoji
 
 from bot.text.numbers import cardinal, read_numbers
 from bot.text.phrasebook import ENGLISH, Attachment, Phrasebook, phrasebook
+from bot.text.roman import read_roman
 from bot.text.timestamps import read_timestamp
 
 
@@ -610,6 +611,7 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
     text = "\n".join(_LINE_MARKUP.sub("", line) for line in text.split("\n"))  # "1. ", "> "
     text = _symbols(text, book)
     if options.numbers:  # past what is said (max_length), digits are left: it is cut there
+        text = read_roman(text, options.language)
         text = read_numbers(text, options.language, limit=options.max_length)
     text = _products(text, book)
     text = _unmark(text)
