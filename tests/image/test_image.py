@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.audio_samples import encode, speech_like
+from tests.audio_samples import encode, make_clip, speech_like
 from tests.conftest import TinyModel, shown_settings
 from tests.fakediscord import FakeDiscord
 from tests.image.podman import (
@@ -434,13 +434,14 @@ async def test_the_build_context_leaves_members_data_out(image: Image, tmp_path:
 VOICES = 30  # distinct voices, one after the other: 180 MB of states against a 64 MB /dev/shm
 
 
-def english_sized_voices(folder: Path, clip: Path) -> tuple[Path, list[Path]]:
+def english_sized_voices(folder: Path) -> tuple[Path, list[Path]]:
     """The `english` architecture with random weights (its config, in `folder`) and VOICES
-    distinct voice states of its size (about 6 MB each) in `folder/voices`."""
+    distinct voice states of its size, each cloned from 10 s (about 6 MB), in `folder/voices`."""
     import torch
     from safetensors.torch import load_file, save_file
 
     config = write_random_config("english", folder)
+    clip = make_clip(folder / "ten-seconds.wav", seconds=10.0)
     state = load_file(str(write_voice_state(config, clip, folder / "english.safetensors")))
     voices = shared_folder(folder / "voices")
     made = []
@@ -470,7 +471,7 @@ async def test_two_worker_processes_speak_30_voices_under_the_default_dev_shm(
     default /dev/shm (64 MB), hardened as compose runs it: 30 operator voices of the English
     model's size, each asked for once, one after the other, are each heard."""
     folder = shared_folder(tmp_path / "english")
-    config, voices = await asyncio.to_thread(english_sized_voices, folder, tiny_model.clip)
+    config, voices = await asyncio.to_thread(english_sized_voices, folder)
     clip = shared_folder(tmp_path / "clip") / "clip.wav"
     shutil.copy(tiny_model.clip, clip)
     clip.chmod(0o644)
