@@ -26,7 +26,9 @@ ModelState = dict[str, dict[str, torch.Tensor]]
 # What each worker keeps (and the bot's process mirrors): a state is a few MB for a real model
 STATES_PER_WORKER = 32
 STATE_BYTES_PER_WORKER = 256 * 1024 * 1024
-KNOWN_STATES = 64  # the digests this process remembers for the states it has packed
+# The states whose digests this process remembers (each entry holds its state): as many as the
+# engine's `StateCache` keeps, since a state it has let go comes back as a new object anyway
+KNOWN_STATES = 32
 
 
 def pack(state: ModelState) -> bytes:
