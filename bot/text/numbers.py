@@ -1172,7 +1172,7 @@ _HALF_NOUNS: dict[str, frozenset[str]] = {
     "es": frozenset({"kilo", "litro", "día", "año", "mes", "metro", "minuto", "vaso"}),
     "pt_BR": frozenset({"quilo", "litro", "dia", "ano", "mês", "metro", "minuto", "copo"}),
     "it": frozenset({"chilo", "litro", "giorno", "anno", "mese", "metro", "minuto", "bicchiere"}),
-    "fr": frozenset({"kilo", "litre", "mètre", "verre", "jour", "siècle", "tour"}),
+    "fr": frozenset({"kilo", "litre", "mètre", "verre", "jour", "siècle", "tour", "an", "mois"}),
     "de": frozenset({"kilo", "liter", "meter", "jahr", "tag", "pfund", "glas", "brot"}),
     "nl": frozenset({"kilo", "liter", "meter", "uur", "jaar", "pond", "dag", "glas", "brood"}),
 }
@@ -1631,6 +1631,142 @@ def _expression(nw: Numbering, match: re.Match[str]) -> str:
     return " ".join(words)
 
 
+# ---- fractions: ½, 2½, 2 1/2, ¾ kg ----------------------------------------------------------
+# the characters the keyboards and phones offer, as the slash fractions they stand for
+VULGAR = {"½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3"}
+_VULGAR = re.compile(r"(?P<whole>(?<![0-9.,])[0-9]{1,6}[ \u00a0]?)?(?P<frac>[½¼¾⅓⅔])")
+# a whole number and a fraction: "two and a half", "deux et demi", "zweieinhalb"; the phrase
+# after the whole (and after the noun in French, Spanish, Italian and Portuguese)
+_AND_FRACTION: dict[str, dict[str, str]] = {
+    "en": {
+        "1/2": "a half",
+        "1/4": "a quarter",
+        "3/4": "three quarters",
+        "1/3": "a third",
+        "2/3": "two thirds",
+    },
+    "fr": {
+        "1/2": "demi",
+        "1/4": "quart",
+        "3/4": "trois quarts",
+        "1/3": "un tiers",
+        "2/3": "deux tiers",
+    },
+    "es": {
+        "1/2": "medio",
+        "1/4": "cuarto",
+        "3/4": "tres cuartos",
+        "1/3": "un tercio",
+        "2/3": "dos tercios",
+    },
+    "it": {
+        "1/2": "mezzo",
+        "1/4": "un quarto",
+        "3/4": "tre quarti",
+        "1/3": "un terzo",
+        "2/3": "due terzi",
+    },
+    "pt_BR": {
+        "1/2": "meio",
+        "1/4": "um quarto",
+        "3/4": "três quartos",
+        "1/3": "um terço",
+        "2/3": "dois terços",
+    },
+    "de": {
+        "1/2": "einhalb",
+        "1/4": "einviertel",
+        "3/4": "dreiviertel",
+        "1/3": "und ein Drittel",
+        "2/3": "und zwei Drittel",
+    },
+    "nl": {
+        "1/2": "half",
+        "1/4": "en een kwart",
+        "3/4": "en driekwart",
+        "1/3": "en een derde",
+        "2/3": "en twee derde",
+    },
+}
+_FRACTION_AND = {"en": "and", "fr": "et", "es": "y", "it": "e", "pt_BR": "e"}
+# the half said after a feminine noun: "deux heures et demie", "una hora y media"
+_HALF_FEMININE = {"demi": "demie", "medio": "media", "mezzo": "mezza", "meio": "meia"}
+# a fraction of a unit: "three quarters of a kilogram", "trois quarts de litre"
+_PART_OF: dict[str, dict[str, str]] = {
+    "en": {"1/4": "a quarter", "3/4": "three quarters", "1/3": "a third", "2/3": "two thirds"},
+    "fr": {"1/4": "un quart", "3/4": "trois quarts", "1/3": "un tiers", "2/3": "deux tiers"},
+    "es": {"1/4": "un cuarto", "3/4": "tres cuartos", "1/3": "un tercio", "2/3": "dos tercios"},
+    "it": {"1/4": "un quarto", "3/4": "tre quarti", "1/3": "un terzo", "2/3": "due terzi"},
+    "pt_BR": {"1/4": "um quarto", "3/4": "três quartos", "1/3": "um terço", "2/3": "dois terços"},
+    "de": {
+        "1/4": "ein Viertel",
+        "3/4": "drei Viertel",
+        "1/3": "ein Drittel",
+        "2/3": "zwei Drittel",
+    },
+    "nl": {"1/4": "een kwart", "3/4": "driekwart", "1/3": "een derde", "2/3": "twee derde"},
+}
+_OF = {"fr": "de", "es": "de", "it": "di", "pt_BR": "de"}
+
+
+def _vulgar(text: str) -> str:
+    """½ and 2½ as 1/2 and 2 1/2, which the reader says by what stands around them."""
+
+    def slash(match: re.Match[str]) -> str:
+        whole = (match.group("whole") or "").rstrip(" \u00a0")
+        fraction = VULGAR[match.group("frac")]
+        start, end = match.span()
+        before = " " if not whole and start and text[start - 1].isalnum() else ""
+        after = " " if end < len(text) and text[end].isalnum() else ""
+        return f"{before}{whole} {fraction}{after}" if whole else f"{before}{fraction}{after}"
+
+    return _VULGAR.sub(slash, text)
+
+
+def _part_of(fraction: str, noun: Noun, nw: Numbering) -> str | None:
+    """A quarter or a third of a unit, as the language says it ("a quarter of an hour",
+    "trois quarts d'heure", "tre quarti d'ora", "een kwart liter")."""
+    part = _PART_OF.get(nw.code, {}).get(fraction)
+    if part is None:
+        return None
+    code, name = nw.code, noun.one
+    if code == "en":
+        return f"{part} of {'an' if name[:1] in 'aeiou' or name.startswith('hour') else 'a'} {name}"
+    if code in _OF:
+        of = _OF[code]
+        if code in ("fr", "it") and name[:1].casefold() in "aeiouéèh":
+            return f"{part} {of[0]}'{name}"
+        return f"{part} {of} {name}"
+    return f"{part} {name}"
+
+
+def _whole_and_fraction(whole: int, fraction: str, nw: Numbering, noun: Noun | None) -> str:
+    """2½ (or 2 1/2), with the unit or noun after it when there is one: "two and a half
+    kilograms", "deux heures et demie", "zweieinhalb Stunden", "anderhalf uur"."""
+    code = nw.code
+    part = _AND_FRACTION[code][fraction]
+    if code in _FRACTION_AND:
+        if noun is None:
+            return f"{_cardinal(whole, nw)} {_FRACTION_AND[code]} {part}"
+        if code == "en":
+            return f"{_cardinal(whole, nw)} and {part} {noun.many}"
+        if noun.feminine:
+            part = _HALF_FEMININE.get(part, part)
+        counted_noun = _counted_noun(nw, _Value(str(whole)), noun)
+        return f"{counted_noun} {_FRACTION_AND[code]} {part}"
+    said = counted(whole, nw) if code == "de" else _cardinal(whole, nw)
+    if code == "de":
+        joined = said + part if fraction in ("1/2", "1/4", "3/4") else f"{said} {part}"
+        return f"{joined} {noun.many}" if noun else joined
+    if fraction == "1/2":  # Dutch: anderhalf, tweeënhalf; "-halve" before a de-word
+        said = "ander" if whole == 1 else said + ("ën" if said.endswith("e") else "en")
+        if noun is None:
+            return said + "half"
+        neuter = noun.one.casefold() in noun_genders.DUTCH_NEUTER
+        return f"{said}{'half' if neuter else 'halve'} {noun.one}"
+    return f"{said} {part} {noun.many}" if noun else f"{said} {part}"
+
+
 class _Around:
     """What stands around a number in its text: the words before and after it, and what
     they make of it (a date, a year, a version, a noun it agrees with)."""
@@ -1753,13 +1889,39 @@ class _Around:
             return _german_one(following, previous)
         return None
 
+    def noun_after(self, end: int) -> Noun | None:
+        """The noun after `end` when it is one the language's tables know (a feminine one, a
+        unit's name, a noun "half" goes with), as written; None otherwise."""
+        word = self.next_word(end, skip_of=False)
+        folded = word.casefold()
+        if not word:
+            return None
+        code = self.nw.code
+        names = {n.one.casefold() for n in self.nw.units.values()}
+        names |= {n.many.casefold() for n in self.nw.units.values()}
+        halves = _HALF_NOUNS.get(code, frozenset())
+        singular = folded[:-1] if folded.endswith("s") else folded
+        feminine = noun_genders.feminine(word, code)
+        if singular != folded and (singular in halves or noun_genders.feminine(singular, code)):
+            return Noun(word[:-1], word, feminine=feminine)  # 1½ horas: "una hora y media"
+        if feminine or folded in names or folded in halves:
+            return Noun(word, word, feminine=feminine)
+        return None
+
+    def after_next_word(self, end: int) -> int:
+        found = _WORD_AFTER.match(self.text, end, min(len(self.text), end + 40))
+        return found.end() if found else end
+
     def part_before_noun(self, written: str, groups: dict[str, str | None], end: int) -> str | None:
         """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
         when no such noun follows."""
         nw = self.nw
+        unit = groups.get("unit")
+        if written in _PART_OF["en"] and unit:
+            noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
+            return _part_of(written, noun, nw)
         if written != "1/2":
             return None
-        unit = groups.get("unit")
         if unit:
             noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
             return _half(noun.one, noun.feminine, nw) + noun.one
@@ -1806,6 +1968,7 @@ class _Reader:
         self.text, self.nw, self.limit = text, nw, limit
         self.around = _Around(text, nw)
         self.said = 0  # letters and digits said before the number being read
+        self.skip_to = 0  # a reading that said the word after its number too: where it ends
 
     def substitute(self, pattern: re.Pattern[str], read: Callable[[re.Match[str]], str]) -> str:
         """The text with each match of `pattern` as `read` says it, with spaces where it
@@ -1820,6 +1983,8 @@ class _Reader:
                 break
             self.said = said
             words = read(match)
+            if self.skip_to > end:
+                end, self.skip_to = self.skip_to, 0
             said += sum(c.isalnum() for c in words)
             before = " " if start and self.text[start - 1].isalnum() else ""
             after = " " if end < len(self.text) and self.text[end].isalnum() else ""
@@ -1954,7 +2119,8 @@ class _Reader:
         zero = a[0] == "0" or b[0] == "0"
         if not zero and int(b) in nw.fractions and 0 < int(a) < int(b):
             noun = nw.fractions[int(b)]
-            return f"{counted(int(a), nw)} {noun.one if a == '1' else noun.many}"
+            count = "een" if nw.code == "nl" and a == "1" else counted(int(a), nw)  # een derde
+            return f"{count} {noun.one if a == '1' else noun.many}"
         if not zero and b == "10" and int(a) <= 10:
             return nw.out_of.format(a=_cardinal(int(a), nw), b=_cardinal(10, nw))
         if len(a) <= 2 and len(b) <= 2 and max(len(a), len(b)) == 2:
@@ -1997,6 +2163,10 @@ class _Reader:
         leading 0 or +), or numbers side by side."""
         pieces = re.split(r"[ \u00a0\u202f]", written)
         last = pieces[-1]
+        if len(pieces) == 2 and last in _AND_FRACTION["en"] and pieces[0].isdigit():
+            mixed = self.mixed(match, pieces[0], last, groups)
+            if mixed is not None:
+                return mixed
         head = re.match(r"[0-9]+", last)
         if (
             head
@@ -2016,6 +2186,25 @@ class _Reader:
             return _phone(self.nw, pieces, country=False) + self.suffix(match, groups)
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])
+
+    def mixed(
+        self, match: re.Match[str], whole: str, fraction: str, groups: dict[str, str | None]
+    ) -> str | None:
+        """2 1/2 (or 2½) and the unit or noun after it; None when it is not one number."""
+        nw = self.nw
+        if len(whole) > 6 or (len(whole) > 1 and whole[0] == "0") or groups.get("bare"):
+            return None
+        if groups["cur"] or groups["cura"] or groups["pct"] or groups["deg"] is not None:
+            return None
+        unit, clock = groups["unit"], (groups["clock"] or "").strip()
+        noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)] if unit else None
+        if clock:  # Dutch "1½ uur"
+            noun = Noun(clock, clock)
+        if noun is None and nw.code in _FRACTION_AND and nw.code != "en":
+            noun = self.around.noun_after(match.end())
+            if noun is not None:  # "deux heures et demie": the noun is said before the half
+                self.skip_to = self.around.after_next_word(match.end())
+        return _whole_and_fraction(int(whole), fraction, nw, noun)
 
     def dashed(
         self, match: re.Match[str], written: str, groups: dict[str, str | None], previous: str
@@ -2147,6 +2336,8 @@ def read_numbers(text: str, language: str, limit: int | None = None) -> str:
     """`text` with its numbers, dates, times, money and units as words in `language` (a
     pocket-tts language name). Past `limit` letters and digits of output (the most that is
     said), the rest is left as written: the work stays bounded by what is said."""
+    if any(c in VULGAR for c in text):
+        text = _vulgar(text[:MAX_TEXT]) + text[MAX_TEXT:]
     if not any(c.isdigit() for c in text):
         return text
     text, rest = text[:MAX_TEXT], text[MAX_TEXT:]

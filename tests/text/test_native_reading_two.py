@@ -140,3 +140,83 @@ def test_roman_numerals_where_a_numeral_is_meant(language: str, written: str, sp
 )
 def test_a_capital_that_is_no_numeral_stays_as_written(language: str, written: str) -> None:
     assert said(written, language) == written
+
+
+# ---- 2. fraction characters ----------------------------------------------------------------
+FRACTIONS: dict[str, list[tuple[str, str]]] = {
+    "english": [
+        ("½", "one half"),
+        ("add ½ cup of milk", "add half a cup of milk"),
+        ("it took 2½ hours", "it took two and a half hours"),
+        ("1½ kg of flour", "one and a half kilograms of flour"),
+        ("3¾ mi", "three and three quarters miles"),
+        ("it took 2 1/2 hours", "it took two and a half hours"),
+        ("¾ of the pizza", "three quarters of the pizza"),
+        ("¼ kg", "a quarter of a kilogram"),
+        ("¼ h", "a quarter of an hour"),
+        ("⅓ of us", "one third of us"),
+        ("⅔ of the votes", "two thirds of the votes"),
+    ],
+    "french": [
+        ("½", "un demi"),
+        ("2½ kg de farine", "deux kilos et demi de farine"),
+        ("1½ heure", "une heure et demie"),
+        ("2½ heures de route", "deux heures et demie de route"),
+        ("2 1/2 heures", "deux heures et demie"),
+        ("il a 2½ ans", "il a deux ans et demi"),
+        ("¾ h", "trois quarts d'heure"),
+        ("¼ l de lait", "un quart de litre de lait"),
+        ("⅓ des votes", "un tiers des votes"),
+        ("½ litre de lait", "un demi-litre de lait"),
+    ],
+    "german": [
+        ("2½ kg Mehl", "zweieinhalb Kilo Mehl"),
+        ("1½ Stunden", "eineinhalb Stunden"),
+        ("2¼ Stunden", "zweieinviertel Stunden"),
+        ("2 1/2 Stunden", "zweieinhalb Stunden"),
+        ("¾ l Milch", "drei Viertel Liter Milch"),
+        ("⅓ der Stimmen", "ein Drittel der Stimmen"),
+        ("½ Stunde", "eine halbe Stunde"),
+    ],
+    "spanish": [
+        ("2½ kg", "dos kilos y medio"),
+        ("1½ horas", "una hora y media"),
+        ("2 1/2 horas", "dos horas y media"),
+        ("tiene 3½ años", "tiene tres años y medio"),
+        ("½ kg de carne", "medio kilo de carne"),
+        ("¾ de hora", "tres cuartos de hora"),
+        ("¼ l de leche", "un cuarto de litro de leche"),
+        ("⅔ de los votos", "dos tercios de los votos"),
+    ],
+    "italian": [
+        ("2½ kg", "due chili e mezzo"),
+        ("1½ h", "un'ora e mezza"),
+        ("2½ ore", "due ore e mezza"),
+        ("½ litro", "mezzo litro"),
+        ("¼ kg di farina", "un quarto di chilo di farina"),
+        ("¾ h", "tre quarti d'ora"),
+        ("⅓ dei voti", "un terzo dei voti"),
+    ],
+    "portuguese": [
+        ("2½ kg", "dois quilos e meio"),
+        ("1½ hora", "uma hora e meia"),
+        ("2½ horas", "duas horas e meia"),
+        ("½ kg de carne", "meio quilo de carne"),
+        ("¼ l de leite", "um quarto de litro de leite"),
+        ("⅓ dos votos", "um terço dos votos"),
+    ],
+    "dutch": [
+        ("2½ kg", "tweeënhalve kilo"),
+        ("1½ uur", "anderhalf uur"),
+        ("3½ jaar", "drieënhalf jaar"),
+        ("½ liter melk", "een halve liter melk"),
+        ("¾ liter", "drie kwart liter"),  # (said as driekwart)
+        ("¼ kg", "een kwart kilo"),
+        ("⅓ van de stemmen", "een derde van de stemmen"),
+    ],
+}
+
+
+@pytest.mark.parametrize(("language", "written", "spoken"), _cases(FRACTIONS))
+def test_fraction_characters_and_mixed_numbers(language: str, written: str, spoken: str) -> None:
+    assert said(written, language) == spoken
