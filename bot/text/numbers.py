@@ -1439,6 +1439,79 @@ _DE_NOUNS = frozenset(
 )
 
 
+# the big numbers' names, and their abbreviations after a number ("5 Mio. Euro", "3 mln di
+# euro", "R$ 2 bi"): what each stands for
+SCALE_NOUNS: dict[str, dict[str, Noun]] = {
+    "en": {"million": N("million", "million"), "billion": N("billion", "billion")},
+    "fr": {"million": N("million", "millions"), "billion": N("milliard", "milliards")},
+    "de": {
+        "million": N("Million", "Millionen", feminine=True),
+        "billion": N("Milliarde", "Milliarden", feminine=True),
+    },
+    "es": {"million": N("millón", "millones"), "billion": N("mil millones", "mil millones")},
+    "it": {"million": N("milione", "milioni"), "billion": N("miliardo", "miliardi")},
+    "pt_BR": {"million": N("milhão", "milhões"), "billion": N("bilhão", "bilhões")},
+    "nl": {"million": N("miljoen", "miljoen"), "billion": N("miljard", "miljard")},
+}
+SCALE_ABBREVIATIONS: dict[str, dict[str, str]] = {
+    "en": {},  # (5M and 2bn are read with the multipliers)
+    "fr": {"Md": "billion", "Mds": "billion", "Mrd": "billion", "Mrds": "billion"},
+    "de": {
+        "Mio.": "million",
+        "Mio": "million",
+        "Mrd.": "billion",
+        "Mrd": "billion",
+        "Mia.": "billion",
+        "Tsd.": "thousand",
+        "Tsd": "thousand",
+    },
+    "es": {"mill.": "million", "mill": "million"},
+    "it": {"mln": "million", "mld": "billion", "mrd": "billion"},
+    "pt_BR": {"mi": "million", "bi": "billion"},
+    "nl": {"mln": "million", "mio": "million", "mld": "billion", "mrd": "billion"},
+}
+# what "5K" counts where K is a thousand (elsewhere 4K is a resolution, a 5K a race)
+_THOUSANDS_OF = frozenset(
+    {
+        "subs",
+        "subscribers",
+        "followers",
+        "views",
+        "likes",
+        "members",
+        "viewers",
+        "players",
+        "people",
+        "users",
+        "downloads",
+        "upvotes",
+        "plays",
+        "streams",
+        "fans",
+        "votes",
+        "abonnés",
+        "vues",
+        "membres",
+        "abonnenten",
+        "aufrufe",
+        "mitglieder",
+        "seguidores",
+        "suscriptores",
+        "visitas",
+        "miembros",
+        "iscritti",
+        "visualizzazioni",
+        "inscritos",
+        "visualizações",
+        "membros",
+        "volgers",
+        "abonnees",
+        "weergaven",
+        "leden",
+    }
+)
+
+
 def _alternatives(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
@@ -1466,7 +1539,14 @@ def _pattern(code: str) -> re.Pattern[str]:
     suffixes.append(rf"{_SPACE}?(?P<unit>{_alternatives(units)})(?![\w²³'’/])")
     if code in ("de", "nl"):
         suffixes.append(rf"{_SPACE}+(?P<clock>{'Uhr' if code == 'de' else 'uur'})(?![\w])")
-    suffixes += [r"(?P<mult>k|M|bn)(?![\w])", r"(?P<plus>\+)(?![0-9+])", r"(?P<x>x)(?![\w])"]
+    abbreviations = SCALE_ABBREVIATIONS[code]
+    if abbreviations:
+        suffixes.insert(
+            0,
+            rf"{_SPACE}?(?P<abbr>{_alternatives(abbreviations)})(?![\w])"
+            rf"(?:{_SPACE}?(?P<abbr_cur>{_MONEY_AFTER}))?",
+        )
+    suffixes += [r"(?P<mult>k|K|M|bn)(?![\w])", r"(?P<plus>\+)(?![0-9+])", r"(?P<x>x)(?![\w])"]
     if code == "de":
         suffixes.append(r"(?P<dot>\.)(?![0-9])")
     return re.compile(
@@ -1494,6 +1574,8 @@ _GROUPS = (
     "unit",
     "clock",
     "mult",
+    "abbr",
+    "abbr_cur",
     "plus",
     "x",
     "decade",
@@ -1889,6 +1971,20 @@ class _Around:
             return _german_one(following, previous)
         return None
 
+    def counts_thousands(self, end: int) -> bool:
+        """Whether what follows `end` is counted in thousands ("5K subs")."""
+        return self.next_word(end, skip_of=False).casefold() in _THOUSANDS_OF
+
+    def masculine_after(self, end: int) -> bool:
+        """Whether a Spanish masculine noun (or an adjective before one) follows `end`."""
+        word = self.next_word(end, skip_of=False)
+        folded = word.casefold()
+        return (
+            bool(word)
+            and folded not in _SPANISH_NOT_NOUNS
+            and not noun_genders.feminine(word, "es")
+        )
+
     def noun_after(self, end: int) -> Noun | None:
         """The noun after `end` when it is one the language's tables know (a feminine one, a
         unit's name, a noun "half" goes with), as written; None otherwise."""
@@ -2047,7 +2143,11 @@ class _Reader:
         if re.search(r"[-–]", written):
             return self.dashed(match, written, groups, previous)
         if ":" in written:
-            return self.colon(written, groups) + ("" if groups["ampm"] else tail)
+            said = self.colon(written, groups)
+            clock_word = (groups.get("clock") or "").strip()
+            if groups["ampm"] or (clock_word and clock_word in said.split()):
+                return said  # 18:45 Uhr: "achtzehn Uhr fünfundvierzig", Uhr said once
+            return said + tail
         if "/" in written:
             before_noun = self.around.part_before_noun(written, groups, match.end())
             if before_noun is not None:
@@ -2187,6 +2287,23 @@ class _Reader:
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])
 
+    def scaled(self, value: _Value, key: str, currency: str | None) -> str:
+        """A number before a big number's name or abbreviation: "fünf Millionen Euro",
+        "zwei Komma fünf Milliarden", "cinque milioni di euro", "zehntausend"."""
+        nw = self.nw
+        if key == "thousand":  # German "Tsd.": zehntausend, eintausend
+            if value.fraction is None and len(value.whole) <= 9:
+                return counted(int(value.whole), nw) + "tausend"
+            return f"{value.words(nw)} tausend"
+        noun = SCALE_NOUNS[nw.code][key]
+        name = noun.one if value.singular(nw) else noun.many
+        count = value.count_words(nw, noun)
+        said = name if count == "un" and name.startswith("mil ") else f"{count} {name}"
+        if not currency:
+            return said
+        money = nw.money[MONEY_ALIASES.get(currency.strip(), currency.strip())]
+        return f"{said} {_of_scale(nw, name, money.many)}{money.many}"
+
     def mixed(
         self, match: re.Match[str], whole: str, fraction: str, groups: dict[str, str | None]
     ) -> str | None:
@@ -2255,8 +2372,17 @@ class _Reader:
         money = groups["cur"] or groups["cura"]
         unit = groups["unit"]
         mult = groups["mult"] or ("m" if unit == "m" and money else None)
+        if groups["abbr"]:
+            key = SCALE_ABBREVIATIONS[nw.code][groups["abbr"]]
+            return self.scaled(value, key, money or groups["abbr_cur"])
+        if mult in ("M", "bn") and value.fraction is not None:  # 2.5M: "two point five million"
+            return self.scaled(value, "million" if mult == "M" else "billion", money)
+        if mult == "K" and not money and not self.around.counts_thousands(match.end()):
+            return f"{value.words(nw)} K"  # 4K, a 5K run
         if mult:
-            scaled = value.decimal * {"k": 1000, "m": 10**6, "M": 10**6, "bn": 10**9}[mult]
+            scaled = (
+                value.decimal * {"k": 1000, "K": 1000, "m": 10**6, "M": 10**6, "bn": 10**9}[mult]
+            )
             if scaled == scaled.to_integral_value() and len(str(int(scaled))) <= MAX_DIGITS:
                 value = _Value(str(int(scaled)))
                 whole = value.whole
@@ -2297,7 +2423,10 @@ class _Reader:
             key = nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)
             return _counted_noun(self.nw, value, nw.units[key])
         if groups["ord"] and whole:
-            return _ordinal(int(whole), nw, nw.ordinals[groups["ord"].lower()])
+            kind = nw.ordinals[groups["ord"].lower()]
+            if kind == "m" and nw.code == "es" and self.around.masculine_after(match.end()):
+                kind = "short"  # el 1.º piso: "primer piso", el 3.º día: "tercer día"
+            return _ordinal(int(whole), nw, kind)
         if groups["plus"]:
             return f"{value.words(nw)} {nw.plus}"
         if groups["x"]:

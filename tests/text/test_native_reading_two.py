@@ -220,3 +220,80 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
 @pytest.mark.parametrize(("language", "written", "spoken"), _cases(FRACTIONS))
 def test_fraction_characters_and_mixed_numbers(language: str, written: str, spoken: str) -> None:
     assert said(written, language) == spoken
+
+
+# ---- 3. the small ones ---------------------------------------------------------------------
+SMALL: dict[str, list[tuple[str, str]]] = {
+    "english": [
+        # K is a thousand before what is counted
+        ("5K subs", "five thousand subs"),
+        ("we hit 10K followers", "we hit ten thousand followers"),
+        # a decimal million or billion is said as written
+        ("2.5M views", "two point five million views"),
+        ("$1.2bn deal", "one point two billion dollars deal"),
+    ],
+    "french": [
+        ("3 Md€", "trois milliards d'euros"),
+        ("un budget de 2 Mds €", "un budget de deux milliards d'euros"),
+        ("2,5M de vues", "deux virgule cinq millions de vues"),
+    ],
+    "german": [
+        # the clock word once
+        ("um 18:45 Uhr", "um achtzehn Uhr fünfundvierzig"),
+        ("ab 9:30 Uhr geöffnet", "ab neun Uhr dreißig geöffnet"),
+        ("von 10:00-12:00 Uhr", "von zehn Uhr bis zwölf Uhr"),
+        # Mio., Mrd., Tsd.
+        ("5 Mio. Euro", "fünf Millionen Euro"),
+        ("1 Mio. Einwohner", "eine Million Einwohner"),
+        ("2,5 Mrd. Euro", "zwei Komma fünf Milliarden Euro"),
+        ("1,5 Mio. €", "eins Komma fünf Millionen Euro"),
+        ("10 Tsd. Euro", "zehntausend Euro"),
+        ("1 Mrd.", "eine Milliarde"),
+    ],
+    "spanish": [
+        # the ordinal's apocope before a masculine noun
+        ("vivo en el 1.º piso", "vivo en el primer piso"),
+        ("el 3.º día", "el tercer día"),
+        ("el 1º lugar", "el primer lugar"),
+        ("el 21.º puesto", "el vigésimo primer puesto"),
+        ("5 mill. de euros", "cinco millones de euros"),
+        ("1 mill. de personas", "un millón de personas"),
+    ],
+    "italian": [
+        ("5 mln di euro", "cinque milioni di euro"),
+        ("1 mld", "un miliardo"),
+        ("2 mld di euro", "due miliardi di euro"),
+    ],
+    "portuguese": [
+        ("R$ 5 mi", "cinco milhões de reais"),
+        ("1,5 mi de pessoas", "um vírgula cinco milhão de pessoas"),
+        ("2 bi de reais", "dois bilhões de reais"),
+    ],
+    "dutch": [
+        ("om 18:45 uur", "om achttien uur vijfenveertig"),
+        ("van 9:00 tot 17:30 uur", "van negen uur tot zeventien uur dertig"),
+        ("5 mln euro", "vijf miljoen euro"),
+        ("1,2 mld", "één komma twee miljard"),
+    ],
+}
+
+
+@pytest.mark.parametrize(("language", "written", "spoken"), _cases(SMALL))
+def test_the_small_ones(language: str, written: str, spoken: str) -> None:
+    assert said(written, language) == spoken
+
+
+# read rightly before, and kept so beside the new rules: a resolution, an ordinal with no noun
+# after it, a feminine one, the short form written out
+KEPT: list[tuple[str, str, str]] = [
+    ("english", "a 4K TV", "a four K TV"),
+    ("spanish", "el 3.er día", "el tercer día"),
+    ("spanish", "llegó 1.º en la carrera", "llegó primero en la carrera"),
+    ("spanish", "el 1.º de mayo", "el primero de mayo"),
+    ("spanish", "la 1.ª vez", "la primera vez"),
+]
+
+
+@pytest.mark.parametrize(("language", "written", "spoken"), KEPT)
+def test_what_was_read_rightly_stays_so(language: str, written: str, spoken: str) -> None:
+    assert said(written, language) == spoken
