@@ -1636,6 +1636,66 @@ def _phone(nw: Numbering, groups: list[str], *, country: bool) -> str:
     return ", ".join(said)
 
 
+# ---- phone numbers by country -----------------------------------------------------------------
+# words before a phone number, in the seven languages ("call me on", "llámame al", "meu número
+# é", "ruf mich an unter"); "number of" is a count
+_PHONE_CUE = re.compile(
+    r"(?i)\b(?:call|ring|text|phone|number|tel|mobile|cell|whatsapp|appelle|appelez|numéro|"
+    r"téléphone|tél|portable|ruf|anrufen|nummer|telefon|handy|erreichbar|llámame|llámanos|"
+    r"llama|número|teléfono|móvil|celular|chiamami|chiamaci|chiama|numero|telefono|cellulare|"
+    r"liga|ligue|telefone|zap|bel|mobiel|telefoon)\b(?![ \t\u00a0]+(?:of|de|di|der|van)\b)"
+    r"[^\d\n]{0,25}$"
+)
+_PHONE_SEPARATORS = re.compile(r"[ \u00a0\u202f.\-–/]")
+# an area code in brackets before the rest of a number: "(21) 99876-5432", "(555) 123-4567"
+_AREA_CODE = re.compile(
+    r"(?<![\w)])\(([0-9]{2,4})\)[ \u00a0]?(?=[0-9]{3,5}[-. \u00a0]?[0-9]{4}(?![0-9]))"
+)
+
+
+def _area_codes(text: str) -> str:
+    """(21) 99876-5432 as 21-99876-5432: one run, read as a phone number."""
+    return _AREA_CODE.sub(r"\1-", text)
+
+
+def _round(group: str) -> bool:
+    return group.endswith("00")
+
+
+def _phone_shape(code: str, pieces: list[str], separators: set[str]) -> bool:
+    """Whether digits grouped so are a phone number in the language's countries: Spain's nine
+    digits from 6 to 9 (612 345 678), Brazil's 9876-5432 and 99876-5432 and its eleven digits
+    (21998765432), Italy's mobiles (3331234567), France's ten digits in pairs (06.12.34.56.78,
+    0612345678), the North American 555.123.4567, and a German 0171/1234567."""
+    shape = tuple(len(p) for p in pieces)
+    first = pieces[0]
+    if separators - {"-", "–"} and separators & {"-", "–"} and sum(shape) >= 8:
+        return True  # 21 99876-5432: spaces and dashes, never an amount
+    if code == "es":
+        return first[0] in "6789" and shape in ((9,), (3, 3, 3))
+    if code == "pt_BR":
+        if shape == (11,):
+            return first[2] == "9"
+        years = all(len(p) == 4 and 1100 <= int(p) <= 2099 for p in pieces[-2:])
+        return (
+            len(pieces) >= 2
+            and shape[-1] == 4
+            and shape[-2] in (4, 5)
+            and bool(separators & {"-", "–"})
+            and not years
+            and not any(_round(p) for p in pieces[-2:])
+        )
+    if code == "it":
+        return shape == (10,) and first[0] == "3"
+    if code == "fr":
+        return (shape == (10,) and first[0] == "0") or (
+            shape == (2, 2, 2, 2, 2) and separators <= {".", "-", " "}
+        )
+    if code == "en" and shape == (3, 3, 4) and separators == {"."}:
+        return True
+    return separators == {"/"} and first[0] == "0" and len(pieces) == 2 and sum(shape) >= 7
+
+
 def _clock_with_dot(nw: Numbering, written: str) -> str | None:
     hour, _, minute = written.partition(".")
     if hour.isdigit() and len(minute) == 2 and int(hour) < 24 and int(minute) < 60:
@@ -1971,6 +2031,11 @@ class _Around:
             return _german_one(following, previous)
         return None
 
+    def phone_cue(self, match: re.Match[str]) -> bool:
+        """Whether words that call for a phone number stand just before the number."""
+        start = match.start()
+        return _PHONE_CUE.search(self.text, max(0, start - 40), start) is not None
+
     def counts_thousands(self, end: int) -> bool:
         """Whether what follows `end` is counted in thousands ("5K subs")."""
         return self.next_word(end, skip_of=False).casefold() in _THOUSANDS_OF
@@ -2132,6 +2197,9 @@ class _Reader:
         nw, start = self.nw, match.start()
         previous = self.around.previous(match.start("num") if not groups["cur"] else start)
         tail = self.suffix(match, groups)
+        phone = self.phone(match, written, groups)
+        if phone is not None:
+            return phone + tail
         if re.search(r"[ \u00a0\u202f]", written):
             return self.spaced(match, written, groups, previous)
         if _VERSION.fullmatch(written) and self.around.is_version(match.start("num"), previous):
@@ -2286,6 +2354,29 @@ class _Reader:
             return _phone(self.nw, pieces, country=False) + self.suffix(match, groups)
         said = [self.piece(match, p) for p in pieces[:-1]]
         return " ".join([*said, self.shaped(match, last, groups)])
+
+    def phone(
+        self, match: re.Match[str], written: str, groups: dict[str, str | None]
+    ) -> str | None:
+        """A phone number told by its country's grouping, or by the words before it ("call
+        me on", "llámame al"): digit by digit, its groups as pauses; None when not one."""
+        if groups.get("bare") or any(
+            groups.get(g) for g in ("cur", "cura", "pct", "unit", "mult", "abbr", "ord", "hm")
+        ):
+            return None
+        if groups["deg"] is not None or not 6 <= sum(c.isdigit() for c in written) <= 15:
+            return None
+        pieces = _PHONE_SEPARATORS.split(written)
+        if not all(p.isdigit() for p in pieces):
+            return None
+        separators = set(_PHONE_SEPARATORS.findall(written))
+        plus = groups["sign"] == "+"
+        shaped = _phone_shape(self.nw.code, pieces, separators)
+        if not shaped and not (plus and len(pieces) > 1) and not self.around.phone_cue(match):
+            return None
+        if self.nw.code == "fr" and len(pieces) == 1 and len(written) == 10:
+            pieces = [written[i : i + 2] for i in range(0, 10, 2)]  # 06 12 34 56 78
+        return _phone(self.nw, pieces, country=plus)
 
     def scaled(self, value: _Value, key: str, currency: str | None) -> str:
         """A number before a big number's name or abbreviation: "fünf Millionen Euro",
@@ -2467,6 +2558,8 @@ def read_numbers(text: str, language: str, limit: int | None = None) -> str:
     said), the rest is left as written: the work stays bounded by what is said."""
     if any(c in VULGAR for c in text):
         text = _vulgar(text[:MAX_TEXT]) + text[MAX_TEXT:]
+    if "(" in text:
+        text = _area_codes(text[:MAX_TEXT]) + text[MAX_TEXT:]
     if not any(c.isdigit() for c in text):
         return text
     text, rest = text[:MAX_TEXT], text[MAX_TEXT:]

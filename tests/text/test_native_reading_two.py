@@ -294,6 +294,97 @@ KEPT: list[tuple[str, str, str]] = [
 ]
 
 
+# ---- 4. phone numbers by country -----------------------------------------------------------
+PHONES: dict[str, list[tuple[str, str]]] = {
+    "english": [
+        ("text me on 2025550143", "text me on two zero two five five five zero one four three"),
+        ("call (555) 123-4567", "call five five five, one two three, four five six seven"),
+        ("555.123.4567", "five five five, one two three, four five six seven"),
+        (
+            "my number is 5551234567",
+            "my number is five five five one two three four five six seven",
+        ),
+    ],
+    "french": [
+        (
+            "appelle-moi au 06.12.34.56.78",
+            "appelle-moi au zéro six, douze, trente-quatre, cinquante-six, soixante-dix-huit",
+        ),
+        (
+            "tél : 0123456789",
+            "tél : zéro un, vingt-trois, quarante-cinq, soixante-sept, quatre-vingt-neuf",
+        ),
+        (
+            "mon numéro : 0612345678",
+            "mon numéro : zéro six, douze, trente-quatre, cinquante-six, soixante-dix-huit",
+        ),
+    ],
+    "german": [
+        (
+            "Handy: 0171/1234567",
+            "Handy: null eins sieben eins, eins zwei drei vier fünf sechs sieben",
+        ),
+        ("Tel. 030/1234567", "Tel. null drei null, eins zwei drei vier fünf sechs sieben"),
+    ],
+    "spanish": [
+        ("llámame al 612 345 678", "llámame al seis uno dos, tres cuatro cinco, seis siete ocho"),
+        ("mi móvil es 612345678", "mi móvil es seis uno dos tres cuatro cinco seis siete ocho"),
+        ("612 345 678", "seis uno dos, tres cuatro cinco, seis siete ocho"),
+        ("912 345 678", "nueve uno dos, tres cuatro cinco, seis siete ocho"),
+    ],
+    "italian": [
+        ("3331234567", "tre tre tre uno due tre quattro cinque sei sette"),
+        (
+            "chiamami al 3471234567",
+            "chiamami al tre quattro sette uno due tre quattro cinque sei sette",
+        ),
+    ],
+    "portuguese": [
+        (
+            "meu número é (21) 99876-5432",
+            "meu número é dois um, nove nove oito sete seis, cinco quatro três dois",
+        ),
+        (
+            "+55 21 99876-5432",
+            "mais cinquenta e cinco, dois um, nove nove oito sete seis, cinco quatro três dois",
+        ),
+        ("me liga 9876-5432", "me liga nove oito sete seis, cinco quatro três dois"),
+        ("21998765432", "dois um nove nove oito sete seis cinco quatro três dois"),
+    ],
+    "dutch": [
+        ("bel (020) 123 4567", "bel nul twee nul, één twee drie, vier vijf zes zeven"),
+        ("mijn nummer is 612345678", "mijn nummer is zes één twee drie vier vijf zes zeven acht"),
+    ],
+}
+# amounts and ranges beside them stay amounts and ranges
+KEPT += [
+    (
+        "english",
+        "the number of fans is 1234567",
+        "the number of fans is one million two hundred and thirty-four thousand five hundred"
+        " and sixty-seven",
+    ),
+    (
+        "spanish",
+        "612 345 678 €",
+        "seiscientos doce millones trescientos cuarenta y cinco mil seiscientos setenta y ocho"
+        " euros",
+    ),
+    ("portuguese", "de 2019-2020", "de dois mil e dezenove a dois mil e vinte"),
+    ("portuguese", "5000-6000 pessoas", "cinco mil a seis mil pessoas"),
+    (
+        "italian",
+        "1234567 abitanti",
+        "un milione e duecentotrentaquattromilacinquecentosessantasette abitanti",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "written", "spoken"), _cases(PHONES))
+def test_phone_numbers_by_country(language: str, written: str, spoken: str) -> None:
+    assert said(written, language) == spoken
+
+
 @pytest.mark.parametrize(("language", "written", "spoken"), KEPT)
 def test_what_was_read_rightly_stays_so(language: str, written: str, spoken: str) -> None:
     assert said(written, language) == spoken
