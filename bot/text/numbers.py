@@ -1287,7 +1287,7 @@ _LABELS: dict[str, frozenset[str]] = {
 }
 
 
-def _half(noun: str, fem: bool, nw: Numbering) -> str:
+def _half(noun: str, fem: bool, nw: Numbering, previous: str = "") -> str:
     """ "half" before `noun`, as the language says it with the article it needs; ending
     with "'" or "-" when it is written as one word with the noun (mezz'ora, demi-heure)."""
     code = nw.code
@@ -1304,10 +1304,15 @@ def _half(noun: str, fem: bool, nw: Numbering) -> str:
         if fem:
             return "mezz'" if first in _VOWELS else "mezza "
         return "mezzo "
-    if code == "de":
+    if code == "de":  # in the case a preposition before it asks: "mit einem halben Liter"
+        masculine = noun.casefold() in noun_genders.GERMAN_MASCULINE
+        if previous in noun_genders.GERMAN_DATIVE:
+            return "einer halben " if fem else "einem halben "
         if fem:
             return "eine halbe "
-        return "ein halber " if noun.casefold() in noun_genders.GERMAN_MASCULINE else "ein halbes "
+        if previous in noun_genders.GERMAN_ACCUSATIVE:
+            return "einen halben " if masculine else "ein halbes "
+        return "ein halber " if masculine else "ein halbes "
     return "een half " if noun.casefold() in noun_genders.DUTCH_NEUTER else "een halve "
 
 
@@ -1324,7 +1329,7 @@ def _german_one(noun: str, previous: str) -> str:
 
 
 _DATIVE = frozenset({"am", "vom", "zum", "im", "beim", "dem", "den", "seit", "bis", "ab"})
-_ARTICLE = frozenset({"der", "die", "das"})
+_ARTICLE = frozenset({"der", "die", "das", "des"})
 
 
 def _german_ordinal(value: int, nw: Numbering, previous: str, before_month: bool) -> str:
@@ -2073,19 +2078,25 @@ class _Around:
         found = _WORD_AFTER.match(self.text, end, min(len(self.text), end + 40))
         return found.end() if found else end
 
-    def part_before_noun(self, written: str, groups: dict[str, str | None], end: int) -> str | None:
-        """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram"; None
-        when no such noun follows."""
+    def part_before_noun(
+        self, written: str, groups: dict[str, str | None], end: int, previous: str = ""
+    ) -> str | None:
+        """1/2 before a unit or a noun: "medio kilo", "meia hora", "half a kilogram", German
+        in the case a preposition before it asks ("mit einem halben Liter"); None when no such
+        noun follows."""
         nw = self.nw
         unit = groups.get("unit")
         if written in _PART_OF["en"] and unit:
             noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
-            return _part_of(written, noun, nw)
+            said = _part_of(written, noun, nw)
+            if said and said.startswith("ein ") and previous in noun_genders.GERMAN_DATIVE:
+                said = "einem " + said[4:]  # mit einem Viertel Liter
+            return said
         if written != "1/2":
             return None
         if unit:
             noun = nw.units[nw.extra_units.get(unit) or UNIT_ALIASES.get(unit, unit)]
-            return _half(noun.one, noun.feminine, nw) + noun.one
+            return _half(noun.one, noun.feminine, nw, previous) + noun.one
         if groups.get("bare"):
             return None
         clock = groups.get("clock")
@@ -2098,9 +2109,11 @@ class _Around:
         if not following or not (known or noun_genders.feminine(following, nw.code)):
             return None
         fem = noun_of.feminine if noun_of is not None else noun_genders.feminine(following, nw.code)
-        return _half(following, fem, nw).rstrip(" ")
+        return _half(following, fem, nw, previous).rstrip(" ")
 
-    def german_dot(self, value: _Value, whole: str | None, previous: str, end: int) -> str:
+    def german_dot(
+        self, value: _Value, whole: str | None, previous: str, end: int, start: int = 0
+    ) -> str:
         """German "3." is an ordinal before a month, a lower-case word or a noun such as
         Platz; otherwise a number ending a sentence."""
         following = self.next_word(end)
@@ -2115,10 +2128,21 @@ class _Around:
                 or previous in _DATIVE | _ARTICLE
             )
         ):
-            return _german_ordinal(
-                int(whole), self.nw, previous, following.casefold() in self.months
-            )
+            case = previous
+            if previous in ("der", "des") and self.previous_article(start):
+                case = "dem"  # vor der dritten Runde, des zweiten Teils: the -en of the case
+            return _german_ordinal(int(whole), self.nw, case, following.casefold() in self.months)
         return value.words(self.nw) + "."
+
+    def previous_article(self, start: int) -> bool:
+        """Whether "der"/"des" before `start` is a case other than the nominative: a
+        genitive "des", or "der" after a preposition (mit der, vor der)."""
+        words = self.text[max(0, start - 40) : start].split()
+        if len(words) < 1:
+            return False
+        if words[-1].casefold() == "des":
+            return True
+        return len(words) >= 2 and words[-2].casefold() in noun_genders.GERMAN_DATIVE
 
 
 class _Reader:
@@ -2217,7 +2241,7 @@ class _Reader:
                 return said  # 18:45 Uhr: "achtzehn Uhr fünfundvierzig", Uhr said once
             return said + tail
         if "/" in written:
-            before_noun = self.around.part_before_noun(written, groups, match.end())
+            before_noun = self.around.part_before_noun(written, groups, match.end(), previous)
             if before_noun is not None:
                 return before_noun
             return self.slash(written, previous, start) + tail
@@ -2526,7 +2550,7 @@ class _Reader:
             return f"{value.words(nw)} {groups['clock'].strip()}"
         end = match.end()
         if groups["dot"] is not None:
-            return self.around.german_dot(value, whole, previous, end)
+            return self.around.german_dot(value, whole, previous, end, match.start())
         if groups["decade"] is not None:
             return _decade(self.nw, value, whole, previous, end)
         if whole and not groups["sign"] and not groups["hash"] and not groups.get("count"):
