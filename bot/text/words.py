@@ -286,10 +286,63 @@ def _timestamp(match: re.Match[str], options: ReadOptions, now: datetime) -> str
 
 
 def _cut_repeats(text: str, limit: int) -> str:
-    """Runs of one letter, mark or symbol cut to `limit`; numbers never change."""
+    """Runs of one letter, mark or symbol cut to `limit`, and of one syllable (a laugh:
+    "hahahaha…", "jajaja…", "rsrsrs…") to twice `limit` syllables; numbers never change."""
     if limit <= 0:
         return text
+    text = _syllable_runs(2 * limit).sub(lambda m: m.group(1) * 2 * limit, text)
     return re.sub(rf"([^\d\s])\1{{{limit},}}", lambda m: m.group(1) * limit, text)
+
+
+@functools.lru_cache(maxsize=16)
+def _syllable_runs(limit: int) -> re.Pattern[str]:
+    """A syllable of two or three letters said more than `limit` times in a row, any case."""
+    return re.compile(rf"(?i)([^\W\d_]{{2,3}}?)\1{{{limit},}}")
+
+
+_CUSTOM_RUN = re.compile(r"(<a?:\w{1,64}:\d{1,20}>)(?:[ \t]*\1)+")
+
+
+def _emoji_runs(text: str, options: ReadOptions) -> str:
+    """A run of one emoji (custom or not) longer than `repeated_characters`: said that many
+    times then "and so on", as a reader says it, not read out eight times nor cut short
+    without a word."""
+    limit = options.repeated_characters
+    if limit <= 0 or options.skip_emoji or (text.isascii() and "<" not in text):
+        return text
+    and_so_on = options.phrases.and_so_on
+
+    def counted(what: str, n: int) -> str:
+        return f" {' '.join([what] * limit)} {and_so_on} "
+
+    def custom(match: re.Match[str]) -> str:
+        n = match.group(0).count(match.group(1))
+        return counted(match.group(1), n) if n > limit else match.group(0)
+
+    text = _CUSTOM_RUN.sub(custom, text)
+    if text.isascii():
+        return text
+    out: list[str] = []
+    kept = 0  # the text before it is in `out`
+    previous, run, first, last = "", 0, 0, 0
+
+    def close() -> None:
+        """The run that ends here, said once with its count when it is long."""
+        nonlocal kept
+        if run > limit:
+            out.extend((text[kept:first], counted(previous, run)))
+            kept = last
+
+    for found in emoji.emoji_list(text):
+        start, end = int(found["match_start"]), int(found["match_end"])
+        if found["emoji"] == previous and not text[last:start].strip():
+            run, last = run + 1, end
+            continue
+        close()
+        previous, run, first, last = found["emoji"], 1, start, end
+    close()
+    out.append(text[kept:])
+    return "".join(out)
 
 
 def _emoji_words(text: str, options: ReadOptions) -> str:
@@ -600,7 +653,8 @@ def speakable(text: str, names: Names, options: ReadOptions, *, dictionary: bool
         text = _apply_dictionary(text, options.dictionary, protected, numbers_in, options.sounds)
     text = _ESCAPED_INSIDE.sub(" ", text)  # snake\_case: two words
     text = _ESCAPED.sub("", text)  # \_\_init\_\_: init, without backslashes
-    text = _cut_repeats(text, options.repeated_characters)  # before emoji become words
+    text = _emoji_runs(text, options)  # before runs are cut and emoji become words
+    text = _cut_repeats(text, options.repeated_characters)
     if options.skip_emoji:
         text = _CUSTOM_EMOJI.sub(" ", text)
     else:

@@ -385,6 +385,55 @@ def test_phone_numbers_by_country(language: str, written: str, spoken: str) -> N
     assert said(written, language) == spoken
 
 
+# ---- 6. repetition: a run of one emoji is said up to repeated_characters times, then "and so
+# on"; a laugh of one syllable is cut to twice that many syllables
+_KEK = "<:kek:123456789012345678>"
+REPETITION: dict[str, list[tuple[str, str]]] = {
+    "english": [
+        (_KEK * 8, "emoji kek emoji kek emoji kek emoji kek and so on"),
+        ("hahahahahahahahahahahahahahahahahaha", "hahahahahahahaha"),
+        ("😂" * 12, " ".join(["face with tears of joy"] * 4) + " and so on"),
+    ],
+    "french": [
+        ("hahahahahahahahahahahahahahahaha", "hahahahahahahaha"),
+        ("🔥 🔥 🔥 🔥 🔥 🔥", "feu feu feu feu et cetera"),
+        ("<:pepe:42>" * 8, "émoji pepe émoji pepe émoji pepe émoji pepe et cetera"),
+    ],
+    "german": [
+        ("hahahahahahahahahahahahahahahahaha", "hahahahahahahaha"),
+        ("❤️" * 8, " ".join(["rotes herz"] * 4) + " und so weiter"),
+    ],
+    "spanish": [
+        ("jajajajajajajajajajajajajajajaja", "jajajajajajajaja"),
+        ("😂" * 10, " ".join(["cara llorando de risa"] * 4) + " etcétera"),
+    ],
+    "italian": [
+        ("ahahahahahahahahahahahahahahahah", "ahahahahahahahah"),
+        ("👏" * 8, " ".join(["mani che applaudono"] * 4) + " eccetera"),
+    ],
+    "portuguese": [
+        ("huahuahuahuahuahuahuahuahuahuahua", "huahuahuahuahuahuahuahua"),
+        ("rsrsrsrsrsrsrsrsrsrsrsrs", "rsrsrsrsrsrsrsrs"),
+        ("😂" * 10, " ".join(["rosto chorando de rir"] * 4) + " e assim por diante"),
+    ],
+    "dutch": [
+        ("hahahahahahahahahahahahahahahaha", "hahahahahahahaha"),
+        ("<:kek:1>" * 8, "emoji kek emoji kek emoji kek emoji kek enzovoort"),
+    ],
+}
+# short runs are read as written: three of one custom emoji, a laugh of five syllables
+KEPT += [
+    ("english", f"{_KEK} {_KEK} {_KEK}", "emoji kek emoji kek emoji kek"),
+    ("english", "hahahahaha", "hahahahaha"),
+    ("english", "🔥🔥🔥🔥 nice", "fire fire fire fire nice"),
+]
+
+
+@pytest.mark.parametrize(("language", "written", "spoken"), _cases(REPETITION))
+def test_repetition_as_a_reader_says_it(language: str, written: str, spoken: str) -> None:
+    assert said(written, language) == spoken
+
+
 @pytest.mark.parametrize(("language", "written", "spoken"), KEPT)
 def test_what_was_read_rightly_stays_so(language: str, written: str, spoken: str) -> None:
     assert said(written, language) == spoken

@@ -48,11 +48,11 @@ NEW_EMOJI_ARE_NAMED = [
     ("🏴󠁧󠁢󠁥󠁮󠁧󠁿 won", "England won"),
     ("👩‍💻 at work", "woman technologist at work"),
 ]
-EMOJI_RUNS_ARE_CUT = [
-    ("❤️" * 8, " ".join(["red heart"] * 4)),
-    ("👍🏽" * 6, " ".join(["thumbs up medium skin tone"] * 4)),
-    ("😀" * 9, " ".join(["grinning face"] * 4)),
-    ("❤️ ❤️ ❤️ ❤️ ❤️ ❤️", " ".join(["red heart"] * 4)),  # spaced out, still one run
+EMOJI_RUNS_ARE_CUT = [  # (said cut: "and so on", issue 61)
+    ("❤️" * 8, " ".join(["red heart"] * 4) + " and so on"),
+    ("👍🏽" * 6, " ".join(["thumbs up medium skin tone"] * 4) + " and so on"),
+    ("😀" * 9, " ".join(["grinning face"] * 4) + " and so on"),
+    ("❤️ ❤️ ❤️ ❤️ ❤️ ❤️", " ".join(["red heart"] * 4) + " and so on"),  # spaced out, one run
     ("❤️❤️🩷❤️", "red heart red heart pink heart red heart"),  # broken runs are kept
 ]
 MARKERS_KEEP_WORDS_WHOLE = [
