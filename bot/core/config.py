@@ -378,7 +378,7 @@ class Config(BaseSettings):
     )
     speech_streams_per_key: int = setting(
         4,
-        "streams at once per key (or per address without keys)",
+        "streams at once per key (or per address without keys: this machine's are one)",
         example="4",
         ge=1,
         le=64,
@@ -396,6 +396,14 @@ class Config(BaseSettings):
         example="8",
         ge=0,
         le=256,
+    )
+    speech_connections: int = setting(
+        256,
+        "connections the service holds open at once, HTTP and Wyoming together; past it a "
+        "new one is closed at once (idle ones close after 30 s, ones with no request after 10)",
+        example="256",
+        ge=8,
+        le=16_384,
     )
     wyoming_port: int | None = setting(
         None,

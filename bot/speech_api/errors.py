@@ -48,6 +48,12 @@ class TooLarge(ServiceRefusal):
     status = 413
 
 
+class TooSlow(ServiceRefusal):
+    """408: the body did not come in time (a client holding its connection open)."""
+
+    status = 408
+
+
 class TooMany(ServiceRefusal):
     """429: the key's limits, or no room for another stream now (`retry_after` seconds)."""
 

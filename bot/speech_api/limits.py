@@ -1,5 +1,9 @@
 """Per-client limits of the speech service: streams at once and requests a minute, by key
-(or by address when the service has no keys)."""
+(or by address when the service has no keys: the whole loopback range is one client, as
+any local program may take any 127.x address).
+
+A stream counts from the moment it is asked for (`check`), not from when its job starts:
+a burst of requests all checked before the first one opens would otherwise all pass."""
 
 from __future__ import annotations
 
@@ -8,10 +12,19 @@ import math
 import time
 from collections.abc import Callable
 
+from bot.core.config import is_loopback
 from bot.speech_api.errors import TooMany
 
 WINDOW_S = 60.0
 MAX_CLIENTS = 10_000  # clients remembered (addresses without keys): the oldest forgotten
+
+
+def client_address(address: str | None) -> str:
+    """A client without a key, by its address: every loopback address one client (any
+    program of this machine can take 127.0.0.2, .3, ... and pass the limits by address)."""
+    if address is None or is_loopback(address):
+        return "local"
+    return address
 
 
 class ClientLimits:
@@ -24,12 +37,15 @@ class ClientLimits:
             collections.OrderedDict()
         )
 
-    def check(self, client: str, *, count: bool = True) -> None:
-        """Count a request of `client`, or refuse it (TooMany). `count` False: a stream
-        within a request already counted (a Wyoming stream's next sentence), held to the
-        streams at once alone."""
+    def check(self, client: str, *, count: bool = True, hold: bool = True) -> None:
+        """Count a request of `client` and hold one of its streams, or refuse it (TooMany);
+        the stream is given back by `closed`. `count` False: a stream within a request
+        already counted (a Wyoming stream's next sentence), held to the streams at once
+        alone. `hold` False: the request counted, no stream held yet (a Wyoming stream's
+        start, whose sentences hold one each)."""
         if not count:
             self._check_streams(client)
+            self._open[client] += 1
             return
         now = self.clock()
         asked = self._asked.pop(client, None) or collections.deque()
@@ -45,6 +61,8 @@ class ClientLimits:
             )
         self._check_streams(client)
         asked.append(now)
+        if hold:
+            self._open[client] += 1
         while len(self._asked) > MAX_CLIENTS:
             self._asked.popitem(last=False)
 
@@ -56,8 +74,8 @@ class ClientLimits:
                 retry_after=1,
             )
 
-    def opened(self, client: str) -> None:
-        self._open[client] += 1
+    def open_streams(self, client: str) -> int:
+        return self._open[client]
 
     def closed(self, client: str) -> None:
         self._open[client] -= 1

@@ -21,8 +21,10 @@ from typing import Any
 from aiohttp import web
 
 from bot.core.config import is_loopback
+from bot.speech_api.connections import BODY_S
 from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
-from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, Unauthorized
+from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, TooSlow, Unauthorized
+from bot.speech_api.limits import client_address
 from bot.speech_api.streams import MAX_INPUT, ServiceStream, SpeechStreams
 from bot.speech_api.voices import ServiceVoices
 
@@ -60,7 +62,7 @@ class Keys:
                     "localhost only.",
                     code="invalid_host",
                 )
-            return request.remote or "local"
+            return client_address(request.remote)
         given = request.headers.get("Authorization", "")
         scheme, _, token = given.partition(" ")
         if scheme.lower() == "bearer":
@@ -93,7 +95,15 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         raise BadRequest("The body must be JSON (Content-Type: application/json).")
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
-    raw = await request.content.read(MAX_BODY + 1)
+    raw = bytearray()  # (a body may come in several pieces: read to its end)
+    try:
+        async with asyncio.timeout(BODY_S):
+            while len(raw) <= MAX_BODY and (
+                piece := await request.content.read(MAX_BODY + 1 - len(raw))
+            ):
+                raw += piece
+    except TimeoutError:
+        raise TooSlow(f"The body did not come within {BODY_S:g} s.", code="timeout") from None
     if len(raw) > MAX_BODY:
         raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
     try:

@@ -5,6 +5,7 @@ and Wyoming on WYOMING_PORT when set; started and closed together, on the schedu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Callable
@@ -13,8 +14,9 @@ from aiohttp import web
 
 from bot.core.config import Config, check_speech_binds
 from bot.core.errors import OperatorError
+from bot.speech_api.connections import HEADER_S, IDLE_S, ConnectionGate, mark_asked
 from bot.speech_api.limits import ClientLimits
-from bot.speech_api.openai_api import MAX_BODY, Keys, OpenAISpeech, refusals
+from bot.speech_api.openai_api import MAX_BODY, Handler, Keys, OpenAISpeech, refusals
 from bot.speech_api.page import Page
 from bot.speech_api.streams import SpeechStreams, StreamRecord
 from bot.speech_api.voices import ServiceVoices
@@ -96,10 +98,12 @@ class SpeechServer:
         self.streams = SpeechStreams(scheduler, models, limits, config.speech_queue, on_end)
         self.voices = ServiceVoices(config.data_dir, models.default_language)
         self.keys = Keys(config.speech_api_keys)
-        self.app = web.Application(client_max_size=MAX_BODY, middlewares=[refusals])
+        self.gate = ConnectionGate(config.speech_connections)
+        self.app = web.Application(client_max_size=MAX_BODY, middlewares=[asked, refusals])
         OpenAISpeech(self.streams, self.voices, self.keys).routes(self.app)
         Page().routes(self.app)
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
         self._wyoming: object | None = None
         self.wyoming_port = config.wyoming_port  # (the port given, once started on port 0)
 
@@ -109,10 +113,18 @@ class SpeechServer:
         return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0)
+        # aiohttp's keep-alive timeout closes a connection idle between requests (3,630 s
+        # by default); the gate caps them and closes one with no request in HEADER_S
+        runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=IDLE_S
+        )
         await runner.setup()
+        assert runner.server is not None
+        loop = asyncio.get_running_loop()
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            self._listener = await loop.create_server(
+                self.gate.factory(runner.server, HEADER_S), self.host, self.port
+            )
         except OSError as error:
             await runner.cleanup()
             raise SpeechServiceError(
@@ -121,11 +133,11 @@ class SpeechServer:
             ) from None
         self._runner = runner
         if self.port == 0:  # (a free port was asked for: the one given)
-            self.port = runner.addresses[0][1]
+            self.port = int(self._listener.sockets[0].getsockname()[1])
         if self.config.wyoming_port is not None:
             from bot.speech_api.wyoming_server import WyomingServer
 
-            wyoming = WyomingServer(self.streams, self.voices)
+            wyoming = WyomingServer(self.streams, self.voices, self.gate)
             try:
                 await wyoming.start(self.config.wyoming_host, self.config.wyoming_port)
             except OSError as error:
@@ -144,6 +156,19 @@ class SpeechServer:
         if isinstance(self._wyoming, WyomingServer):
             await self._wyoming.close()
         self._wyoming = None
+        if self._listener is not None:
+            self._listener.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._listener.wait_closed(), 2)
+            self._listener = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self.gate.close()
+
+
+@web.middleware
+async def asked(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A whole request came: its connection's header timeout ends."""
+    mark_asked(request.transport)
+    return await handler(request)

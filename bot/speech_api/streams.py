@@ -225,7 +225,7 @@ class SpeechStreams:
     def count_request(self, client: str) -> None:
         """Count one request of `client` against its limits (TooMany past them): a Wyoming
         stream is one request, however many sentences it speaks."""
-        self.limits.check(client)
+        self.limits.check(client, hold=False)
 
     def check_language(self, language: str | None) -> str:
         language = (language or self.default_language).strip().lower()
@@ -253,7 +253,25 @@ class SpeechStreams:
         `counted` False: part of a request already counted against the client's requests a
         minute (`count_request`), as a Wyoming stream's sentences are."""
         asked_at = time.monotonic()
-        self.limits.check(client, count=counted)
+        self.limits.check(client, count=counted)  # holds one of the client's streams
+        try:
+            return await self._open(text, voice, language, speed, client, source, asked_at)
+        except BaseException:
+            self.limits.closed(client)
+            raise
+
+    async def _open(
+        self,
+        text: str,
+        voice: ServiceVoice,
+        language: str,
+        speed: float,
+        client: str,
+        source: str,
+        asked_at: float,
+    ) -> ServiceStream:
+        """The stream, once the client's stream is held (given back by the caller if this
+        raises, by the stream's end if not)."""
         if self.scheduler.choice.service_waiting() >= self.queue_size:
             raise TooMany(
                 "The speech service is full right now; try again in a moment.",
@@ -285,7 +303,6 @@ class SpeechStreams:
         )
         job = SpeechJob.planned(words, plan, sink, asked_at, key=f"{source}:{client}")
         job.source = source
-        self.limits.opened(client)
         self.open_streams += 1
 
         def ended(record: StreamRecord) -> None:

@@ -36,8 +36,10 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
+from bot.speech_api.connections import HEADER_S, IDLE_S, ConnectionGate
 from bot.speech_api.encoders import pcm16
 from bot.speech_api.errors import ServiceRefusal
+from bot.speech_api.limits import client_address
 from bot.speech_api.streams import MAX_INPUT, NOTHING_TO_SAY, SpeechStreams
 from bot.speech_api.voices import DEFAULT, ServiceVoice, ServiceVoices
 from bot.synthesis.audio_files import MODEL_RATE
@@ -62,18 +64,31 @@ def language_code(name: str) -> str:
 
 class BoundedReader:
     """The stream reader as wyoming reads it, refusing data or a payload over the bounds
-    before reading it (wyoming would read any length a header names)."""
+    before reading it (wyoming would read any length a header names), and waiting for an
+    event no longer than HEADER_S for the first, IDLE_S for the next (wyoming waits
+    forever): a connection that says nothing ends, as if closed."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
+        self._wait_s = HEADER_S
 
     async def readline(self) -> bytes:
-        return await self._reader.readline()  # bounded by the stream's limit (MAX_LINE)
+        try:
+            async with asyncio.timeout(self._wait_s):
+                line = await self._reader.readline()  # bounded by the limit (MAX_LINE)
+        except TimeoutError:
+            return b""  # (wyoming reads it as the connection's end)
+        self._wait_s = IDLE_S
+        return line
 
     async def readexactly(self, count: int) -> bytes:
         if count > MAX_DATA:
             raise ValueError(f"an event of {count} bytes is over the bound")
-        return await self._reader.readexactly(count)
+        try:
+            async with asyncio.timeout(IDLE_S):
+                return await self._reader.readexactly(count)
+        except TimeoutError:
+            raise ValueError("an event's data did not come") from None
 
     def feed_eof(self) -> None:
         self._reader.feed_eof()
@@ -100,7 +115,7 @@ class SpeechHandler(AsyncEventHandler):
         super().__init__(reader, writer)
         self.streams, self.voices = streams, voices
         peer = writer.get_extra_info("peername")
-        self.client = f"wyoming:{peer[0] if peer else 'local'}"
+        self.client = f"wyoming:{client_address(peer[0] if peer else None)}"
         self.streaming: dict[str, Any] | None = None  # synthesize-start's voice, the text
         self.started = False  # audio-start sent for this stream
         self.refused = False  # an error was sent: the conversation ends
@@ -243,13 +258,20 @@ class SpeechHandler(AsyncEventHandler):
 
 
 class WyomingServer:
-    def __init__(self, streams: SpeechStreams, voices: ServiceVoices) -> None:
-        self.streams, self.voices = streams, voices
+    def __init__(self, streams: SpeechStreams, voices: ServiceVoices, gate: ConnectionGate) -> None:
+        self.streams, self.voices, self.gate = streams, voices, gate
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> None:
-        self._server = await asyncio.start_server(self._connected, host, port, limit=MAX_LINE)
+        """Listen as `asyncio.start_server` does, each connection through the gate."""
+
+        def protocol() -> asyncio.BaseProtocol:
+            reader = asyncio.StreamReader(limit=MAX_LINE)
+            return asyncio.StreamReaderProtocol(reader, self._connected)
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self.gate.factory(protocol, None), host, port)
 
     @property
     def port(self) -> int:
