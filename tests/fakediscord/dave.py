@@ -49,6 +49,9 @@ ANNOUNCE_COMMIT = 29
 WELCOME = 30
 INVALID_COMMIT_WELCOME = 31
 APPEND, REVOKE = 0, 1  # the operation type of 27
+# How long the gateway waits for every member's 23 before it executes a transition anyway:
+# protocol.md puts the gateway's timeout and the latency together at "roughly two seconds".
+TRANSITION_TIMEOUT = 2.0
 
 DAVE_PROTOCOL_VERSION = 1
 # RFC 9420 code points
@@ -644,6 +647,16 @@ class DaveGateway:
         if waiting is None:
             return []
         waiting.discard(user_id)
+        return self._execute_if_ready(transition_id)
+
+    def expire_transition(self, transition_id: int) -> list[Outgoing]:
+        """The wait for a transition's 23s ran out: Discord executes it anyway (protocol.md:
+        "after all clients are ready (or after a timeout)"). The socket layer's timer calls
+        this, `TRANSITION_TIMEOUT` after the commit it relayed."""
+        waiting = self.transitions.get(transition_id)
+        if waiting is None:
+            return []
+        waiting.clear()
         return self._execute_if_ready(transition_id)
 
     def invalid_commit_welcome(self, user_id: int, transition_id: int) -> list[Outgoing]:

@@ -126,8 +126,8 @@ class Channel:
         external sender package right after it."""
         client = self.clients[user_id] = Client(user_id, self.channel_id)
         key_package = client.session_description()
-        self._to_clients(self.gateway.connect(user_id))
-        self._from_client(user_id, key_package)
+        self.to_clients(self.gateway.connect(user_id))
+        self.from_client(user_id, key_package)
         if run:
             self.run()
         return client
@@ -135,16 +135,16 @@ class Channel:
     def leave(self, user_id: int, run: bool = True) -> Client:
         """A member's voice websocket closes: the gateway hears of it, and it hears no more."""
         client = self.clients.pop(user_id)
-        self._to_clients(self.gateway.disconnect(user_id))
+        self.to_clients(self.gateway.disconnect(user_id))
         if run:
             self.run()
         return client
 
-    def _to_clients(self, outgoing: list[dave.Outgoing]) -> None:
+    def to_clients(self, outgoing: list[dave.Outgoing]) -> None:
         for out in outgoing:
             self.queue.append(("to", out.user_id, out.message))
 
-    def _from_client(self, user_id: int, messages: list[Message]) -> None:
+    def from_client(self, user_id: int, messages: list[Message]) -> None:
         for message in messages:
             self.queue.append(("from", user_id, message))
 
@@ -167,11 +167,11 @@ class Channel:
                     self.sent.append((user, message[2]))
                 else:
                     self.sent.append((user, message["op"]))
-                self._from_client(user, client.receive(message))
+                self.from_client(user, client.receive(message))
             elif isinstance(message, bytes):
-                self._to_clients(self.gateway.handle_binary(user, message))
+                self.to_clients(self.gateway.handle_binary(user, message))
             else:
-                self._to_clients(self.gateway.handle_json(user, message))
+                self.to_clients(self.gateway.handle_json(user, message))
 
     def ops_to(self, user_id: int) -> list[int]:
         return [op for user, op in self.sent if user == user_id]
@@ -545,3 +545,88 @@ def test_a_transition_is_executed_without_a_member_who_left_before_it_was_ready(
     assert transition in channel.clients[A].executed and transition in channel.clients[B].executed
     channel.assert_one_group()
     channel.assert_all_hear_each_other()
+
+
+def test_a_transition_whose_wait_runs_out_is_executed_anyway() -> None:
+    """A member that never says it is ready does not hold the others' transition for ever."""
+    channel = Channel()
+    channel.join(A)
+    channel.join(B)
+
+    def lose_c_ready(direction: str, user: int, message: Message) -> Message | None:
+        return None if direction == "from" and user == C and isinstance(message, dict) else message
+
+    channel.intercept = lose_c_ready
+    channel.join(C)
+    transition = max(channel.gateway.transitions)
+    channel.to_clients(channel.gateway.expire_transition(transition))
+    channel.run()
+    assert not channel.gateway.transitions
+    assert all(transition in channel.clients[u].executed for u in (A, B))
+    assert channel.gateway.expire_transition(transition) == []  # once only
+
+
+def test_a_member_that_sends_a_new_key_package_is_removed_and_added_again() -> None:
+    """discord.py makes a new session and key package at every SESSION_DESCRIPTION, a resumed
+    voice connection's (4015) too: the gateway removes its old leaf and adds the new one, and
+    the call goes on."""
+    channel = Channel()
+    for user in (A, B, C):
+        channel.join(user)
+    epoch = channel.gateway.epoch
+    channel.from_client(B, channel.clients[B].session_description())
+    channel.run()
+    assert channel.gateway.epoch == epoch + 1  # one commit: remove and add
+    channel.assert_one_group()
+    channel.assert_all_hear_each_other()
+
+
+def test_the_commit_is_read_whole_to_find_the_welcome() -> None:
+    """28 carries the commit and a bare Welcome with no length between: the gateway's reading
+    ends the commit exactly where davey's serialisation does, with and without an update path,
+    and a commit that adds a member without its welcome is refused."""
+    channel = Channel()
+    channel.join(A)
+    channel.join(B)
+    gateway, member = channel.gateway, channel.clients[A].dave
+    key_package = key_package_of(C)
+    proposal = dave.external_proposal(
+        gateway.key, gateway.group_id, gateway.epoch, dave.add_proposal(key_package)
+    )
+    made = member.process_proposals(davey.ProposalsOperationType.append, dave.vec(proposal))
+    assert isinstance(made, davey.CommitWelcome) and made.welcome
+    commit, welcome = dave.parse_commit_welcome(made.commit + made.welcome)
+    assert commit.message == made.commit and welcome is not None
+    assert commit.references == [dave.proposal_ref(proposal)]
+    assert commit.group_id == gateway.group_id and commit.epoch == gateway.epoch
+    assert commit.sender_index == gateway.members[A]
+    assert list(welcome.secrets) == [dave.key_package_ref(key_package)]
+    (ref,) = welcome.secrets
+    assert welcome.for_member(ref) == made.welcome  # one new member: the cut is the whole
+
+    remove = dave.external_proposal(
+        gateway.key, gateway.group_id, gateway.epoch, dave.remove_proposal(gateway.members[B])
+    )
+    made = member.process_proposals(davey.ProposalsOperationType.append, dave.vec(remove))
+    assert isinstance(made, davey.CommitWelcome)
+    commit, welcome = dave.parse_commit_welcome(made.commit + (made.welcome or b""))
+    assert commit.message == made.commit and commit.path_leaf is not None  # a remove's path
+    assert commit.path_leaf.identity == dave.user_identity(A)
+    assert len(commit.references) == 2
+
+
+def test_a_commit_adding_a_member_without_its_welcome_is_refused() -> None:
+    channel = Channel()
+    channel.join(A)
+
+    def drop_welcomes(direction: str, user: int, message: Message) -> Message | None:
+        if direction == "from" and isinstance(message, bytes) and message[0] == 28:
+            commit, _ = dave.parse_commit_welcome(message[1:])
+            return bytes([28]) + commit.message
+        return message
+
+    channel.intercept = drop_welcomes
+    channel.join(B)
+    assert not channel.gateway.established
+    assert all("without a welcome" in r for r in channel.gateway.refused), channel.gateway.refused
+    assert len(channel.gateway.refused) == 2
