@@ -122,6 +122,7 @@ _ENGLISH_AFTER_I = _words(
 )
 _GERMAN_DATIVE = noun_genders.GERMAN_DATIVE | {"dem", "vom", "beim", "zum", "im", "am", "der"}
 _GERMAN_ACCUSATIVE = noun_genders.GERMAN_ACCUSATIVE | {"den"}
+_GERMAN_ARTICLES = frozenset({"der", "die", "das", "des", "dem", "den", "im", "am", "zum", "vom"})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -267,8 +268,9 @@ def _read(match: re.Match[str], text: str, nw: Numbering) -> str:
         if ruler is not None:
             said = _regnal(n, nw, *ruler)
             return said if following[:1].islower() else said + "."
-        if following.casefold() in CENTURY_AFTER or following[:1].isupper():
-            return german_ordinal_words(n, nw, previous.casefold(), False)
+        after_article = previous.casefold() in _GERMAN_ARTICLES and set(numeral) <= set("IVXL")
+        if following.casefold() in CENTURY_AFTER or (after_article and following[:1].isupper()):
+            return german_ordinal_words(n, nw, previous.casefold(), False)  # am II. Tag
         return written
     if around.next.casefold() in CENTURY_AFTER or previous.casefold() in CENTURY_BEFORE:
         return _century(n, nw, previous.casefold())
