@@ -21,6 +21,9 @@ What it does, as Discord's voice gateway does:
 - counts the transition's readiness (23) and executes it (22); answers 31 by removing the
   member who could not process a commit or welcome and adding it again from its new key package;
 - resets a group left with one member (24 with epoch 1, 21 with transition 0).
+
+`DaveClient` is the other side, davey driven as discord.py 2.7.1 drives it: the members of the
+in-process proof (test_dave.py), and the fake's listeners once it is wired in.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import davey
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 JSON = dict[str, Any]
+Message = bytes | JSON  # a binary message (opcode, payload) or a JSON payload
 
 # Voice gateway opcodes (protocol.md, "Voice Gateway Opcodes")
 PREPARE_TRANSITION = 21
@@ -875,3 +880,86 @@ class DaveGateway:
         for pending in [u for u in self.connected if u in self.key_packages]:
             out += self._propose_add(pending)
         return out
+
+
+# ---- a client ---------------------------------------------------------------------------------
+class DaveClient:
+    """A member's side as discord.py 2.7.1 drives davey: gateway.py's `received_message` and
+    `received_binary_message`, voice_state.py's `reinit_dave_session`, `_execute_transition`
+    and `_recover_from_invalid_commit`, in the same calls and order. The proof's members, and
+    the fake's listeners (the humans in the channel, whose `dave` decrypts what the bot sends)."""
+
+    def __init__(self, user_id: int, channel_id: int) -> None:
+        self.user_id = user_id
+        self.channel_id = channel_id
+        self.session: davey.DaveSession | None = None
+        self.protocol_version = 0
+        self.pending_transitions: dict[int, int] = {}
+        self.executed: list[int] = []
+        self.failures: list[str] = []  # commits and welcomes it could not process (then 31)
+        self.received: list[int] = []  # the opcodes it got, in order
+
+    @property
+    def dave(self) -> davey.DaveSession:
+        assert self.session is not None
+        return self.session
+
+    def session_description(self, dave_protocol_version: int = 1) -> list[Message]:
+        """SESSION_DESCRIPTION (op 4): discord.py makes its session and sends a key package."""
+        self.protocol_version = dave_protocol_version
+        return self._reinit()
+
+    def _reinit(self) -> list[Message]:
+        if self.session is not None:
+            self.session.reinit(self.protocol_version, self.user_id, self.channel_id)
+        else:
+            self.session = davey.DaveSession(self.protocol_version, self.user_id, self.channel_id)
+        return [bytes([KEY_PACKAGE]) + self.session.get_serialized_key_package()]
+
+    def _execute(self, transition_id: int) -> None:
+        if transition_id in self.pending_transitions:
+            self.protocol_version = self.pending_transitions.pop(transition_id)
+            self.executed.append(transition_id)
+
+    def receive(self, message: Message) -> list[Message]:
+        """One message from the gateway (a binary one as the socket carries it, seq first)."""
+        if isinstance(message, dict):
+            op, data = message["op"], message["d"]
+            self.received.append(op)
+            if op == PREPARE_TRANSITION:
+                self.pending_transitions[data["transition_id"]] = data["protocol_version"]
+                if data["transition_id"] == 0:
+                    self._execute(0)
+                    return []
+                return [transition_ready(data["transition_id"])]
+            if op == EXECUTE_TRANSITION:
+                self._execute(data["transition_id"])
+            elif op == PREPARE_EPOCH and data["epoch"] == 1:
+                self.protocol_version = data["protocol_version"]
+                return self._reinit()
+            return []
+        op = message[2]
+        self.received.append(op)
+        if op == EXTERNAL_SENDER:
+            self.dave.set_external_sender(message[3:])
+        elif op == PROPOSALS:
+            kind = davey.ProposalsOperationType
+            operation = kind.append if message[3] == 0 else kind.revoke
+            result = self.dave.process_proposals(operation, message[4:])
+            if isinstance(result, davey.CommitWelcome):
+                welcome = result.welcome or b""
+                return [bytes([COMMIT_WELCOME]) + result.commit + welcome]
+        elif op in (ANNOUNCE_COMMIT, WELCOME):
+            transition_id = struct.unpack_from(">H", message, 3)[0]
+            try:
+                if op == ANNOUNCE_COMMIT:
+                    self.dave.process_commit(message[5:])
+                else:
+                    self.dave.process_welcome(message[5:])
+            except Exception as e:  # discord.py catches them all, and recovers
+                self.failures.append(str(e))
+                return [invalid_commit_welcome(transition_id), *self._reinit()]
+            if transition_id != 0:
+                self.pending_transitions[transition_id] = self.protocol_version
+                return [transition_ready(transition_id)]
+        return []

@@ -6,10 +6,8 @@ tampered or stale proposal), so the proof is not vacuous."""
 
 from __future__ import annotations
 
-import struct
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import davey
 import pytest
@@ -19,88 +17,8 @@ from tests.fakediscord import dave
 
 CHANNEL = 1090123456789012345
 A, B, C, D, E = 101, 202, 303, 404, 505
-Message = bytes | dict[str, Any]
-
-
-class Client:
-    """A member's side as discord.py 2.7.1 drives davey: gateway.py's `received_message` and
-    `received_binary_message`, voice_state.py's `reinit_dave_session`, `_execute_transition`
-    and `_recover_from_invalid_commit`, in the same calls and order."""
-
-    def __init__(self, user_id: int, channel_id: int = CHANNEL) -> None:
-        self.user_id = user_id
-        self.channel_id = channel_id
-        self.session: davey.DaveSession | None = None
-        self.protocol_version = 0
-        self.pending_transitions: dict[int, int] = {}
-        self.executed: list[int] = []
-        self.failures: list[str] = []  # commits and welcomes it could not process (then 31)
-        self.received: list[int] = []  # the opcodes it got, in order
-
-    @property
-    def dave(self) -> davey.DaveSession:
-        assert self.session is not None
-        return self.session
-
-    def session_description(self, dave_protocol_version: int = 1) -> list[Message]:
-        """SESSION_DESCRIPTION (op 4): discord.py makes its session and sends a key package."""
-        self.protocol_version = dave_protocol_version
-        return self._reinit()
-
-    def _reinit(self) -> list[Message]:
-        if self.session is not None:
-            self.session.reinit(self.protocol_version, self.user_id, self.channel_id)
-        else:
-            self.session = davey.DaveSession(self.protocol_version, self.user_id, self.channel_id)
-        return [bytes([dave.KEY_PACKAGE]) + self.session.get_serialized_key_package()]
-
-    def _execute(self, transition_id: int) -> None:
-        if transition_id in self.pending_transitions:
-            self.protocol_version = self.pending_transitions.pop(transition_id)
-            self.executed.append(transition_id)
-
-    def receive(self, message: Message) -> list[Message]:
-        """One message from the gateway (a binary one as the socket carries it, seq first)."""
-        if isinstance(message, dict):
-            op, data = message["op"], message["d"]
-            self.received.append(op)
-            if op == dave.PREPARE_TRANSITION:
-                self.pending_transitions[data["transition_id"]] = data["protocol_version"]
-                if data["transition_id"] == 0:
-                    self._execute(0)
-                    return []
-                return [dave.transition_ready(data["transition_id"])]
-            if op == dave.EXECUTE_TRANSITION:
-                self._execute(data["transition_id"])
-            elif op == dave.PREPARE_EPOCH and data["epoch"] == 1:
-                self.protocol_version = data["protocol_version"]
-                return self._reinit()
-            return []
-        op = message[2]
-        self.received.append(op)
-        if op == dave.EXTERNAL_SENDER:
-            self.dave.set_external_sender(message[3:])
-        elif op == dave.PROPOSALS:
-            kind = davey.ProposalsOperationType
-            operation = kind.append if message[3] == 0 else kind.revoke
-            result = self.dave.process_proposals(operation, message[4:])
-            if isinstance(result, davey.CommitWelcome):
-                welcome = result.welcome or b""
-                return [bytes([dave.COMMIT_WELCOME]) + result.commit + welcome]
-        elif op in (dave.ANNOUNCE_COMMIT, dave.WELCOME):
-            transition_id = struct.unpack_from(">H", message, 3)[0]
-            try:
-                if op == dave.ANNOUNCE_COMMIT:
-                    self.dave.process_commit(message[5:])
-                else:
-                    self.dave.process_welcome(message[5:])
-            except Exception as e:  # discord.py catches them all, and recovers
-                self.failures.append(str(e))
-                return [dave.invalid_commit_welcome(transition_id), *self._reinit()]
-            if transition_id != 0:
-                self.pending_transitions[transition_id] = self.protocol_version
-                return [dave.transition_ready(transition_id)]
-        return []
+Message = dave.Message
+Client = dave.DaveClient
 
 
 Intercept = Callable[[str, int, Message], Message | None]
