@@ -861,8 +861,12 @@ class DaveGateway:
             return []
         self.transitions.pop(transition_id, None)
         users = self.transition_users.pop(transition_id, set())
-        message = execute_transition(transition_id)
-        return [Outgoing(u, message) for u in sorted(users) if u in self.connected]
+        # A dict each: the socket adds its own `seq` to what it sends.
+        return [
+            Outgoing(u, execute_transition(transition_id))
+            for u in sorted(users)
+            if u in self.connected
+        ]
 
     def _reset(self, remaining: list[int]) -> list[Outgoing]:
         """The group is left with one member (or none): it is dropped, and the sole member told
