@@ -312,37 +312,28 @@ def _emoji_runs(text: str, options: ReadOptions) -> str:
         return text
     and_so_on = options.phrases.and_so_on
 
-    def counted(what: str, n: int) -> str:
+    def cut(what: str) -> str:
         return f" {' '.join([what] * limit)} {and_so_on} "
 
     def custom(match: re.Match[str]) -> str:
         n = match.group(0).count(match.group(1))
-        return counted(match.group(1), n) if n > limit else match.group(0)
+        return cut(match.group(1)) if n > limit else match.group(0)
+
+    def same(match: re.Match[str]) -> str:
+        unit = match.group(1)
+        if not emoji.is_emoji(unit):
+            return match.group(0)  # "ééééé", "日本日本": not emoji (runs of letters are cut later)
+        return cut(unit)  # (the pattern asks for more than `limit` of it)
 
     text = _CUSTOM_RUN.sub(custom, text)
-    if text.isascii():
-        return text
-    out: list[str] = []
-    kept = 0  # the text before it is in `out`
-    previous, run, first, last = "", 0, 0, 0
+    return text if text.isascii() else _emoji_run(limit).sub(same, text)
 
-    def close() -> None:
-        """The run that ends here, said once with its count when it is long."""
-        nonlocal kept
-        if run > limit:
-            out.extend((text[kept:first], counted(previous, run)))
-            kept = last
 
-    for found in emoji.emoji_list(text):
-        start, end = int(found["match_start"]), int(found["match_end"])
-        if found["emoji"] == previous and not text[last:start].strip():
-            run, last = run + 1, end
-            continue
-        close()
-        previous, run, first, last = found["emoji"], 1, start, end
-    close()
-    out.append(text[kept:])
-    return "".join(out)
+@functools.lru_cache(maxsize=16)
+def _emoji_run(limit: int) -> re.Pattern[str]:
+    """One emoji (up to 8 code points: ❤️, 👍🏽, 👩‍💻, a flag) more than `limit` times in a
+    row, spaces between allowed: found by the regular expression engine in one pass."""
+    return re.compile(rf"([^\x00-\x7f][^\s\x00-\x7f]{{0,7}}?)(?:[ \t]*\1){{{limit},}}")
 
 
 def _emoji_words(text: str, options: ReadOptions) -> str:
