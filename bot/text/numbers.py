@@ -20,7 +20,11 @@ Where the written form is ambiguous, one rule decides:
 - A number starting with 0, a run of more than MAX_DIGITS digits, and a phone-like run (a
   leading + or 0 before groups, three groups joined by dashes, or 555-1234) are read digit by
   digit (French reads a
-  number written in pairs, 06 12 34 56 78, pair by pair, as French speakers do).
+  number written in pairs, 06 12 34 56 78, pair by pair, as French speakers do); so is a
+  number grouped as a phone number in the language's countries (612 345 678 in Spanish,
+  (21) 99876-5432 in Portuguese) or after words that call for one ("llámame al").
+- ½ and 2½ are the fractions 1/2 and 2 1/2; a whole number and a fraction are one number
+  ("two and a half", "deux heures et demie", "zweieinhalb").
 """
 
 from __future__ import annotations
@@ -1677,7 +1681,7 @@ def _phone_shape(code: str, pieces: list[str], separators: set[str]) -> bool:
     if separators - {"-", "–"} and separators & {"-", "–"} and sum(shape) >= 8:
         return True  # 21 99876-5432: spaces and dashes, never an amount
     if code == "es":
-        return first[0] in "6789" and shape in ((9,), (3, 3, 3))
+        return first[0] in "6789" and shape in ((9,), (3, 3, 3)) and not pieces[-1].endswith("000")
     if code == "pt_BR":
         if shape == (11,):
             return first[2] == "9"
@@ -1691,7 +1695,7 @@ def _phone_shape(code: str, pieces: list[str], separators: set[str]) -> bool:
             and not any(_round(p) for p in pieces[-2:])
         )
     if code == "it":
-        return shape == (10,) and first[0] == "3"
+        return shape == (10,) and first[0] == "3" and not first.endswith("000")
     if code == "fr":
         return (shape == (10,) and first[0] == "0") or (
             shape == (2, 2, 2, 2, 2) and separators <= {".", "-", " "}

@@ -372,6 +372,8 @@ KEPT += [
         " euros",
     ),
     ("portuguese", "de 2019-2020", "de dois mil e dezenove a dois mil e vinte"),
+    ("spanish", "600000000", "seiscientos millones"),
+    ("italian", "3000000000 euro", "tre miliardi euro"),
     ("portuguese", "5000-6000 pessoas", "cinco mil a seis mil pessoas"),
     (
         "italian",
