@@ -12,7 +12,8 @@ is read only where something around it says it is one:
 - a word that labels a numbered thing before it ("World War II", "Part IV", "tome III",
   "capitolo II": an Italian chapter or act is "secondo");
 - a title: a capitalised word before a numeral of I, V and X from II to XXXIX ("Final Fantasy
-  VII", "Rocky IV"), or V after an acronym or two capitalised words ("GTA V").
+  VII", "Rocky IV"), or V or X after an acronym or two capitalised words ("GTA V", "Final
+  Fantasy X").
 Anywhere else it is left as written: a lone "I", "V" or "X", and numerals holding L, C, D or
 M ("MIX", "CD", "DC", "XL") unless a ruler, a century or a label stands beside them.
 """
@@ -232,13 +233,13 @@ class _Context:
         return (first if first.casefold() in FEMININE_NAMES else name), self.word(back).casefold()
 
     def titled(self, numeral: str) -> bool:
-        """A title's number: "Final Fantasy VII", "Rocky IV", "GTA V"."""
+        """A title's number: "Final Fantasy VII", "Rocky IV", "GTA V", "Final Fantasy X"."""
         previous = self.word(1)
         if not previous[:1].isupper():
             return False
         if _pattern("en").fullmatch(previous):
             return False  # "II II": a run of capitals, not a title
-        if numeral == "V":
+        if numeral in ("V", "X"):
             return (previous.isupper() and len(previous) >= 2) or self.word(2)[:1].isupper()
         return len(numeral) >= 2 and set(numeral) <= set("IVX") and numeral not in ("XX", "XXX")
 
