@@ -1782,6 +1782,27 @@ def _expression(nw: Numbering, match: re.Match[str]) -> str:
     return " ".join(words)
 
 
+# "1/2" before "of": a half of something, said as the language says it
+_HALF_OF: dict[str, frozenset[str]] = {
+    "en": frozenset({"of"}),
+    "fr": frozenset({"du", "de", "des", "d"}),
+    "es": frozenset({"de", "del"}),
+    "it": frozenset({"di", "del", "della", "dei", "delle", "dello"}),
+    "pt_BR": frozenset({"de", "do", "da", "dos", "das"}),
+    "de": frozenset({"der", "des", "von", "vom"}),
+    "nl": frozenset({"van"}),
+}
+_HALF_OF_SAID = {
+    "en": "half",
+    "fr": "la moitié",
+    "es": "la mitad",
+    "it": "la metà",
+    "pt_BR": "metade",
+    "de": "die Hälfte",
+    "nl": "de helft",
+}
+
+
 # ---- fractions: ½, 2½, 2 1/2, ¾ kg ----------------------------------------------------------
 # the characters the keyboards and phones offer, as the slash fractions they stand for
 VULGAR = {"½": "1/2", "¼": "1/4", "¾": "3/4", "⅓": "1/3", "⅔": "2/3"}
@@ -2107,6 +2128,10 @@ class _Around:
         if clock:  # Dutch "1/2 uur"
             return _half(clock, False, nw) + clock
         following = self.next_word(end, skip_of=False)
+        if following.casefold() in _HALF_OF.get(nw.code, ()):
+            return _HALF_OF_SAID[nw.code]  # ½ of the cake: "half of the cake", "la moitié du"
+        if nw.code == "en" and following in ("a", "an"):
+            return "half"  # ½ an hour
         names = {n.one.casefold(): n for n in nw.units.values()}
         noun_of = names.get(following.casefold())
         known = noun_of is not None or following.casefold() in _HALF_NOUNS.get(nw.code, ())

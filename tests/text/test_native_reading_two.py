@@ -161,6 +161,8 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("¼ h", "a quarter of an hour"),
         ("⅓ of us", "one third of us"),
         ("⅔ of the votes", "two thirds of the votes"),
+        ("I ate ½ of the cake", "I ate half of the cake"),
+        ("½ an hour", "half an hour"),
     ],
     "french": [
         ("½", "un demi"),
@@ -172,6 +174,7 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("¾ h", "trois quarts d'heure"),
         ("¼ l de lait", "un quart de litre de lait"),
         ("⅓ des votes", "un tiers des votes"),
+        ("mange ½ du gâteau", "mange la moitié du gâteau"),
         ("½ litre de lait", "un demi-litre de lait"),
     ],
     "german": [
@@ -181,6 +184,7 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("2 1/2 Stunden", "zweieinhalb Stunden"),
         ("¾ l Milch", "drei Viertel Liter Milch"),
         ("⅓ der Stimmen", "ein Drittel der Stimmen"),
+        ("½ der Torte", "die Hälfte der Torte"),
         ("½ Stunde", "eine halbe Stunde"),
     ],
     "spanish": [
@@ -192,6 +196,8 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("¾ de hora", "tres cuartos de hora"),
         ("¼ l de leche", "un cuarto de litro de leche"),
         ("⅔ de los votos", "dos tercios de los votos"),
+        ("½ de la tarta", "la mitad de la tarta"),
+        ("1 ½ litros", "un litro y medio"),
     ],
     "italian": [
         ("2½ kg", "due chili e mezzo"),
@@ -201,6 +207,7 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("¼ kg di farina", "un quarto di chilo di farina"),
         ("¾ h", "tre quarti d'ora"),
         ("⅓ dei voti", "un terzo dei voti"),
+        ("½ della torta", "la metà della torta"),
     ],
     "portuguese": [
         ("2½ kg", "dois quilos e meio"),
@@ -209,6 +216,7 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("½ kg de carne", "meio quilo de carne"),
         ("¼ l de leite", "um quarto de litro de leite"),
         ("⅓ dos votos", "um terço dos votos"),
+        ("½ do bolo", "metade do bolo"),
     ],
     "dutch": [
         ("2½ kg", "tweeënhalve kilo"),
@@ -218,6 +226,7 @@ FRACTIONS: dict[str, list[tuple[str, str]]] = {
         ("¾ liter", "drie kwart liter"),  # (said as driekwart)
         ("¼ kg", "een kwart kilo"),
         ("⅓ van de stemmen", "een derde van de stemmen"),
+        ("½ van de taart", "de helft van de taart"),
     ],
 }
 
