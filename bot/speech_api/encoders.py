@@ -7,14 +7,16 @@ to rewrite at its end (MP3's LAME header) was already sent. Ogg Opus comes in pa
 half a second of audio each). MP3 is at a constant bit rate: without the LAME header's
 length, a reader can only tell a stream's length from its bit rate, and libsndfile's reader
 (python-soundfile) read 9.29 s of an 11.04 s variable-rate answer; every frame the same size,
-it reads it whole. `flac` comes whole once the speech is made: a FLAC stream
-whose header leaves its length unknown is valid, but libsndfile's own reader refuses it.
+it reads it whole. `flac` comes whole once the speech is made (kept in a temporary file
+meanwhile, not in memory): a FLAC stream whose header leaves its length unknown is valid,
+but libsndfile's own reader refuses it.
 """
 
 from __future__ import annotations
 
 import io
 import struct
+import tempfile
 from typing import Protocol
 
 import numpy as np
@@ -42,7 +44,13 @@ _SETTINGS: dict[str, tuple[float | None, str | None]] = {"mp3": (0.6, "CONSTANT"
 class Encoder(Protocol):
     def push(self, samples: np.ndarray) -> bytes: ...
 
-    def finish(self) -> bytes: ...
+    def finish(self) -> bytes:
+        """The rest of the answer, a piece a call: b"" once all of it is given."""
+        ...
+
+    def close(self) -> None:
+        """What it holds let go (a stream that ends early)."""
+        ...
 
 
 def pcm16(samples: np.ndarray) -> bytes:
@@ -56,6 +64,9 @@ class PcmEncoder:
 
     def finish(self) -> bytes:
         return b""
+
+    def close(self) -> None:
+        pass
 
 
 class WavEncoder(PcmEncoder):
@@ -154,25 +165,45 @@ class SoundfileEncoder:
         return self._file.take()
 
     def finish(self) -> bytes:
-        self._sound.close()
+        self._sound.close()  # (a second close does nothing: then nothing is left)
         return self._file.take()
+
+    def close(self) -> None:
+        self._sound.close()
 
 
 class FlacEncoder:
-    """The whole speech, encoded at its end (see the module's docstring)."""
+    """The whole speech, encoded as it comes into a temporary file (libsndfile writes its
+    length into the header at the end), sent once the speech is made, a piece at a time:
+    never the whole answer in memory (a 4,096-character answer is minutes of audio)."""
+
+    PIECE = 64 * 1024
 
     def __init__(self) -> None:
-        self._chunks: list[np.ndarray] = []
+        # closed by finish() or close(): the file lives as long as the stream
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (unlinked: gone when closed)
+        self._sound = soundfile.SoundFile(
+            self._file, "w", MODEL_RATE, 1, format="FLAC", subtype="PCM_16"
+        )
 
     def push(self, samples: np.ndarray) -> bytes:
-        self._chunks.append(np.asarray(samples, dtype=np.float32))
+        self._sound.write(np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0))
         return b""
 
     def finish(self) -> bytes:
-        buffer = io.BytesIO()
-        samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.float32)
-        soundfile.write(buffer, np.clip(samples, -1.0, 1.0), MODEL_RATE, format="FLAC")
-        return buffer.getvalue()
+        if not self._sound.closed:
+            self._sound.close()
+            self._file.seek(0)
+        if self._file.closed:
+            return b""
+        piece = self._file.read(self.PIECE)
+        if not piece:
+            self._file.close()
+        return piece
+
+    def close(self) -> None:
+        self._sound.close()
+        self._file.close()
 
 
 def encoder_for(name: str) -> Encoder:

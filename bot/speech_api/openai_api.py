@@ -16,16 +16,17 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from aiohttp import web
 
 from bot.core.config import is_loopback
-from bot.speech_api.connections import BODY_S
+from bot.speech_api.connections import BODY_S, WRITE_S
 from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
 from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, TooSlow, Unauthorized
 from bot.speech_api.limits import client_address
-from bot.speech_api.streams import MAX_INPUT, ServiceStream, SpeechStreams
+from bot.speech_api.streams import MAX_INPUT, ClientStalled, ServiceStream, SpeechStreams
 from bot.speech_api.voices import ServiceVoices
 
 log = logging.getLogger(__name__)
@@ -216,7 +217,13 @@ class OpenAISpeech:
         speed = field(body, "speed", float, 1.0)
         language = self.streams.check_language(field(body, "language", str, ""))
         stream = await self.streams.open(
-            text, voice, language=language, speed=speed, client=client, source="api"
+            text,
+            voice,
+            language=language,
+            speed=speed,
+            client=client,
+            source="api",
+            on_stall=partial(abort, request),
         )
         try:
             await stream.first(voice)  # what fails before the first audio: an error, no 200
@@ -251,13 +258,18 @@ class OpenAISpeech:
                     encoder.push(chunk) if light else await asyncio.to_thread(encoder.push, chunk)
                 )
                 if data:
-                    await response.write(data)
-            await response.write(await asyncio.to_thread(encoder.finish))
-        except (ConnectionError, asyncio.CancelledError):
+                    await taken(response.write(data), stream)
+            while tail := await asyncio.to_thread(encoder.finish):
+                await taken(response.write(tail), stream)
+            await taken(response.write_eof(), stream)
+        except ConnectionError:  # it left, or stopped reading: nothing more to say to it
+            return response
+        except asyncio.CancelledError:
             raise
         except Exception as error:  # the headers are gone: cut the stream, never end it whole
             return broken(request, response, error)
-        await response.write_eof()
+        finally:
+            encoder.close()
         return response
 
     async def _sse(
@@ -272,7 +284,7 @@ class OpenAISpeech:
         encoder = encoder_for(response_format)
 
         async def send(event: dict[str, Any]) -> None:
-            await response.write(f"data: {json.dumps(event)}\n\n".encode())
+            await taken(response.write(f"data: {json.dumps(event)}\n\n".encode()), stream)
 
         try:
             async for chunk in stream:
@@ -280,17 +292,38 @@ class OpenAISpeech:
                 if data:
                     audio = base64.b64encode(data).decode()
                     await send({"type": "speech.audio.delta", "audio": audio})
-        except (ConnectionError, asyncio.CancelledError):
+            while tail := await asyncio.to_thread(encoder.finish):
+                await send({"type": "speech.audio.delta", "audio": base64.b64encode(tail).decode()})
+            usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+            await send({"type": "speech.audio.done", "usage": usage})
+            await taken(response.write_eof(), stream)
+        except ConnectionError:  # it left, or stopped reading: nothing more to say to it
+            return response
+        except asyncio.CancelledError:
             raise
         except Exception as error:
             return broken(request, response, error)
-        tail = await asyncio.to_thread(encoder.finish)
-        if tail:
-            await send({"type": "speech.audio.delta", "audio": base64.b64encode(tail).decode()})
-        usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        await send({"type": "speech.audio.done", "usage": usage})
-        await response.write_eof()
+        finally:
+            encoder.close()
         return response
+
+
+async def taken(write: Awaitable[None], stream: ServiceStream) -> None:
+    """A write the client takes within WRITE_S; else it stopped reading (a stream paused
+    or ended, its last audio unread): the stream stops and its connection is dropped."""
+    try:
+        async with asyncio.timeout(WRITE_S):
+            await write
+    except TimeoutError:
+        stream.stalled()
+        raise ClientStalled("the client stopped reading") from None
+
+
+def abort(request: web.Request) -> None:
+    """Drop the connection now: closing it would wait until the client read what is
+    buffered for it, which a client that stopped reading never does."""
+    if request.transport is not None:
+        request.transport.abort()
 
 
 def broken(

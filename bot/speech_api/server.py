@@ -14,7 +14,13 @@ from aiohttp import web
 
 from bot.core.config import Config, check_speech_binds
 from bot.core.errors import OperatorError
-from bot.speech_api.connections import HEADER_S, IDLE_S, ConnectionGate, mark_asked
+from bot.speech_api.connections import (
+    HEADER_S,
+    IDLE_S,
+    ConnectionGate,
+    bound_sends,
+    mark_asked,
+)
 from bot.speech_api.limits import ClientLimits
 from bot.speech_api.openai_api import MAX_BODY, Handler, Keys, OpenAISpeech, refusals
 from bot.speech_api.page import Page
@@ -131,6 +137,7 @@ class SpeechServer:
                 f"cannot listen on {self.host}:{self.port} ({error.strerror or error}): "
                 "set SPEECH_PORT to a free port"
             ) from None
+        bound_sends(self._listener)
         self._runner = runner
         if self.port == 0:  # (a free port was asked for: the one given)
             self.port = int(self._listener.sockets[0].getsockname()[1])
@@ -165,6 +172,7 @@ class SpeechServer:
             await self._runner.cleanup()
             self._runner = None
         self.gate.close()
+        self.streams.stalled.close()
 
 
 @web.middleware

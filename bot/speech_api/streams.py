@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bot.speech_api.connections import Tally
 from bot.speech_api.errors import BadRequest, Busy, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
 from bot.speech_api.voices import ServiceVoice
@@ -34,6 +35,10 @@ MAX_INPUT = 4096  # characters of text, as OpenAI's API
 SLOWEST_SPEED, FASTEST_SPEED = 0.25, 4.0  # what OpenAI's API takes
 STRETCH_SLOWEST, STRETCH_FASTEST = 0.5, 2.0  # what the stretcher does: the rest is clamped
 STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
+# audio a stream holds for a client that has not taken it: past it the client is not
+# reading and its stream stops. Above the scheduler's read-ahead (20 s) and a unit, which
+# a client that reads may have waiting; 2.9 MB of float32 at most
+MAX_QUEUED_S = 30.0
 SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (numbers)
 NOTHING_TO_SAY = "nothing_to_say"  # the refusal's code for an input with no words
 
@@ -45,7 +50,7 @@ class StreamRecord:
     source: str
     first_audio_s: float | None
     audio_s: float
-    outcome: str  # "spoken", "cancelled", "error"
+    outcome: str  # "spoken", "cancelled", "error", "stalled" (its client stopped reading)
 
 
 def applied_speed(speed: float) -> float:
@@ -66,30 +71,56 @@ def spoken_words(text: str, language: str) -> str:
     return announce(MessageFacts(content=text), Names(), options, say_name=False)
 
 
+class ClientStalled(ConnectionResetError):
+    """The client stopped reading its stream: the stream stopped, its connection dropped."""
+
+
 class ServiceSink:
-    """Where a service job's audio goes: a queue its client reads. It counts as playing in
-    real time from its first chunk (the client's own buffer is not known)."""
+    """Where a service job's audio goes: a queue its client reads, bounded (MAX_QUEUED_S).
+    It counts as playing in real time from its first chunk (the client's own buffer is not
+    known), and as having at least what its client has not taken yet: a client that reads
+    slower than real time slows its job (the scheduler keeps a sink only so far ahead), and
+    one that stops reading leaves its job paused, not piling audio up."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.chunks: asyncio.Queue[np.ndarray] = asyncio.Queue()
         self.fed_s = 0.0
         self.first_at: float | None = None
+        self.queued = 0  # samples in `chunks`
+        self.overflowed = False
+        self.on_overflow: Callable[[], None] | None = None
 
     @property
     def started(self) -> bool:
         return self.first_at is not None
 
+    def queued_seconds(self) -> float:
+        return self.queued / MODEL_RATE
+
     def buffered_seconds(self) -> float:
         if self.first_at is None:
             return 0.0
-        return max(0.0, self.fed_s - (self.clock() - self.first_at))
+        played = max(0.0, self.fed_s - (self.clock() - self.first_at))
+        return max(played, self.queued_seconds())
 
     def feed(self, chunk: np.ndarray) -> None:
+        if self.overflowed:
+            return
+        if self.queued + len(chunk) > MAX_QUEUED_S * MODEL_RATE:
+            self.overflowed = True  # the client is not reading: nothing more is kept
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
         if self.first_at is None:
             self.first_at = self.clock()
         self.fed_s += len(chunk) / MODEL_RATE
+        self.queued += len(chunk)
         self.chunks.put_nowait(np.array(chunk, dtype=np.float32))  # a copy: buffers are reused
+
+    def taken(self, chunk: np.ndarray) -> np.ndarray:
+        self.queued -= len(chunk)
+        return chunk
 
     def prebuffer(self, seconds: float) -> None:
         pass  # the client buffers as it likes
@@ -106,10 +137,13 @@ class ServiceStream:
         scheduler: DeadlineScheduler,
         on_end: Callable[[StreamRecord], None],
         speed: float,
+        on_stall: Callable[[], None] | None = None,
     ) -> None:
         self.job, self.sink, self.scheduler = job, sink, scheduler
         self.on_end = on_end
+        self.on_stall = on_stall
         self.speed = speed  # as applied
+        sink.on_overflow = self.stalled
         self.asked_at = job.requested_at
         self.first_audio_s: float | None = None
         self.audio_s = 0.0
@@ -124,6 +158,15 @@ class ServiceStream:
         if not self.job.done.is_set():
             self.scheduler.cancel(self.job)
         self.on_end(StreamRecord(self.job.source, self.first_audio_s, self.audio_s, outcome))
+
+    def stalled(self) -> None:
+        """The client stopped reading (its audio over MAX_QUEUED_S, or a write it did not
+        take in time): the job stops now, freeing its row, and the connection is dropped
+        (`on_stall`: closing it would wait for the client to read what is buffered)."""
+        self.close("stalled")
+        if self.on_stall is not None:
+            on_stall, self.on_stall = self.on_stall, None
+            on_stall()
 
     async def first(self, voice: ServiceVoice) -> None:
         """Wait for the first audio before the client is answered: what fails before it
@@ -177,6 +220,8 @@ class ServiceStream:
 
     async def _next(self) -> np.ndarray | None:
         """The next chunk; None once the job is done and its chunks read."""
+        if self.sink.overflowed:
+            raise ClientStalled("the client stopped reading")
         queue = self.sink.chunks
         while queue.empty():
             if self.job.done.is_set():
@@ -192,10 +237,10 @@ class ServiceStream:
                 if not getter.done():
                     getter.cancel()
             if getter.done() and not getter.cancelled():
-                return getter.result()
+                return self.sink.taken(getter.result())
             if not done.done() and not getter.done():
                 raise TimeoutError("no audio came for a minute")
-        return queue.get_nowait()
+        return self.sink.taken(queue.get_nowait())
 
 
 class SpeechStreams:
@@ -213,6 +258,8 @@ class SpeechStreams:
         self.queue_size = queue_size  # service streams waiting for room, at most
         self.on_end = on_end
         self.open_streams = 0
+        self.live: set[ServiceStream] = set()
+        self.stalled = Tally("%d streams stopped in the last minute: their clients stopped reading")
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -248,14 +295,18 @@ class SpeechStreams:
         client: str,
         source: str,
         counted: bool = True,
+        on_stall: Callable[[], None] | None = None,
     ) -> ServiceStream:
         """A stream for `text` (checked: at most MAX_INPUT characters), said in `language`.
         `counted` False: part of a request already counted against the client's requests a
-        minute (`count_request`), as a Wyoming stream's sentences are."""
+        minute (`count_request`), as a Wyoming stream's sentences are. `on_stall`: how
+        the client's connection is dropped when it stops reading."""
         asked_at = time.monotonic()
         self.limits.check(client, count=counted)  # holds one of the client's streams
         try:
-            return await self._open(text, voice, language, speed, client, source, asked_at)
+            return await self._open(
+                text, voice, language, speed, client, source, asked_at, on_stall
+            )
         except BaseException:
             self.limits.closed(client)
             raise
@@ -269,6 +320,7 @@ class SpeechStreams:
         client: str,
         source: str,
         asked_at: float,
+        on_stall: Callable[[], None] | None,
     ) -> ServiceStream:
         """The stream, once the client's stream is held (given back by the caller if this
         raises, by the stream's end if not)."""
@@ -308,10 +360,14 @@ class SpeechStreams:
         def ended(record: StreamRecord) -> None:
             self.limits.closed(client)
             self.open_streams -= 1
+            self.live.discard(stream)
+            if record.outcome == "stalled":
+                self.stalled.note()
             if self.on_end is not None:
                 with contextlib.suppress(Exception):
                     self.on_end(record)
 
-        stream = ServiceStream(job, sink, self.scheduler, ended, rate)
+        stream = ServiceStream(job, sink, self.scheduler, ended, rate, on_stall)
+        self.live.add(stream)
         self.scheduler.submit(job)
         return stream

@@ -36,11 +36,17 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from bot.speech_api.connections import HEADER_S, IDLE_S, ConnectionGate
+from bot.speech_api.connections import HEADER_S, IDLE_S, WRITE_S, ConnectionGate, bound_sends
 from bot.speech_api.encoders import pcm16
 from bot.speech_api.errors import ServiceRefusal
 from bot.speech_api.limits import client_address
-from bot.speech_api.streams import MAX_INPUT, NOTHING_TO_SAY, SpeechStreams
+from bot.speech_api.streams import (
+    MAX_INPUT,
+    NOTHING_TO_SAY,
+    ClientStalled,
+    ServiceStream,
+    SpeechStreams,
+)
 from bot.speech_api.voices import DEFAULT, ServiceVoice, ServiceVoices
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.text.language_detection import lingua_language
@@ -119,6 +125,7 @@ class SpeechHandler(AsyncEventHandler):
         self.streaming: dict[str, Any] | None = None  # synthesize-start's voice, the text
         self.started = False  # audio-start sent for this stream
         self.refused = False  # an error was sent: the conversation ends
+        self.stream: ServiceStream | None = None  # the sentence being said
 
     async def handle_event(self, event: Event) -> bool:
         if event.payload:
@@ -158,6 +165,21 @@ class SpeechHandler(AsyncEventHandler):
             log.warning("a Wyoming speech failed: %s", error)
             return await self._refuse("The speech could not be made.", "server_error")
         return True
+
+    async def write_event(self, event: Event) -> None:
+        """An event the client takes within WRITE_S; else it stopped reading: the
+        connection is dropped (closing would wait for it to read) and its stream stops."""
+        try:
+            async with asyncio.timeout(WRITE_S):
+                await super().write_event(event)
+        except TimeoutError:
+            if self.stream is not None:
+                self.stream.stalled()
+            self.abort()
+            raise ClientStalled("the client stopped reading") from None
+
+    def abort(self) -> None:
+        self.writer.transport.abort()
 
     async def _refuse(self, text: str, code: str | None) -> bool:
         """The error, then the end of the conversation (False: the handler stops)."""
@@ -244,7 +266,9 @@ class SpeechHandler(AsyncEventHandler):
             client=self.client,
             source="wyoming",
             counted=counted,
+            on_stall=self.abort,
         )
+        self.stream = stream
         try:
             await stream.first(chosen)  # (a voice that cannot be used: its own error code)
             async for chunk in stream:
@@ -254,6 +278,7 @@ class SpeechHandler(AsyncEventHandler):
                 chunk_event = AudioChunk(rate=MODEL_RATE, width=2, channels=1, audio=pcm16(chunk))
                 await self.write_event(chunk_event.event())
         finally:
+            self.stream = None
             stream.close()
 
 
@@ -272,6 +297,7 @@ class WyomingServer:
 
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self.gate.factory(protocol, None), host, port)
+        bound_sends(self._server)
 
     @property
     def port(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import resource
@@ -20,6 +21,7 @@ from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 from wyoming.tts import Synthesize
 
+from bot.speech_api import openai_api, streams, wyoming_server
 from bot.synthesis.engine import TTSEngine
 from tests.conftest import TinyModel
 from tests.speech_api.service import running_service
@@ -176,3 +178,86 @@ async def test_a_thousand_idle_connections_leave_the_service_and_the_process_who
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     flood_lines = [r for r in caplog.records if r.name.startswith(("bot.speech_api", "asyncio"))]
     assert len(flood_lines) < 10, [r.getMessage() for r in flood_lines]
+
+
+async def unread_http(port: int, key: str, response_format: str, sse: bool) -> socket.socket:
+    """A speech request whose answer is never read (a receive buffer of 4 KB, so the
+    service's writes block soon)."""
+    body = json.dumps(
+        {"model": "tts-1", "voice": "narrator", "input": UNREAD_TEXT}
+        | {"response_format": response_format, "stream_format": "sse" if sse else "audio"}
+    ).encode()
+    head = (
+        f"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return await unread(port, head.encode() + body)
+
+
+async def unread(port: int, request: bytes) -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, ("127.0.0.1", port))
+    await loop.sock_sendall(sock, request)
+    return sock
+
+
+UNREAD_TEXT = " ".join(f"This is part {n} of an answer that nobody reads." for n in range(30))
+
+
+@pytest.mark.slow
+async def test_ten_clients_that_never_read_stop_their_streams(
+    tmp_path: Path,
+    engine: TTSEngine,
+    tiny_model: TinyModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """10 streams whose clients send a request and never read (HTTP as audio in each
+    format and as server-sent events, and Wyoming): the audio each holds stays bounded
+    (MAX_QUEUED_S, and the scheduler keeps a stream no further ahead than its client
+    reads), each stream stops once a write is not taken in time (here 2 s instead of 30),
+    its job cancelled and its row freed, and the `openai` SDK is served after. Before, the
+    audio piled up in an unbounded queue (1.8 MB/s from 10 streams), FLAC held the whole
+    answer, and the streams never ended."""
+    monkeypatch.setattr(openai_api, "WRITE_S", 2.0)
+    monkeypatch.setattr(wyoming_server, "WRITE_S", 2.0)
+    keys = [f"key-{n}-0123456789abcdef" for n in range(3)]
+    env = {"SPEECH_API_KEYS": ",".join(keys), "SPEECH_QUEUE": "16"}
+    async with running_service(tmp_path, engine, tiny_model, wyoming=True, **env) as server:
+        assert server.wyoming_port is not None
+        # the formats whose bytes come as the audio is made (MP3 and Opus are a sixth and a
+        # sixteenth of PCM's: their kernel buffer holds seconds more)
+        formats = [("pcm", False)] * 3 + [("wav", False)] * 2 + [("pcm", True)] * 2
+        formats += [("wav", True)]
+        clients = [
+            await unread_http(server.port, keys[n % 3], response_format, sse)
+            for n, (response_format, sse) in enumerate(formats)
+        ]
+        event = json.dumps({"type": "synthesize", "data": {"text": UNREAD_TEXT}}) + "\n"
+        clients += [await unread(server.wyoming_port, event.encode()) for _ in range(2)]
+        most_queued = 0.0
+        try:
+            async with asyncio.timeout(120):  # (a way out; the streams end in seconds)
+                while server.streams.open_streams or not most_queued:
+                    queued = [s.sink.queued_seconds() for s in server.streams.live]
+                    most_queued = max([most_queued, *queued])
+                    await asyncio.sleep(0.1)
+        finally:
+            for sock in clients:
+                sock.close()
+        assert 0 < most_queued <= streams.MAX_QUEUED_S
+        assert server.streams.stalled.total == 10  # each stopped, none spoken to its end
+        assert not server.streams.live
+        async with asyncio.timeout(30):  # their jobs leave the scheduler: rows freed
+            while server.streams.scheduler.jobs:
+                await asyncio.sleep(0.1)
+
+        api = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key=keys[0], max_retries=0)
+        speech = await api.audio.speech.create(
+            model="tts-1", voice="narrator", input="Hello.", response_format="pcm"
+        )
+        assert len(speech.content) > 0
+        await api.close()
