@@ -1464,7 +1464,7 @@ SCALE_NOUNS: dict[str, dict[str, Noun]] = {
 }
 SCALE_ABBREVIATIONS: dict[str, dict[str, str]] = {
     "en": {},  # (5M and 2bn are read with the multipliers)
-    "fr": {"Md": "billion", "Mds": "billion", "Mrd": "billion", "Mrds": "billion"},
+    "fr": {"M": "million", "Md": "billion", "Mds": "billion", "Mrd": "billion", "Mrds": "billion"},
     "de": {
         "Mio.": "million",
         "Mio": "million",
@@ -1474,7 +1474,7 @@ SCALE_ABBREVIATIONS: dict[str, dict[str, str]] = {
         "Tsd.": "thousand",
         "Tsd": "thousand",
     },
-    "es": {"mill.": "million", "mill": "million"},
+    "es": {"M": "million", "mill.": "million", "mill": "million"},
     "it": {"mln": "million", "mld": "billion", "mrd": "billion"},
     "pt_BR": {"mi": "million", "bi": "billion"},
     "nl": {"mln": "million", "mio": "million", "mld": "billion", "mrd": "billion"},
@@ -1555,7 +1555,11 @@ def _pattern(code: str) -> re.Pattern[str]:
             rf"{_SPACE}?(?P<abbr>{_alternatives(abbreviations)})(?![\w])"
             rf"(?:{_SPACE}?(?P<abbr_cur>{_MONEY_AFTER}))?",
         )
-    suffixes += [r"(?P<mult>k|K|M|bn)(?![\w])", r"(?P<plus>\+)(?![0-9+])", r"(?P<x>x)(?![\w])"]
+    suffixes += [
+        rf"(?P<mult>k|K|M|bn)(?![\w])(?:{_SPACE}?(?P<mult_cur>{_MONEY_AFTER}))?",
+        r"(?P<plus>\+)(?![0-9+])",
+        r"(?P<x>x)(?![\w])",
+    ]
     if code == "de":
         suffixes.append(r"(?P<dot>\.)(?![0-9])")
     return re.compile(
@@ -1585,6 +1589,7 @@ _GROUPS = (
     "mult",
     "abbr",
     "abbr_cur",
+    "mult_cur",
     "plus",
     "x",
     "decade",
@@ -2513,7 +2518,7 @@ class _Reader:
         if value is None:
             return _several(written, nw) + self.suffix(match, groups)
         whole = value.whole if value.fraction is None else None
-        money = groups["cur"] or groups["cura"]
+        money = groups["cur"] or groups["cura"] or groups["mult_cur"]  # 5k€
         unit = groups["unit"]
         mult = groups["mult"] or ("m" if unit == "m" and money else None)
         if groups["abbr"]:

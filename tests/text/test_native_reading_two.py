@@ -250,6 +250,8 @@ SMALL: dict[str, list[tuple[str, str]]] = {
         ("3 Md€", "trois milliards d'euros"),
         ("un budget de 2 Mds €", "un budget de deux milliards d'euros"),
         ("2,5M de vues", "deux virgule cinq millions de vues"),
+        ("5k€", "cinq mille euros"),
+        ("10 M€", "dix millions d'euros"),
     ],
     "german": [
         # the clock word once
@@ -271,6 +273,7 @@ SMALL: dict[str, list[tuple[str, str]]] = {
         ("el 1º lugar", "el primer lugar"),
         ("el 21.º puesto", "el vigésimo primer puesto"),
         ("5 mill. de euros", "cinco millones de euros"),
+        ("10 M€", "diez millones de euros"),
         ("1 mill. de personas", "un millón de personas"),
     ],
     "italian": [
