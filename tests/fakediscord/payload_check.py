@@ -55,6 +55,9 @@ VOICE_OPS = {
     6: "VoiceHeartbeatAck",
     8: "VoiceHello",
     9: "VoiceResumed",
+    21: "VoiceDavePrepareTransition",  # DAVE's JSON ops (tests/fakediscord/dave.py)
+    22: "VoiceDaveExecuteTransition",
+    24: "VoiceDavePrepareEpoch",
 }
 _ID = r"[0-9]+"
 _TOKEN = r"[^/]+"
@@ -106,6 +109,11 @@ ALLOWED: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
         "the typings give RESUMED no data (`d: undefined`), but Discord sends an object "
         '(`{"_trace": [...]}`) and discord.py writes the shard\'s id into it '
         "(`data['__shard_id__'] = ...` in DiscordWebSocket.received_message): with null it fails",
+    ),
+    ("VoiceDavePrepareEpoch", "seq"): (
+        {"type": "number"},
+        "voice gateway v8 numbers what it sends for a resume's `seq_ack`, and the typings give "
+        "21 and 22 their `seq` (`_DataPayload`), but 24 is an interface of its own without it",
     ),
 }
 

@@ -23,6 +23,8 @@ import trustme
 from aiohttp import WSMsgType, web
 
 from tests.fakediscord import payload_check
+from tests.fakediscord.dave import DAVE_PROTOCOL_VERSION, INVALID_COMMIT_WELCOME, TRANSITION_READY
+from tests.fakediscord.dave_wiring import DaveVoice
 from tests.fakediscord.voice_udp import VoiceUDPServer
 
 JSON = dict[str, Any]
@@ -31,6 +33,15 @@ MUTE_MEMBERS = 1 << 22  # on a stage: a stage moderator, who may speak without a
 RESUME_MODE = "aead_xchacha20_poly1305_rtpsize"  # the voice encryption a resumed session keeps
 NO_COLORS = {"primary_color": 0, "secondary_color": None, "tertiary_color": None}  # a role's
 _ids = itertools.count(1_300_000_000_000_000_000)
+# Whether the voice gateway speaks DAVE unless a test says (`FakeDiscord(dave=...)`, or
+# `fake.dave.version` before the bot joins voice); FAKE_DISCORD_DAVE=1 or 0 overrides it, to run
+# a file of tests either way.
+DAVE_BY_DEFAULT = False
+
+
+def dave_by_default() -> bool:
+    switch = os.environ.get("FAKE_DISCORD_DAVE")
+    return DAVE_BY_DEFAULT if switch is None else switch == "1"
 
 
 def snowflake() -> str:
@@ -200,9 +211,11 @@ class FakeDiscord:
         token: str = "fake.bot.token",
         shards: int = 1,
         check_payloads: bool = True,
+        dave: bool | None = None,
     ) -> None:
         """`check_payloads=False` is for the benchmarks, which run in the app's environment,
-        without the test tools (jsonschema): tests always check."""
+        without the test tools (jsonschema): tests always check. `dave`: whether the voice
+        gateway speaks DAVE (None: `dave_by_default()`)."""
         self.tmp_dir = tmp_dir
         self.check_payloads = check_payloads
         self.recommended_shards = shards
@@ -247,6 +260,11 @@ class FakeDiscord:
         self.ready_allowed = asyncio.Event()  # clear it to hold READY back after IDENTIFY
         self.ready_allowed.set()
         self.udp = VoiceUDPServer()
+        on = dave_by_default() if dave is None else dave
+        self.dave = DaveVoice(
+            int(self.bot.id), self._send_voice, DAVE_PROTOCOL_VERSION if on else 0
+        )
+        self.udp.listeners = self.dave.hear
         # the bot in a stage's audience is not heard, like any listener
         self.udp.muted = lambda ssrc: (self.ssrc_guild.get(ssrc), self.bot.id) in self.suppressed
         self._gateways: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
@@ -298,6 +316,7 @@ class FakeDiscord:
         await loop.create_datagram_endpoint(lambda: self.udp, local_addr=("127.0.0.1", 0))
 
     async def close(self) -> None:
+        self.dave.close()
         for _, later in self._held_leaves.values():
             later.cancel()
         for ws in list(self._gateways.values()):
@@ -536,6 +555,7 @@ class FakeDiscord:
         else:
             self.suppressed.discard((guild, member.id))
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id, guild))
+        self.dave.member_moved(int(member.id), channel_id)  # its client's own voice session
 
     async def add_role(
         self, name: str, guild: str | None = None, *, permissions: int = 0, position: int = 1
@@ -810,6 +830,12 @@ class FakeDiscord:
         await self.dispatch(
             "VOICE_STATE_UPDATE", self._voice_state_json(self.bot, channel_id, self.GUILD_ID)
         )
+        if channel_id is not None and self.dave.version:
+            # A DAVE group is a channel's: the moved bot gets a voice session there.
+            await self.dispatch("VOICE_SERVER_UPDATE", self._voice_server_json(self.GUILD_ID))
+
+    def _voice_server_json(self, guild: str) -> JSON:
+        return {"token": "voice-token", "guild_id": guild, "endpoint": f"127.0.0.1:{self.port}"}
 
     async def delete_channel(self, channel_id: str) -> None:
         await self.dispatch(
@@ -1014,11 +1040,7 @@ class FakeDiscord:
             self.suppressed.add((guild, self.bot.id))  # Discord puts everyone in the audience
         else:
             self.suppressed.discard((guild, self.bot.id))
-        server_update = {
-            "token": "voice-token",
-            "guild_id": guild,
-            "endpoint": f"127.0.0.1:{self.port}",
-        }
+        server_update = self._voice_server_json(guild)
         state = self._voice_state_json(self.bot, channel_id, guild)
         if channel_id is None and self.late_leave_answers:
             later = asyncio.get_running_loop().call_later(
@@ -1078,7 +1100,17 @@ class FakeDiscord:
         ssrc = next(self._ssrcs)  # one per voice session
         self.voice_hosts.append(request.host.rpartition(":")[0])
         await self._send_voice(ws, self._voice_hello())
+        try:
+            await self._voice_session(ws, ssrc)
+        finally:  # closed by either side, or cut: the bot left its DAVE group
+            self.dave.bot_closed(ws)
+        return ws
+
+    async def _voice_session(self, ws: web.WebSocketResponse, ssrc: int) -> None:
         async for msg in ws:
+            if msg.type == WSMsgType.BINARY:  # DAVE's MLS messages (26, 28)
+                self.dave.bot_message(ws, msg.data)
+                continue
             if msg.type != WSMsgType.TEXT:
                 continue
             payload = json.loads(msg.data)
@@ -1091,11 +1123,11 @@ class FakeDiscord:
                 self.ssrc_guild[ssrc] = data["server_id"]
                 self.voice_ws[data["server_id"]] = ws
                 self._voice_ssrc[data["server_id"]] = ssrc
-                session_ssrc = ssrc
                 await self._send_voice(ws, self._voice_ready(ssrc))
             elif op == 1:
                 key = self.udp.keys[ssrc] = os.urandom(32)
                 await self._send_voice(ws, self._voice_description(data["data"]["mode"], key))
+                self._start_dave(ws, ssrc)
             elif op == 3:
                 nonce = data["t"] if isinstance(data, dict) else data
                 await self._send_voice(ws, self._voice_heartbeat_ack(nonce))
@@ -1111,7 +1143,16 @@ class FakeDiscord:
                 # discord.py 2.7 waits for the key again before it calls a resume complete
                 key = self.udp.keys[session_ssrc]
                 await self._send_voice(ws, self._voice_description(RESUME_MODE, key))
-        return ws
+                self._start_dave(ws, session_ssrc)
+            elif op in (TRANSITION_READY, INVALID_COMMIT_WELCOME):
+                self.dave.bot_message(ws, payload)
+
+    def _start_dave(self, ws: web.WebSocketResponse, ssrc: int) -> None:
+        """After SESSION_DESCRIPTION with DAVE: the bot joins its channel's group (the
+        external sender goes first; discord.py has sent its key package already)."""
+        channel = self.voice_by_guild[self.ssrc_guild[ssrc]].get(self.bot.id)
+        if self.dave.version and channel is not None:
+            self.dave.bot_connected(ws, channel, ssrc)
 
     @staticmethod
     def _voice_hello() -> JSON:
@@ -1128,9 +1169,12 @@ class FakeDiscord:
             "d": {"ssrc": ssrc, "ip": "127.0.0.1", "port": self.udp.port, "modes": modes},
         }
 
-    @staticmethod
-    def _voice_description(mode: str, key: bytes) -> JSON:
-        return {"op": 4, "d": {"mode": mode, "secret_key": list(key), "dave_protocol_version": 0}}
+    def _voice_description(self, mode: str, key: bytes) -> JSON:
+        dave = self.dave.version
+        return {
+            "op": 4,
+            "d": {"mode": mode, "secret_key": list(key), "dave_protocol_version": dave},
+        }
 
     @staticmethod
     def _voice_heartbeat_ack(nonce: int) -> JSON:

@@ -59,6 +59,21 @@ class ReceivedPacket:
         return not samples.size or int(np.abs(samples.astype(np.int32)).max()) < QUIET_PEAK
 
 
+# What the listeners do with a frame after the transport decryption (the fake's DAVE layer,
+# server.py): `(ssrc, frame)` -> the frame as a member hears it, or None when none of them can
+# decrypt it (lost audio); without a hook a frame is heard as it came.
+Listeners = Callable[[int, bytes], bytes | None]
+
+
+@dataclass
+class UndecryptedPacket:
+    """A packet no listener could decrypt (DAVE): lost audio, kept for tests to count."""
+
+    arrived: float
+    sequence: int
+    ssrc: int
+
+
 class VoiceUDPServer(asyncio.DatagramProtocol):
     """Answers IP discovery and records every RTP packet, decrypted and decoded."""
 
@@ -78,6 +93,10 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         # a speaker nobody hears (the bot in a stage's audience): its packets are dropped
         self.muted: Callable[[int], bool] = lambda ssrc: False
         self.unheard = 0
+        self.listeners: Listeners | None = None
+        # packets whose frame no listener could decrypt: not in `packets`, as a member hears
+        # nothing of them (DAVE drops a plain frame, and one before the sender was welcomed)
+        self.undecrypted: list[UndecryptedPacket] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -137,12 +156,14 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
             self.unheard += 1
             return
         try:
-            self.packets.append(self._decode_rtp(data, self._kernel_stamp()))
+            packet = self._decode_rtp(data, self._kernel_stamp())
+            if packet is not None:
+                self.packets.append(packet)
             self.arrival.set()
         except Exception as error:  # recorded for the test to assert on
             self.errors.append(f"{type(error).__name__}: {error}")
 
-    def _decode_rtp(self, data: bytes, arrived: float) -> ReceivedPacket:
+    def _decode_rtp(self, data: bytes, arrived: float) -> ReceivedPacket | None:
         if data[0] != 0x80 or data[1] != 0x78:
             raise ValueError(f"unexpected RTP header {data[:2].hex()}")
         header = data[:12]
@@ -154,6 +175,12 @@ class VoiceUDPServer(asyncio.DatagramProtocol):
         opus = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(
             data[12:-4], header, nonce, key
         )
+        if self.listeners is not None:
+            heard = self.listeners(ssrc, opus)
+            if heard is None:
+                self.undecrypted.append(UndecryptedPacket(arrived, sequence, ssrc))
+                return None
+            opus = heard
         decoder = self._decoders.setdefault(ssrc, discord.opus.Decoder())
         pcm = decoder.decode(opus, fec=False)
         return ReceivedPacket(arrived, sequence, timestamp, ssrc, opus, pcm)

@@ -77,6 +77,10 @@ const ROOTS = {
     "VoiceSessionDescription",
     "VoiceHeartbeatAck",
     "VoiceResumed",
+    // DAVE's JSON ops the voice gateway sends (its binary ones have no JSON to check)
+    "VoiceDavePrepareTransition",
+    "VoiceDaveExecuteTransition",
+    "VoiceDavePrepareEpoch",
   ],
 };
 
