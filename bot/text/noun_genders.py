@@ -426,7 +426,7 @@ GERMAN_DATIVE = frozenset(
 GERMAN_ACCUSATIVE = frozenset({"für", "durch", "gegen", "ohne", "um", "pro", "je"})
 
 
-# Portuguese, Spanish and Italian nouns past the lists: by their endings, which decide the
+# Portuguese, Spanish, Italian and French nouns past the lists: by their endings, which decide the
 # gender of most nouns ("canetas", "garrafas", "sillas", "canción", "cidade", "viagem"),
 # less the masculine nouns in -a ("dia", "problema", "mapa") and the words in -a after a number
 # that are no nouns ("para", "contra", a verb: "era", "fica"). tests/text measures how much of
@@ -449,8 +449,55 @@ _FEMININE_ENDINGS: dict[str, tuple[str, ...]] = {
     ),
     "es": ("a", "as", "ción", "ciones", "sión", "siones", "dad", "dades", "tad", "tud", "umbre"),
     "it": ("a", "zione", "sione", "tà", "tù"),
+    # French: only the endings that are feminine with few exceptions (not -e, -ine, -ade)
+    "fr": (
+        "tion",
+        "tions",
+        "sion",
+        "sions",
+        "té",
+        "tés",
+        "ette",
+        "ettes",
+        "ence",
+        "ences",
+        "ance",
+        "ances",
+        "ure",
+        "ures",
+        "ée",
+        "ées",
+        "ie",
+        "ies",
+        "ise",
+        "ises",
+    ),
 }
 _NOT_FEMININE: dict[str, frozenset[str]] = {
+    "fr": _forms(
+        "été/étés",
+        "côté/côtés",
+        "pâté/pâtés",
+        "comité/comités",
+        "traité/traités",
+        "musée/musées",
+        "lycée/lycées",
+        "trophée/trophées",
+        "génie/génies",
+        "incendie/incendies",
+        "parapluie/parapluies",
+        "silence/silences",
+        "murmure/murmures",
+        "mercure",
+        "kilowattheure/kilowattheures",
+        "squelette/squelettes",
+        "lundi",
+        "mais",
+        "entre",
+        "comme",
+        "depuis",
+        "parmi",
+    ),
     "pt_BR": _forms(
         "dia/dias",
         "mapa/mapas",
@@ -650,7 +697,7 @@ _NOT_FEMININE: dict[str, frozenset[str]] = {
 
 def feminine(word: str, code: str) -> bool:
     """Whether `word` (as written) is one of `code`'s feminine nouns: listed, or a
-    Portuguese, Spanish or Italian noun by its ending."""
+    Portuguese, Spanish, Italian or French noun by its ending."""
     folded = word.casefold()
     if folded in FEMININE.get(code, frozenset()):
         return True
@@ -658,7 +705,8 @@ def feminine(word: str, code: str) -> bool:
 
 
 def by_ending(word: str, code: str) -> bool:
-    """Whether `word`'s ending makes it feminine in `code` (Portuguese, Spanish, Italian):
+    """Whether `word`'s ending makes it feminine in `code` (Portuguese, Spanish, Italian,
+    French):
     a lower-case word of four letters or more (a capitalised one may be a name)."""
     endings = _FEMININE_ENDINGS.get(code)
     if endings is None or len(word) < 4 or not word.islower() or not word.isalpha():
