@@ -287,6 +287,7 @@ class WyomingServer:
         self.streams, self.voices, self.gate = streams, voices, gate
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     async def start(self, host: str, port: int) -> None:
         """Listen as `asyncio.start_server` does, each connection through the gate."""
@@ -313,6 +314,11 @@ class WyomingServer:
             await handler.run()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
+        except asyncio.CancelledError:
+            # cancelled by `close` alone: ended quietly, since asyncio's stream protocol
+            # logs a handler task that ends cancelled as an error
+            if not self._closing:
+                raise
         except Exception:
             log.exception("a Wyoming connection failed")
         finally:
@@ -320,6 +326,7 @@ class WyomingServer:
                 self._handlers.discard(task)
 
     async def close(self) -> None:
+        self._closing = True
         if self._server is not None:
             self._server.close()
             for task in list(self._handlers):
