@@ -14,6 +14,14 @@ before it closes the old socket; shutting that socket down right then wakes the 
 (Linux wakes pollers on shutdown, connected or not), the reader sees the pause, and later
 resumes on the new socket. A datagram would not do: the socket may be connected to Discord's
 address and then takes datagrams from nowhere else.
+
+Discord's voice is end-to-end encrypted (DAVE). discord.py 2.7.1 plays as soon as its voice
+websocket is connected and sends plain Opus until its DAVE session is ready (a few hundred
+milliseconds later, after the MLS commit or welcome), and a member's client drops those frames:
+the first syllable of every join and reconnect was lost. So the player holds its next frame
+until the session can encrypt (`send_audio_packet`), when anyone else is in the channel to
+hear it, and then plays on at its pace from there; past `DAVE_READY_S` the link counts as not
+carrying, which the connection watchdog heals (and this logs).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import ctypes
 import functools
 import logging
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +46,12 @@ log = logging.getLogger(__name__)
 LIBRARY = "discord.py"  # the distribution name, for importlib.metadata
 WRITTEN_FOR = "2.7.1"  # the version whose private names this module uses
 ABANDON_TIMEOUT_S = 2.0
+# How long the player holds a frame for the connection's DAVE session: it is ready within a
+# few round trips to the voice gateway (about 0.3 s with 50 ms each way); past this, the link
+# is healed.
+DAVE_READY_S = 3.0
+DAVE_POLL_S = 0.005
+OPUS_SILENCE = b"\xf8\xff\xfe"  # Discord's silence frame: DAVE leaves it unencrypted
 
 
 def point_discord_at(config: Config) -> None:
@@ -125,6 +140,7 @@ class VoiceLink(discord.VoiceClient):
         super().__init__(client, channel)
         self.removed = False  # Discord took the bot out of the channel (kicked, moved out)
         self.answered = False  # Discord answered the join (a voice state with a channel)
+        self.dave_stalled = False  # its DAVE session was not ready within DAVE_READY_S
         state = self._connection
         reader = getattr(state, "_socket_reader", None)
         if reader is None or not hasattr(reader, "pause"):  # another discord.py: nothing to do
@@ -186,7 +202,61 @@ class VoiceLink(discord.VoiceClient):
         if websocket is None:
             return False
         # discord.py opens it with autoclose off: a close frame received sets only close_code
-        return self.is_connected() and not websocket.closed and websocket.close_code is None
+        open_ = self.is_connected() and not websocket.closed and websocket.close_code is None
+        return open_ and not self.dave_stalled
+
+    # ---- DAVE: nothing leaves before it can be decrypted ---------------------------------------
+    def heard_now(self) -> bool:
+        """A frame sent now reaches the members: the connection's DAVE session can encrypt, or
+        the connection has no DAVE (protocol version 0), or nobody else is in the channel."""
+        state = self._connection
+        if not getattr(state, "dave_protocol_version", 0) or state.can_encrypt:
+            return True
+        try:  # read from the player thread while the event loop may change it
+            others = [user for user in self.channel.voice_states if user != self.user.id]
+        except RuntimeError:
+            return False
+        return not others
+
+    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None:
+        """discord.py's player thread sends each frame here: one that nobody could decrypt
+        waits for the DAVE session (bounded), and the player's clock restarts after a wait,
+        so what follows keeps its pace instead of bursting."""
+        if not encode and data == OPUS_SILENCE:
+            super().send_audio_packet(data, encode=encode)
+        elif self.heard_now():
+            self.dave_stalled = False  # ready after all (late): no heal needed
+            super().send_audio_packet(data, encode=encode)
+        elif self._wait_for_dave():
+            super().send_audio_packet(data, encode=encode)
+        # else not sent: no member could decrypt it (the heal replays it)
+
+    def _wait_for_dave(self) -> bool:
+        """In the player thread: wait until a frame is heard (True), or the player ends, or
+        `DAVE_READY_S` passes (False: the link is marked for healing)."""
+        if self.dave_stalled:
+            return False
+        started = time.monotonic()
+        player = self._player
+        while not self.heard_now():
+            if player is None or player._end.is_set() or not self.is_connected():
+                return True  # ending or reconnecting anyway: discord.py decides
+            if time.monotonic() - started >= DAVE_READY_S:
+                self.dave_stalled = True
+                log.warning(
+                    "the DAVE session of the voice link in guild %s was not ready after %.1f s: "
+                    "the link is healed",
+                    self.guild.id,
+                    DAVE_READY_S,
+                )
+                return False
+            time.sleep(DAVE_POLL_S)
+        waited = time.monotonic() - started
+        log.debug("held audio %.0f ms for DAVE in guild %s", waited * 1000, self.guild.id)
+        if player is not None:  # as discord.py does after it waited for a reconnect
+            player.loops = 0
+            player._start = time.perf_counter()
+        return True
 
     def stop_reconnecting(self) -> None:
         """Cancel discord.py's own reconnect, if any. Left running, it waits out its timeout

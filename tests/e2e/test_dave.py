@@ -7,12 +7,16 @@ not send any. One test runs without DAVE (protocol version 0): frames pass as pl
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import RunningBot
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
 VOICE = FakeDiscord.VOICE_ID
+ALICE = 1200000000000000001  # alice's user id in the fake
 DAVE_DELAY_S = 0.05  # each way, between a client and the voice gateway
+FIRST_AUDIO_S = 0.5  # from the voice session's start to the first frame a member decrypts
 
 
 def with_dave(running: RunningBot, on: bool = True) -> FakeDiscord:
@@ -20,6 +24,35 @@ def with_dave(running: RunningBot, on: bool = True) -> FakeDiscord:
     fake.dave.version = 1 if on else 0
     fake.dave.delay = DAVE_DELAY_S
     return fake
+
+
+@pytest.mark.timing
+async def test_a_say_into_a_fresh_join_is_heard_from_the_first_frame(
+    running_bot: RunningBot,
+) -> None:
+    """/say makes the bot join alice's channel: not one frame is lost to her (discord.py
+    2.7.1 alone sends plain Opus until its DAVE session is ready: 5-8 frames lost), and the
+    first frame she decrypts leaves within 0.5 s of the voice session's start."""
+    fake = with_dave(running_bot)
+    await fake.set_voice_state("alice", VOICE)
+    reply = await (await fake.interaction("say", {"text": "Hello there, friend."})).wait_final()
+    assert reply["content"] == f"Speaking in <#{VOICE}>."
+    speaker = speaker_of(running_bot)
+    await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the utterance to end")
+    await packets_settled(fake)
+    result = speaker.history[0]
+    assert result.error is None and not result.cancelled
+
+    lost = [p for p in fake.udp.undecrypted]
+    alice = fake.dave.listeners[ALICE]
+    assert not fake.udp.errors and not fake.dave.errors and not alice.errors
+    assert lost == [], f"{len(lost)} frames lost at the join"
+    assert alice.lost == 0 and alice.heard == len(fake.udp.packets)
+    audio = audio_packets(fake.udp.packets)
+    assert result.frames_played == len(audio) > 0
+    first = fake.udp.packets[0].arrived - fake.dave.connected_at[0]
+    print(f"first decrypted frame {first * 1000:.0f} ms after the voice session's start")
+    assert first < FIRST_AUDIO_S, first
 
 
 async def test_without_dave_frames_pass_as_plain_opus(running_bot: RunningBot) -> None:
