@@ -513,7 +513,7 @@ KEPT += [
     ("italian", "1 problema", "un problema"),
     ("french", "1 été", "un été"),
     ("french", "1 musée", "un musée"),
-    ("german", "½ Liter Milch", "ein halber Liter Milch"),
+    ("german", "1/2 Liter Milch", "ein halber Liter Milch"),
     ("german", "die 3. Runde", "die dritte Runde"),
     ("german", "der 2. Platz", "der zweite Platz"),
 ]
