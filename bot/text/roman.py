@@ -113,6 +113,12 @@ ITALIAN_ORDINAL_LABELS = _words("capitolo atto libro tomo canto parte volume art
 CENTURY_AFTER = frozenset(
     {"siècle", "siècles", "century", "jahrhundert", "jahrhunderts", "secolo", "eeuw", "siglo"}
 )
+# nouns a numeral before is an ordinal of: "la II Guerra Mundial", "la V República",
+# "II. Weltkrieg", "la IIIe République" (French writes the ending: read above)
+ORDINAL_BEFORE = frozenset(
+    {"guerra", "guerre", "weltkrieg", "wereldoorlog", "república", "repubblica", "republiek"}
+)
+_FEMININE_BEFORE = frozenset({"guerra", "guerre", "república", "repubblica"})
 CENTURY_BEFORE = frozenset({"siglo", "siglos", "século", "séculos", "secolo", "secoli"})
 # English "I" after a name is the pronoun before these ("Charles I think"): not a numeral
 _ENGLISH_AFTER_I = _words(
@@ -272,11 +278,17 @@ def _read(match: re.Match[str], text: str, nw: Numbering) -> str:
         after_article = previous.casefold() in _GERMAN_ARTICLES and set(numeral) <= set("IVXL")
         if following.casefold() in CENTURY_AFTER or (after_article and following[:1].isupper()):
             return german_ordinal_words(n, nw, previous.casefold(), False)  # am II. Tag
+        if following.casefold() in ORDINAL_BEFORE and set(numeral) <= set("IVX"):
+            return _capital(ordinal_words(n, nw)) + "r"  # II. Weltkrieg: Zweiter Weltkrieg
         return written
     if around.next.casefold() in CENTURY_AFTER or previous.casefold() in CENTURY_BEFORE:
         return _century(n, nw, previous.casefold())
     if ruler is not None:
         return _regnal(n, nw, *ruler)
+    following = around.next.casefold()
+    if following in ORDINAL_BEFORE and set(numeral) <= set("IVX") and code != "en":
+        feminine = noun_genders.feminine(following, code) or following in _FEMININE_BEFORE
+        return ordinal_words(n, nw, "f" if feminine else "m")  # la II Guerra Mundial: segunda
     if previous.casefold() in LABELS:
         label = previous.casefold()
         if code == "it" and label in ITALIAN_ORDINAL_LABELS:
@@ -290,8 +302,14 @@ def _read(match: re.Match[str], text: str, nw: Numbering) -> str:
     return written
 
 
+_WORLD_WAR = re.compile(r"\bWW(III|II|I|3|2|1)\b")
+_WARS = {"I": "One", "1": "One", "II": "Two", "2": "Two", "III": "Three", "3": "Three"}
+
+
 def read_roman(text: str, language: str) -> str:
     """`text` with the roman numerals that are meant as numbers said in `language` (a
     pocket-tts language name); every other capital letter left as written."""
     nw = numbering(language)
+    if nw.code == "en" and "WW" in text:  # WWII: "World War Two"
+        text = _WORLD_WAR.sub(lambda m: f"World War {_WARS[m.group(1)]}", text)
     return _pattern(nw.code).sub(lambda match: _read(match, text, nw), text)

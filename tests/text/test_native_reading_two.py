@@ -35,6 +35,8 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
         # titles and labels: a number
         ("World War II ended in 1945", "World War Two ended in nineteen forty-five"),
         ("after World War I", "after World War One"),
+        ("after WWII and WW1", "after World War Two and World War One"),
+        ("WWIII memes", "World War Three memes"),
         ("Final Fantasy VII is the best", "Final Fantasy Seven is the best"),
         ("Rocky IV", "Rocky Four"),
         ("GTA V is out", "GTA Five is out"),
@@ -67,6 +69,8 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
         ("mit Königin Elisabeth II", "mit Königin Elisabeth der Zweiten"),
         ("für Karl V", "für Karl den Fünften"),
         ("im XX. Jahrhundert", "im zwanzigsten Jahrhundert"),
+        ("nach dem II. Weltkrieg", "nach dem zweiten Weltkrieg"),
+        ("II. Weltkrieg", "Zweiter Weltkrieg"),
         ("das XIX. Jahrhundert", "das neunzehnte Jahrhundert"),
         ("am II. Tag", "am zweiten Tag"),
         ("Teil II", "Teil zwei"),
@@ -74,6 +78,7 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
     ],
     "spanish": [
         ("el siglo XX", "el siglo veinte"),
+        ("la II Guerra Mundial", "la segunda Guerra Mundial"),
         ("en el siglo XXI", "en el siglo veintiuno"),
         ("el siglo V", "el siglo quinto"),
         ("Felipe VI y Juan Carlos I", "Felipe sexto y Juan Carlos primero"),
@@ -85,6 +90,7 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
     ],
     "italian": [
         ("il XX secolo", "il ventesimo secolo"),
+        ("la II guerra mondiale", "la seconda guerra mondiale"),
         ("nel XIX secolo", "nel diciannovesimo secolo"),
         ("Benedetto XVI", "Benedetto sedicesimo"),
         ("Vittorio Emanuele II", "Vittorio Emanuele secondo"),
@@ -96,6 +102,7 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
     ],
     "portuguese": [
         ("século XX", "século vinte"),
+        ("a II Guerra Mundial", "a segunda Guerra Mundial"),
         ("no século XXI", "no século vinte e um"),
         ("Dom Pedro II", "Dom Pedro segundo"),
         ("Bento XVI", "Bento dezesseis"),
@@ -106,6 +113,7 @@ ROMAN: dict[str, list[tuple[str, str]]] = {
     ],
     "dutch": [
         ("Willem II", "Willem de Tweede"),
+        ("de II Wereldoorlog", "de tweede Wereldoorlog"),
         ("Lodewijk XIV", "Lodewijk de Veertiende"),
         ("koning Willem III", "koning Willem de Derde"),
         ("de XIXe eeuw", "de negentiende eeuw"),
