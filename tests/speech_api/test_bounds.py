@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 
 import aiohttp
+import numpy as np
 import openai
 import pytest
 from wyoming.audio import AudioChunk, AudioStop
@@ -33,6 +34,7 @@ LONG_TEXT = " ".join(
 )
 
 
+@pytest.mark.slow
 async def test_a_burst_of_sixteen_from_one_client_gets_four_streams(
     tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
 ) -> None:
@@ -290,3 +292,42 @@ async def test_a_body_in_two_pieces_is_read_whole(
         answer = await asyncio.wait_for(reader.read(), 60)
         writer.close()
         assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+
+
+def test_a_streams_unread_audio_is_bounded_and_counts_as_audio_ahead() -> None:
+    """What a client has not taken counts as audio ahead (the scheduler then makes no more
+    for it); past MAX_QUEUED_S nothing more is kept and the stream is told to stop, once.
+    Before, the queue took every chunk, for ever."""
+    now = [0.0]
+    sink = streams.ServiceSink(clock=lambda: now[0])
+    stops: list[bool] = []
+    sink.on_overflow = lambda: stops.append(True)
+    second = np.zeros(24_000, np.float32)
+    for _ in range(5):
+        sink.feed(second)
+    now[0] = 100.0  # a listener in real time would have played it all long ago
+    assert sink.buffered_seconds() == 5.0  # (it was not taken: still ahead)
+    sink.taken(sink.chunks.get_nowait())
+    assert sink.buffered_seconds() == 4.0
+    for _ in range(60):
+        sink.feed(second)
+    assert stops == [True] and sink.overflowed
+    assert sink.queued_seconds() <= streams.MAX_QUEUED_S
+
+
+@pytest.mark.slow
+async def test_connections_that_say_nothing_are_closed(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """An HTTP connection that sends half a request line and a Wyoming connection that
+    sends nothing: each closed by the service (HEADER_S, 10 s). Before, aiohttp kept the
+    first for 3,630 s and Wyoming the second for ever."""
+    async with running_service(tmp_path, engine, tiny_model, wyoming=True) as server:
+        http = await asyncio.open_connection("127.0.0.1", server.port)
+        http[1].write(b"GET /v1/mod")
+        wyoming = await asyncio.open_connection("127.0.0.1", server.wyoming_port)
+        async with asyncio.timeout(60):  # (a way out: they close after 10 s)
+            ends = await asyncio.gather(http[0].read(), wyoming[0].read())
+        assert ends == [b"", b""]
+        for _, writer in (http, wyoming):
+            writer.close()
