@@ -144,11 +144,11 @@ class ConnectionGate:
         self.open = 0  # counted from the protocol's making, so a burst of accepts in one
         # turn of the loop cannot pass the cap before any of them is connected
         self.refused = Tally(
-            "%d connections refused in the last minute: the speech service held its most "
-            f"({cap}, SPEECH_CONNECTIONS)"
+            f"the speech service holds its most connections ({cap}, SPEECH_CONNECTIONS): "
+            "%d refused in the last minute"
         )
         self.slow = Tally(
-            f"%d connections closed in the last minute: no whole request in {HEADER_S:g} s"
+            f"connections with no whole request in {HEADER_S:g} s: %d closed in the last minute"
         )
 
     def factory(self, make: ProtocolFactory, header_s: float | None) -> ProtocolFactory:

@@ -259,7 +259,7 @@ class SpeechStreams:
         self.on_end = on_end
         self.open_streams = 0
         self.live: set[ServiceStream] = set()
-        self.stalled = Tally("%d streams stopped in the last minute: their clients stopped reading")
+        self.stalled = Tally("streams whose clients stopped reading: %d stopped in the last minute")
 
     @property
     def languages(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -74,15 +75,20 @@ class BoundedReader:
     event no longer than HEADER_S for the first, IDLE_S for the next (wyoming waits
     forever): a connection that says nothing ends, as if closed."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, on_silent: Callable[[], None] | None = None
+    ) -> None:
         self._reader = reader
         self._wait_s = HEADER_S
+        self._on_silent = on_silent  # no first event came (counted for the log)
 
     async def readline(self) -> bytes:
         try:
             async with asyncio.timeout(self._wait_s):
                 line = await self._reader.readline()  # bounded by the limit (MAX_LINE)
         except TimeoutError:
+            if self._wait_s == HEADER_S and self._on_silent is not None:
+                self._on_silent()
             return b""  # (wyoming reads it as the connection's end)
         self._wait_s = IDLE_S
         return line
@@ -306,7 +312,8 @@ class WyomingServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handler = SpeechHandler(BoundedReader(reader), writer, self.streams, self.voices)
+        bounded = BoundedReader(reader, self.gate.slow.note)
+        handler = SpeechHandler(bounded, writer, self.streams, self.voices)
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
