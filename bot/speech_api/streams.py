@@ -109,8 +109,8 @@ class ServiceSink:
             return
         if self.queued + len(chunk) > MAX_QUEUED_S * MODEL_RATE:
             self.overflowed = True  # the client is not reading: nothing more is kept
-            if self.on_overflow is not None:
-                self.on_overflow()
+            if self.on_overflow is not None:  # (soon: not within the scheduler's own call)
+                asyncio.get_running_loop().call_soon(self.on_overflow)
             return
         if self.first_at is None:
             self.first_at = self.clock()

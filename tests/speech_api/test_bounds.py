@@ -294,7 +294,7 @@ async def test_a_body_in_two_pieces_is_read_whole(
         assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
 
 
-def test_a_streams_unread_audio_is_bounded_and_counts_as_audio_ahead() -> None:
+async def test_a_streams_unread_audio_is_bounded_and_counts_as_audio_ahead() -> None:
     """What a client has not taken counts as audio ahead (the scheduler then makes no more
     for it); past MAX_QUEUED_S nothing more is kept and the stream is told to stop, once.
     Before, the queue took every chunk, for ever."""
@@ -311,6 +311,7 @@ def test_a_streams_unread_audio_is_bounded_and_counts_as_audio_ahead() -> None:
     assert sink.buffered_seconds() == 4.0
     for _ in range(60):
         sink.feed(second)
+    await asyncio.sleep(0)
     assert stops == [True] and sink.overflowed
     assert sink.queued_seconds() <= streams.MAX_QUEUED_S
 
