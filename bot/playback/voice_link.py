@@ -198,19 +198,27 @@ class VoiceLink(discord.VoiceClient):
         """Connected, and its voice websocket open. After the gateway identified again,
         Discord closes the old session's voice websocket (4014) while discord.py still calls
         the link connected and waits, its player sending audio nobody receives."""
+        return self._websocket_open() and not self.dave_stalled
+
+    def _websocket_open(self) -> bool:
         websocket = getattr(getattr(self._connection, "ws", None), "ws", None)
         if websocket is None:
             return False
         # discord.py opens it with autoclose off: a close frame received sets only close_code
-        open_ = self.is_connected() and not websocket.closed and websocket.close_code is None
-        return open_ and not self.dave_stalled
+        return self.is_connected() and not websocket.closed and websocket.close_code is None
 
     # ---- DAVE: nothing leaves before it can be decrypted ---------------------------------------
     def heard_now(self) -> bool:
-        """A frame sent now reaches the members: the connection's DAVE session can encrypt, or
-        the connection has no DAVE (protocol version 0), or nobody else is in the channel."""
+        """A frame sent now reaches the members: the connection has no DAVE (protocol version
+        0), or its voice session is open and its DAVE session can encrypt, or nobody else is
+        in the channel. (A session whose websocket closed is over: with DAVE its group is
+        gone, and what it sends cannot be decrypted by anyone.)"""
         state = self._connection
-        if not getattr(state, "dave_protocol_version", 0) or state.can_encrypt:
+        if not getattr(state, "dave_protocol_version", 0):
+            return True
+        if not self._websocket_open():
+            return False
+        if state.can_encrypt:
             return True
         try:  # read from the player thread while the event loop may change it
             others = [user for user in self.channel.voice_states if user != self.user.id]
@@ -231,20 +239,25 @@ class VoiceLink(discord.VoiceClient):
             super().send_audio_packet(data, encode=encode)
         # else not sent: no member could decrypt it (the heal replays it)
 
+    @property
+    def audio_player(self) -> Any:
+        """discord.py's player of the current audio (its thread's object), or None."""
+        return self._player
+
     def _wait_for_dave(self) -> bool:
         """In the player thread: wait until a frame is heard (True), or the player ends, or
         `DAVE_READY_S` passes (False: the link is marked for healing)."""
         if self.dave_stalled:
             return False
         started = time.monotonic()
-        player = self._player
+        player = self.audio_player
         while not self.heard_now():
-            if player is None or player._end.is_set() or not self.is_connected():
-                return True  # ending or reconnecting anyway: discord.py decides
+            if player is None or player._end.is_set():
+                return False  # the player is ending: the frame would go nowhere
             if time.monotonic() - started >= DAVE_READY_S:
                 self.dave_stalled = True
                 log.warning(
-                    "the DAVE session of the voice link in guild %s was not ready after %.1f s: "
+                    "the voice link in guild %s had no DAVE session able to encrypt after %.1f s: "
                     "the link is healed",
                     self.guild.id,
                     DAVE_READY_S,

@@ -7,14 +7,17 @@ not send any. One test runs without DAVE (protocol version 0): frames pass as pl
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.conftest import RunningBot
+from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
+from tests.e2e.test_healing import LONG, inject
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
 VOICE = FakeDiscord.VOICE_ID
-ALICE = 1200000000000000001  # alice's user id in the fake
+ALICE, BOB = 1200000000000000001, 1200000000000000002  # their user ids in the fake
 DAVE_DELAY_S = 0.05  # each way, between a client and the voice gateway
 FIRST_AUDIO_S = 0.5  # from the voice session's start to the first frame a member decrypts
 
@@ -67,3 +70,59 @@ async def test_without_dave_frames_pass_as_plain_opus(running_bot: RunningBot) -
     assert not fake.udp.undecrypted
     assert speaker.history[0].frames_played == len(audio_packets(fake.udp.packets)) > 0
     assert all(not p.opus.endswith(b"\xfa\xfa") for p in fake.udp.packets)  # DAVE's marker
+
+
+async def test_members_joining_and_leaving_mid_speech_lose_nothing(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """bob joins while the bot speaks to alice, then leaves: each change is a new MLS epoch,
+    and alice decrypts every frame across both; bob hears the bot from his welcome on."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}  # speech long enough to span both
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = with_dave(running)
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("say", {"text": LONG})).wait_final()
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
+        await fake.set_voice_state("bob", VOICE)
+        bob = fake.dave.listeners[BOB]
+        await fake.wait_for(lambda: bob.heard > 25, 10, "bob to hear the bot")
+        await fake.set_voice_state("bob", None)
+        heard_with_bob = bob.heard
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 60, "the message to end")
+        await packets_settled(fake)
+
+        alice = fake.dave.listeners[ALICE]
+        assert not fake.udp.errors and not fake.dave.errors and not alice.errors + bob.errors
+        assert fake.dave.gateways[VOICE].epoch >= 3  # alice+bot, +bob, -bob: three epochs
+        assert alice.lost == 0 and fake.udp.undecrypted == []
+        result = speaker.history[0]
+        assert result.frames_played == len(audio_packets(fake.udp.packets))
+        assert bob.heard == heard_with_bob  # nothing after he left
+        assert bob.lost < 25  # only what came before his welcome
+
+
+@pytest.mark.parametrize("fault", ["4006", "4015 state first", "voice server moved"])
+async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
+    tmp_path: Path, tiny_model: TinyModel, fault: str
+) -> None:
+    """A voice connection made afresh mid-message starts a new DAVE session: the bot holds its
+    audio until that session can encrypt, so nothing is sent that alice cannot decrypt."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = with_dave(running)
+        await fake.set_voice_state("alice", VOICE)
+        await (await fake.interaction("say", {"text": LONG})).wait_final()
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
+        sessions = len(fake.dave.connected_at)
+        await inject(running, fault)
+        await fake.wait_for(lambda: len(fake.dave.connected_at) > sessions, 30, "a new session")
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 90, "the message to end")
+        await packets_settled(fake)
+        result = speaker.history[0]
+        assert result.error is None and not result.cancelled
+        assert not fake.udp.errors and not fake.dave.errors
+        lost = fake.udp.undecrypted
+        print(f"{fault}: {len(lost)} frames lost, sessions {len(fake.dave.connected_at)}")
+        assert lost == [], f"{len(lost)} frames lost after {fault}"
