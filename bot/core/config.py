@@ -399,8 +399,9 @@ class Config(BaseSettings):
     )
     speech_connections: int = setting(
         256,
-        "connections the service holds open at once, HTTP and Wyoming together; past it a "
-        "new one is closed at once (idle ones close after 30 s, ones with no request after 10)",
+        "connections the service holds open at once, HTTP and Wyoming together; past it the "
+        "oldest with no request yet is closed for a new one, or the new one if all are in use "
+        "(idle ones close after 30 s, ones with no request after 10)",
         example="256",
         ge=8,
         le=16_384,

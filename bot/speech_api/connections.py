@@ -4,7 +4,8 @@ SPEECH_PORT the Discord bot's with them (nothing left to open a file, a voice so
 database).
 
 - At most SPEECH_CONNECTIONS open at once, HTTP and Wyoming together (what `doctor` counts
-  descriptors for); a new one past it is closed at once (reset), never left waiting.
+  descriptors for). At the cap the oldest connection that has sent no request yet is reset
+  for the new one; if every one is in use, the new one is reset at once, never left waiting.
 - A new HTTP connection whose first request is not whole within HEADER_S is closed;
   between requests aiohttp's own keep-alive timeout (IDLE_S) closes it. Wyoming waits
   HEADER_S for a first event and IDLE_S between events (`wyoming_server.BoundedReader`).
@@ -91,22 +92,44 @@ class Counted(asyncio.Protocol):
     ) -> None:
         assert isinstance(inner, asyncio.Protocol)
         self.inner, self.gate, self.header_s = inner, gate, header_s
-        self._transport: asyncio.BaseTransport | None = None
+        self._transport: asyncio.Transport | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._lost = False
+        self._released = False  # its place in the cap given back (once)
+        self._evicted = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # (a TCP server's)
         self._transport = transport
+        if self._evicted:  # (evicted between its making and its connection)
+            self.inner.connection_made(transport)
+            transport.abort()
+            return
         if self.header_s is not None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(self.header_s, self._no_request)
         self.inner.connection_made(transport)
 
     def asked(self) -> None:
-        """A whole request came: from now on the protocol's own idle timeout holds."""
+        """A whole request came: from now on the protocol's own idle timeout holds, and
+        it is no longer the first to go for a newer connection."""
+        self.gate.waiting.pop(self, None)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def evict(self) -> None:
+        """Closed for a newer connection (this one has sent no request): its place is
+        given back now, its connection reset."""
+        self._evicted = True
+        self._release()
+        if self._transport is not None:
+            self._transport.abort()
+
+    def _release(self) -> None:
+        self.gate.waiting.pop(self, None)
+        if not self._released:
+            self._released = True
+            self.gate.open -= 1
 
     def _no_request(self) -> None:
         self._timer = None
@@ -130,9 +153,7 @@ class Counted(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._lost:
-            self._lost = True
-            self.gate.open -= 1
+        self._release()
         self.inner.connection_lost(exc)
 
 
@@ -143,6 +164,11 @@ class ConnectionGate:
         self.cap = cap
         self.open = 0  # counted from the protocol's making, so a burst of accepts in one
         # turn of the loop cannot pass the cap before any of them is connected
+        self.waiting: dict[Counted, None] = {}  # those with no request yet, oldest first
+        self.evicted = Tally(
+            f"the speech service holds its most connections ({cap}, SPEECH_CONNECTIONS): "
+            "%d with no request yet closed for newer ones in the last minute"
+        )
         self.refused = Tally(
             f"the speech service holds its most connections ({cap}, SPEECH_CONNECTIONS): "
             "%d refused in the last minute"
@@ -153,18 +179,27 @@ class ConnectionGate:
 
     def factory(self, make: ProtocolFactory, header_s: float | None) -> ProtocolFactory:
         """A protocol factory for `loop.create_server`: `make`'s protocol while there is
-        room, else one that resets the connection."""
+        room; at the cap, room made by closing the oldest connection that has sent no
+        request yet (a client's request follows its connection at once, so a flood of
+        idle connections cannot keep clients out); if every one is in use, a protocol that
+        resets the new connection."""
 
         def protocol() -> asyncio.BaseProtocol:
             if self.open >= self.cap:
-                self.refused.note()
-                return Refused()
+                if not self.waiting:
+                    self.refused.note()
+                    return Refused()
+                next(iter(self.waiting)).evict()
+                self.evicted.note()
             self.open += 1
-            return Counted(make(), self, header_s)
+            counted = Counted(make(), self, header_s)
+            self.waiting[counted] = None
+            return counted
 
         return protocol
 
     def close(self) -> None:
+        self.evicted.close()
         self.refused.close()
         self.slow.close()
 

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -37,7 +38,14 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from bot.speech_api.connections import HEADER_S, IDLE_S, WRITE_S, ConnectionGate, bound_sends
+from bot.speech_api.connections import (
+    HEADER_S,
+    IDLE_S,
+    WRITE_S,
+    ConnectionGate,
+    bound_sends,
+    mark_asked,
+)
 from bot.speech_api.encoders import pcm16
 from bot.speech_api.errors import ServiceRefusal
 from bot.speech_api.limits import client_address
@@ -76,11 +84,15 @@ class BoundedReader:
     forever): a connection that says nothing ends, as if closed."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, on_silent: Callable[[], None] | None = None
+        self,
+        reader: asyncio.StreamReader,
+        on_silent: Callable[[], None] | None = None,
+        on_first: Callable[[], None] | None = None,
     ) -> None:
         self._reader = reader
         self._wait_s = HEADER_S
         self._on_silent = on_silent  # no first event came (counted for the log)
+        self._on_first = on_first  # the first event's line came (the gate's `asked`)
 
     async def readline(self) -> bytes:
         try:
@@ -90,6 +102,8 @@ class BoundedReader:
             if self._wait_s == HEADER_S and self._on_silent is not None:
                 self._on_silent()
             return b""  # (wyoming reads it as the connection's end)
+        if self._wait_s == HEADER_S and line and self._on_first is not None:
+            self._on_first()
         self._wait_s = IDLE_S
         return line
 
@@ -312,7 +326,7 @@ class WyomingServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        bounded = BoundedReader(reader, self.gate.slow.note)
+        bounded = BoundedReader(reader, self.gate.slow.note, partial(mark_asked, writer.transport))
         handler = SpeechHandler(bounded, writer, self.streams, self.voices)
         task = asyncio.current_task()
         if task is not None:

@@ -23,6 +23,7 @@ from wyoming.event import Event
 from wyoming.tts import Synthesize
 
 from bot.speech_api import openai_api, streams, wyoming_server
+from bot.speech_api.connections import ConnectionGate, mark_asked
 from bot.synthesis.engine import TTSEngine
 from tests.conftest import TinyModel
 from tests.speech_api.service import running_service
@@ -123,9 +124,10 @@ async def test_a_thousand_idle_connections_leave_the_service_and_the_process_who
     """1,100 idle connections on the HTTP port and 1,100 on Wyoming, kept open, under an
     open-file limit with room for them and the service's cap but not for a service that
     holds them all (systemd's 1,024 took the bot down so). The service holds at most
-    SPEECH_CONNECTIONS (256) of them, closes those that send nothing (10 s), and the
-    `openai` SDK and the `wyoming` client get speech while the rest stay open; the process
-    can open a file; the flood is a line or two in the log, not one per connection.
+    SPEECH_CONNECTIONS (256) of them, and the `openai` SDK and the `wyoming` client get
+    speech at their first try while the flood is held (the oldest connection with no request
+    yet is closed for each); the process can open a file; the flood is a line or two in the
+    log, not one per connection.
     Before, the service took every one of them and kept it (aiohttp for 3,630 s, Wyoming
     for ever), and the process ran out of descriptors."""
     caplog.set_level(logging.INFO)
@@ -146,33 +148,24 @@ async def test_a_thousand_idle_connections_leave_the_service_and_the_process_who
             with open(tmp_path / "a-file", "w", encoding="utf-8") as still:
                 still.write("the process can still open files")
 
+            # at once, while the flood is held: the oldest idle ones are closed for them
             api = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
-            speech: bytes = b""
-            async with asyncio.timeout(60):  # (a way out: the idle ones close in 10 s)
-                while not speech:
-                    try:
-                        answer = await api.audio.speech.create(
-                            model="tts-1", voice="narrator", input="Hello.", response_format="pcm"
-                        )
-                        speech = answer.content
-                    except openai.APIConnectionError:  # refused while the cap is full
-                        await asyncio.sleep(0.5)
+            answer = await api.audio.speech.create(
+                model="tts-1", voice="narrator", input="Hello.", response_format="pcm"
+            )
             await api.close()
-            assert len(speech) > 0
+            assert len(answer.content) > 0
 
             events: list[Event] = []
-            async with asyncio.timeout(60):
-                while not events:
-                    try:
-                        async with AsyncTcpClient("127.0.0.1", server.wyoming_port) as client:
-                            await client.write_event(Synthesize("Hello there.").event())
-                            while (event := await client.read_event()) is not None:
-                                events.append(event)
-                                if AudioStop.is_type(event.type):
-                                    break
-                    except OSError:
-                        events.clear()
-                        await asyncio.sleep(0.5)
+            async with (
+                asyncio.timeout(60),
+                AsyncTcpClient("127.0.0.1", server.wyoming_port) as client,
+            ):
+                await client.write_event(Synthesize("Hello there.").event())
+                while (event := await client.read_event()) is not None:
+                    events.append(event)
+                    if AudioStop.is_type(event.type):
+                        break
             assert any(AudioChunk.is_type(e.type) for e in events)
             assert descriptors_on(*ports) <= 256 + 2 + 10
             assert all(s.fileno() >= 0 for s in sockets)  # the flood is still open
@@ -332,3 +325,47 @@ async def test_connections_that_say_nothing_are_closed(
         assert ends == [b"", b""]
         for _, writer in (http, wyoming):
             writer.close()
+
+
+class Echo(asyncio.Protocol):
+    """A stand-in for the service's protocol: what it is sent is a whole request."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        mark_asked(self.transport)
+        self.transport.write(data)
+
+
+async def test_at_the_cap_an_idle_connection_makes_room_and_a_busy_one_does_not() -> None:
+    """A cap of 2: a new connection closes the oldest that has sent nothing yet; with both
+    in use, the new one is reset at once."""
+    gate = ConnectionGate(2)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(gate.factory(Echo, None), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+
+    async def connect(say: bytes | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        if say is not None:
+            writer.write(say)
+            assert await asyncio.wait_for(reader.readexactly(len(say)), 10) == say
+        return reader, writer
+
+    async def closed(reader: asyncio.StreamReader) -> bool:
+        try:
+            return await asyncio.wait_for(reader.read(), 10) == b""
+        except ConnectionResetError:
+            return True
+
+    busy, idle = await connect(b"a"), await connect(None)
+    newer = await connect(b"b")  # the idle one closed for it
+    assert await closed(idle[0]) and gate.open == 2
+    refused = await connect(None)  # both in use: this one reset
+    assert await closed(refused[0]) and gate.open == 2
+    for _, writer in (busy, idle, newer, refused):
+        writer.close()
+    server.close()
+    gate.close()
