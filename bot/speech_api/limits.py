@@ -8,6 +8,8 @@ a burst of requests all checked before the first one opens would otherwise all p
 from __future__ import annotations
 
 import collections
+import contextlib
+import ipaddress
 import math
 import time
 from collections.abc import Callable
@@ -22,9 +24,13 @@ MAX_CLIENTS = 10_000  # clients remembered (addresses without keys): the oldest 
 def client_address(address: str | None) -> str:
     """A client without a key, by its address: every loopback address one client (any
     program of this machine can take 127.0.0.2, .3, ... and pass the limits by address)."""
-    if address is None or is_loopback(address):
+    if address is None:
         return "local"
-    return address
+    with contextlib.suppress(ValueError):
+        mapped = ipaddress.ip_address(address)
+        if isinstance(mapped, ipaddress.IPv6Address) and mapped.ipv4_mapped is not None:
+            address = str(mapped.ipv4_mapped)  # (::ffff:127.0.0.2 on a dual-stack socket)
+    return "local" if is_loopback(address) else address
 
 
 class ClientLimits:
@@ -73,9 +79,6 @@ class ClientLimits:
                 code="rate_limit_exceeded",
                 retry_after=1,
             )
-
-    def open_streams(self, client: str) -> int:
-        return self._open[client]
 
     def closed(self, client: str) -> None:
         self._open[client] -= 1

@@ -24,6 +24,7 @@ from wyoming.tts import Synthesize
 
 from bot.speech_api import openai_api, streams, wyoming_server
 from bot.speech_api.connections import ConnectionGate, mark_asked
+from bot.speech_api.limits import client_address
 from bot.synthesis.engine import TTSEngine
 from tests.conftest import TinyModel
 from tests.speech_api.service import running_service
@@ -369,3 +370,12 @@ async def test_at_the_cap_an_idle_connection_makes_room_and_a_busy_one_does_not(
         writer.close()
     server.close()
     gate.close()
+
+
+def test_every_address_of_this_machine_is_one_client() -> None:
+    """Without keys, a client is its address, and every loopback address one client (as
+    IPv4, IPv6, or IPv4 on a dual-stack socket); other machines each their own."""
+    local = ["127.0.0.1", "127.0.0.2", "127.255.0.9", "::1", "::ffff:127.0.0.3"]
+    assert {client_address(address) for address in local} == {"local"}
+    assert client_address("192.0.2.7") == client_address("::ffff:192.0.2.7") == "192.0.2.7"
+    assert client_address("2001:db8::1") == "2001:db8::1"
