@@ -27,6 +27,7 @@ from typing import Any
 import davey
 from aiohttp import web
 
+from tests.fakediscord import payload_check
 from tests.fakediscord.dave import (
     TRANSITION_TIMEOUT,
     DaveClient,
@@ -69,7 +70,8 @@ class Pipe:
                 await asyncio.sleep(wait)
             self._queue.popleft()
             try:
-                await self._deliver(message)
+                with payload_check.handling():  # an invalid payload fails the test at its end
+                    await self._deliver(message)
             except Exception as error:  # kept for the test to see, as the UDP side's errors
                 self._errors.append(f"{type(error).__name__}: {error}")
 
