@@ -47,7 +47,7 @@ async def test_a_say_into_a_fresh_join_is_heard_from_the_first_frame(
     assert result.error is None and not result.cancelled
 
     lost = [p for p in fake.udp.undecrypted]
-    alice = fake.dave.listeners[ALICE]
+    alice = fake.dave.listener(ALICE, VOICE)
     assert not fake.udp.errors and not fake.dave.errors and not alice.errors
     assert lost == [], f"{len(lost)} frames lost at the join"
     assert alice.lost == 0 and alice.heard == len(fake.udp.packets)
@@ -84,7 +84,7 @@ async def test_members_joining_and_leaving_mid_speech_lose_nothing(
         await (await fake.interaction("say", {"text": LONG})).wait_final()
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
         await fake.set_voice_state("bob", VOICE)
-        bob = fake.dave.listeners[BOB]
+        bob = fake.dave.listener(BOB, VOICE)
         await fake.wait_for(lambda: bob.heard > 25, 10, "bob to hear the bot")
         await fake.set_voice_state("bob", None)
         heard_with_bob = bob.heard
@@ -92,7 +92,7 @@ async def test_members_joining_and_leaving_mid_speech_lose_nothing(
         await fake.wait_for(lambda: len(speaker.history) == 1, 60, "the message to end")
         await packets_settled(fake)
 
-        alice = fake.dave.listeners[ALICE]
+        alice = fake.dave.listener(ALICE, VOICE)
         assert not fake.udp.errors and not fake.dave.errors and not alice.errors + bob.errors
         assert fake.dave.gateways[VOICE].epoch >= 3  # alice+bot, +bob, -bob: three epochs
         assert alice.lost == 0 and fake.udp.undecrypted == []

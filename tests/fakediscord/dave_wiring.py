@@ -116,7 +116,9 @@ class DaveVoice:
         self.gateways: dict[str, DaveGateway] = {}  # voice channel id -> its gateway
         self.sessions: dict[str, BotSession] = {}  # voice channel id -> the bot's current one
         self._of_ws: dict[web.WebSocketResponse, BotSession] = {}
-        self.listeners: dict[int, Listener] = {}  # user id -> the member's, in its channel
+        # (user id, guild) -> the member's, in its voice channel there (the fake lets a member
+        # be in voice in two servers at once)
+        self.listeners: dict[tuple[int, str], Listener] = {}
         self.channel_of_ssrc: dict[int, str] = {}  # a bot's voice session on DAVE -> channel
         self.errors: list[str] = []  # what went wrong carrying a message
         self.to_bot: list[int] = []  # the opcodes sent to the bot, in order
@@ -187,14 +189,22 @@ class DaveVoice:
             self._route(session.channel, self.gateway(session.channel).disconnect(self.bot_id))
 
     # ---- the members in voice ----------------------------------------------------------------
-    def member_moved(self, user_id: int, channel: str | None) -> None:
+    def listener(self, user_id: int, channel: str) -> Listener:
+        """The member's listener in `channel` (KeyError when it is not there)."""
+        for listener in self.listeners.values():
+            if listener.user_id == user_id and listener.channel == channel:
+                return listener
+        raise KeyError((user_id, channel))
+
+    def member_moved(self, user_id: int, guild: str, channel: str | None) -> None:
         """A member's voice state changed: it leaves its channel's group, and joins the new
         channel's as a listener, as its client does on its own voice websocket."""
-        listener = self.listeners.get(user_id)
+        key = (user_id, guild)
+        listener = self.listeners.get(key)
         if listener is not None and listener.channel == channel:
             return
         if listener is not None:
-            del self.listeners[user_id]
+            del self.listeners[key]
             for pipe in listener.pipes:
                 pipe.close()
             self._route(listener.channel, self.gateway(listener.channel).disconnect(user_id))
@@ -204,7 +214,7 @@ class DaveVoice:
         joined = Listener(user_id, channel, client)
 
         async def to_listener(message: Message) -> None:
-            if self.listeners.get(user_id) is not joined:
+            if self.listeners.get(key) is not joined:
                 return
             if isinstance(message, bytes):
                 joined.seq += 1
@@ -218,12 +228,12 @@ class DaveVoice:
                 from_listener.put(reply)
 
         async def deliver_from(message: Message) -> None:
-            if self.listeners.get(user_id) is joined:
+            if self.listeners.get(key) is joined:
                 self._handle(channel, user_id, message)
 
         from_listener = self._pipe(deliver_from)
         joined.pipes = [self._pipe(to_listener), from_listener]
-        self.listeners[user_id] = joined
+        self.listeners[key] = joined
         key_package = client.session_description(self.version)
         self._route(channel, self.gateway(channel).connect(user_id))
         for message in key_package:
@@ -244,9 +254,9 @@ class DaveVoice:
                 if session is not None:
                     session.pipes[0].put(out.message)
             else:
-                listener = self.listeners.get(out.user_id)
-                if listener is not None and listener.channel == channel:
-                    listener.pipes[0].put(out.message)
+                for listener in self.listeners.values():
+                    if listener.user_id == out.user_id and listener.channel == channel:
+                        listener.pipes[0].put(out.message)
         self._time_transitions(channel)
 
     def _time_transitions(self, channel: str) -> None:

@@ -555,7 +555,7 @@ class FakeDiscord:
         else:
             self.suppressed.discard((guild, member.id))
         await self.dispatch("VOICE_STATE_UPDATE", self._voice_state_json(member, channel_id, guild))
-        self.dave.member_moved(int(member.id), channel_id)  # its client's own voice session
+        self.dave.member_moved(int(member.id), guild, channel_id)  # its client's voice session
 
     async def add_role(
         self, name: str, guild: str | None = None, *, permissions: int = 0, position: int = 1
