@@ -34,9 +34,10 @@ RESUME_MODE = "aead_xchacha20_poly1305_rtpsize"  # the voice encryption a resume
 NO_COLORS = {"primary_color": 0, "secondary_color": None, "tertiary_color": None}  # a role's
 _ids = itertools.count(1_300_000_000_000_000_000)
 # Whether the voice gateway speaks DAVE unless a test says (`FakeDiscord(dave=...)`, or
-# `fake.dave.version` before the bot joins voice); FAKE_DISCORD_DAVE=1 or 0 overrides it, to run
-# a file of tests either way.
-DAVE_BY_DEFAULT = False
+# `fake.dave.version` before the bot joins voice): on, as Discord requires it since 2026-03-02
+# (tests/e2e/test_dave.py keeps one test of version 0). FAKE_DISCORD_DAVE=1 or 0 overrides it,
+# to run a file of tests either way.
+DAVE_BY_DEFAULT = True
 
 
 def dave_by_default() -> bool:
