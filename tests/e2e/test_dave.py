@@ -16,7 +16,7 @@ from tests.e2e.test_healing import LONG, inject
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
-VOICE = FakeDiscord.VOICE_ID
+VOICE, VOICE2 = FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
 ALICE, BOB = 1200000000000000001, 1200000000000000002  # their user ids in the fake
 DAVE_DELAY_S = 0.05  # each way, between a client and the voice gateway
 FIRST_AUDIO_S = 0.5  # from the voice session's start to the first frame a member decrypts
@@ -102,12 +102,16 @@ async def test_members_joining_and_leaving_mid_speech_lose_nothing(
         assert bob.lost < 25  # only what came before his welcome
 
 
-@pytest.mark.parametrize("fault", ["4006", "4015 state first", "voice server moved"])
+@pytest.mark.parametrize(
+    "fault", ["4006", "4015 state first", "voice server moved", "gateway re-identified"]
+)
 async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
     tmp_path: Path, tiny_model: TinyModel, fault: str
 ) -> None:
     """A voice connection made afresh mid-message starts a new DAVE session: the bot holds its
-    audio until that session can encrypt, so nothing is sent that alice cannot decrypt."""
+    audio until that session can encrypt, so nothing is sent that alice cannot decrypt. (After
+    the gateway identified again (4014), the old session's audio goes nowhere, `udp.dropped`,
+    and the heal replays it: not a frame sent to a new session that she cannot decrypt.)"""
     env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
     async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
         fake = with_dave(running)
@@ -126,3 +130,29 @@ async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
         lost = fake.udp.undecrypted
         print(f"{fault}: {len(lost)} frames lost, sessions {len(fake.dave.connected_at)}")
         assert lost == [], f"{len(lost)} frames lost after {fault}"
+
+
+async def test_a_moved_bot_is_heard_in_its_new_channel_without_a_lost_frame(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """A moderator drags the bot, mid-message, to bob's channel: a DAVE group is a channel's,
+    so it gets a voice session there, and what it says goes on, decrypted by bob from its
+    first frame there; alice, left behind, decrypted every frame it sent before."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        fake = with_dave(running)
+        await fake.set_voice_state("alice", VOICE)
+        await fake.set_voice_state("bob", VOICE2)
+        await (await fake.interaction("say", {"text": LONG})).wait_final()
+        await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
+        sessions = len(fake.dave.connected_at)
+        await fake.move_bot(VOICE2)
+        await fake.wait_for(lambda: len(fake.dave.connected_at) > sessions, 30, "a new session")
+        bob = fake.dave.listener(BOB, VOICE2)
+        await fake.wait_for(lambda: bob.heard > 25, 30, "bob to hear the bot")
+        speaker = speaker_of(running)
+        await fake.wait_for(lambda: len(speaker.history) == 1, 90, "the message to end")
+        await packets_settled(fake)
+        assert not fake.udp.errors and not fake.dave.errors
+        assert fake.udp.undecrypted == [] and bob.lost == 0
+        assert fake.dave.listener(ALICE, VOICE).lost == 0
