@@ -34,12 +34,9 @@ RESUME_MODE = "aead_xchacha20_poly1305_rtpsize"  # the voice encryption a resume
 NO_COLORS = {"primary_color": 0, "secondary_color": None, "tertiary_color": None}  # a role's
 _ids = itertools.count(1_300_000_000_000_000_000)
 # Whether the voice gateway speaks DAVE unless a test says (`FakeDiscord(dave=...)`, or
-# `fake.dave.version` before the bot joins voice). Discord requires DAVE since 2026-03-02, but it
-# stays off here until test_healing's "gateway re-identified" case stops asserting that the old
-# session's audio was dropped by the fake: with DAVE the bot holds its audio once that session's
-# websocket closed (bot/playback/voice_link.py), so none may reach it. FAKE_DISCORD_DAVE=1 or 0
-# overrides it, to run a file of tests either way.
-DAVE_BY_DEFAULT = False
+# `fake.dave.version` before the bot joins voice): as Discord, which requires it since
+# 2026-03-02. FAKE_DISCORD_DAVE=1 or 0 overrides it, to run a file of tests either way.
+DAVE_BY_DEFAULT = True
 
 
 def dave_by_default() -> bool:
