@@ -228,6 +228,22 @@ def test_the_channel_empties_and_refills_with_a_new_group() -> None:
     assert not gateway.established and not gateway.connected and not gateway.key_packages
 
 
+def join_with_commits_held(channel: Channel, user: int) -> list[tuple[str, int, Message]]:
+    """`user` joins while the members' commits (28) are held back: what was held (the caller
+    resets `channel.intercept` once it has looked)."""
+    held: list[tuple[str, int, Message]] = []
+
+    def hold_commits(direction: str, sender: int, message: Message) -> Message | None:
+        if direction == "from" and isinstance(message, bytes) and message[0] == 28:
+            held.append((direction, sender, message))
+            return None
+        return message
+
+    channel.intercept = hold_commits
+    channel.join(user)
+    return held
+
+
 def test_a_join_revoked_before_its_commit_leaves_the_group_as_it_was() -> None:
     """A pending member leaves while the members' commits adding it are in flight: its add is
     revoked (27, revoke, by ProposalRef), the members drop their commits, the gateway refuses
@@ -235,16 +251,7 @@ def test_a_join_revoked_before_its_commit_leaves_the_group_as_it_was() -> None:
     channel = Channel()
     channel.join(A)
     channel.join(B)
-    held: list[tuple[str, int, Message]] = []
-
-    def hold_commits(direction: str, user: int, message: Message) -> Message | None:
-        if direction == "from" and isinstance(message, bytes) and message[0] == 28:
-            held.append((direction, user, message))
-            return None
-        return message
-
-    channel.intercept = hold_commits
-    channel.join(C)
+    held = join_with_commits_held(channel, C)
     assert len(held) == 2  # A and B each committed to C's add
     channel.intercept = None
     channel.leave(C)
@@ -417,16 +424,7 @@ def test_a_join_in_flight_when_the_channel_empties_founds_the_new_group() -> Non
     channel = Channel()
     channel.join(A)
     channel.join(B)
-    held: list[tuple[str, int, Message]] = []
-
-    def hold_commits(direction: str, user: int, message: Message) -> Message | None:
-        if direction == "from" and isinstance(message, bytes) and message[0] == 28:
-            held.append((direction, user, message))
-            return None
-        return message
-
-    channel.intercept = hold_commits
-    channel.join(C)
+    held = join_with_commits_held(channel, C)
     assert len(held) == 2
     channel.intercept = None
     channel.leave(B)
