@@ -1,4 +1,4 @@
-"""The one error tree every floor raises on (issue 21). Three branches under `PocketVoiceError`:
+"""The one error tree every floor raises on. Three branches under `PocketVoiceError`:
 
 - `OperatorError`: something the operator must fix (a setting, a port, a missing library, the
   weights, a database from a newer version). It stops start-up, or a command line, with one

@@ -1,8 +1,9 @@
 """Keep Python's garbage collector from stalling the event loop.
 
 torch, pocket-tts and discord.py leave about 390,000 objects behind at import. A full
-collection walks all of them: about 600 ms on our 2-core machine, during which the event loop,
-and so every server's queue and every reply, stands still (bench/soak.py saw stalls of 592 ms).
+collection walks all of them, for hundreds of milliseconds on a small machine, during which
+the event loop, and so every server's queue and every reply, stands still (`bench/soak.py`
+sees such stalls; docs/performance.md, "Memory").
 They live as long as the process, so after start-up they are moved out of the collector's
 sight (`gc.freeze`, as the Python documentation advises for long-running services); later
 collections walk only what was made since.

@@ -45,8 +45,8 @@ SPLIT_BUDGET = 0.54
 LIVE_SAMPLES = 8  # live steps at a size before its figure replaces the start-up guess
 # Rows admitted before any live figure; then at most `RAMP` times the largest size seen live:
 # the start-up table times the model alone, while the bot's rows also cost their prompts, Opus
-# encoding and the players. 1.5x reaches 12 rows in a few seconds, each size checked live
-# before the next; doubling guessed too far, one row at a time was too slow.
+# encoding and the players. RAMP reaches 12 rows in a few seconds, each size checked live
+# before the next; doubling guesses too far, one row at a time is too slow.
 COLD_ROWS = 2
 RAMP = 1.5  # how far past the largest size seen live a guess may go (2 -> 3 -> 5 -> 8 -> 12)
 STALE_S = 30.0  # a live figure not renewed for this long gives way to the scaled guess again
@@ -86,13 +86,13 @@ def best_split(
     thread decodes a share of the rows after its step (the rest go to the decoder's thread),
     so the period is the slower of `lm + decode(share)` and `decode(rows - share)`. With int8
     the LM's step is a fifth of the frame and the decoder alone would hold the batch to its
-    own pace (8 rows: 72 ms of the 80); split, both cores decode. On one core everything runs
-    one after the other: no split.
+    own pace (at 8 rows it takes most of the frame); split, both cores decode. On one core
+    everything runs one after the other: no split.
 
     Without `budget_s` the split is the one with the shortest period (what the capacity
     needs). With it, the split that costs the least CPU among those whose period fits the
-    budget: two decodes of 2 rows cost more than one of 4 (int8: 48 ms against 39), so the
-    rows are split only when one decoder would not keep up.
+    budget: two decodes of 2 rows cost more than one of 4, so the rows are split only when
+    one decoder would not keep up.
     """
     if cores < 2:
         return lm_s + (decode(rows) if rows else 0.0), 0
@@ -286,8 +286,8 @@ class StepCosts:
     def padded(self, rows: int) -> int:
         """The batch size to run `rows` rows at: the cheapest start-up LM step at or above it
         (within 3%, the smallest). `rows` itself is a candidate when it was not timed (past 8
-        rows, `cost_sizes`), at the cost the sizes around it suggest: 9 rows ran as 12 until
-        2026-12-04, where the step at 9 costs 12-14% less (`bench/probe.py`, int8 and fp32)."""
+        rows, `cost_sizes`), at the cost the sizes around it suggest: an untimed size runs as
+        itself, not as the next timed one, which costs more (`bench/probe.py`)."""
         sizes = sorted({rows, *(n for n in self._lm if rows <= n <= self.max_rows)})
         cost = {n: self._interpolate(self._lm, n) for n in sizes}
         cheapest = min(cost.values())

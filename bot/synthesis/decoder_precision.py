@@ -1,18 +1,16 @@
 """Mimi's decoder in bfloat16, where the CPU multiplies bfloat16 natively (AVX512-BF16, AMX).
 
-The decoder was the batch's wall: at 8 and 16 rows one decode cost as much as an fp32 LM
-step and twice an int8 one (issue 35). Profiled at 8 rows (torch.profiler, `english`): its
-transformer's products held a third of the time, its convolutions two fifths. On a CPU with
-AVX512-BF16, torch runs the same products in bfloat16 through oneDNN several times faster,
-and the transposed convolutions faster again in a channels-last 2-D layout (2-5x over 1-D
-bfloat16 at the decoder's three upsampling shapes).
+The decoder is the batch's wall at 8 rows and more: one decode costs as much as an LM step.
+Its transformer's products and its convolutions hold most of that time, and on a CPU with
+AVX512-BF16 torch runs those products in bfloat16 through oneDNN several times faster, and
+the transposed convolutions faster again in a channels-last 2-D layout.
 
 So `HalfDecoder` holds a bfloat16 copy of the decoder's half of Mimi: its transformer and its
-SEANet decoder. The depthwise upsampling before them stays fp32: in bfloat16 it fell to a slow
-kernel and alone took 40% of the decode. The audio differs from fp32's by about 0.6% of its
-level (relative L2, random weights; `tests/synthesis/test_decoder_precision.py` holds the
-bound), some 44 dB under the signal. pocket-tts's own modules are left as they are: clones,
-voice states and the unbatched path run in fp32 as before.
+SEANet decoder. The depthwise upsampling before them stays fp32: in bfloat16 it falls to a
+slow kernel. The audio differs from fp32's by under 1% of its level
+(`tests/synthesis/test_decoder_precision.py` holds the bound). pocket-tts's own modules are
+left as they are: clones, voice states and the unbatched path run in fp32. The figures:
+docs/performance.md, "The decoder in bfloat16".
 
 `TTS_DECODER_PRECISION`: `auto` (bf16 where the CPU has it, the default), `fp32`, `bf16`.
 """

@@ -1,18 +1,16 @@
 """The model's large fp32 matrix products through oneDNN, with each weight packed once.
 
 torch's `nn.Linear` on the CPU calls MKL, which multiplies a few rows by a weight one row at
-a time: in a profile of 4 servers speaking in fp32, MKL's matrix-vector kernel
-(`mkl_blas_def_xsgemv`) held 22% of the bot's CPU samples, and the `english` flow-LM step
-took 61 ms at 2 and at 4 rows against 34 ms at 1. oneDNN, given the weight in its own packed
-layout, runs the same products 2 to 4 times faster at 2 to 8 rows; measured in one process,
-interleaved: 44, 37 and 46 ms per step at 2, 4 and 8 rows, where MKL took 61, 61 and 74. At
-one row MKL stays faster (34 ms against 40), so a one-row product still goes to it; each
-packed layer keeps its dense weight for that, which costs the weight's size again in memory.
+a time, so a flow-LM step of 2 to 8 rows costs nearly as much per row as a step of one.
+oneDNN, given the weight in its own packed layout, runs those products several times faster;
+at one row MKL stays faster, so a one-row product still goes to it and each packed layer
+keeps its dense weight for that (the weight's size again in memory). The figures:
+docs/performance.md, "Precision: int8 and fp32".
 
 Only layers of at least `MIN_WEIGHTS` weights are packed: below that, a oneDNN call's fixed
-cost (about 15 us) is more than it saves. int8 layers (`TTS_QUANTIZE`) are not `nn.Linear`
-and stay as they are. Results are the same products, summed in another order (within 1e-6
-of MKL's, relatively).
+cost is more than it saves. int8 layers (`TTS_QUANTIZE`) are not `nn.Linear` and stay as they
+are. Results are the same products, summed in another order (within 1e-6 of MKL's,
+relatively).
 """
 
 from __future__ import annotations

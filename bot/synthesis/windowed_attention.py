@@ -4,20 +4,17 @@ The decoder's transformer attends to the last `context` positions (250 for `engl
 pocket-tts's streaming attention hands every slot up to the offset to torch's attention and
 masks the old ones. `BatchedMimi` keeps the offset between one and two contexts (it drops
 the dead slots when they are a context's worth: dropping them each frame would rotate the
-whole cache each frame), so a decode read 375 slots on average where 265 can count. Profiled
-at 8 rows in bfloat16 (2026-12-04), the attention held 16% of the decode; one call took 4.0 ms
-with every slot and 2.7 ms with the window (cold caches, the decoder's shapes).
+whole cache each frame), so a decode would read about half as many slots again as can count.
 
 The flow LM's attention has no context, but its batch (`BatchedFlowLM`) drops the slots
 before every live row's first only once they are half as many as the live ones (moving and
-turning the rest costs a pause), and until then each step read them too; its attention is
-bound by memory (fp32 keys and values, one query a row: 1.0-1.2 ms a layer at 8 rows and
-~120 slots, a third of an int8 step).
+turning the rest costs a pause), and until then each step would read them too; that
+attention is bound by memory (fp32 keys and values, one query a row).
 
 `WindowedAttention` computes the same thing (the same keys, positions and mask) over the
 slots from the first any query can see: after the context (Mimi's decoder), and from the
 earliest row's first slot (any batch). Without a state, or with a mask from the caller, it is
-pocket-tts's own forward.
+pocket-tts's own forward. The figures: docs/performance.md, "The decoder in bfloat16".
 """
 
 from __future__ import annotations

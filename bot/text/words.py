@@ -159,8 +159,8 @@ class MessageFacts:
 _CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
 _SPOILER = re.compile(r"\|\|(.+?)\|\|", re.DOTALL)
 _INLINE_CODE = re.compile(r"`+([^`]*?)`+", re.DOTALL)
-# a link's text holds no "[": from each "[" the scan stops at the next one (a line of 4,000 "["
-# scanned to its end from each held the event loop 81 ms)
+# a link's text holds no "[": from each "[" the scan stops at the next one (a line of
+# thousands of "[" scanned to its end from each would hold the event loop)
 _MASKED_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?(https?://[^\s)>]*)>?\s*\)")
 _URL = re.compile(r"<?(?:https?|ftp|steam|discord)://[^\s<>]*>?", re.IGNORECASE)
 _USER = re.compile(r"<@!?(\d{1,20})>")
