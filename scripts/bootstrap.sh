@@ -78,8 +78,11 @@ as_root() {
 
 # 1. System libraries: discord.py finds libopus with ctypes; soundfile needs libsndfile.
 missing=()
-ldconfig -p | grep -q 'libopus\.so\.0' || missing+=(libopus0)
-ldconfig -p | grep -q 'libsndfile\.so\.1' || missing+=(libsndfile1)
+# Read whole, then searched: `ldconfig -p | grep -q` under pipefail fails when grep, done at
+# its first match, leaves ldconfig writing to a closed pipe (SIGPIPE), about 1 run in 20
+libraries="$(ldconfig -p 2>/dev/null || true)"
+grep -q 'libopus\.so\.0' <<<"$libraries" || missing+=(libopus0)
+grep -q 'libsndfile\.so\.1' <<<"$libraries" || missing+=(libsndfile1)
 "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 # The tests start a real PostgreSQL server of their own (tests/postgres_server.py).
 if [[ "${1:-}" == "--test" ]] && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null &&

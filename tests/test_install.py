@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -93,3 +94,37 @@ def test_a_cuda_build_is_refused_unless_asked_for(tmp_path: Path) -> None:
     allowed = torch_command(**env, TORCH_ALLOW_CUDA="1")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.strip() == "pip install torch==2.0.0"
+
+
+def test_libraries_found_are_never_installed_again(tmp_path: Path) -> None:
+    """libopus and libsndfile present: nothing is installed. Before, `ldconfig -p | grep -q`
+    under pipefail failed whenever grep, done at its first match, left ldconfig writing to a
+    closed pipe (SIGPIPE), and libopus was installed again (about 1 run in 20; here every
+    run: this ldconfig writes on after the matches)."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "bootstrap.sh", project / "scripts" / "bootstrap.sh")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    asked = tmp_path / "asked"
+    scripts = {
+        # the two libraries first, then more than a pipe holds, after grep has surely gone
+        "ldconfig": "printf '\\tlibopus.so.0 (libc6,x86-64) => /lib/libopus.so.0\\n"
+        "\\tlibsndfile.so.1 (libc6,x86-64) => /lib/libsndfile.so.1\\n'\nsleep 0.3\n"
+        "for i in $(seq 4000); do printf '\\tlibother%d.so (libc6) => /lib/x.so\\n' $i; done\n",
+        "apt-get": f'echo "$@" >> {asked}\n',
+        "sudo": '"$@"\n',
+    }
+    for name, body in scripts.items():
+        (fake / name).write_text(f"#!/usr/bin/env bash\n{body}")
+        (fake / name).chmod(0o755)
+    # (no pyproject.toml: the script stops at its second step, the Python environment)
+    subprocess.run(
+        [str(project / "scripts" / "bootstrap.sh")],
+        env={**os.environ, "PYTHON": sys.executable, "PATH": f"{fake}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    installed = asked.read_text() if asked.exists() else ""
+    assert "libopus0" not in installed and "libsndfile1" not in installed, installed
