@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 scripts/bootstrap.sh --test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# the types ([tool.mypy] in pyproject.toml: bot/ and cogs/, the lower floors strictly); a few
+# the types ([tool.mypy] in pyproject.toml: bot/ and cogs/, strictly); a few
 # seconds with its cache (.mypy_cache), about a minute on a fresh checkout
 .venv/bin/mypy
 

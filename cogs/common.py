@@ -30,7 +30,8 @@ def services(interaction: discord.Interaction) -> App:
 
 
 class PreviewButton(
-    discord.ui.DynamicItem[discord.ui.Button], template=r"pv:preview:(?P<voice_id>\d+)"
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=r"pv:preview:(?P<voice_id>\d+)",
 ):
     """Sends the owner an audio preview of a voice; survives restarts (custom_id holds all)."""
 
@@ -60,7 +61,8 @@ class PreviewButton(
 
 
 class ForgetButton(
-    discord.ui.DynamicItem[discord.ui.Button], template=r"pv:forget:(?P<user_id>\d+)"
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=r"pv:forget:(?P<user_id>\d+)",
 ):
     """Confirms `/voice forget-me`; only the member who asked can press it."""
 

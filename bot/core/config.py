@@ -28,7 +28,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic.json_schema import JsonDict
+from pydantic.config import JsonDict
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,

@@ -126,7 +126,7 @@ class SpeechService:
 
     @staticmethod
     def caller_channel(member: discord.Member | discord.User) -> VoiceChannel:
-        voice = getattr(member, "voice", None)
+        voice: discord.VoiceState | None = getattr(member, "voice", None)
         if voice is None or voice.channel is None:
             raise UserError(tr("Join a voice channel first, then try again."))
         return voice.channel

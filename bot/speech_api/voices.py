@@ -51,6 +51,7 @@ OPENAI_VOICES = frozenset(
 def recorded_in(voice: str) -> str:
     """The language a built-in voice was recorded in: its language's own voice, or English
     (pocket-tts's other voices), as `builtin_voices_for` sorts them."""
+    language: str
     for language in ("english", *DEFAULT_VOICE_FOR_LANGUAGE):
         if voice in builtin_voices_for(language)[0]:
             return language

@@ -243,7 +243,9 @@ class BatchedFlowLM:
         return next(iter(self.state.values()))[CACHE].shape[2]
 
     def _new_state(self, capacity: int) -> ModelState:
-        state = init_states(self.flow, batch_size=self.max_rows, sequence_length=capacity)
+        state: ModelState = init_states(
+            self.flow, batch_size=self.max_rows, sequence_length=capacity
+        )
         for module_state in state.values():
             # Masked slots still enter the attention product (times 0): NaN there would
             # poison every row, so the batch's caches start at 0, not pocket-tts's NaN.
@@ -609,7 +611,8 @@ class BatchedMimi:
         }
         if self.half is not None:
             return self.half.decode(latents, view)
-        return self.mimi.decode_from_latent(latents, view)
+        audio: torch.Tensor = self.mimi.decode_from_latent(latents, view)
+        return audio
 
 
 class _Decoder:

@@ -119,7 +119,7 @@ def _check_header(data: bytes, limits: ClipLimits) -> ClipInfo:
     if _truncated_wav(data):
         raise ClipError(DAMAGED)
     try:
-        info = soundfile.info(io.BytesIO(data))
+        info: ClipInfo = soundfile.info(io.BytesIO(data))
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
         raise ClipError(
             tr("That is not an audio file I can read. Please send {kinds}.", kinds=ACCEPTED)
@@ -314,7 +314,8 @@ def speech_windows(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RA
     windows = windows - windows.mean(axis=1, keepdims=True)  # ignore DC offset
     rms_db = 10 * np.log10(np.mean(windows**2, axis=1) + 1e-12)
     threshold = max(limits.floor_db, float(rms_db.max()) - limits.range_db)
-    return rms_db > threshold
+    speech: np.ndarray = rms_db > threshold
+    return speech
 
 
 def trim_to_speech(samples: np.ndarray, limits: ClipLimits, rate: int = MODEL_RATE) -> np.ndarray:

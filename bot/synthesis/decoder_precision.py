@@ -138,7 +138,8 @@ class HalfDecoder:
         if mimi.encoder_frame_rate != mimi.frame_rate:
             latent = mimi.upsample(latent, state)
         (emb,) = self.transformer(latent.to(HALF), state)
-        return self.decoder(emb, state).float()
+        audio: torch.Tensor = self.decoder(emb, state).float()
+        return audio
 
 
 def attach(model: Any, precision: str) -> bool:

@@ -215,7 +215,8 @@ class SynthesisStream:
         if self.stats.first_chunk is None:
             self.stats.first_chunk = time.monotonic()
         self.stats.samples += len(item)
-        return item
+        audio: np.ndarray = item
+        return audio
 
 
 def replicate(model: Any) -> Any:
@@ -500,12 +501,14 @@ class TTSEngine:
         return path.stat().st_size
 
     def _load_voice(self, spec: str, model: Any) -> ModelState:
+        state: ModelState  # pocket-tts's `get_state_for_audio_prompt` (untyped) gives one
         path = Path(spec).expanduser()
         if path.suffix == ".safetensors":
             if not path.is_file():
                 raise UnusableVoiceError(f"voice state file {path} does not exist")
             try:
-                return model.get_state_for_audio_prompt(path)
+                state = model.get_state_for_audio_prompt(path)
+                return state
             except Exception as error:
                 raise UnusableVoiceError(
                     f"{path.name} is not a usable voice state: {error}"
@@ -514,10 +517,12 @@ class TTSEngine:
             if not self.has_voice_cloning:
                 raise UnusableVoiceError(CLONING_UNAVAILABLE)
             clip = read_file(path)
-            return model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
+            state = model.get_state_for_audio_prompt(torch.from_numpy(clip)[None, :])
+            return state
         if spec in BUILTIN_VOICES or spec.startswith("hf://"):
             try:
-                return model.get_state_for_audio_prompt(spec)
+                state = model.get_state_for_audio_prompt(spec)
+                return state
             except (HfHubHTTPError, LocalEntryNotFoundError, ConnectionError) as error:
                 raise UnusableVoiceError(
                     f"built-in voice {spec!r} could not be downloaded ({type(error).__name__})"

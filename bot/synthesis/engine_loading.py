@@ -226,7 +226,8 @@ def load_model(config: Config) -> Any:
 
 def language_default_voice(config: Config) -> str:
     path = str(config.tts_config) if config.tts_config else None
-    return get_default_voice_for_language(config.tts_language, path)
+    voice: str = get_default_voice_for_language(config.tts_language, path)
+    return voice
 
 
 def model_fingerprint(config: Config) -> str:

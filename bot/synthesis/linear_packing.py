@@ -51,7 +51,7 @@ class PackedLinear(nn.Module):
 
 def _supported() -> bool:
     """oneDNN is in this torch build, and a packed product matches MKL's."""
-    if not torch.backends.mkldnn.is_available():
+    if not torch.backends.mkldnn.is_available():  # type: ignore[no-untyped-call]  # torch's own
         return False
     try:
         with torch.no_grad():

@@ -107,7 +107,7 @@ class PhraseCache:
         key = (voice, phrase, _rate_key(rate), pitch)
         path = self._path(voice, phrase, rate, pitch)
         try:
-            audio = np.load(path, allow_pickle=False)
+            audio = np.asarray(np.load(path, allow_pickle=False))
         except (OSError, ValueError):
             return None
         if audio.dtype != np.float32 or audio.ndim != 1 or len(audio) > _longest(rate):

@@ -84,45 +84,48 @@ def generation_length() -> tuple[float, float]:
     return TTSModel._TOKENS_PER_SECOND_ESTIMATE, TTSModel._GEN_SECONDS_PADDING
 
 
-def flow_lm_current_end(model: Any, state: dict) -> int:
+def flow_lm_current_end(model: Any, state: dict[str, Any]) -> int:
     """How many positions `state`'s attention cache already holds."""
-    return model._flow_lm_current_end(state)
+    return int(model._flow_lm_current_end(state))
 
 
-def expand_kv_cache(model: Any, state: dict, sequence_length: int) -> None:
+def expand_kv_cache(model: Any, state: dict[str, Any], sequence_length: int) -> None:
     """Grow `state`'s attention cache to hold `sequence_length` positions."""
     model._expand_kv_cache(state, sequence_length=sequence_length)
 
 
-def run_flow_lm_and_increment_step(model: Any, state: dict, text_tokens: torch.Tensor) -> None:
+def run_flow_lm_and_increment_step(
+    model: Any, state: dict[str, Any], text_tokens: torch.Tensor
+) -> None:
     """Feed `text_tokens` through the flow LM into `state` (the prompt's prefill)."""
     model._run_flow_lm_and_increment_step(model_state=state, text_tokens=text_tokens)
 
 
 def estimate_max_gen_len(model: Any, tokens: int) -> int:
     """pocket-tts's bound on the frames generated for a chunk of `tokens` text tokens."""
-    return model._estimate_max_gen_len(tokens)
+    return int(model._estimate_max_gen_len(tokens))
 
 
 def run_flow_lm(
     model: Any,
-    model_state: dict,
+    model_state: dict[str, Any],
     text_tokens: torch.Tensor,
     backbone_input_latents: torch.Tensor,
     audio_conditioning: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One flow-LM step: (the next latents, the end-of-speech logits)."""
-    return model._run_flow_lm(
+    latents: tuple[torch.Tensor, torch.Tensor] = model._run_flow_lm(
         model_state=model_state,
         text_tokens=text_tokens,
         backbone_input_latents=backbone_input_latents,
         audio_conditioning=audio_conditioning,
     )
+    return latents
 
 
 def autoregressive_generation(
     model: Any,
-    state: dict,
+    state: dict[str, Any],
     max_gen_len: int,
     frames_after_eos: int,
     latents: Any,
@@ -135,4 +138,4 @@ def autoregressive_generation(
 
 def min_frames_before_eos(model: Any) -> int:
     """The frames pocket-tts generates before it honours an end of speech."""
-    return model._MIN_FRAMES_BEFORE_EOS
+    return int(model._MIN_FRAMES_BEFORE_EOS)

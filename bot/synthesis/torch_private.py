@@ -22,14 +22,16 @@ WRITTEN_FOR = "2.13.0"  # the version whose private names this module uses (any 
 
 def reorder_linear_weight(weight: torch.Tensor, rows_hint: int) -> torch.Tensor:
     """`weight` (out x in) in oneDNN's packed layout, for products of about `rows_hint` rows."""
-    return torch.ops.mkldnn._reorder_linear_weight(weight, rows_hint)
+    packed: torch.Tensor = torch.ops.mkldnn._reorder_linear_weight(weight, rows_hint)
+    return packed
 
 
 def linear_pointwise(
     x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None
 ) -> torch.Tensor:
     """`x @ weight.T + bias` through oneDNN, with the weight packed by `reorder_linear_weight`."""
-    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+    product: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+    return product
 
 
 def tensor_version(tensor: torch.Tensor) -> int:

@@ -48,6 +48,7 @@ from bot.storage.voice_deletions import DeletedVoice, follow_deletions
 from bot.storage.voice_files import SWEEP_MIN_AGE_S, VoiceFiles
 from bot.storage.voice_records import VoiceLibraryError, VoiceRecords, keep_old_recordings
 from bot.synthesis import clip as clips
+from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.voice_states import VoiceStates
 
@@ -94,7 +95,7 @@ def decoder() -> concurrent.futures.ThreadPoolExecutor:
 
 def _encode_flac(samples: np.ndarray) -> bytes:
     buffer = io.BytesIO()
-    soundfile.write(buffer, samples, clips.MODEL_RATE, format="FLAC", subtype="PCM_16")
+    soundfile.write(buffer, samples, MODEL_RATE, format="FLAC", subtype="PCM_16")
     return buffer.getvalue()
 
 
@@ -178,7 +179,7 @@ class VoiceLibrary:
                 await progress(
                     tr(
                         "Learning your voice from {seconds:.1f} s of speech…",
-                        seconds=len(clip) / clips.MODEL_RATE,
+                        seconds=len(clip) / MODEL_RATE,
                     )
                 )
             record = await self._store(owner_id, name, clip, consented_at, upload_sha256, guild_id)
@@ -217,7 +218,7 @@ class VoiceLibrary:
                     state_path=self.files.relative(new.state),
                     clip_path=self.files.relative(new.clip),
                     sha256=hashlib.sha256(flac).hexdigest(),
-                    duration_s=len(clip) / clips.MODEL_RATE,
+                    duration_s=len(clip) / MODEL_RATE,
                     state_bytes=state_bytes,
                     clip_bytes=len(flac),
                     consented_at=consented_at,

@@ -28,7 +28,8 @@ from torch import nn
 from bot.synthesis.pocket_tts_adapter import CACHE, OFFSET, PAD, StreamingMultiheadAttention
 
 
-class WindowedAttention(StreamingMultiheadAttention):
+# pocket-tts ships no type information: its class is Any to mypy
+class WindowedAttention(StreamingMultiheadAttention):  # type: ignore[misc]
     """pocket-tts's streaming attention, its keys and values cut to the slots it can use."""
 
     def forward(
@@ -38,7 +39,8 @@ class WindowedAttention(StreamingMultiheadAttention):
         attn_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         if model_state is None or attn_mask is not None:
-            return super().forward(query, model_state, attn_mask)
+            whole: torch.Tensor = super().forward(query, model_state, attn_mask)
+            return whole
         state = self.get_state(model_state)
         projected = self.in_proj(query)
         b, t, _ = projected.shape
@@ -77,7 +79,8 @@ class WindowedAttention(StreamingMultiheadAttention):
         if self.context is not None:
             mask &= delta < self.context
         x = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, mask[:, None])
-        return self.out_proj(x.transpose(1, 2).reshape(b, t, self.attn_dim))
+        out: torch.Tensor = self.out_proj(x.transpose(1, 2).reshape(b, t, self.attn_dim))
+        return out
 
 
 def window_attention(module: nn.Module) -> int:
