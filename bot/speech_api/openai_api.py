@@ -109,7 +109,7 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         raise TooLarge(f"The request body is over {MAX_BODY} bytes.", code="body_too_large")
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # (nested deeper than Python goes)
         raise BadRequest("The body must be a JSON object.") from None
     if not isinstance(body, dict):
         raise BadRequest("The body must be a JSON object.")

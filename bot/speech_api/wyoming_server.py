@@ -67,6 +67,9 @@ MAX_DATA = 64 * 1024  # its data (the text is at most MAX_INPUT characters)
 MAX_PAYLOAD = 0  # a TTS server is sent no audio: any payload is refused
 DRAIN_S = 10.0  # after an error: how long what the client still sends is read and dropped
 MAX_DRAIN = 1024 * 1024  # and how much of it
+# what wyoming's reader raises on a line that is JSON but not an event (`[1]`, `{}`, a length
+# that is no number, nesting deeper than Python goes); its handler catches everything else
+NOT_AN_EVENT = (AttributeError, KeyError, TypeError, ValueError, RecursionError)
 SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+")
 ATTRIBUTION = Attribution(name="Kyutai", url="https://github.com/kyutai-labs/pocket-tts")
 
@@ -335,6 +338,8 @@ class WyomingServer:
             await handler.run()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
+        except NOT_AN_EVENT as error:  # (wyoming's reader lets these through): one line
+            log.warning("a Wyoming client sent what is not an event (%s)", type(error).__name__)
         except asyncio.CancelledError:
             # cancelled by `close` alone: ended quietly, since asyncio's stream protocol
             # logs a handler task that ends cancelled as an error
