@@ -7,7 +7,7 @@ import asyncio
 import ssl
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import cachetools
@@ -239,22 +239,50 @@ class DictionaryCommands:
         replaces entries, and never removes any (the file may hold a part of a dictionary)."""
         require_manage_guild(permissions)
         data = await read_capped(attachment, IMPORT_MAX_BYTES, self.ssl_context)
+        incoming, sounds = await self._read_import(attachment.filename, data)
+        plan = _plan(await self.db.dictionary.all(guild.id), incoming)
+        self._check_room(plan)
+        await self._check_sound_room(guild.id, sounds)
+        if not plan.added and not plan.changed and not sounds:
+            return Reply(
+                tr(
+                    "The dictionary already says all {count} words of the file: nothing to import.",
+                    count=len(incoming),
+                )
+            )
+        return Reply(
+            _import_preview(attachment.filename, plan, len(sounds)),
+            confirm=Confirmation(
+                member.id,
+                tr("Import"),
+                self._held_import(guild, incoming, sounds),
+                IMPORT_CONFIRM_S,
+                cancelled=tr("Import cancelled: the dictionary is unchanged."),
+                expired=tr("The import was not confirmed in time: the dictionary is unchanged."),
+            ),
+        )
+
+    async def _read_import(
+        self, filename: str, data: bytes
+    ) -> tuple[list[Pronunciation], list[DictionarySound]]:
+        """The file's entries and its sounds, checked; a file with neither is refused."""
 
         def read() -> tuple[list[Pronunciation], list[tuple[str, str, bytes]]]:
             text = dictionary_files.decode(data)  # (megabytes with sounds: in a thread)
-            name = attachment.filename
             return (
-                dictionary_files.parse(name, text, self.check_entry, MAX_DICTIONARY),
-                dictionary_files.parse_sounds(name, text, MAX_SOUNDS),
+                dictionary_files.parse(filename, text, self.check_entry, MAX_DICTIONARY),
+                dictionary_files.parse_sounds(filename, text, MAX_SOUNDS),
             )
 
         incoming, listed = await asyncio.to_thread(read)
         sounds = await self.sounds.imported(listed)
         if not incoming and not sounds:
             raise UserError(tr("The file has no entries."))
-        plan = _plan(await self.db.dictionary.all(guild.id), incoming)
-        self._check_room(plan)
-        had = {w.casefold() for w in await self.db.sounds.words(guild.id)}
+        return incoming, sounds
+
+    async def _check_sound_room(self, guild_id: int, sounds: list[DictionarySound]) -> None:
+        """The server's sounds with the file's stay within MAX_SOUNDS."""
+        had = {w.casefold() for w in await self.db.sounds.words(guild_id)}
         if len(had | {s.key for s in sounds}) > MAX_SOUNDS:
             raise UserError(
                 tr(
@@ -263,18 +291,18 @@ class DictionaryCommands:
                     most=MAX_SOUNDS,
                 )
             )
-        if not plan.added and not plan.changed and not sounds:
-            return Reply(
-                tr(
-                    "The dictionary already says all {count} words of the file: nothing to import.",
-                    count=len(incoming),
-                )
-            )
 
-        preview = object()  # the button holds this, not the entries and sounds: kept once,
-        self._pending_imports[guild.id] = (preview, incoming, sounds)  # a newer one frees them
-        sound_count = len(sounds)
-        del incoming, sounds
+    def _held_import(
+        self,
+        guild: discord.Guild,
+        incoming: list[Pronunciation],
+        sounds: list[DictionarySound],
+    ) -> Callable[[discord.Permissions], Awaitable[Reply]]:
+        """Keeps the import for its button (a newer import of the server's replaces it, and
+        so frees it: the button holds only a token, not the entries and sounds); the button's
+        action."""
+        preview = object()
+        self._pending_imports[guild.id] = (preview, incoming, sounds)
 
         async def apply(presser: discord.Permissions) -> Reply:
             require_manage_guild(presser)
@@ -289,40 +317,7 @@ class DictionaryCommands:
             del self._pending_imports[guild.id]
             return await self._import(presser, guild, held[1], held[2])
 
-        return Reply(
-            lines(
-                tr(
-                    "**Importing {file}**: {added} to add, {changed} to change, {same} already so.",
-                    file=attachment.filename[:60],
-                    added=len(plan.added),
-                    changed=len(plan.changed),
-                    same=plan.unchanged,
-                ),
-                tr(
-                    "An import adds and changes words, it removes none. Kept as they are, not "
-                    "in the file: {kept}.",
-                    kept=plural(plan.kept, "word"),
-                ),
-                _preview(plan),
-                *(
-                    [tr("Sounds: {count} to add or replace.", count=sound_count)]
-                    if sound_count
-                    else []
-                ),
-                tr(
-                    "Press Import within {minutes} min to make these changes.",
-                    minutes=max(1, round(IMPORT_CONFIRM_S / 60)),
-                ),
-            ),
-            confirm=Confirmation(
-                member.id,
-                tr("Import"),
-                apply,
-                IMPORT_CONFIRM_S,
-                cancelled=tr("Import cancelled: the dictionary is unchanged."),
-                expired=tr("The import was not confirmed in time: the dictionary is unchanged."),
-            ),
-        )
+        return apply
 
     async def _import(
         self,
@@ -420,6 +415,30 @@ def _entry(entry: Pronunciation) -> Phrase:
 
 def _entry_line(entry: Pronunciation) -> Phrase:
     return tr("• {entry}", entry=_entry(entry))
+
+
+def _import_preview(filename: str, plan: _Plan, sound_count: int) -> Phrase:
+    """What an import would change, and how to confirm it."""
+    return lines(
+        tr(
+            "**Importing {file}**: {added} to add, {changed} to change, {same} already so.",
+            file=filename[:60],
+            added=len(plan.added),
+            changed=len(plan.changed),
+            same=plan.unchanged,
+        ),
+        tr(
+            "An import adds and changes words, it removes none. Kept as they are, not "
+            "in the file: {kept}.",
+            kept=plural(plan.kept, "word"),
+        ),
+        _preview(plan),
+        *([tr("Sounds: {count} to add or replace.", count=sound_count)] if sound_count else []),
+        tr(
+            "Press Import within {minutes} min to make these changes.",
+            minutes=max(1, round(IMPORT_CONFIRM_S / 60)),
+        ),
+    )
 
 
 def _preview(plan: _Plan) -> Phrase:
