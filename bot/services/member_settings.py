@@ -120,34 +120,8 @@ class MemberSettings:
             return Reply(
                 tr("I will call {member} by their server name again.", member=target.mention)
             )
-        if len(nick) > MAX_NICK:
-            raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
-        if (character := unkeepable(nick)) is not None:
-            raise UserError(tr("The name holds {character}: remove it.", character=character))
-        if said_as(nick) in await names_in_use(self.db, guild, target.id):
-            raise UserError(
-                tr("“{nick}” is the name of another member here: please choose another.", nick=nick)
-            )
-        wait_s = self.nick_changes.take((guild.id, target.id))  # (a reset costs no new name)
-        if wait_s and own:
-            raise UserError(
-                tr(
-                    "Your reading name was changed {count} times in the last few minutes: please "
-                    "wait {minutes} min before changing it again.",
-                    count=NICK_CHANGES,
-                    minutes=wait_minutes(wait_s),
-                )
-            )
-        if wait_s:
-            raise UserError(
-                tr(
-                    "The reading name of {member} was changed {count} times in the last few "
-                    "minutes: please wait {minutes} min before changing it again.",
-                    member=target.mention,
-                    count=NICK_CHANGES,
-                    minutes=wait_minutes(wait_s),
-                )
-            )
+        await self._check_nick(guild, target, nick)
+        self._take_nick_change(guild, target, own)  # (a reset costs no new name)
         await self.db.members.set_nick(target.id, guild.id, nick)
         if own:
             return Reply(tr("I will call you “{nick}” when reading your messages.", nick=nick))
@@ -159,6 +133,45 @@ class MemberSettings:
                 "I will call {member} “{nick}” when reading their messages.",
                 member=target.mention,
                 nick=nick,
+            )
+        )
+
+    async def _check_nick(
+        self, guild: discord.Guild, target: discord.Member | discord.User, nick: str
+    ) -> None:
+        """A reading name that can be kept and said, and that no other member goes by."""
+        if len(nick) > MAX_NICK:
+            raise UserError(tr("Please keep the name to {most} characters.", most=MAX_NICK))
+        if (character := unkeepable(nick)) is not None:
+            raise UserError(tr("The name holds {character}: remove it.", character=character))
+        if said_as(nick) in await names_in_use(self.db, guild, target.id):
+            raise UserError(
+                tr("“{nick}” is the name of another member here: please choose another.", nick=nick)
+            )
+
+    def _take_nick_change(
+        self, guild: discord.Guild, target: discord.Member | discord.User, own: bool
+    ) -> None:
+        """Counts a change of `target`'s reading name; refused past NICK_CHANGES lately."""
+        wait_s = self.nick_changes.take((guild.id, target.id))
+        if not wait_s:
+            return
+        if own:
+            raise UserError(
+                tr(
+                    "Your reading name was changed {count} times in the last few minutes: please "
+                    "wait {minutes} min before changing it again.",
+                    count=NICK_CHANGES,
+                    minutes=wait_minutes(wait_s),
+                )
+            )
+        raise UserError(
+            tr(
+                "The reading name of {member} was changed {count} times in the last few "
+                "minutes: please wait {minutes} min before changing it again.",
+                member=target.mention,
+                count=NICK_CHANGES,
+                minutes=wait_minutes(wait_s),
             )
         )
 
