@@ -7,10 +7,11 @@ import logging
 
 import discord
 
-from bot.i18n.translate import localize, tr
+from bot.i18n.translate import Phrase, localize, tr
 from bot.services.replies import Reply
 from bot.services.settings_commands import read_channels_line
-from bot.storage.database import Database
+from bot.storage.database import Database, ReadChannel
+from bot.storage.server_settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -87,30 +88,59 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
         return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
     settings = await db.guilds.get(guild.id) if db is not None else None
     reads = await db.read_channels.list(guild.id) if db is not None else []
-    read = bool(reads)
     channel = read_channels_line(reads)
-    reading = (
-        tr("I read {channel} aloud.", channel=channel)
-        if read
-        else tr("No channel is read aloud yet.")
+    reading = _reading_here(guild, settings, reads, channel)
+    if not can_clone:
+        cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
+    elif settings is not None and not settings.cloning:
+        cloning = tr("Voice cloning is switched off in this server.")
+    else:
+        cloning = tr("Members may clone their own voice (`/clone`).")
+    fields.append(
+        (tr("In this server"), tr("{reading} {cloning}", reading=reading, cloning=cloning))
     )
+    if reads:
+        next_step = tr(
+            "Join a voice channel and write in {channel}, or use `/say`.", channel=channel
+        )
+    else:
+        next_step = tr(
+            "Someone with Manage Server runs `/setup add` and picks a channel to "
+            "read. Until then, `/say` works in any voice channel."
+        )
+    fields.append((tr("What next"), next_step))
+    return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
+
+
+def _reading_here(
+    guild: discord.Guild,
+    settings: ServerSettings | None,
+    reads: list[ReadChannel],
+    channel: Phrase,
+) -> Phrase:
+    """What the bot reads aloud in this server: its channels, forums, threads, polls, the
+    language rule and the home channel."""
+    if not reads:
+        reading = tr("No channel is read aloud yet.")
+    else:
+        reading = tr("I read {channel} aloud.", channel=channel)
     forums = [r for r in reads if isinstance(guild.get_channel(r.channel_id), discord.ForumChannel)]
     if forums and len(forums) == len(reads):
         reading = tr("{reading} Its posts are read, each title first.", reading=reading)
     elif forums:
         reading = tr("{reading} A forum's posts are read, each title first.", reading=reading)
-    if read and settings is not None and settings.read_threads and len(forums) < len(reads):
+    if reads and settings is not None and settings.read_threads and len(forums) < len(reads):
         reading = (
             tr("{reading} Threads are read too.", reading=reading)
             if len(reads) > 1
             else (tr("{reading} Its threads are read too.", reading=reading))
         )
-    if read:
+    if reads:
         reading = tr(
             "{reading} Polls are read with their options, and their results while I am in voice.",
             reading=reading,
         )
-    if read and settings is not None and settings.detect_language:
+    if reads and settings is not None and settings.detect_language:
         reading = tr(
             "{reading} Each message is read in the language it is written in (of those "
             "I speak), unless its author chose theirs with `/set my_language`.",
@@ -123,26 +153,7 @@ async def help_reply(db: Database | None, guild: discord.Guild | None, can_clone
             reading=reading,
             home=f"<#{home}>",
         )
-    if not can_clone:
-        cloning = tr("Voice cloning is not available on this bot (only built-in voices).")
-    elif settings is not None and not settings.cloning:
-        cloning = tr("Voice cloning is switched off in this server.")
-    else:
-        cloning = tr("Members may clone their own voice (`/clone`).")
-    fields.append(
-        (tr("In this server"), tr("{reading} {cloning}", reading=reading, cloning=cloning))
-    )
-    if read:
-        next_step = tr(
-            "Join a voice channel and write in {channel}, or use `/say`.", channel=channel
-        )
-    else:
-        next_step = tr(
-            "Someone with Manage Server runs `/setup add` and picks a channel to "
-            "read. Until then, `/say` works in any voice channel."
-        )
-    fields.append((tr("What next"), next_step))
-    return Reply("", title=tr("What I can do"), fields=[*fields, ABOUT])
+    return reading
 
 
 async def welcome(guild: discord.Guild) -> bool:
