@@ -40,6 +40,23 @@ def builtin_voice_names() -> tuple[str, ...]:
     return BUILTIN_VOICES
 
 
+def _check_readable(
+    guild: discord.Guild, channel: discord.abc.GuildChannel, invoker: discord.Member | discord.User
+) -> None:
+    """Both the invoker and the bot can see `channel`."""
+    if not (isinstance(invoker, discord.Member) and channel.permissions_for(invoker).view_channel):
+        raise UserError(
+            tr(
+                "You can't see {channel} yourself, so I won't read it aloud for you.",
+                channel=channel.mention,
+            )
+        )
+    if not channel.permissions_for(guild.me).read_messages:
+        raise UserError(
+            tr("I can't see {channel}: please let me read it first.", channel=channel.mention)
+        )
+
+
 class SettingsCommands:
     """A server's settings: the channels read (`/setup`), `/config`, and `/settings`."""
 
@@ -68,20 +85,7 @@ class SettingsCommands:
         Only a channel the `invoker` can see: Manage Server alone would let them hear a
         channel hidden from them (#staff) read aloud."""
         require_manage_guild(permissions)
-        if not (
-            isinstance(invoker, discord.Member) and channel.permissions_for(invoker).view_channel
-        ):
-            raise UserError(
-                tr(
-                    "You can't see {channel} yourself, so I won't read it aloud for you.",
-                    channel=channel.mention,
-                )
-            )
-        me = guild.me
-        if not channel.permissions_for(me).read_messages:
-            raise UserError(
-                tr("I can't see {channel}: please let me read it first.", channel=channel.mention)
-            )
+        _check_readable(guild, channel, invoker)
         voice_id = None
         if voice_channel is not None:
             if not isinstance(voice_channel, discord.VoiceChannel | discord.StageChannel):
