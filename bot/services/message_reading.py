@@ -17,7 +17,7 @@ import discord
 from bot.i18n.translate import tr
 from bot.services.member_names import names_in_use, said_as
 from bot.services.speech import in_stage_audience
-from bot.services.wording import Wording, capped, rendered
+from bot.services.wording import Wording, capped, owners_names, rendered
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import (
@@ -177,9 +177,17 @@ class MessageWords:
         words with a sound are marked (`bot.text.words.sound_parts`), for the speaker."""
         guild = message.guild
         assert guild is not None
-        names = await self._names(message, guild, author)
         language = language or self.language
-        options = await self.wording.options(guild.id, settings, language, sounds=sounds)
+        # A cloned voice says only its owner's words: no other member's name, no role's or
+        # channel's name and no dictionary entry (docs/reading-rules.md)
+        options = await self.wording.options(
+            guild.id, settings, language, sounds=sounds, cloned=attested
+        )
+        names = (
+            owners_names(message.author.id, message.author.name)
+            if attested
+            else await self._names(message, guild, author)
+        )
         outcome = poll_result_of(message)
         if outcome is not None:  # Discord's words, not the author's: never named
             line = poll_result_line(outcome, names, options)
@@ -194,9 +202,11 @@ class MessageWords:
             if attested
             else names.users.get(message.author.id, message.author.display_name)
         )
-        reply_to = self._reply_author(message, names)
+        reply_to = self._reply_author(message, names, options.phrases.someone if attested else None)
         resolved = message.reference.resolved if message.reference else None
         replied = resolved if isinstance(resolved, discord.Message) and reply_to else None
+        if attested:  # a replied-to name is not said in a clone: no webhook's to tell apart
+            replied = None
         author_webhook, reply_to_webhook = await self._posing(
             guild, (message, named_as), (replied, reply_to)
         )
@@ -242,12 +252,17 @@ class MessageWords:
         ]
 
     @staticmethod
-    def _reply_author(message: discord.Message, names: Names) -> str | None:
+    def _reply_author(
+        message: discord.Message, names: Names, unnamed: str | None = None
+    ) -> str | None:
+        """The replied-to author's name as `names` calls them; one it does not name is
+        `unnamed` when given (a cloned voice's: "someone"), else their display name."""
         if message.type != discord.MessageType.reply or message.reference is None:
             return None
         resolved = message.reference.resolved
         if isinstance(resolved, discord.Message):
-            return names.users.get(resolved.author.id, resolved.author.display_name)
+            shown = resolved.author.display_name if unnamed is None else unnamed
+            return names.users.get(resolved.author.id, shown)
         return "a deleted message"
 
     async def _names(

@@ -101,12 +101,25 @@ class SpeechService:
         return text
 
     async def words(
-        self, text: str, guild: discord.Guild | None, spoken: HowSpoken, language: str
+        self,
+        text: str,
+        guild: discord.Guild | None,
+        spoken: HowSpoken,
+        language: str,
+        *,
+        cloned: bool = False,
     ) -> str:
         """What a member typed to /say or /tts as their chat message is said in `language`
-        (the server's dictionary, emoji, links, the length cap), without "NAME said"."""
+        (the server's dictionary, emoji, links, the length cap), without "NAME said";
+        `cloned`: in their cloned voice, which says only their own words (`Wording.typed`)."""
         words = await self.wording.typed(
-            text, guild, spoken.server, language, author_id=spoken.user_id, author=spoken.member
+            text,
+            guild,
+            spoken.server,
+            language,
+            author_id=spoken.user_id,
+            author=spoken.member,
+            cloned=cloned,
         )
         if not words:  # only punctuation or markup: nothing a voice says
             raise UserError(tr("There is nothing to say: please give me some text."))
@@ -187,7 +200,7 @@ class SpeechService:
         if plans.needs_loading(language) and plans.fallback.failed_lately(language):
             # it failed to load a moment ago: the default speaks now, and the member is told
             plan = await plans.plan(spoken, language)
-            words = await self.words(text, channel.guild, spoken, plan.language)
+            words = await self.words(text, channel.guild, spoken, plan.language, cloned=plan.cloned)
             said = await self._say(member, channel, words, plan, requested_at, epoch)
             return lines(plans.fallback.notice(language, plan.language), said)
         words = await self.words(text, channel.guild, spoken, language)  # (or refused now)
@@ -207,6 +220,8 @@ class SpeechService:
             )
         else:
             plan = await plans.plan(spoken, language)
+            if plan.cloned:  # (made before the plan, to refuse nothing to say at once)
+                words = await self.words(text, channel.guild, spoken, plan.language, cloned=True)
             return await self._say(member, channel, words, plan, requested_at, epoch)
         await self.ensure_connected(channel)
         task = asyncio.create_task(
@@ -262,7 +277,7 @@ class SpeechService:
             plan = await self.planner.plan(spoken)
             if plan.wanted is not None:
                 await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
-            words = await self.words(text, channel.guild, spoken, plan.language)
+            words = await self.words(text, channel.guild, spoken, plan.language, cloned=plan.cloned)
             await self._say(member, channel, words, plan, requested_at, epoch)
         except UserError as error:  # (blocked meanwhile, the queue full): nobody to tell now
             log.info("speech planned in %s not said: %s", spoken.language, error)
@@ -355,7 +370,7 @@ class SpeechService:
         await self.blocks.check(member.id, guild_id, blocked=spoken.member.blocked)
         text = self.check_text(text)
         plan = await self.planner.plan(spoken)
-        text = await self.words(text, guild, spoken, plan.language)
+        text = await self.words(text, guild, spoken, plan.language, cloned=plan.cloned)
         said = phrasebook(plan.language).said.format(name=member.name)
         text = self.attributed(member, guild_id, text, plan, "/tts", said=said)
         samples = await self.synthesize_parts(text, plan, (member.id, guild_id))

@@ -235,7 +235,11 @@ class VoiceService:
             self.speech.check_rate(guild.id, member.id, spoken.server.rate_limit)
         if text:  # the words /say would make of it: dictionary, mentions, links, max_length
             line = await self.speech.words(
-                self.speech.check_text(text), guild, spoken, spoken.language
+                self.speech.check_text(text),
+                guild,
+                spoken,
+                spoken.language,
+                cloned=isinstance(voice, VoiceRecord),
             )
         channel = await self._speak_if_in_voice(member, line, voice)
         if channel is not None:

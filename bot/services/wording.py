@@ -57,6 +57,15 @@ def capped(content: str, max_length: int) -> str:
     return content + CODE_FENCE if content.count(CODE_FENCE) % 2 else content
 
 
+def owners_names(owner_id: int, username: str) -> Names:
+    """The only name a member's cloned voice says: its owner's username, which no one else
+    can take. Another member's nickname (or name), a role's and a channel's are words other
+    people chose (a 32-character nickname can be a sentence): mentioned, each is said as
+    "someone", "a role", "a channel" (`bot.text.words.speakable`'s words for a name not
+    known), so that the clone never says them under "NAME said"."""
+    return Names(users={owner_id: username})
+
+
 class Wording:
     """What the words need from a server: its dictionary, and the names members go by."""
 
@@ -76,11 +85,17 @@ class Wording:
         language: str,
         *,
         sounds: bool = False,
+        cloned: bool = False,
     ) -> ReadOptions:
         """How the server's text becomes words, in `language` with its dictionary entries
         (in a DM, `guild_id` None: the settings' defaults, no dictionary); `sounds`: its words
-        with a sound are marked (for speech that plays them: see `sounds_in`)."""
-        entries = await self.db.dictionary.entries(guild_id, language) if guild_id else {}
+        with a sound are marked (for speech that plays them: see `sounds_in`). `cloned`: for
+        a member's cloned voice, without the dictionary: its replacements are the admins'
+        words, not the owner's, and the clone says each word as its owner wrote it (a word
+        with a sound still plays it: a clip is not the clone's voice)."""
+        entries = (
+            await self.db.dictionary.entries(guild_id, language) if guild_id and not cloned else {}
+        )
         options = settings.read_options(entries, language)
         if sounds and guild_id:
             words = await self.db.sounds.words(guild_id)
@@ -132,16 +147,21 @@ class Wording:
         *,
         author_id: int,
         author: MemberSettings | None = None,
+        cloned: bool = False,
     ) -> str:
         """What a member typed (`/say`, `/tts`) as their chat message would be said, without
         "NAME said" ('' when nothing is left to say). A member mentioned is called as in
         chat, and "someone" when neither the server's cache nor a /set nick knows them; in a
-        DM (`guild` None), no dictionary and no names."""
+        DM (`guild` None), no dictionary and no names. `cloned`: said in the member's cloned
+        voice, which says only their words (`owners_names`, no dictionary)."""
         settings = settings or ServerSettings(guild_id=0)  # (a DM: the defaults)
-        options = await self.options(guild.id if guild else None, settings, language)
+        options = await self.options(guild.id if guild else None, settings, language, cloned=cloned)
         options = dataclasses.replace(options, pauses=True)  # what a member typed to be said
         names = Names()
-        if guild is not None:
+        if guild is not None and cloned:
+            own = guild.get_member(author_id)
+            names = owners_names(author_id, own.name) if own is not None else Names()
+        elif guild is not None:
             people: dict[int, str] = {}
             for user_id in mentioned_users(text):
                 member = guild.get_member(user_id)

@@ -55,8 +55,9 @@ SAID = {
         "one two three four five six seven", "one two and so on", settings={"max_length": 20}
     ),
     "no NAME said, whatever xsaid says": Typed("hello there", "hello there"),
+    # the dictionary's words are an admin's, not the owner's: never in their clone (issue 58)
     "a cloned voice: its owner's username, then the words": Typed(
-        "brb", "bob said: be right back", (BRB,), cloned=True
+        "brb", "bob said: brb", (BRB,), cloned=True
     ),
 }
 
