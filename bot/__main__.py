@@ -106,6 +106,16 @@ async def say(config: Config, text: str, out: Path, voice: str | None) -> None:
         raise SystemExit(f"--out must end in .wav or .ogg, not {out.suffix or 'nothing'}")
     if not text.strip():
         raise SystemExit("There is nothing to say: give some text.")
+    from bot.storage.voice_metadata import owner_of
+
+    # a member's exported voice (/voice export) says whose it is: whoever speaks with it is
+    # told whose voice it is, as each use of a cloned voice in the bot is logged
+    owner = owner_of(Path(voice)) if voice else None
+    if owner is not None:
+        print(
+            f"The voice {voice} is a cloned voice of member {owner.owner_id} "
+            f"(consent given {owner.consented_at or 'at an unknown time'})."
+        )
     from bot.synthesis.engine_loading import load_engine
 
     engine = await load_engine(one_stream(config))

@@ -104,7 +104,10 @@ class VoicesCog(commands.Cog):
     @app_commands.describe(name="The voice")
     @app_commands.autocomplete(name=_own_names)
     async def export(self, interaction: discord.Interaction, name: str) -> None:
-        await respond(interaction, lambda: self.bot.app.voices.export(interaction.user, name))
+        await respond(
+            interaction,
+            lambda: self.bot.app.voices.export(interaction.user, guild_of(interaction), name),
+        )
 
     @voice.command(name="forget-me", description="Delete all your voices and voice settings")
     async def forget_me(self, interaction: discord.Interaction) -> None:

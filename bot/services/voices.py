@@ -23,6 +23,7 @@ from bot.services.replies import Reply
 from bot.services.speech import SpeechService
 from bot.services.speech_plan import SpeechPlan
 from bot.storage.database import Database, VoiceRecord, utc_now
+from bot.storage.voice_metadata import with_owner
 from bot.synthesis import clip as clips
 from bot.synthesis.audio_files import encode_audio
 from bot.synthesis.engine import BUILTIN_VOICES, TTSEngine, builtin_voices_for
@@ -282,10 +283,22 @@ class VoiceService:
         return Reply(tr("Here is “{name}”.", name=shown), file=("preview.ogg", data))
 
     # ---- a member's own voice as a file ---------------------------------------------------
-    async def export(self, member: discord.Member | discord.User, name: str) -> Reply:
+    async def export(
+        self, member: discord.Member | discord.User, guild: discord.Guild, name: str
+    ) -> Reply:
         """One of the member's own voices as its voice state file (`.safetensors`), for them
         alone (the reply is ephemeral): a voice is a small file they can carry. Never another
-        member's, and never offered anywhere else (the speech service has no members' voices)."""
+        member's, and never offered anywhere else (the speech service has no members' voices).
+        Not where the server's admins switched cloning off: a clone carried out of there is
+        one. The file says whose it is (their id, when they consented, "a cloned voice"), so
+        that whoever holds it later can tell (`bot.storage.voice_metadata`)."""
+        if not (await self.db.guilds.get(guild.id)).cloning:
+            raise UserError(
+                tr(
+                    "Voice cloning is switched off in this server by its admins, so voices "
+                    "cannot be exported here."
+                )
+            )
         own = await self.db.voices.get(member.id, name)
         if own is None:
             raise UserError(
@@ -296,6 +309,7 @@ class VoiceService:
             )
         spec = await self.library.states.state_spec(own)
         data = await asyncio.to_thread(Path(spec).read_bytes)
+        data = with_owner(data, own.owner_id, own.consented_at)
         log.info("voice %s exported by its owner %s", own.id, member.id)
         return Reply(
             tr(

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
+from bot.storage.voice_metadata import owner_in, with_owner
 from tests.audio_samples import audio_file, encode, speech_like
 from tests.conftest import RunningBot, shown_settings
 from tests.fakediscord import FakeDiscord
@@ -86,7 +87,10 @@ async def test_clone_use_say_delete(running_bot: RunningBot) -> None:
     answer = await exported.wait_content("as a file")
     assert exported.responses[0]["flags"] & 64  # ephemeral
     assert answer["content"].startswith("Your voice “Alice” as a file")
-    assert answer["_files"]["Alice.safetensors"] == state_path.read_bytes()
+    given = answer["_files"]["Alice.safetensors"]
+    owner = owner_in(given)  # with whose it is in its header (tests/e2e/test_voice_export.py)
+    assert owner is not None and owner.owner_id == alice_id(fake)
+    assert given == with_owner(state_path.read_bytes(), owner.owner_id, owner.consented_at)
 
     deleted = await (await fake.interaction("voice delete", {"name": "Alice"})).wait_final()
     assert deleted["content"] == "Deleted “Alice” and its recording."
