@@ -171,7 +171,7 @@ def test_both_compose_files_harden_the_bot() -> None:
     privileges (the image tests check the running container; this, that nothing lacks it)."""
     services = compose_services()
     bots = {name: s for name, s in services.items() if name != "postgres"}
-    assert set(bots) == {"pocketvoice", "shard0", "shard1"}
+    assert set(bots) == {"pocketvoice", "speech", "shard0", "shard1"}
     for name, service in bots.items():
         assert service["read_only"] is True, name
         assert [t.split(":")[0] for t in service["tmpfs"]] == ["/tmp"], name
@@ -200,15 +200,68 @@ async def test_the_health_check_command_asks_the_health_endpoint(ready: bool) ->
 
 def test_compose_keeps_data_and_the_model_cache_on_volumes() -> None:
     compose = yaml.safe_load((REPO / "compose.yaml").read_text())
-    (service,) = compose["services"].values()
+    assert set(compose["services"]) == {"pocketvoice", "speech"}
     image_env = env_of_image()
-    assert service["build"] == "."
-    assert service["restart"] in ("unless-stopped", "always", "on-failure")
-    assert service["env_file"] == ".env"
-    mounts = {v.split(":")[1]: v.split(":")[0] for v in service["volumes"]}
-    assert mounts[image_env["DATA_DIR"]] in compose["volumes"]
-    assert mounts[image_env["HF_HOME"]] in compose["volumes"]
-    assert service["environment"]["METRICS_PORT"] == image_env["METRICS_PORT"]
+    for service in compose["services"].values():  # the bot, and `serve` on the same volumes
+        assert service["build"] == "."
+        assert service["restart"] in ("unless-stopped", "always", "on-failure")
+        assert service["env_file"] == ".env"
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in service["volumes"]}
+        assert mounts[image_env["DATA_DIR"]] in compose["volumes"]
+        assert mounts[image_env["HF_HOME"]] in compose["volumes"]
+    assert (
+        compose["services"]["pocketvoice"]["environment"]["METRICS_PORT"]
+        == (image_env["METRICS_PORT"])
+    )
+
+
+def speech_service() -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["speech"]  # type: ignore[no-any-return]
+
+
+def test_the_compose_speech_service_serves_on_this_machine_only_with_keys() -> None:
+    """`docker compose up -d speech`: `serve` alone, started only when named (a profile), its
+    port published on this machine's loopback only; inside the container it listens on every
+    address, which the service allows with SPEECH_API_KEYS (from .env) and refuses without."""
+    from bot.core.config import ConfigError, check_speech_binds
+
+    service = speech_service()
+    assert service["profiles"] == ["serve"] and service["command"] == ["serve"]
+    port = service["environment"]["SPEECH_PORT"]
+    assert service["ports"] == [f"127.0.0.1:{port}:{port}"]
+    env = {k: str(v) for k, v in service["environment"].items()}
+    with pytest.raises(ConfigError, match="SPEECH_API_KEYS"):
+        check_speech_binds(load_config(env, dotenv_path=None, require_token=False))
+    keyed = load_config({**env, "SPEECH_API_KEYS": "k" * 24}, dotenv_path=None, require_token=False)
+    check_speech_binds(keyed)
+    assert keyed.speech_port == int(port) and keyed.speech_host == "0.0.0.0"
+
+
+@pytest.mark.parametrize("ready", [True, False])
+async def test_the_compose_speech_service_health_check_asks_its_health_endpoint(
+    ready: bool,
+) -> None:
+    """Its health check (the image's asks METRICS_PORT, which `serve` has not) against
+    /healthz as the service answers it."""
+    from aiohttp import web
+
+    from bot.ops.endpoints import healthz
+
+    check = speech_service()["healthcheck"]
+    assert check["test"][:3] == ["CMD", "python", "-c"]
+    app = web.Application()
+    app.router.add_get("/healthz", healthz(lambda: None if ready else "starting"))
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        env = {**os.environ, "SPEECH_PORT": str(runner.addresses[0][1])}
+        process = await asyncio.create_subprocess_exec(sys.executable, *check["test"][2:], env=env)
+        code = await asyncio.wait_for(process.wait(), 30)
+    finally:
+        await runner.cleanup()
+    assert (code == 0) is ready
 
 
 def test_the_shards_compose_file_runs_two_shards_on_one_postgresql() -> None:

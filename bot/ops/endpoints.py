@@ -5,7 +5,7 @@ or Kubernetes probes. Plain aiohttp, which discord.py already brings."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -13,6 +13,21 @@ from bot.core.errors import OperatorError
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 
 log = logging.getLogger(__name__)
+
+
+def healthz(
+    ready: Callable[[], str | None],
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """`/healthz`'s handler: 200 "ready", or 503 "not ready: " and what is waited for
+    (`ready()` gives None when ready). The bot's endpoints and the speech service answer it."""
+
+    async def handler(request: web.Request) -> web.Response:
+        waiting = ready()
+        if waiting is None:
+            return web.Response(text="ready\n")
+        return web.Response(text=f"not ready: {waiting}\n", status=503)
+
+    return handler
 
 
 class EndpointError(OperatorError, RuntimeError):
@@ -30,7 +45,7 @@ class HttpEndpoints:
     async def start(self, host: str, port: int) -> None:
         app = web.Application()
         app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/healthz", healthz(self._ready))
         app.router.add_get("/livez", self._livez)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -54,12 +69,6 @@ class HttpEndpoints:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
-
-    async def _healthz(self, request: web.Request) -> web.Response:
-        waiting = self._ready()
-        if waiting is None:
-            return web.Response(text="ready\n")
-        return web.Response(text=f"not ready: {waiting}\n", status=503)
 
     async def _livez(self, request: web.Request) -> web.Response:
         return web.Response(text="alive\n")  # answered by the event loop itself

@@ -215,3 +215,30 @@ def mark_asked(transport: asyncio.BaseTransport | None) -> None:
     protocol = transport.get_protocol() if transport is not None else None
     if isinstance(protocol, Counted):
         protocol.asked()
+
+
+class Listener:
+    """A port bound before the model loads (the kernel holds it; nothing is accepted until
+    the service is made and starts serving it): its connections go to `factory`, set then."""
+
+    def __init__(self) -> None:
+        self.server: asyncio.Server | None = None
+        self.factory: Callable[[], asyncio.BaseProtocol] | None = None
+
+    async def bind(self, host: str, port: int) -> None:
+        loop = asyncio.get_running_loop()
+        self.server = await loop.create_server(self.protocol, host, port, start_serving=False)
+
+    def protocol(self) -> asyncio.BaseProtocol:
+        assert self.factory is not None, "served before the service was made"
+        return self.factory()
+
+    async def serve(self, factory: Callable[[], asyncio.BaseProtocol]) -> asyncio.Server:
+        assert self.server is not None, "served before it was bound"
+        self.factory = factory
+        await self.server.start_serving()
+        return self.server
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()

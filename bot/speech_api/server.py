@@ -7,17 +7,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
 from bot.core.config import Config, check_speech_binds
 from bot.core.errors import OperatorError
+from bot.ops.endpoints import healthz
 from bot.speech_api.connections import (
     HEADER_S,
     IDLE_S,
     ConnectionGate,
+    Listener,
     bound_sends,
     mark_asked,
 )
@@ -51,12 +55,22 @@ def standalone_scheduler(engine: TTSEngine, models: ModelPool) -> DeadlineSchedu
 
 
 async def serve(config: Config) -> None:
-    """`./run.sh serve`: the model, its scheduler and the service, until SIGINT or SIGTERM."""
+    """`./run.sh serve`: its ports bound, the model, its scheduler and the service, until
+    SIGINT or SIGTERM."""
+    check_speech_binds(config)  # before the model's seconds of loading
+    bound = await Listeners.bind(config)  # a port taken is said now, not after the model
+    try:
+        await serve_bound(config, bound)
+    finally:
+        bound.close()
+
+
+async def serve_bound(config: Config, bound: Listeners) -> None:
+    """`serve` once its ports are bound: the model loads, then they are served."""
     from functools import partial
 
     from bot.synthesis.engine import UnusableVoiceError
 
-    check_speech_binds(config)  # before the model's seconds of loading
     engine = await load_engine(config, phrases=config.data_dir / "phrases")
     try:
         try:
@@ -67,7 +81,7 @@ async def serve(config: Config) -> None:
         scheduler = standalone_scheduler(engine, models)
         server = SpeechServer(config, scheduler, models)
         try:
-            await server.start()
+            await server.start(bound)
             print(f"PocketVoice speaks at {server.url}/ (Ctrl+C stops it)", flush=True)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
@@ -88,6 +102,50 @@ class SpeechServiceError(OperatorError):
     label = "Speech service"
 
 
+def taken(host: str, port: int, error: OSError, setting: str, what: str = "") -> SpeechServiceError:
+    """One line for the operator (asyncio's own message repeats the address)."""
+    reason = os.strerror(error.errno) if error.errno else str(error)
+    return SpeechServiceError(
+        f"cannot listen on {host}:{port}{what} ({reason}): set {setting} to a free port"
+    )
+
+
+@dataclass
+class Listeners:
+    """`serve`'s ports, bound first: a port another program holds is said in one line at
+    once, not after the tens of seconds the model takes to load."""
+
+    http: Listener
+    wyoming: Listener | None = None
+
+    @classmethod
+    async def bind(cls, config: Config) -> Listeners:
+        bound = cls(Listener())
+        host, port = config.speech_host, port_of(config)
+        try:
+            await bound.http.bind(host, port)
+        except OSError as error:
+            raise taken(host, port, error, "SPEECH_PORT") from None
+        if config.wyoming_port is not None:
+            bound.wyoming = Listener()
+            host, port = config.wyoming_host, config.wyoming_port
+            try:
+                await bound.wyoming.bind(host, port)
+            except OSError as error:
+                bound.close()
+                raise taken(host, port, error, "WYOMING_PORT", " for Wyoming") from None
+        return bound
+
+    def close(self) -> None:
+        self.http.close()
+        if self.wyoming is not None:
+            self.wyoming.close()
+
+
+def port_of(config: Config) -> int:
+    return DEFAULT_PORT if config.speech_port is None else config.speech_port
+
+
 class SpeechServer:
     def __init__(
         self,
@@ -99,7 +157,7 @@ class SpeechServer:
         check_speech_binds(config)
         self.config = config
         self.host = config.speech_host
-        self.port = DEFAULT_PORT if config.speech_port is None else config.speech_port
+        self.port = port_of(config)
         limits = ClientLimits(config.speech_streams_per_key, config.speech_requests_per_minute)
         self.streams = SpeechStreams(scheduler, models, limits, config.speech_queue, on_end)
         self.voices = ServiceVoices(config.data_dir, models.default_language)
@@ -108,6 +166,9 @@ class SpeechServer:
         self.app = web.Application(client_max_size=MAX_BODY, middlewares=[asked, refusals])
         OpenAISpeech(self.streams, self.voices, self.keys).routes(self.app)
         Page().routes(self.app)
+        # for Docker's, systemd's or a balancer's probes: no key, nothing in it but the state
+        self.waiting: str | None = "starting"  # what /healthz says is awaited; None: ready
+        self.app.router.add_get("/healthz", healthz(lambda: self.waiting))
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._wyoming: object | None = None
@@ -118,7 +179,8 @@ class SpeechServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    async def start(self) -> None:
+    async def start(self, bound: Listeners | None = None) -> None:
+        """Listen on the ports (`bound`: already bound by `serve`, before the model)."""
         # aiohttp's keep-alive timeout closes a connection idle between requests (3,630 s
         # by default); the gate caps them and closes one with no request in HEADER_S
         runner = web.AppRunner(
@@ -127,16 +189,15 @@ class SpeechServer:
         await runner.setup()
         assert runner.server is not None
         loop = asyncio.get_running_loop()
+        factory = self.gate.factory(runner.server, HEADER_S)
         try:
-            self._listener = await loop.create_server(
-                self.gate.factory(runner.server, HEADER_S), self.host, self.port
-            )
+            if bound is not None:
+                self._listener = await bound.http.serve(factory)
+            else:
+                self._listener = await loop.create_server(factory, self.host, self.port)
         except OSError as error:
             await runner.cleanup()
-            raise SpeechServiceError(
-                f"cannot listen on {self.host}:{self.port} ({error.strerror or error}): "
-                "set SPEECH_PORT to a free port"
-            ) from None
+            raise taken(self.host, self.port, error, "SPEECH_PORT") from None
         bound_sends(self._listener)
         self._runner = runner
         if self.port == 0:  # (a free port was asked for: the one given)
@@ -145,21 +206,21 @@ class SpeechServer:
             from bot.speech_api.wyoming_server import WyomingServer
 
             wyoming = WyomingServer(self.streams, self.voices, self.gate)
+            host, port = self.config.wyoming_host, self.config.wyoming_port
             try:
-                await wyoming.start(self.config.wyoming_host, self.config.wyoming_port)
+                await wyoming.start(host, port, bound.wyoming if bound is not None else None)
             except OSError as error:
                 await self.close()
-                raise SpeechServiceError(
-                    f"cannot listen on {self.config.wyoming_host}:{self.config.wyoming_port} "
-                    f"for Wyoming ({error.strerror or error}): set WYOMING_PORT to a free port"
-                ) from None
+                raise taken(host, port, error, "WYOMING_PORT", " for Wyoming") from None
             self._wyoming = wyoming
             self.wyoming_port = wyoming.port
+        self.waiting = None
         log.info("speech service at %s", self.url)
 
     async def close(self) -> None:
         from bot.speech_api.wyoming_server import WyomingServer
 
+        self.waiting = "closing"
         if isinstance(self._wyoming, WyomingServer):
             await self._wyoming.close()
         self._wyoming = None

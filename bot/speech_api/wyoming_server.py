@@ -43,6 +43,7 @@ from bot.speech_api.connections import (
     IDLE_S,
     WRITE_S,
     ConnectionGate,
+    Listener,
     bound_sends,
     mark_asked,
 )
@@ -312,15 +313,20 @@ class WyomingServer:
         self._handlers: set[asyncio.Task[None]] = set()
         self._closing = False
 
-    async def start(self, host: str, port: int) -> None:
-        """Listen as `asyncio.start_server` does, each connection through the gate."""
+    async def start(self, host: str, port: int, bound: Listener | None = None) -> None:
+        """Listen as `asyncio.start_server` does, each connection through the gate (`bound`:
+        the port `serve` bound before the model loaded)."""
 
         def protocol() -> asyncio.BaseProtocol:
             reader = asyncio.StreamReader(limit=MAX_LINE)
             return asyncio.StreamReaderProtocol(reader, self._connected)
 
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self.gate.factory(protocol, None), host, port)
+        factory = self.gate.factory(protocol, None)
+        if bound is not None:
+            self._server = await bound.serve(factory)
+        else:
+            loop = asyncio.get_running_loop()
+            self._server = await loop.create_server(factory, host, port)
         bound_sends(self._server)
 
     @property

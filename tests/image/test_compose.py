@@ -64,10 +64,12 @@ async def test_both_compose_files_parse(tmp_path: Path, podman_storage: Storage)
     podman = Podman(tmp_path / "podman", podman_storage)
     folder = project(tmp_path / "p", {"DISCORD_TOKEN": "x", "POSTGRES_PASSWORD": "secret"})
     for name, services in (
-        ("compose.yaml", {"pocketvoice"}),
+        ("compose.yaml", {"pocketvoice", "speech"}),  # (the speech service: its profile)
         ("compose.shards.yaml", {"postgres", "shard0", "shard1"}),
     ):
-        done = await podman.compose("-f", str(folder / name), "config", timeout=60)
+        done = await podman.compose(
+            "--profile", "serve", "-f", str(folder / name), "config", timeout=60
+        )
         done.check(f"podman-compose config of {name}")
         parsed = yaml.safe_load(done.out)
         assert set(parsed["services"]) == services, done.out
@@ -78,6 +80,17 @@ async def test_both_compose_files_parse(tmp_path: Path, podman_storage: Storage)
             assert bot["read_only"] is True and bot["cap_drop"] == ["ALL"], bot
             assert bot["tmpfs"] == ["/tmp:size=64m,mode=1777"], bot
             assert bot["security_opt"] == ["no-new-privileges:true"], bot
+    # `serve` alone, as compose reads it: not started by `up` without its profile (or its
+    # name), with its own health check
+    plain = (await podman.compose("-f", str(folder / "compose.yaml"), "config")).out
+    assert set(yaml.safe_load(plain)["services"]) == {"pocketvoice"}, plain
+    speech = yaml.safe_load(
+        (
+            await podman.compose("--profile", "serve", "-f", str(folder / "compose.yaml"), "config")
+        ).out
+    )["services"]["speech"]
+    assert speech["profiles"] == ["serve"] and speech["command"] == ["serve"], speech
+    assert "SPEECH_PORT" in speech["healthcheck"]["test"][-1], speech
     shards = yaml.safe_load(
         (await podman.compose("-f", str(folder / "compose.shards.yaml"), "config")).out
     )["services"]

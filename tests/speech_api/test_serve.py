@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
 import openai
 import pytest
 import safetensors.numpy
@@ -58,6 +59,12 @@ async def test_serve_speaks_without_discord(tmp_path: Path, tiny_model: TinyMode
         while b"speaks at" not in line and line:
             line = await asyncio.wait_for(process.stdout.readline(), 60)
         assert f"http://127.0.0.1:{port}/".encode() in line, line
+        # the health endpoint, as a probe asks it (no key)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/healthz") as health,
+        ):
+            assert (health.status, await health.text()) == (200, "ready\n")
         api = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-", max_retries=0)
         speech = await api.audio.speech.create(
             model="tts-1",
@@ -139,3 +146,34 @@ def test_the_operator_adds_and_exports_service_voices(
     assert refused.returncode == 1 and "built-in" in refused.stderr
     missing = voices("export", "--service", "nobody", "--out", str(out))
     assert missing.returncode == 1 and "no service voice “nobody”" in missing.stderr
+
+
+@pytest.mark.parametrize("setting", ["SPEECH_PORT", "WYOMING_PORT"])
+async def test_a_port_taken_is_said_before_the_model_loads(
+    tmp_path: Path, tiny_model: TinyModel, setting: str
+) -> None:
+    """Another program holds the port: `serve` says so in one line and stops, with no
+    model loaded. Before, the model loaded first (tens of seconds with real weights)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        held = int(holder.getsockname()[1])
+        env = {
+            "TTS_CONFIG": str(tiny_model.config),
+            "DEFAULT_VOICE": str(tiny_model.voice_state),
+            "DATA_DIR": str(tmp_path),
+            "SPEECH_PORT": str(free_port()),
+            "WYOMING_PORT": str(free_port()),
+            "LOG_LEVEL": "INFO",
+            setting: str(held),
+        }
+        process = await serve(tmp_path, env)
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+    log = out.decode()
+    assert process.returncode == 1, log
+    assert "Pocket TTS loaded" not in log and "Traceback" not in log, log
+    for_what = " for Wyoming" if setting == "WYOMING_PORT" else ""
+    assert log.strip().splitlines()[-1] == (
+        f"Speech service: cannot listen on 127.0.0.1:{held}{for_what} (Address already in "
+        f"use): set {setting} to a free port"
+    ), log
