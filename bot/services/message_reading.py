@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import discord
 
 from bot.i18n.translate import tr
-from bot.services.member_names import names_in_use, said_as
+from bot.services.member_names import names_in_use, names_of_owner, said_as
 from bot.services.speech import in_stage_audience
 from bot.services.wording import Wording, capped, owners_names, rendered
 from bot.storage.database import Database, MemberSettings
@@ -238,7 +238,9 @@ class MessageWords:
     ) -> list[bool]:
         """For each (a message, the name its author is said by): whether a webhook posted it
         under a name a member here goes by, so that it is said as a webhook's and cannot pass
-        for theirs. The members' names are read only when a webhook is named."""
+        for theirs. The members' names are read only when a webhook is named. While the
+        server owner's names cannot be known (not cached, and the fetch failed lately), every
+        webhook is said as one: it might be posing as them."""
         hooked = [
             message is not None and message.webhook_id is not None and name is not None
             for message, name in authors
@@ -246,6 +248,8 @@ class MessageWords:
         if not any(hooked):
             return hooked
         taken = await names_in_use(self.db, guild)
+        if await names_of_owner(guild) is None:
+            return hooked
         return [
             hook and name is not None and said_as(name) in taken
             for hook, (_, name) in zip(hooked, authors, strict=True)
