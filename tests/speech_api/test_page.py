@@ -19,7 +19,7 @@ from selenium.webdriver.common.keys import Keys
 
 from bot.synthesis.engine import TTSEngine
 from tests.conftest import TinyModel
-from tests.speech_api.service import running_service
+from tests.speech_api.service import KEY, running_service
 
 pytestmark = pytest.mark.process  # chromedriver and chromium
 
@@ -39,12 +39,21 @@ FLAGS = (
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
+    driver = chromium(tmp_path)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def chromium(tmp_path: Path, *flags: str) -> webdriver.Chrome:
+    """Headless chromium with the tests' flags and `flags`."""
     if not Path(CHROMEDRIVER).exists() or shutil.which("chromium") is None:
         # a failure, not a skip: the page would go untested where ./test.sh was not run
         pytest.fail("Debian's chromium and chromium-driver are missing: ./test.sh installs them")
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or ""
-    for flag in (*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+    for flag in (*FLAGS, *flags, f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(flag)
     options.add_experimental_option(
         "prefs",
@@ -55,10 +64,7 @@ def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
     )
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_script_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return driver
 
 
 def state(driver: webdriver.Chrome) -> dict[str, object]:
@@ -124,3 +130,73 @@ async def test_the_page_speaks_as_the_speech_is_made(
         assert browser.execute_script(
             "return document.documentElement.scrollWidth <= window.innerWidth"
         )
+
+
+def status(driver: webdriver.Chrome) -> str:
+    return driver.find_element(By.ID, "status").text
+
+
+async def until(check, what: str, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, f"the page never {what}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_service_without_keys_shows_no_key_field(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel, browser: webdriver.Chrome
+) -> None:
+    """Before, the CSS's flex row showed the field its `hidden` attribute hid."""
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        await asyncio.to_thread(browser.get, f"{server.url}/")
+        await until(
+            lambda: browser.find_elements(By.CSS_SELECTOR, "#voice option[value=narrator]"),
+            "listed the voices",
+        )
+        assert not browser.find_element(By.ID, "key").is_displayed()
+        assert not browser.find_element(By.ID, "key-row").is_displayed()
+        assert status(browser) == ""
+
+
+async def test_the_key_field_asks_refuses_and_accepts_a_key(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel, browser: webdriver.Chrome
+) -> None:
+    """A service with keys: the field shows, asking for one; a wrong key is said refused; the
+    right one clears the request (before, "needs an API key" stayed) and the page speaks."""
+    async with running_service(tmp_path, engine, tiny_model, SPEECH_API_KEYS=KEY) as server:
+        await asyncio.to_thread(browser.get, f"{server.url}/")
+        await until(lambda: "needs an API key" in status(browser), "asked for a key")
+        key = browser.find_element(By.ID, "key")
+        assert key.is_displayed()
+        key.send_keys("not-the-key-0123456789", Keys.TAB)  # (`change` fires on leaving it)
+        await until(lambda: "refused" in status(browser), "refused a wrong key")
+        assert "needs an API key" not in status(browser)
+        key.clear()
+        key.send_keys(KEY, Keys.TAB)
+        await until(lambda: status(browser) == "", "took the right key")
+        assert key.is_displayed()  # (to change it)
+        await until(
+            lambda: browser.find_elements(By.CSS_SELECTOR, "#voice option[value=narrator]"),
+            "listed the voices",
+        )
+        browser.find_element(By.ID, "speak").click()
+        await wait_for(browser, lambda s: s["ended"], "ended", timeout=120)
+        final = state(browser)
+        assert final["error"] is None and final["decoded"] > 0, final  # type: ignore[operator]
+
+
+async def test_a_refused_host_is_said_as_such(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """The page reached by another name than 127.0.0.1 or localhost (as a DNS rebinding
+    would) on a service without keys: it says why, not that a key is needed."""
+    driver = chromium(tmp_path, "--host-resolver-rules=MAP pocketvoice.test 127.0.0.1")
+    try:
+        async with running_service(tmp_path, engine, tiny_model) as server:
+            await asyncio.to_thread(driver.get, f"http://pocketvoice.test:{server.port}/")
+            await until(lambda: status(driver) != "", "said anything")
+            said = status(driver)
+            assert "127.0.0.1 or localhost" in said and "API key" not in said, said
+            assert not driver.find_element(By.ID, "key").is_displayed()
+    finally:
+        driver.quit()

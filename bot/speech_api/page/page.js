@@ -23,22 +23,34 @@ function body(format) {
   });
 }
 
+async function refusal(response) {
+  try {
+    const error = (await response.json()).error;
+    return { message: error.message, code: error.code };
+  } catch { return { message: response.statusText, code: null }; }
+}
+
 async function failure(response) {
-  try { return (await response.json()).error.message; } catch { return response.statusText; }
+  return (await refusal(response)).message;
 }
 
 async function load() {
   const response = await fetch("/v1/audio/voices", { headers: headers() });
-  if (response.status === 401) {
-    $("key-row").hidden = false;
-    $("status").textContent = "This service needs an API key.";
+  if (!response.ok) {
+    const { message, code } = await refusal(response);
+    if (code === "invalid_api_key") {  // a key was sent, and it is not one of the service's
+      $("key-row").hidden = false;
+      $("status").textContent = "That API key was refused: " + message;
+    } else {  // (a refused Host: no key helps, the service says what does)
+      $("status").textContent = "The service refused this page: " + message;
+    }
     return;
   }
   const info = await response.json();
-  if (info.key_required) {  // the voices are listed without a key; speech needs one
-    $("key-row").hidden = false;
-    $("status").textContent = "This service needs an API key.";
-  }
+  // the voices are listed without a key; speech needs one where the service has keys. The
+  // field stays once a key is typed, so that it can be changed.
+  $("key-row").hidden = !info.key_required && !$("key").value;
+  $("status").textContent = info.key_required ? "This service needs an API key." : "";
   $("voice").replaceChildren(...info.data.map((v) => new Option(
     v.kind === "operator" ? v.name + " (this server's)" : v.name, v.id)));
   $("language").replaceChildren(...info.languages.map((l) => new Option(l, l)));
