@@ -19,6 +19,7 @@ from bot.core.config import (
     revealed,
 )
 from bot.core.errors import OperatorError
+from bot.core.log_privacy import WithheldWords
 from bot.i18n.translate import plural
 
 log = logging.getLogger("bot")
@@ -46,6 +47,9 @@ def configure_logging(
         )
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    # pocket-tts writes members' words into some of its warnings: withheld above DEBUG (the
+    # worker processes withhold them in theirs: bot/synthesis/pipeline_processes.py)
+    handler.addFilter(WithheldWords())
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # pocket-tts logs every generation at INFO; keep it for debugging.
     logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, logging.getLevelName(level)))

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from bot.core.log_privacy import WithheldWords
 from bot.synthesis.batching import Batcher, LiveCapacity, ModelState, Request, prefill_chunks
 from bot.synthesis.capacity import BatchCost, StepCosts
 from bot.synthesis.model_errors import StreamRefused
@@ -391,7 +392,9 @@ def run_worker(
 ) -> None:
     """`serve`'s work: what it says goes through `outbox`."""
     send = outbox.send
-    logging.basicConfig(level=log_level, handlers=[PipeLogHandler(send)], force=True)
+    handler = PipeLogHandler(send)
+    handler.addFilter(WithheldWords())  # members' words never leave the worker in a record
+    logging.basicConfig(level=log_level, handlers=[handler], force=True)
     logging.getLogger("pocket_tts").setLevel(max(logging.WARNING, log_level))
 
     try:
