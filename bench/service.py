@@ -1,4 +1,5 @@
-"""The speech service under load: K clients stream at once through OpenAI's SDK.
+"""The speech service under load: K clients stream at once through OpenAI's SDK; one whole file
+against pocket-tts's own speed.
 
 The service runs in this process on a random-weight model of `--config`'s architecture (the
 released model's compute), batched as `./run.sh serve` runs it. For each K in `--clients`,
@@ -21,8 +22,14 @@ long as the clients' run took, then beside the K clients at once; printed for bo
 messages' first audio (p50, p95: the next message's wait for the model), the messages with a
 gap of 100 ms or more (5 underrun frames in a row) and the underrun seconds per minute.
 
-Usage: .venv/bin/python bench/service.py [--clients 1 4 8 12] [--config english]
-       [--quantize yes|no] [--discord 4] [--smoke]
+First, one whole file alone (`--rounds` rounds): a WAV asked for through the SDK's
+non-streamed `create`, read as fast as it comes, as Open WebUI keeps its answers; its audio
+seconds per wall second beside pocket-tts's own `generate_audio_stream` on the same model and
+text in the same process, the two in turn (A B, then B A, ...) so that the host's drift falls
+on both alike; printed per round and as the median ratio (the target: at least 0.95).
+
+Usage: .venv/bin/python bench/service.py [--clients 1 8 12] [--config english]
+       [--quantize yes|no] [--discord 4] [--rounds 6] [--smoke]
 (`--smoke`: the tests' tiny model and K = 1, 2: checks that the bench runs, measures nothing.)
 """
 
@@ -63,6 +70,15 @@ TEXT = (
     "and listen."
 )
 PREBUFFER_S = 0.2  # a client starts playing once this much audio has come
+# the whole file's text: no numbers, units or emoji, so the service's reading of it is the
+# text pocket-tts gets alone; about 20 s of speech (each chunk runs to its length limit)
+FILE_TEXT = (
+    "The old lighthouse stood at the edge of the cliff, its white paint peeling in the salt "
+    "wind. Every evening the keeper climbed the narrow stairs to light the lamp, and every "
+    "morning he wrote a line in the logbook about the weather and the ships that passed. "
+    "Nobody remembered when the last storm had reached the harbour, but the keeper kept "
+    "his watch all the same."
+)
 
 
 @dataclasses.dataclass
@@ -102,6 +118,49 @@ def raw_first_chunk(engine: TTSEngine) -> float:
         stop.set()
         return time.perf_counter() - started
     return float("nan")
+
+
+def raw_file(engine: TTSEngine) -> float:
+    """pocket-tts alone on FILE_TEXT, as a library user calls it: audio seconds per second."""
+    state = engine.voice_cache.get(engine.default_voice) or {}
+    samples, started = 0, time.perf_counter()
+    for chunk in engine.model.generate_audio_stream(state, FILE_TEXT):
+        samples += chunk.shape[-1]
+    return samples / SAMPLE_RATE / (time.perf_counter() - started)
+
+
+async def service_file(api: openai.AsyncOpenAI) -> float:
+    """One whole WAV through the SDK's non-streamed call: audio seconds per second."""
+    started = time.perf_counter()
+    speech = await api.audio.speech.create(
+        model="tts-1", voice="default", input=FILE_TEXT, response_format="wav"
+    )
+    wall = time.perf_counter() - started
+    data = speech.content
+    audio = data[data.index(b"data") + 8 :]  # (the header's sizes say "unknown")
+    return len(audio) / 2 / SAMPLE_RATE / wall
+
+
+async def file_rounds(engine: TTSEngine, api: openai.AsyncOpenAI, rounds: int) -> None:
+    """The service's whole file and pocket-tts's own, in turn: each round's speeds and the
+    median ratio."""
+    print(f"one whole file alone ({len(FILE_TEXT)} characters), audio s per wall s:")
+    ratios = []
+    for n in range(rounds):
+        if n % 2 == 0:
+            raw = await asyncio.to_thread(raw_file, engine)
+            ours = await service_file(api)
+        else:
+            ours = await service_file(api)
+            raw = await asyncio.to_thread(raw_file, engine)
+        ratios.append(ours / raw)
+        order = "pocket-tts first" if n % 2 == 0 else "service first"
+        print(
+            f"  round {n + 1}: service {ours:5.2f}  pocket-tts {raw:5.2f}  "
+            f"ratio {ours / raw:5.2f}  ({order})",
+            flush=True,
+        )
+    print(f"  median ratio {statistics.median(ratios):.2f} (min {min(ratios):.2f})\n")
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -199,7 +258,13 @@ def client_row(k: int, way: str, done: list[Client], raw: float) -> str:
 
 
 async def bench(
-    config: Path, clip: Path, quantize: bool, ks: list[int], folder: Path, servers: int
+    config: Path,
+    clip: Path,
+    quantize: bool,
+    ks: list[int],
+    folder: Path,
+    servers: int,
+    rounds: int,
 ) -> None:
     env = {
         "TTS_CONFIG": str(config),
@@ -234,6 +299,8 @@ async def bench(
             f"{config.stem} {'int8' if quantize else 'fp32'}: raw first chunk "
             f"{raw * 1000:.0f} ms; batch of up to {engine.rows} rows"
         )
+        if rounds:
+            await file_rounds(engine, api, rounds)
         print(
             f"{'K':>3} {'way':<14} {'first byte p50':>15} {'p95':>8} {'x raw':>6} "
             f"{'underruns':>10} {'RTF min':>8} {'RTF p50':>8}"
@@ -264,10 +331,11 @@ async def bench(
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8, 12])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 12])
     parser.add_argument("--config", default="english")
     parser.add_argument("--quantize", choices=["yes", "no"], default="yes")
     parser.add_argument("--discord", type=int, default=4, help="Discord servers beside (0: none)")
+    parser.add_argument("--rounds", type=int, default=6, help="whole-file rounds (0: none)")
     parser.add_argument("--smoke", action="store_true", help="the tiny model, K = 1, 2")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -275,13 +343,13 @@ async def main() -> None:
         if args.smoke:
             tokenizer = train_tokenizer(folder, 4000)
             config = write_random_config("english_2m_2026-10", folder, tokenizer=tokenizer)
-            ks, quantize = [1, 2], False
+            ks, quantize, args.rounds = [1, 2], False, min(args.rounds, 2)
         else:
             tokenizer = train_tokenizer(folder, 4000)
             config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
             ks, quantize = args.clients, args.quantize == "yes"
         clip = make_clip(folder / "voice.wav", seconds=10.0)
-        await bench(config, clip, quantize, ks, folder, args.discord)
+        await bench(config, clip, quantize, ks, folder, args.discord, args.rounds)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ class SpeechCog(commands.Cog):
     @app_commands.command(name="botstats", description="How fast and how busy the bot is")
     async def botstats(self, interaction: discord.Interaction) -> None:
         await respond(
-            interaction, lambda: botstats(self.bot.app.speakers, self.bot.process_shards())
+            interaction,
+            lambda: botstats(self.bot.app.speakers, self.bot.process_shards(), interaction.guild),
         )
 
     @commands.Cog.listener()

@@ -1,6 +1,7 @@
 """discord.py's VoiceClient, with one fault of its reconnects worked around, and the few
-private parts of discord.py that the bot needs: its voice state's, for healing a link,
-libopus's loader, and where it finds Discord (this is their one adapter: no other module
+private parts of discord.py that the bot needs: its voice state's, for healing a link and for
+the call's DAVE session (`call_privacy`: what /botstats shows members), libopus's loader, and
+where it finds Discord (this is their one adapter: no other module
 touches them, tests/test_private_names.py checks). Written for discord.py `WRITTEN_FOR`: after
 an upgrade, check this module first (`doctor` warns when the installed version differs).
 
@@ -34,6 +35,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -62,6 +64,38 @@ def point_discord_at(config: Config) -> None:
     the same `Route`), so they are set for the whole process: one bot, one Discord."""
     discord.http.Route.BASE = config.discord_api_base
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config.discord_gateway_url)
+
+
+def dave_protocol_version() -> int:
+    """The highest DAVE protocol version discord.py offers Discord (its voice state's
+    `max_dave_protocol_version`: davey's, or 0 without davey: Discord then closes with 4017)."""
+    if not discord.voice_state.has_dave:
+        return 0
+    import davey  # discord.py imported it already (has_dave)
+
+    return int(davey.DAVE_PROTOCOL_VERSION)
+
+
+@dataclass(frozen=True)
+class CallPrivacy:
+    """The bot's voice call in one server as its members can check it (/botstats)."""
+
+    channel_id: int
+    encrypted: bool  # DAVE is on for the call (a protocol version above 0)
+    code: str | None  # its voice privacy code; None until the call's group is agreed
+
+
+def call_privacy(voice_client: discord.VoiceProtocol | None) -> CallPrivacy | None:
+    """The call of a server's voice connection (None: not connected): whether DAVE is on and
+    the code Discord shows members in the call (davey's `voice_privacy_code` of the
+    connection's session, made afresh at each transition), once its session is ready."""
+    if not isinstance(voice_client, discord.VoiceClient) or not voice_client.is_connected():
+        return None
+    state = voice_client._connection
+    encrypted = bool(getattr(state, "dave_protocol_version", 0))
+    session = getattr(state, "dave_session", None)
+    code = session.voice_privacy_code if encrypted and session and session.ready else None
+    return CallPrivacy(voice_client.channel.id, encrypted, code or None)
 
 
 def load_opus() -> bool:

@@ -1,9 +1,11 @@
 """A request's speech as a job of the one deadline scheduler, within the service's limits.
 
 The job is the speech service's (`source` "api" or "wyoming"): the scheduler admits it after
-Discord's messages and only while rows stay free for them. Its sink counts the client as
-playing in real time from the first chunk, so the scheduler keeps it `ahead_s` ahead like a
-Discord server, and never spends more on it than a listener needs.
+Discord's messages and only while rows stay free for them. Its sink counts as ahead only the
+audio its client has not taken: a client that takes the audio as fast as it comes (a file, a
+whole answer, a page that buffers) is never held back and gets its row at the model's full
+speed; one that reads in real time (a player behind curl) leaves audio unread, and the
+scheduler then keeps it a few seconds ahead like a Discord server.
 """
 
 from __future__ import annotations
@@ -77,15 +79,18 @@ class ClientStalled(ConnectionResetError):
 
 class ServiceSink:
     """Where a service job's audio goes: a queue its client reads, bounded (MAX_QUEUED_S).
-    It counts as playing in real time from its first chunk (the client's own buffer is not
-    known), and as having at least what its client has not taken yet: a client that reads
-    slower than real time slows its job (the scheduler keeps a sink only so far ahead), and
-    one that stops reading leaves its job paused, not piling audio up."""
+
+    Its audio ahead is what its client has not taken yet, nothing more. Whether a client
+    listens is known only by how it reads: one that takes each chunk as it comes is not
+    waiting on real time (a file, a whole answer), so nothing holds its job back; one that
+    plays as it reads stops taking once its own buffers are full, its audio piles up here,
+    and the scheduler keeps it only so far ahead (`Batcher.PACE_S`, `ahead_s`); one that
+    stops reading leaves its job paused, not piling audio up. (Until issue 59 it counted as
+    playing in real time from its first chunk: a whole file took as long as its speech.)"""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.chunks: asyncio.Queue[np.ndarray] = asyncio.Queue()
-        self.fed_s = 0.0
         self.first_at: float | None = None
         self.queued = 0  # samples in `chunks`
         self.overflowed = False
@@ -99,10 +104,7 @@ class ServiceSink:
         return self.queued / MODEL_RATE
 
     def buffered_seconds(self) -> float:
-        if self.first_at is None:
-            return 0.0
-        played = max(0.0, self.fed_s - (self.clock() - self.first_at))
-        return max(played, self.queued_seconds())
+        return self.queued_seconds()
 
     def feed(self, chunk: np.ndarray) -> None:
         if self.overflowed:
@@ -114,7 +116,6 @@ class ServiceSink:
             return
         if self.first_at is None:
             self.first_at = self.clock()
-        self.fed_s += len(chunk) / MODEL_RATE
         self.queued += len(chunk)
         self.chunks.put_nowait(np.array(chunk, dtype=np.float32))  # a copy: buffers are reused
 

@@ -13,7 +13,10 @@ scheduler's choice, pure (no tasks, no awaits), so it can be tested with a fake 
 Discord first: the speech service's streams (`SpeechJob.source` "api", "wyoming") wait behind
 every Discord message waiting for room, and are admitted only while `reserved_rows` rows stay
 free for Discord beside them (with the load estimate instead of a batch: while the load stays
-under `SERVICE_LOAD_SHARE` of the most).
+under `SERVICE_LOAD_SHARE` of the most). Once admitted, a stream's audio ahead is only what its
+client has not taken (`ServiceSink`): how long it has before it runs dry is not known, so it is
+never urgent and its units go after every Discord server's below `ahead_s`; a client that takes
+its audio as it comes (a file) gets the model whenever the servers are far enough ahead.
 """
 
 from __future__ import annotations
@@ -254,15 +257,21 @@ class UnitChoice:
         return None
 
     def _urgent(self, jobs: list[SpeechJob]) -> list[SpeechJob]:
-        """Admitted jobs playing with less than `low_water_s` left."""
+        """Discord's admitted jobs playing with less than `low_water_s` left (a service
+        stream's unread audio says when its client has enough, not when it runs dry)."""
         return [
             j
             for j in jobs
-            if j.admitted and j.sink.started and j.sink.buffered_seconds() < self.low_water_s
+            if j.admitted
+            and j.from_discord
+            and j.sink.started
+            and j.sink.buffered_seconds() < self.low_water_s
         ]
 
     def _first(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
-        return min(jobs, key=lambda j: (self.deadline(j, now), j.requested_at))
+        """Discord's jobs first, then by deadline: a service stream whose client takes its
+        audio as it comes has nothing unread, which is no deadline (see `ServiceSink`)."""
+        return min(jobs, key=lambda j: (not j.from_discord, self.deadline(j, now), j.requested_at))
 
     def _first_waiting(self, jobs: list[SpeechJob], now: float) -> SpeechJob:
         """The next job to admit: Discord's before the speech service's, then by deadline."""

@@ -7,6 +7,8 @@ not send any. One test runs without DAVE (protocol version 0): frames pass as pl
 
 from __future__ import annotations
 
+import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,22 @@ VOICE, VOICE2 = FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
 ALICE, BOB = 1200000000000000001, 1200000000000000002  # their user ids in the fake
 DAVE_DELAY_S = 0.05  # each way, between a client and the voice gateway
 FIRST_AUDIO_S = 0.5  # from the voice session's start to the first frame a member decrypts
+
+
+async def privacy_field(fake: FakeDiscord, locale: str = "en-US") -> str:
+    """What /botstats shows in the server of the bot's call there."""
+    reply = await (await fake.interaction("botstats", locale=locale)).wait_response(2)
+    fields = {f["name"]: f["value"] for f in reply["embeds"][0]["fields"]}
+    return str(
+        fields["Voice privacy code" if locale == "en-US" else "Code de confidentialité vocale"]
+    )
+
+
+def code_in(shown: str) -> str:
+    """The code in a /botstats line, without the spaces between its groups."""
+    found = re.search(r"`([0-9 ]+)`", shown)
+    assert found, shown
+    return found[1].replace(" ", "")
 
 
 def with_dave(running: RunningBot, on: bool = True) -> FakeDiscord:
@@ -48,6 +66,7 @@ async def test_a_say_into_a_fresh_join_is_heard_from_the_first_frame(
 
     lost = [p for p in fake.udp.undecrypted]
     alice = fake.dave.listener(ALICE, VOICE)
+    print(f"join: {len(lost)} frames lost")
     assert not fake.udp.errors and not fake.dave.errors and not alice.errors
     assert lost == [], f"{len(lost)} frames lost at the join"
     assert alice.lost == 0 and alice.heard == len(fake.udp.packets)
@@ -70,6 +89,52 @@ async def test_without_dave_frames_pass_as_plain_opus(running_bot: RunningBot) -
     assert not fake.udp.undecrypted
     assert speaker.history[0].frames_played == len(audio_packets(fake.udp.packets)) > 0
     assert all(not p.opus.endswith(b"\xfa\xfa") for p in fake.udp.packets)  # DAVE's marker
+    shown = await privacy_field(fake)
+    assert shown == f"<#{VOICE}>: this call is not end-to-end encrypted"
+
+
+async def test_botstats_shows_the_voice_privacy_code_the_members_have(
+    running_bot: RunningBot,
+) -> None:
+    """/botstats shows the code of the bot's call in the member's server, as Discord's call
+    panel shows it (six groups of five digits): the one alice's davey session has; after bob
+    joins, the call's new code, which both have; in French too."""
+    fake = with_dave(running_bot)
+    assert await privacy_field(fake) == "not in a voice channel in this server"
+    await fake.set_voice_state("alice", VOICE)
+    await (await fake.interaction("say", {"text": "Hello there, friend."})).wait_final()
+    speaker = speaker_of(running_bot)
+    await fake.wait_for(lambda: len(speaker.history) == 1, 30, "the utterance to end")
+    alice = fake.dave.listener(ALICE, VOICE).client.dave
+    code = alice.voice_privacy_code
+    assert code is not None and len(code) == 30
+    shown = await privacy_field(fake)
+    groups = " ".join(code[i : i + 5] for i in range(0, 30, 5))
+    assert shown.startswith(f"<#{VOICE}>: end-to-end encrypted, code `{groups}`. "), shown
+    assert code_in(shown) == code
+
+    await fake.set_voice_state("bob", VOICE)
+    bob = fake.dave.listener(BOB, VOICE).client
+    await fake.wait_for(
+        lambda: (
+            bob.session is not None
+            and bob.dave.ready
+            and bob.dave.voice_privacy_code == alice.voice_privacy_code != code
+        ),
+        10,
+        "the call's new group with bob",
+    )
+    new_code = alice.voice_privacy_code
+    shown_now = ""
+    for _ in range(50):  # the bot executes the transition as the members do, within moments
+        shown_now = await privacy_field(fake)
+        if code_in(shown_now) == new_code:
+            break
+        await asyncio.sleep(0.1)
+    assert code_in(shown_now) == new_code, (shown_now, new_code)
+    french = await privacy_field(fake, locale="fr")
+    assert french.startswith(f"<#{VOICE}> : chiffré de bout en bout, code `"), french
+    assert code_in(french) == new_code
 
 
 async def test_members_joining_and_leaving_mid_speech_lose_nothing(
@@ -119,6 +184,7 @@ async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
         await (await fake.interaction("say", {"text": LONG})).wait_final()
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
         sessions = len(fake.dave.connected_at)
+        at_join = len(fake.udp.undecrypted)
         await inject(running, fault)
         await fake.wait_for(lambda: len(fake.dave.connected_at) > sessions, 30, "a new session")
         speaker = speaker_of(running)
@@ -128,7 +194,10 @@ async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
         assert result.error is None and not result.cancelled
         assert not fake.udp.errors and not fake.dave.errors
         lost = fake.udp.undecrypted
-        print(f"{fault}: {len(lost)} frames lost, sessions {len(fake.dave.connected_at)}")
+        print(
+            f"{fault}: {at_join} frames lost at the join, {len(lost) - at_join} after the fault,"
+            f" sessions {len(fake.dave.connected_at)}"
+        )
         assert lost == [], f"{len(lost)} frames lost after {fault}"
 
 
@@ -146,6 +215,7 @@ async def test_a_moved_bot_is_heard_in_its_new_channel_without_a_lost_frame(
         await (await fake.interaction("say", {"text": LONG})).wait_final()
         await fake.wait_for(lambda: len(audio_packets(fake.udp.packets)) > 25, 30, "speech")
         sessions = len(fake.dave.connected_at)
+        at_join = len(fake.udp.undecrypted)
         await fake.move_bot(VOICE2)
         await fake.wait_for(lambda: len(fake.dave.connected_at) > sessions, 30, "a new session")
         bob = fake.dave.listener(BOB, VOICE2)
@@ -153,6 +223,8 @@ async def test_a_moved_bot_is_heard_in_its_new_channel_without_a_lost_frame(
         speaker = speaker_of(running)
         await fake.wait_for(lambda: len(speaker.history) == 1, 90, "the message to end")
         await packets_settled(fake)
+        lost = len(fake.udp.undecrypted)
+        print(f"moved: {at_join} frames lost at the join, {lost - at_join} after the move")
         assert not fake.udp.errors and not fake.dave.errors
         assert fake.udp.undecrypted == [] and bob.lost == 0
         assert fake.dave.listener(ALICE, VOICE).lost == 0
