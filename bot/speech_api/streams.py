@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from bot.services.autoread import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
+from bot.services.change_limits import ChangeLimit
 from bot.speech_api.connections import Tally
 from bot.speech_api.errors import BadRequest, Busy, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
@@ -43,6 +46,12 @@ STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
 MAX_QUEUED_S = 30.0
 SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (numbers)
 NOTHING_TO_SAY = "nothing_to_say"  # the refusal's code for an input with no words
+# A `language` whose model is not loaded costs a load (seconds of CPU) and may unload another
+# model (a Discord server's, once idle a minute): the service's loads are limited as chat's
+# detected languages are (bot/services/autoread.py), DETECTED_LOADS in DETECTED_LOADS_WINDOW_S
+# per client (as per member) and for all its clients together (as per server). 12 requests in
+# 12 languages loaded 12 models and unloaded a Discord server's before (issue 59).
+LOAD_KEYS = ("client", "service")
 
 
 @dataclass
@@ -261,6 +270,7 @@ class SpeechStreams:
         self.open_streams = 0
         self.live: set[ServiceStream] = set()
         self.stalled = Tally("streams whose clients stopped reading: %d stopped in the last minute")
+        self.loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -285,6 +295,26 @@ class SpeechStreams:
                 code="unknown_language",
             )
         return language
+
+    def _may_load(self, language: str, client: str) -> None:
+        """Count a load of `language`'s model against the client's and the service's loads
+        (TooMany past either, counting nothing): a model loaded, or loading for another
+        request, costs nothing."""
+        if self.models.is_loaded(language) or self.models.is_loading(language):
+            return
+        keys = [(LOAD_KEYS[0], client), (LOAD_KEYS[1],)]
+        wait_s = max(self.loads.waiting(key) for key in keys)
+        if wait_s:
+            log.info("not loading %s for a service client: its loads are over the limit", language)
+            raise TooMany(
+                f"Too many language models were loaded lately; {language} can be loaded again "
+                f"in {math.ceil(wait_s)} s (a language already loaded can be used now).",
+                param="language",
+                code="rate_limit_exceeded",
+                retry_after=math.ceil(wait_s),
+            )
+        for key in keys:
+            self.loads.take(key)
 
     async def open(
         self,
@@ -337,6 +367,7 @@ class SpeechStreams:
                 "There is nothing to say in this input.", param="input", code=NOTHING_TO_SAY
             )
         if language != self.default_language:
+            self._may_load(language, client)
             try:
                 await self.models.ensure(language)
             except ModelsBusyError:

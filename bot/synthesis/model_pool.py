@@ -205,6 +205,10 @@ class ModelPool:
     def is_loaded(self, language: str | None) -> bool:
         return language is None or language in self._engines
 
+    def is_loading(self, language: str) -> bool:
+        """Being loaded now: one more asking for it costs no other load (`ensure`)."""
+        return language in self._loading
+
     def settings_for(self, language: str) -> Config:
         """The default model's settings with another language: its config from
         `TTS_CONFIG_DIR` when there is one, else the language's weights by name."""

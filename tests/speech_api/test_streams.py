@@ -22,6 +22,7 @@ from bot.synthesis.engine import TTSEngine
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
 from tests.conftest import TinyModel
+from tests.e2e.test_languages import language_configs
 from tests.speech_api.service import running_service
 from tests.synthesis.test_scheduler import FakeClock, FakeStream, text_job
 
@@ -169,3 +170,51 @@ def test_a_stream_whose_client_takes_everything_goes_after_discord() -> None:
     clock.now += 3.0  # its server is about to run dry: it goes first again
     assert scheduler.choice.pick(clock()) is discord
 
+
+@pytest.mark.slow
+async def test_a_requests_language_loads_a_model_within_the_chat_limits(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """`language` loads its model within chat's limits for a detected language: 3 loads in 5
+    minutes per client and as many for the service's clients together; past them, a 429
+    with Retry-After, and a language already loaded is still spoken. Before, every request
+    in another language loaded its model (12 languages: 13 loads, a Discord server's model
+    unloaded for them)."""
+    languages = ("french", "german", "italian", "spanish")
+    folder = language_configs(tmp_path, tiny_model.config, languages)
+    keys = [f"key-{n}-0123456789abcdef" for n in range(2)]
+    env = {
+        "TTS_CONFIG_DIR": str(folder),
+        "TTS_LANGUAGES": ",".join(languages),
+        "TTS_MODELS": "6",
+        "SPEECH_API_KEYS": ",".join(keys),
+    }
+    async with running_service(tmp_path, engine, tiny_model, **env) as server:
+        first, second = (
+            openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
+            for key in keys
+        )
+
+        async def speak(api: openai.AsyncOpenAI, language: str) -> bytes:
+            speech = await api.audio.speech.create(
+                model="tts-1",
+                voice="narrator",
+                input="Bonjour.",
+                response_format="pcm",
+                extra_body={"language": language},
+            )
+            return speech.content
+
+        for language in languages[:3]:
+            assert await speak(first, language)
+        for api in (first, second):  # the client's limit, then the service's
+            with pytest.raises(openai.RateLimitError) as refused:
+                await speak(api, "spanish")
+            assert refused.value.code == "rate_limit_exceeded"
+            assert 0 < int(refused.value.response.headers["Retry-After"]) <= 300
+        assert await speak(second, "french")  # loaded: no load to count
+        assert server.streams.models.loads == 3
+        assert not server.streams.models.is_loaded("spanish")
+        await first.close()
+        await second.close()
+        await server.streams.models.close()
