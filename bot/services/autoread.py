@@ -29,6 +29,7 @@ from bot.services.message_reading import (
     in_private_thread,
     is_poll_result,
     nothing_written,
+    others_words,
     posted_of,
     thread_of,
     verdict,
@@ -200,9 +201,13 @@ class AutoReader:
             and not self._may_load_detected(guild.id, author_of(message))
         ):
             language = spoken.language  # a detected language loads within the limits only
-        # a poll's result is Discord's words, not its author's: the built-in voice says it
+        # a poll's result is Discord's words, a forward another message's: not its author's,
+        # the built-in voice says them
         plan = await self._planned(
-            message, spoken, language, VoiceFrom.SERVER if result else VoiceFrom.MEMBER
+            message,
+            spoken,
+            language,
+            VoiceFrom.SERVER if others_words(message) else VoiceFrom.MEMBER,
         )
         if plan.cloned:  # a cloned voice is always attributed
             log.info(

@@ -56,6 +56,13 @@ def is_poll_result(message: discord.Message) -> bool:
     return message.type == discord.MessageType.poll_result
 
 
+def others_words(message: discord.Message) -> bool:
+    """The message's words are not its author's: a poll's result (Discord's) or a forward
+    (another message's, whoever wrote it). They are said in the server's built-in voice,
+    never in the author's cloned voice, which says only its owner's words."""
+    return is_poll_result(message) or bool(getattr(message, "message_snapshots", None))
+
+
 def poll_of(message: discord.Message) -> PollFacts | None:
     """The message's poll, bounded (Discord's limits) before anything is made of it."""
     poll = getattr(message, "poll", None)

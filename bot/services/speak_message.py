@@ -13,7 +13,7 @@ from bot.i18n.translate import tr
 from bot.services.message_reading import (
     MessageWords,
     Verdict,
-    is_poll_result,
+    others_words,
     posted_of,
     refusal,
     verdict,
@@ -74,7 +74,7 @@ class SpeakThisMessage:
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
         # said where the invoker is: the voice channel's chat hears of a fallback, once
         plan = await self.speech.planner.plan(
-            spoken, voice=VoiceFrom.SERVER if is_poll_result(message) else VoiceFrom.MEMBER
+            spoken, voice=VoiceFrom.SERVER if others_words(message) else VoiceFrom.MEMBER
         )
         text = await self.words.render(
             message,

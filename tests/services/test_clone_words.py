@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import discord
 import pytest
 
-from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
+from tests.services.discord_objects import JSON, OTHER_TEXT_ID, TEXT_ID, VOICE_ID, Server
 from tests.services.wiring import Bot
 
 CONFESSION = "I confess I lied to you all"  # bob's server nickname: 27 characters
@@ -104,3 +104,51 @@ async def test_say_in_a_clone_says_only_its_owners_words(
     assert isinstance(alice, discord.Member)
     await bot.speech.say(alice, f"<@{server['bob'].id}> hello")
     assert bot.speaker.play() == case.said
+
+
+def _forward(server: Server, text: str) -> JSON:
+    """Alice forwards a message someone else wrote (Discord's `message_snapshots`: the
+    forwarded message's content, not its author)."""
+    data = server.message(server["alice"], "")
+    data["message_reference"] = {
+        "type": 1,  # a forward
+        "message_id": "1400000000000000001",
+        "channel_id": OTHER_TEXT_ID,
+        "guild_id": server.id,
+    }
+    data["message_snapshots"] = [
+        {
+            "message": {
+                "type": 0,
+                "content": text,
+                "embeds": [],
+                "attachments": [],
+                "timestamp": data["timestamp"],
+                "edited_timestamp": None,
+                "flags": 0,
+                "mentions": [],
+                "mention_roles": [],
+                "components": [],
+            }
+        }
+    ]
+    return data
+
+
+@pytest.mark.parametrize("how", ["auto-read", "on request"])
+async def test_a_forward_is_never_in_the_forwarders_clone(
+    bot: Bot, server: Server, how: str
+) -> None:
+    """A forward's words are another message's: said in the server's built-in voice, as a
+    poll's result is (tests/services/test_reading_trust.py), never in Alice's clone."""
+    await _setup(bot, server, cloned=True)
+    forward = _forward(server, "I confess I lied")
+    if how == "auto-read":
+        assert await bot.autoread.handle(server.message_create(forward)) == "read"
+    else:
+        interaction, message = server.message_command("bob", forward)
+        assert isinstance(interaction.user, discord.Member)
+        await bot.speak_message.speak(interaction.user, message)
+    (utterance,) = bot.speaker.queue
+    assert bot.speaker.play() == ["Alice forwarded a message: I confess I lied"]
+    assert utterance.plan.cloned_id is None and utterance.plan.voice is None
