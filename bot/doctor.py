@@ -9,6 +9,7 @@ database, then Discord (token, intent, each server's permissions, registered com
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import stat
 import tempfile
@@ -99,6 +100,35 @@ def check_torch(config: Config) -> Check:
             )
         return good("torch", f"{detail}, no int8 support (TTS_QUANTIZE=1 would not work)")
     return good("torch", f"{detail}, int8 ({', '.join(engines)})")
+
+
+def check_dave() -> Check:
+    """DAVE, Discord's end-to-end encryption of voice, required since 2026-03-02: discord.py
+    speaks it through davey, and offers Discord no DAVE without it (closed with 4017)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from bot.playback.voice_link import dave_protocol_version
+
+    fix = (
+        'pip install "discord.py[voice]" (it brings davey; ./run.sh does it): Discord closes '
+        "voice connections without DAVE (close code 4017)"
+    )
+    try:
+        import davey  # noqa: F401  # the import is the check
+    except ImportError as error:
+        return bad("DAVE", f"davey cannot be imported ({error})", fix)
+    offered = dave_protocol_version()
+    if not offered:
+        return bad("DAVE", "davey imports, but discord.py offers Discord no DAVE version", fix)
+    try:
+        installed = version("davey")
+    except PackageNotFoundError:
+        installed = "(version unknown)"
+    return good(
+        "DAVE",
+        f"davey {installed}; discord.py speaks DAVE protocol version {offered} "
+        "(end-to-end encrypted voice)",
+    )
 
 
 ADAPTERS = (  # the one module of each library whose private names the bot uses
@@ -228,6 +258,29 @@ async def check_hf_token(config: Config) -> Check | None:
 
 
 # ---- data folder and database --------------------------------------------------------------
+VOICES_README = "README.md"  # the one file git puts in the checkout's voices/
+
+
+def tighten_voices_without_voices(voices: Path) -> bool:
+    """Make `voices` private (0700) when others can read it but it holds no voice yet (nothing
+    but its README): as git made it in a fresh checkout, with the umask's mode (0755), before
+    the bot's first clone would have made it private. True when it was tightened. A folder
+    holding voices is left for the operator (its names are members' ids), and so is one that
+    is not the bot's user's or not a plain folder."""
+    try:
+        info = voices.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        if not stat.S_IMODE(info.st_mode) & 0o077:
+            return False
+        if any(entry.name != VOICES_README for entry in voices.iterdir()):
+            return False
+        os.chmod(voices, 0o700)
+    except OSError:  # missing, or not ours to change: the check below says what to do
+        return False
+    return True
+
+
 def check_data_dir(config: Config) -> list[Check]:
     from bot.storage.database import DATABASE_NAME
 
@@ -245,6 +298,7 @@ def check_data_dir(config: Config) -> list[Check]:
             )
         ]
     checks = [good("DATA_DIR", f"{folder.resolve()} is writable")]
+    tightened = tighten_voices_without_voices(folder / "voices")
     exposed = [
         path
         for path in (folder / DATABASE_NAME, folder / "voices", folder / "phrases")
@@ -260,9 +314,10 @@ def check_data_dir(config: Config) -> list[Check]:
             )
         )
     else:
-        checks.append(
-            good("private files", "the database and voices are readable by the bot's user only")
-        )
+        detail = "the database and voices are readable by the bot's user only"
+        if tightened:
+            detail += f" ({folder / 'voices'} made so: it held no voice yet)"
+        checks.append(good("private files", detail))
     free = shutil.disk_usage(folder).free
     if free < FREE_SPACE_MIN:
         checks.append(
@@ -605,6 +660,7 @@ async def run_checks(config: Config, report: Callable[[Check], Awaitable[None] |
     await emit(check_torch(config))
     for check in check_adapters():
         await emit(check)
+    await emit(check_dave())
     for check in await check_model(config):
         await emit(check)
     await emit(await check_hf_token(config))

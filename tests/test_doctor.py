@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,7 +17,7 @@ import pytest
 
 from bot.__main__ import sync_commands
 from bot.core.config import Config, load_config
-from bot.doctor import Check, run_checks
+from bot.doctor import Check, check_data_dir, check_dave, run_checks
 from bot.storage.database import Database
 from bot.storage.migrations import discover_migrations
 from tests.conftest import TinyModel
@@ -82,6 +83,7 @@ async def test_a_good_setup_passes_every_check(
         "pocket-tts adapter",
         "torch adapter",
         "discord.py adapter",
+        "DAVE",
         "model",
         "voice cloning",
         "DEFAULT_VOICE",
@@ -250,3 +252,54 @@ def test_the_workers_open_file_need_is_checked_against_the_hard_limit(limit: int
         assert "LimitNOFILE=65536" in fix
     else:
         assert ok and not warning and f"open files up to {limit}" in detail
+
+
+def test_dave_is_checked_and_its_protocol_version_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """davey imports and discord.py offers Discord its DAVE version; without davey, the check
+    fails with the fix (Discord closes a voice connection without DAVE with 4017)."""
+    import davey
+    import discord.voice_state
+
+    check = check_dave()
+    assert check.ok and not check.warning
+    assert f"DAVE protocol version {davey.DAVE_PROTOCOL_VERSION}" in check.detail
+    assert davey.DAVE_PROTOCOL_VERSION >= 1
+
+    monkeypatch.setitem(sys.modules, "davey", None)  # `import davey` now fails
+    monkeypatch.setattr(discord.voice_state, "has_dave", False)  # as discord.py found it
+    missing = check_dave()
+    assert not missing.ok and "davey cannot be imported" in missing.detail
+    assert missing.fix is not None and "4017" in missing.fix
+
+
+def data_dir_checks(data: Path) -> dict[str, Check]:
+    config = load_config({"DATA_DIR": str(data)}, dotenv_path=None, require_token=False)
+    return {check.name: check for check in check_data_dir(config)}
+
+
+def test_a_fresh_checkout_s_open_voices_folder_is_made_private(tmp_path: Path) -> None:
+    """git makes the checkout's voices/ with the umask's mode (0755), holding only its README:
+    no voice yet, so the doctor makes it private (0700) and passes, saying so."""
+    voices = tmp_path / "voices"
+    voices.mkdir(mode=0o755)
+    os.chmod(voices, 0o755)
+    (voices / "README.md").write_text("# voices/\n")
+    checks = data_dir_checks(tmp_path)
+    assert checks["private files"].ok, checks["private files"].lines()
+    assert "made so: it held no voice yet" in checks["private files"].detail
+    assert stat.S_IMODE(voices.stat().st_mode) == 0o700
+    assert (voices / "README.md").read_text() == "# voices/\n"
+
+
+def test_an_open_voices_folder_holding_voices_is_left_to_the_operator(tmp_path: Path) -> None:
+    """Once it holds a member's voices, an open voices/ fails with the fix, unchanged: its
+    folders' names are members' ids, and a restore that loosened it should be seen."""
+    voices = tmp_path / "voices"
+    (voices / "1200000000000000001").mkdir(parents=True, mode=0o700)
+    os.chmod(voices, 0o755)
+    (voices / "README.md").write_text("# voices/\n")
+    checks = data_dir_checks(tmp_path)
+    private = checks["private files"]
+    assert not private.ok and f"others can read {voices}" in private.detail
+    assert private.fix is not None and "chmod -R go-rwx" in private.fix
+    assert stat.S_IMODE(voices.stat().st_mode) == 0o755
