@@ -30,6 +30,14 @@ row of one flow-LM step, TTS_BATCH's default) and the baseline, one stream per t
 (TTS_BATCH=1, the engine before batching). `--traffic continuous` (the default) keeps every
 server speaking without pause: its next message is always waiting.
 
+`--dave` runs each K without DAVE (Discord's end-to-end encryption of voice), twice with it,
+and again without: with it, each server's player encrypts every Opus frame with a davey session
+of its own, ready as discord.py's is after the call's MLS welcome (the bot and one member in a
+call on the fake voice gateway's DAVE part, in this process), as
+`VoiceClient._get_voice_packet` does. Then it prints the CPU per second of audio without and
+with, and their ratio; the players' CPU time per frame, Opus and DAVE apart; and
+`encrypt_opus` timed alone.
+
 `--breakdown` prints where each run's CPU went (by thread, the batch's counts), then runs
 `bench/probe.py`'s measure on the engine's own model at the run's mean rows and cache slots, in
 this process right after the run, and prints the bot's CPU per second of audio over the
@@ -45,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import itertools
 import logging
 import multiprocessing
 import os
@@ -54,9 +63,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import davey
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -75,6 +87,7 @@ from bot.synthesis.pocket_tts_adapter import set_generation_length
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_plan import SpeechPlan
 from tests.audio_samples import make_clip
+from tests.fakediscord.dave import DaveClient, DaveGateway, Message, server_frame
 from tests.player import PlayerVoiceClient
 from tests.tiny_model import _WORDS, train_tokenizer, write_random_config
 
@@ -102,6 +115,114 @@ def chat_message(rng: random.Random) -> str:
     return " ".join(text)
 
 
+# ---- DAVE: each server's call, end-to-end encrypted -----------------------------------------
+BOT_ID, MEMBER_ID = 1100000000000000001, 1200000000000000001
+FIRST_CHANNEL_ID = 1090000000000000000
+OPUS_FRAME_S = 0.02
+DAVE_ORDER = ("off", "on", "on", "off")  # --dave's runs of each K
+
+
+class DaveCall:
+    """One server's call: the bot and one member on the fake voice gateway's DAVE part
+    (tests/fakediscord/dave.py), their davey sessions driven as discord.py 2.7.1 drives its own,
+    the gateway's messages delivered in order in this process until nothing is left to say. The
+    bot's session then can encrypt, as discord.py's after the commit or welcome."""
+
+    def __init__(self, channel_id: int) -> None:
+        self.channel_id = channel_id
+        self.gateway = DaveGateway(channel_id)
+        self.clients: dict[int, DaveClient] = {}
+        self._seq: collections.Counter[int] = collections.Counter()
+        for user_id in (BOT_ID, MEMBER_ID):
+            self._join(user_id)
+        if not self.bot.ready:
+            raise RuntimeError(f"the bot's DAVE session in call {channel_id} is not ready")
+
+    @property
+    def bot(self) -> davey.DaveSession:
+        return self.clients[BOT_ID].dave
+
+    @property
+    def member(self) -> davey.DaveSession:
+        return self.clients[MEMBER_ID].dave
+
+    def _join(self, user_id: int) -> None:
+        """SESSION_DESCRIPTION: the client's key package leaves at once, the gateway's external
+        sender package arrives; then every message each way until the call is quiet."""
+        client = self.clients[user_id] = DaveClient(user_id, self.channel_id)
+        key_package = client.session_description()
+        queue: collections.deque[tuple[int, Message, bool]] = collections.deque()
+        queue.extend((out.user_id, out.message, True) for out in self.gateway.connect(user_id))
+        queue.extend((user_id, message, False) for message in key_package)
+        while queue:
+            user, message, to_client = queue.popleft()
+            if to_client:
+                if isinstance(message, bytes):  # the voice websocket puts its seq first
+                    self._seq[user] += 1
+                    message = server_frame(self._seq[user], message)
+                queue.extend(
+                    (user, answer, False) for answer in self.clients[user].receive(message)
+                )
+                continue
+            if isinstance(message, bytes):
+                outgoing = self.gateway.handle_binary(user, message)
+            else:
+                outgoing = self.gateway.handle_json(user, message)
+            queue.extend((out.user_id, out.message, True) for out in outgoing)
+
+
+class MeteredEncoder:
+    """A player's Opus encoder, its CPU time per frame counted in the player's own thread (CPU
+    time: what another process running beside the bench takes is not counted); with a `call`,
+    each frame then comes out DAVE-encrypted by the bot's session, as discord.py's
+    `VoiceClient._get_voice_packet` seals each encoded frame while its session can encrypt
+    (`dave_session.encrypt_opus`), the sealing counted apart. Keeps the last frame, for the
+    call's member to decrypt."""
+
+    def __init__(self, encoder: Any, call: DaveCall | None = None) -> None:
+        self.encoder = encoder
+        self.call = call
+        self.frames = 0
+        self.encode_s = 0.0
+        self.seal_s = 0.0
+        self.last: tuple[bytes, bytes] | None = None  # (Opus, sealed)
+
+    def encode(self, pcm: bytes, frame_size: int) -> bytes:
+        start = time.thread_time()
+        opus: bytes = self.encoder.encode(pcm, frame_size)
+        encoded = time.thread_time()
+        self.encode_s += encoded - start
+        self.frames += 1
+        if self.call is None:
+            return opus
+        sealed: bytes = self.call.bot.encrypt_opus(opus)
+        self.seal_s += time.thread_time() - encoded
+        self.last = (opus, sealed)
+        return sealed
+
+    def check(self) -> None:
+        """The frames were DAVE's: the member decrypts the last one to the Opus it sealed."""
+        if self.call is None or self.last is None:
+            return
+        opus, sealed = self.last
+        heard = self.call.member.decrypt(BOT_ID, davey.MediaType.audio, sealed)
+        if sealed == opus or not sealed.endswith(b"\xfa\xfa") or heard != opus:
+            raise RuntimeError(f"call {self.call.channel_id}: its frames were not DAVE's")
+
+
+def dave_calls(count: int) -> list[DaveCall]:
+    """A call for each of `count` servers, each channel its own MLS group."""
+    return [DaveCall(FIRST_CHANNEL_ID + k) for k in range(count)]
+
+
+def encrypt_cost(call: DaveCall, opus: bytes, frames: int = 5000) -> float:
+    """`encrypt_opus` alone: CPU seconds per frame, on `opus` (a frame a player encoded)."""
+    start = time.thread_time()
+    for _ in range(frames):
+        call.bot.encrypt_opus(opus)
+    return (time.thread_time() - start) / frames
+
+
 @dataclass
 class RunResult:
     results: list[tuple[int, UtteranceResult]]
@@ -110,6 +231,7 @@ class RunResult:
     wall: float
     threads: dict[str, float] = field(default_factory=dict)  # CPU seconds by thread role
     work: dict[str, float] = field(default_factory=dict)  # the batch's own counts
+    opus: bytes = b""  # the last Opus frame a player sealed with DAVE, for `encrypt_cost`
 
 
 def tree_cpu() -> float:
@@ -208,8 +330,11 @@ async def run_load(
     traffic: str = "chat",
     counts: BatchCounts | None = None,
     own_voices: bool = False,
+    dave: list[DaveCall | None] | None = None,
 ) -> RunResult:
-    """`own_voices`: each server speaks in a voice of its own (the paced engine's states)."""
+    """`own_voices`: each server speaks in a voice of its own (the paced engine's states);
+    `dave`: each server's player's frames are metered, and sealed with the bot's session in
+    its call where it has one (`MeteredEncoder`)."""
     rng = random.Random(seed)
     kind = FifoScheduler if policy == "fifo" else DeadlineScheduler
     capacity = engine.capacity if engine.batched and policy == "deadline" else None
@@ -218,6 +343,11 @@ async def run_load(
     )
     scheduler.start()
     clients = [PlayerVoiceClient() for _ in range(servers)]
+    meters: list[MeteredEncoder] = []
+    if dave is not None:  # both runs of --dave: each player's frames metered
+        meters = [MeteredEncoder(c.encoder, call) for c, call in zip(clients, dave, strict=True)]
+        for client, meter in zip(clients, meters, strict=True):
+            client.encoder = meter
     speaker_kind = FifoSpeaker if policy == "fifo" else GuildSpeaker
     results: list[tuple[int, UtteranceResult]] = []  # as each server's messages end, in order
     speakers = [
@@ -261,12 +391,19 @@ async def run_load(
         threads["workers"] = workers_cpu() - workers0
     threads["players"] = total - sum(s for role, s in threads.items() if role != "players")
     work = counts.take() if counts is not None else {}
+    for meter in meters:
+        meter.check()
+    if meters:
+        work["frames_sent"] = sum(meter.frames for meter in meters)
+        work["encode_s"] = sum(meter.encode_s for meter in meters)
+        work["seal_s"] = sum(meter.seal_s for meter in meters)
     unfinished = sum(s.queued + (1 if s.busy else 0) for s in speakers)
     ended = list(results)  # what ended by now: closing cuts the rest off
     for speaker in speakers:
         await speaker.close()
     await scheduler.close()
-    return RunResult(ended, unfinished, cpu, wall, threads, work)
+    last = [meter.last[0] for meter in meters if meter.last is not None]
+    return RunResult(ended, unfinished, cpu, wall, threads, work, last[-1] if last else b"")
 
 
 def sentences(rng: random.Random) -> str:
@@ -336,6 +473,7 @@ COLUMNS = [  # title, figure, width, format ("s": seconds)
     ("K", "k", 3, "d"),
     ("engine", "engine", 9, ""),
     ("scheduler", "policy", 9, ""),
+    ("DAVE", "dave", 4, ""),
     ("first p50", "first50", 9, "s"),
     ("TTFA p50", "p50", 8, "s"),
     ("p95", "p95", 7, "s"),
@@ -425,39 +563,119 @@ async def run_engine(
     counts: BatchCounts | None,
     probe: Probe | None,
     served: dict[str, int],
+    calls: list[DaveCall] | None = None,
 ) -> None:
     """Every K and policy on one engine: a line each (and its breakdown); `served` gets the
-    largest K with no underrun and nothing left waiting."""
-    for k in args.ks:
-        for policy in args.policies:
-            traffic = getattr(engine, "traffic", [])
-            sent0 = sum(t.bytes for t in traffic)
-            run = await run_load(
-                engine, k, args.seconds, policy, k, args.traffic, counts, bool(traffic)
-            )
-            figures = summarize(run) | {"k": k, "policy": policy, "engine": kind}
-            print(
-                " ".join(show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS),
-                flush=True,
-            )
-            if traffic:  # what the worker processes' pipes would carry of voice states
-                sent = sum(t.bytes for t in traffic) - sent0
-                print(
-                    f"  voice states to the workers ({args.voice_states}): "
-                    f"{sent / run.wall / 1e6:.2f} MB/s, {sent / 1e6:.0f} MB in {run.wall:.0f} s",
-                    flush=True,
-                )
-            if args.breakdown:
-                print(breakdown(run, counts.frame_s if counts else 0.08), flush=True)
-            if args.breakdown and probe is not None:
-                rows, slots = probe_rows(run)
-                estimate, beside = [
-                    await asyncio.to_thread(probe.at, rows, args.probe_frames, slots, side_by_side)
-                    for side_by_side in (False, True)
-                ]
-                print(against_probe(run, estimate, beside), flush=True)
+    largest K with no underrun and nothing left waiting. With `calls`, each K and policy runs
+    without DAVE, twice with it, and again without (the same arrivals each time; in this order
+    a drift of the machine, or the engine's first run, weighs on both alike), and the two are
+    compared."""
+    for k, policy in itertools.product(args.ks, args.policies):
+        runs: dict[str, list[RunResult]] = collections.defaultdict(list)
+        for dave in DAVE_ORDER if calls else ("",):
+            run = await run_one(args, engine, kind, counts, probe, k, policy, dave, calls)
+            runs[dave].append(run)
+            figures = summarize(run)
             if figures["underrun_per_min"] == 0 and figures["unfinished"] == 0:
                 served[f"{kind}/{policy}"] = max(k, served.get(f"{kind}/{policy}", 0))
+        if calls:
+            print(dave_cost(runs["off"], runs["on"], calls[0]), flush=True)
+
+
+async def run_one(
+    args: argparse.Namespace,
+    engine: Any,
+    kind: str,
+    counts: BatchCounts | None,
+    probe: Probe | None,
+    k: int,
+    policy: str,
+    dave: str,
+    calls: list[DaveCall] | None,
+) -> RunResult:
+    """One run of `k` servers: its line, and what --breakdown adds."""
+    traffic = getattr(engine, "traffic", [])
+    sent0 = sum(t.bytes for t in traffic)
+    metering: list[DaveCall | None] | None = None
+    if calls:  # both runs metered alike; only the second seals
+        metering = list(calls[:k]) if dave == "on" else [None] * k
+    run = await run_load(
+        engine, k, args.seconds, policy, k, args.traffic, counts, bool(traffic), metering
+    )
+    figures = summarize(run) | {"k": k, "policy": policy, "engine": kind, "dave": dave or "-"}
+    print(
+        " ".join(show(figures[key], width, fmt) for _, key, width, fmt in COLUMNS),
+        flush=True,
+    )
+    if traffic:  # what the worker processes' pipes would carry of voice states
+        sent = sum(t.bytes for t in traffic) - sent0
+        print(
+            f"  voice states to the workers ({args.voice_states}): "
+            f"{sent / run.wall / 1e6:.2f} MB/s, {sent / 1e6:.0f} MB in {run.wall:.0f} s",
+            flush=True,
+        )
+    if args.breakdown:
+        print(breakdown(run, counts.frame_s if counts else 0.08), flush=True)
+    if args.breakdown and probe is not None:
+        rows, slots = probe_rows(run)
+        estimate, beside = [
+            await asyncio.to_thread(probe.at, rows, args.probe_frames, slots, side_by_side)
+            for side_by_side in (False, True)
+        ]
+        print(against_probe(run, estimate, beside), flush=True)
+    return run
+
+
+def dave_cost(plain: list[RunResult], sealed: list[RunResult], call: DaveCall) -> str:
+    """The runs' CPU per second of audio without DAVE and with it, and their ratio: all threads
+    and the players' threads (where the encryption runs), per second of audio sent (the frames
+    the players sent, an underrun's silence included, as discord.py sends and seals those too)
+    and per second played; then what the players spent per frame, Opus and DAVE apart (their
+    own threads' CPU time, which what runs beside the bench does not move), and `encrypt_opus`
+    timed alone on a frame of the run."""
+
+    def total(runs: list[RunResult], figure: Callable[[RunResult], float]) -> float:
+        return sum(figure(run) for run in runs)
+
+    def played_s(run: RunResult) -> float:
+        return sum(r.frames_played for _, r in run.results) * OPUS_FRAME_S
+
+    def sent_s(run: RunResult) -> float:
+        return run.work.get("frames_sent", 0.0) * OPUS_FRAME_S
+
+    def cpu(run: RunResult) -> float:
+        return run.cpu_cores * run.wall
+
+    def players(run: RunResult) -> float:
+        return run.threads.get("players", 0.0)
+
+    line = "  DAVE, CPU-s per audio s (without, with, ratio):"
+    for audio, audio_s in (("sent", sent_s), ("played", played_s)):
+        for name, spent in (("all threads", cpu), ("players", players)):
+            off = total(plain, spent) / total(plain, audio_s)
+            on = total(sealed, spent) / total(sealed, audio_s)
+            line += f" {name} per s {audio} {off:.4f}, {on:.4f}, x{on / off:.3f};"
+
+    def per_frame_us(runs: list[RunResult], key: str) -> float:
+        frames = total(runs, lambda run: run.work.get("frames_sent", 0.0))
+        return total(runs, lambda run: run.work.get(key, 0.0)) / max(1.0, frames) * 1e6
+
+    opus_off, opus_on = per_frame_us(plain, "encode_s"), per_frame_us(sealed, "encode_s")
+    seal = per_frame_us(sealed, "seal_s")
+    line += (
+        f"\n    per frame, in the players' threads: Opus {opus_off:.1f} us without, "
+        f"{opus_on:.1f} us with, encrypt_opus {seal:.1f} us (x{(opus_on + seal) / opus_on:.3f}):"
+        f" DAVE {seal * 1e-6 / OPUS_FRAME_S:.5f} CPU-s per audio s"
+    )
+    opus = sealed[-1].opus
+    if opus:
+        frame = encrypt_cost(call, opus)
+        line += (
+            f"\n    encrypt_opus alone {frame * 1e6:.1f} us per frame of {len(opus)} bytes,"
+            f" {frame / OPUS_FRAME_S:.5f} CPU-s per audio s"
+        )
+    frames = total(sealed, lambda run: run.work.get("frames_sent", 0.0))
+    return f"{line}; {frames:.0f} frames sealed, the last of each call decrypted by its member"
 
 
 async def main() -> None:
@@ -512,6 +730,13 @@ async def main() -> None:
         "model's size, and the bytes of states its worker processes would be sent are shown: "
         "each: every stream carries its state (c4687c7); once: sent once, then named",
     )
+    parser.add_argument(
+        "--dave",
+        action="store_true",
+        help="run each K without DAVE and then with it: every server's player encrypts each "
+        "frame with a davey session of its own call, as discord.py does; prints the CPU per "
+        "audio second of both and their ratio",
+    )
     args = parser.parse_args()
     logging.getLogger("pocket_tts").setLevel(logging.ERROR)  # random weights: no EOS
     logging.getLogger("bot.synthesis.batching").setLevel(logging.ERROR)
@@ -519,6 +744,7 @@ async def main() -> None:
     # our tests' tokenizer gives ~2 tokens per word: pocket-tts stops at tokens/rate + padding
     set_generation_length(2.0 * args.words_per_second, padding_s=0.3)
     quantize = {"no": [False], "yes": [True], "both": [False, True]}[args.quantize]
+    calls = dave_calls(max(args.ks)) if args.dave else None  # made once, outside the runs
     pipelines = str(args.pipelines or "") or os.environ.get("TTS_PIPELINES", "")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -538,7 +764,8 @@ async def main() -> None:
                     paced = PacedEngine(
                         count, args.batch or 12, args.words_per_second, args.voice_states
                     )
-                    await run_engine(args, paced, f"paced{paced.rows}x{count}", None, None, served)
+                    name = f"paced{paced.rows}x{count}"
+                    await run_engine(args, paced, name, None, None, served, calls)
                     await paced.close()
                     continue
                 env = {
@@ -570,7 +797,7 @@ async def main() -> None:
                 probe = None
                 if args.breakdown:  # the engine's own model, idle between the runs
                     probe = await asyncio.to_thread(Probe, engine.model, clip, probe_text(20))
-                await run_engine(args, engine, kind, counts, probe, served)
+                await run_engine(args, engine, kind, counts, probe, served, calls)
                 await engine.close()
             print(f"largest K with no underrun and nothing left waiting: {served}")
 

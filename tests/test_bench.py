@@ -57,3 +57,29 @@ def test_every_bench_script_starts_without_the_test_tools() -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == [word for s in SCRIPTS for word in (s, "True")]
+
+
+def test_load_compares_its_cpu_with_and_without_dave() -> None:
+    """`bench/load.py --dave` runs a K without DAVE and with it, every frame sealed by a ready
+    davey session (the member decrypts each call's last one), and prints the ratio."""
+    run = (
+        "import runpy, sys\n"
+        f"sys.modules.update(dict.fromkeys({TEST_ONLY!r}))\n"
+        "sys.argv = sys.argv[1:]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    args = "--engines paced --pipelines 1 --batch 2 --ks 2 --seconds 1 --quantize no --dave"
+    result = subprocess.run(
+        [sys.executable, "-c", run, "bench/load.py", *args.split()],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split() for line in result.stdout.splitlines() if "deadline" in line.split()]
+    assert [row[3] for row in rows] == ["off", "on", "on", "off"], result.stdout  # DAVE column
+    assert re.search(r"all threads per s sent [\d.]+, [\d.]+, x[\d.]+;", result.stdout)
+    assert re.search(r"encrypt_opus [\d.]+ us \(x[\d.]+\)", result.stdout)
+    sealed = re.search(r"; (\d+) frames sealed", result.stdout)
+    assert sealed and int(sealed[1]) > 0, result.stdout
