@@ -406,6 +406,14 @@ class Config(BaseSettings):
         ge=8,
         le=16_384,
     )
+    speech_clips: bool = setting(
+        True,
+        "`0`: refuse a voice clip sent with a request (the page's upload, the API's "
+        "`voice_file`), which speaks that request in the clip's voice and is never kept; "
+        "offered only with the voice-cloning weights",
+        default_text="`1`",
+        example="1",
+    )
     wyoming_port: int | None = setting(
         None,
         "Home Assistant's Wyoming protocol on this port",

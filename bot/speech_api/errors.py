@@ -44,6 +44,12 @@ class Unauthorized(ServiceRefusal):
     kind = "invalid_request_error"
 
 
+class Forbidden(ServiceRefusal):
+    """403: a form sent by a page of another site (a browser sends those without asking)."""
+
+    status = 403
+
+
 class TooLarge(ServiceRefusal):
     status = 413
 

@@ -16,22 +16,41 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from bot.core.config import is_loopback
 from bot.speech_api.connections import BODY_S, WRITE_S
 from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
-from bot.speech_api.errors import BadRequest, ServiceRefusal, TooLarge, TooSlow, Unauthorized
+from bot.speech_api.errors import (
+    BadRequest,
+    Forbidden,
+    ServiceRefusal,
+    TooLarge,
+    TooSlow,
+    Unauthorized,
+)
 from bot.speech_api.limits import client_address
 from bot.speech_api.streams import MAX_INPUT, ClientStalled, ServiceStream, SpeechStreams
-from bot.speech_api.voices import ServiceVoices
+from bot.speech_api.voices import (
+    CLIP,
+    CLIP_FIELDS,
+    CLIP_LIMITS,
+    RequestClips,
+    ServiceVoice,
+    ServiceVoices,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024  # bytes: 4,096 characters of UTF-8 (4 bytes at most each) and the rest
+# a form with a voice clip: the clip and the fields beside it, within FORM_S
+MAX_FORM = CLIP_LIMITS.max_bytes + MAX_BODY
+MAX_PARTS = 16
+FORM_S = 30.0
 MODEL = "pocket-tts"
 OPENAI_MODELS = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")  # clients' names for the default model
 STREAM_FORMATS = ("audio", "sse")
@@ -116,6 +135,68 @@ async def read_json(request: web.Request) -> dict[str, Any]:
     return body
 
 
+async def read_form(request: web.Request) -> tuple[dict[str, Any], bytes | None]:
+    """A multipart form's fields and its voice clip (None: none sent), as pocket-tts's own
+    server and other OpenAI-compatible servers take a reference clip: the body no longer than
+    MAX_FORM (its length said first), the fields MAX_BODY together, the clip its own bound,
+    all within FORM_S. A browser sends a form to another site without asking first (no
+    CORS), so a form from a page of another origin is refused."""
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != f"{request.scheme}://{request.host}":
+        raise Forbidden("A form from another site's page is refused.", code="cross_origin")
+    if request.content_length is None:
+        raise BadRequest("A form needs its Content-Length.", code="length_required")
+    if request.content_length > MAX_FORM:
+        raise TooLarge(
+            f"The request body is over {MAX_FORM} bytes (a clip of at most "
+            f"{CLIP_LIMITS.max_bytes // (1024 * 1024)} MB).",
+            code="body_too_large",
+        )
+    fields: dict[str, Any] = {}
+    clip: bytes | None = None
+    text_left = MAX_BODY
+    try:
+        async with asyncio.timeout(FORM_S):
+            reader = await request.multipart()
+            for _ in range(MAX_PARTS):
+                part = await reader.next()
+                if part is None:
+                    return fields, clip
+                if not isinstance(part, BodyPartReader) or not part.name:
+                    raise BadRequest("A form's parts must be named fields.")
+                most = CLIP_LIMITS.max_bytes if part.name in CLIP_FIELDS else text_left
+                data = bytearray()
+                while chunk := await part.read_chunk(65536):
+                    data += chunk
+                    if len(data) > most:
+                        raise TooLarge(
+                            f"The form's {part.name[:40]!r} is too large.",
+                            param=part.name[:40],
+                            code="body_too_large",
+                        )
+                if part.name in CLIP_FIELDS:
+                    clip = bytes(data)
+                else:
+                    text_left -= len(data)
+                    fields[part.name] = data.decode("utf-8", errors="replace")
+    except TimeoutError:
+        raise TooSlow(f"The body did not come within {FORM_S:g} s.", code="timeout") from None
+    except ValueError:  # (aiohttp's reader: a form that is not one)
+        raise BadRequest("The body is not a multipart form.") from None
+    raise BadRequest(f"A form has at most {MAX_PARTS} parts.")
+
+
+def form_number(fields: dict[str, Any], name: str) -> None:
+    """A form's number field (text, as forms send everything) as the number JSON sends."""
+    if name in fields:
+        try:
+            fields[name] = float(fields[name])
+        except ValueError:
+            raise BadRequest(
+                f"'{name}' must be a float.", param=name, code="invalid_type"
+            ) from None
+
+
 def field(body: dict[str, Any], name: str, kind: type, default: Any = None) -> Any:
     value = body.get(name, default)
     if value is None and default is None:
@@ -127,9 +208,24 @@ def field(body: dict[str, Any], name: str, kind: type, default: Any = None) -> A
     return value
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A speech request's fields, checked."""
+
+    text: str
+    voice: ServiceVoice
+    language: str
+    speed: float
+    model: str
+    response_format: str
+    stream_format: str
+
+
 class OpenAISpeech:
-    def __init__(self, streams: SpeechStreams, voices: ServiceVoices, keys: Keys) -> None:
-        self.streams, self.voices, self.keys = streams, voices, keys
+    def __init__(
+        self, streams: SpeechStreams, voices: ServiceVoices, keys: Keys, clips: RequestClips
+    ) -> None:
+        self.streams, self.voices, self.keys, self.clips = streams, voices, keys, clips
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/audio/speech", self.speech)
@@ -174,6 +270,7 @@ class OpenAISpeech:
                 "data": voices,
                 "voices": voices,
                 "key_required": not keyed,
+                "voice_clips": self.clips.available(),  # a clip may come with a request
                 "languages": languages,
                 "default_language": self.streams.default_language,
                 "response_formats": formats,
@@ -182,7 +279,26 @@ class OpenAISpeech:
 
     async def speech(self, request: web.Request) -> web.StreamResponse:
         client = self.keys.client(request)
-        body = await read_json(request)
+        clip: bytes | None = None
+        if request.content_type == "multipart/form-data":  # (with a voice clip)
+            self.clips.check()  # before a byte of it is read
+            body, clip = await read_form(request)
+            form_number(body, "speed")
+        else:
+            body = await read_json(request)
+        asked = self.asked(body, with_clip=clip is not None)
+        if clip is None:
+            return await self._speak(request, client, asked)
+        # the request counted against the client's limits before its clip is decoded
+        self.streams.count_request(client)
+        asked = replace(asked, voice=await self.clips.voice(clip))
+        try:
+            return await self._speak(request, client, asked, counted=False)
+        finally:
+            await self.clips.done(asked.voice)
+
+    def asked(self, body: dict[str, Any], *, with_clip: bool) -> Asked:
+        """The request's fields, checked (`with_clip`: the voice is the clip's, made later)."""
         text = field(body, "input", str)
         if len(text) > MAX_INPUT:
             raise TooLarge(
@@ -191,10 +307,13 @@ class OpenAISpeech:
                 code="string_above_max_length",
             )
         model = str(field(body, "model", str, MODEL))[:100]
-        named = body.get("voice")
-        if isinstance(named, dict):  # the SDK's newer shape: {"id": "..."}
-            named = named.get("id")
-        voice = self.voices.resolve(field({"voice": named}, "voice", str))
+        if with_clip:
+            voice = ServiceVoice(CLIP, None, CLIP)  # (a stand-in until the clip is decoded)
+        else:
+            named = body.get("voice")
+            if isinstance(named, dict):  # the SDK's newer shape: {"id": "..."}
+                named = named.get("id")
+            voice = self.voices.resolve(field({"voice": named}, "voice", str))
         response_format = field(body, "response_format", str, "mp3")
         if response_format not in MEDIA_TYPES:
             raise BadRequest(
@@ -216,13 +335,21 @@ class OpenAISpeech:
             )
         speed = field(body, "speed", float, 1.0)
         language = self.streams.check_language(field(body, "language", str, ""))
+        return Asked(text, voice, language, speed, model, response_format, stream_format)
+
+    async def _speak(
+        self, request: web.Request, client: str, asked: Asked, *, counted: bool = True
+    ) -> web.StreamResponse:
+        voice, language, model = asked.voice, asked.language, asked.model
+        response_format = asked.response_format
         stream = await self.streams.open(
-            text,
+            asked.text,
             voice,
             language=language,
-            speed=speed,
+            speed=asked.speed,
             client=client,
             source="api",
+            counted=counted,
             on_stall=partial(abort, request),
         )
         try:
@@ -234,7 +361,7 @@ class OpenAISpeech:
                 "X-Speed-Applied": f"{stream.speed:g}",
                 "Cache-Control": "no-store",
             }
-            if stream_format == "sse":
+            if asked.stream_format == "sse":
                 return await self._sse(request, stream, response_format, headers)
             return await self._audio(request, stream, response_format, headers)
         finally:

@@ -29,7 +29,7 @@ from bot.speech_api.limits import ClientLimits
 from bot.speech_api.openai_api import MAX_BODY, Handler, Keys, OpenAISpeech, refusals
 from bot.speech_api.page import Page
 from bot.speech_api.streams import SpeechStreams, StreamRecord
-from bot.speech_api.voices import ServiceVoices
+from bot.speech_api.voices import RequestClips, ServiceVoices
 from bot.synthesis.engine import TTSEngine
 from bot.synthesis.engine_loading import load_engine
 from bot.synthesis.model_pool import ModelPool
@@ -164,7 +164,11 @@ class SpeechServer:
         self.keys = Keys(config.speech_api_keys)
         self.gate = ConnectionGate(config.speech_connections)
         self.app = web.Application(client_max_size=MAX_BODY, middlewares=[asked, refusals])
-        OpenAISpeech(self.streams, self.voices, self.keys).routes(self.app)
+        # a voice from a request's own clip, where the default model can clone
+        self.clips = RequestClips(
+            config.speech_clips, lambda: models.default.has_voice_cloning, models.forget_voice
+        )
+        OpenAISpeech(self.streams, self.voices, self.keys, self.clips).routes(self.app)
         Page().routes(self.app)
         # for Docker's, systemd's or a balancer's probes: no key, nothing in it but the state
         self.waiting: str | None = "starting"  # what /healthz says is awaited; None: ready
@@ -234,6 +238,7 @@ class SpeechServer:
             self._runner = None
         self.gate.close()
         self.streams.stalled.close()
+        self.clips.close()
 
 
 @web.middleware

@@ -13,11 +13,22 @@ as theirs.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import re
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import soundfile
+
 from bot.speech_api.errors import BadRequest
+from bot.synthesis.audio_files import MODEL_RATE
+from bot.synthesis.clip import ClipError, ClipLimits, check_size, prepare
 from bot.synthesis.engine import BUILTIN_VOICES, builtin_voices_for
 from bot.synthesis.pocket_tts_adapter import DEFAULT_VOICE_FOR_LANGUAGE
 
@@ -62,7 +73,7 @@ def recorded_in(voice: str) -> str:
 class ServiceVoice:
     name: str
     spec: str | None  # what the engine loads (None: its default voice)
-    kind: str  # "default", "builtin" or "operator"
+    kind: str  # "default", "builtin", "operator", or "clip" (a request's own, never listed)
     language: str | None = None  # the language a built-in voice was recorded in
 
 
@@ -143,3 +154,86 @@ def import_voice(data_dir: Path, name: str, source: Path) -> Path:
     with source.open("rb") as file:
         write_atomically(target, file.read(MAX_VOICE_FILE + 1))
     return target
+
+
+# A clip sent with one request (the page's upload, the API's `voice_file`): its size is
+# checked before it is read whole, its header (container, rate, channels, duration) before a
+# sample is decoded, then it is decoded a block at a time (`bot.synthesis.clip.decode`)
+CLIP = "clip"  # the voice's name in the answer's X-Voice
+CLIP_FIELDS = ("voice_file", "voice_wav")  # (the second: pocket-tts's own server's name)
+CLIP_LIMITS = ClipLimits(
+    max_bytes=8 * 1024 * 1024, max_duration_s=60.0, min_speech_s=1.0, max_speech_s=60.0
+)
+CLIP_DECODES = 2  # clips decoded at once, whoever sent them: the rest wait their turn
+
+
+class RequestClips:
+    """A voice made from a clip for the one request that sent it, never kept: the clip,
+    checked and trimmed to its speech, waits in a private temporary file (0600, in a 0700
+    folder of the system's temporary folder: the container's tmpfs) while its request is
+    spoken, for the engine to make its voice state as it makes an operator's clip's; at the
+    request's end the file is deleted and the state dropped from the models' caches. Only
+    where the loaded weights can clone, and SPEECH_CLIPS is on."""
+
+    def __init__(
+        self,
+        enabled: bool,
+        can_clone: Callable[[], bool],
+        forget: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self.enabled, self.can_clone, self.forget = enabled, can_clone, forget
+        self.folder: Path | None = None
+        self.decoding = asyncio.Semaphore(CLIP_DECODES)
+
+    def available(self) -> bool:
+        return self.enabled and self.can_clone()
+
+    def check(self) -> None:
+        """Refused before a byte of the clip is read: switched off, or no cloning here."""
+        if not self.enabled:
+            raise BadRequest(
+                "This service takes no voice clips (its operator set SPEECH_CLIPS=0).",
+                param=CLIP_FIELDS[0],
+                code="clips_off",
+            )
+        if not self.can_clone():
+            raise BadRequest(
+                "This service cannot speak in a clip's voice: its model was loaded without "
+                "the voice-cloning weights.",
+                param=CLIP_FIELDS[0],
+                code="cloning_unavailable",
+            )
+
+    async def voice(self, data: bytes) -> ServiceVoice:
+        """The clip's voice for one request (`done` when it ends); a 400 saying what is
+        wrong with the clip (its size, its header, no speech in it)."""
+        self.check()
+        try:
+            check_size(len(data), CLIP_LIMITS)
+            async with self.decoding:
+                samples = await asyncio.to_thread(prepare, data, CLIP_LIMITS)
+        except ClipError as error:
+            raise BadRequest(str(error), param=CLIP_FIELDS[0], code="invalid_clip") from None
+        path = await asyncio.to_thread(self._write, samples)
+        return ServiceVoice(CLIP, str(path), CLIP)
+
+    def _write(self, samples: np.ndarray) -> Path:
+        if self.folder is None or not self.folder.is_dir():
+            self.folder = Path(tempfile.mkdtemp(prefix="pocketvoice-clips-"))  # (0700)
+        descriptor, name = tempfile.mkstemp(suffix=".wav", dir=self.folder)  # (0600)
+        with os.fdopen(descriptor, "wb") as file:
+            soundfile.write(file, samples, MODEL_RATE, format="WAV", subtype="FLOAT")
+        return Path(name)
+
+    async def done(self, voice: ServiceVoice) -> None:
+        """The request ended: its clip deleted, its voice state dropped."""
+        if voice.kind != CLIP or voice.spec is None:
+            return
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(Path(voice.spec).unlink)
+        await self.forget(voice.spec)
+
+    def close(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None

@@ -200,3 +200,36 @@ async def test_a_refused_host_is_said_as_such(
             assert not driver.find_element(By.ID, "key").is_displayed()
     finally:
         driver.quit()
+
+
+async def test_the_page_speaks_in_the_voice_of_a_clip_it_uploads(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel, browser: webdriver.Chrome
+) -> None:
+    """A clip chosen on the page goes with the request (a form, `voice_file`), which speaks
+    in its voice; with SPEECH_CLIPS=0 the page offers no upload."""
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        await asyncio.to_thread(browser.get, f"{server.url}/")
+        await until(
+            lambda: browser.find_elements(By.CSS_SELECTOR, "#voice option[value=narrator]"),
+            "listed the voices",
+        )
+        upload = browser.find_element(By.ID, "clip")
+        assert upload.is_displayed()
+        upload.send_keys(str(tiny_model.clip))  # (a file input takes its path)
+        assert not browser.find_element(By.ID, "voice").is_enabled()
+        browser.find_element(By.ID, "speak").click()
+        await wait_for(browser, lambda s: s["ended"], "ended", timeout=120)
+        final = state(browser)
+        assert final["error"] is None and final["decoded"] > 0, final  # type: ignore[operator]
+        assert final["voice"] == "clip", final
+        # and the WAV download with it
+        browser.find_element(By.ID, "wav").click()
+        saved = tmp_path / "downloads" / "speech.wav"
+        await until(saved.exists, "saved speech.wav")
+    async with running_service(tmp_path, engine, tiny_model, SPEECH_CLIPS="0") as server:
+        await asyncio.to_thread(browser.get, f"{server.url}/")
+        await until(
+            lambda: browser.find_elements(By.CSS_SELECTOR, "#voice option[value=narrator]"),
+            "listed the voices",
+        )
+        assert not browser.find_element(By.ID, "clip").is_displayed()

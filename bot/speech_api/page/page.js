@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 // What the page did, for people (the figures) and for tests (window.speech).
 const speech = (window.speech = {
   running: false, ended: false, decoded: 0, played: 0, playedAtEnd: 0,
-  firstAudioMs: null, rtf: null, error: null,
+  firstAudioMs: null, rtf: null, error: null, voice: null,
 });
 let audio = null, controller = null, startAt = 0, nextAt = 0, timer = null;
 
@@ -16,11 +16,29 @@ function headers() {
   return h;
 }
 
-function body(format) {
-  return JSON.stringify({
+function fields(format) {
+  return {
     model: "pocket-tts", input: $("text").value, voice: $("voice").value,
     language: $("language").value, speed: Number($("speed").value), response_format: format,
-  });
+  };
+}
+
+function chosenClip() {
+  const files = $("clip").files;
+  return files && files.length ? files[0] : null;
+}
+
+// The request for `format`: JSON, or with a clip chosen a form with it as `voice_file` (the
+// service speaks this one request in the clip's voice and keeps nothing)
+function request(format) {
+  const clip = chosenClip();
+  if (!clip) return { method: "POST", headers: headers(), body: JSON.stringify(fields(format)) };
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields(format))) form.append(name, String(value));
+  form.append("voice_file", clip, clip.name);
+  const withoutType = headers();
+  delete withoutType["Content-Type"];  // (the browser writes the form's, with its boundary)
+  return { method: "POST", headers: withoutType, body: form };
 }
 
 async function refusal(response) {
@@ -51,6 +69,7 @@ async function load() {
   // field stays once a key is typed, so that it can be changed.
   $("key-row").hidden = !info.key_required && !$("key").value;
   $("status").textContent = info.key_required ? "This service needs an API key." : "";
+  $("clip-row").hidden = !info.voice_clips;  // (only where the service can clone)
   $("voice").replaceChildren(...info.data.map((v) => new Option(
     v.kind === "operator" ? v.name + " (this server's)" : v.name, v.id)));
   $("language").replaceChildren(...info.languages.map((l) => new Option(l, l)));
@@ -82,7 +101,7 @@ async function speak(event) {
   event.preventDefault();
   stop();
   Object.assign(speech, { running: true, ended: false, decoded: 0, played: 0, playedAtEnd: 0,
-                          firstAudioMs: null, rtf: null, error: null });
+                          firstAudioMs: null, rtf: null, error: null, voice: null });
   audio = audio || new AudioContext();
   await audio.resume();
   controller = new AbortController();
@@ -91,9 +110,9 @@ async function speak(event) {
   timer = setInterval(show, 100);
   const asked = performance.now();
   try {
-    const response = await fetch("/v1/audio/speech", {
-      method: "POST", headers: headers(), body: body("pcm"), signal: controller.signal });
+    const response = await fetch("/v1/audio/speech", { ...request("pcm"), signal: controller.signal });
     if (!response.ok) throw new Error(await failure(response));
+    speech.voice = response.headers.get("X-Voice");
     const reader = response.body.getReader();
     let rest = new Uint8Array(0);
     for (;;) {
@@ -134,7 +153,7 @@ function stop() {
 
 async function download(format, name) {
   $("status").textContent = "Making the file…";
-  const response = await fetch("/v1/audio/speech", { method: "POST", headers: headers(), body: body(format) });
+  const response = await fetch("/v1/audio/speech", request(format));
   if (!response.ok) { $("status").textContent = "Could not make the file: " + await failure(response); return; }
   const link = $("download");
   link.href = URL.createObjectURL(await response.blob());
@@ -150,4 +169,5 @@ $("speed").addEventListener("input", () => { $("speed-shown").textContent = Numb
 $("wav").addEventListener("click", () => download("wav", "speech.wav"));
 $("ogg").addEventListener("click", () => download("opus", "speech.ogg"));
 $("key").addEventListener("change", load);
+$("clip").addEventListener("change", () => { $("voice").disabled = chosenClip() !== null; });
 load();
