@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from bot.speech_api.errors import BadRequest
+from bot.speech_api.errors import BadRequest, TooMany
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.clip import ClipError, ClipLimits, check_size, prepare
 from bot.synthesis.engine import BUILTIN_VOICES, builtin_voices_for
@@ -165,6 +165,9 @@ CLIP_LIMITS = ClipLimits(
     max_bytes=8 * 1024 * 1024, max_duration_s=60.0, min_speech_s=1.0, max_speech_s=60.0
 )
 CLIP_DECODES = 2  # clips decoded at once, whoever sent them: the rest wait their turn
+# clips held at once (each 30 s of 16-bit speech at most, 1.4 MB in the temporary folder: a
+# container's /tmp is a 64 MB tmpfs); past it, 429
+CLIPS_HELD = 16
 
 
 class RequestClips:
@@ -173,7 +176,7 @@ class RequestClips:
     folder of the system's temporary folder: the container's tmpfs) while its request is
     spoken, for the engine to make its voice state as it makes an operator's clip's; at the
     request's end the file is deleted and the state dropped from the models' caches. Only
-    where the loaded weights can clone, and SPEECH_CLIPS is on."""
+    where the loaded weights can clone, and SPEECH_CLIPS is on; CLIPS_HELD at once."""
 
     def __init__(
         self,
@@ -184,6 +187,7 @@ class RequestClips:
         self.enabled, self.can_clone, self.forget = enabled, can_clone, forget
         self.folder: Path | None = None
         self.decoding = asyncio.Semaphore(CLIP_DECODES)
+        self.held = 0
 
     def available(self) -> bool:
         return self.enabled and self.can_clone()
@@ -208,13 +212,24 @@ class RequestClips:
         """The clip's voice for one request (`done` when it ends); a 400 saying what is
         wrong with the clip (its size, its header, no speech in it)."""
         self.check()
+        if self.held >= CLIPS_HELD:
+            raise TooMany(
+                "Too many voice clips are being spoken right now; try again in a moment.",
+                code="service_full",
+                retry_after=2,
+            )
+        self.held += 1
         try:
-            check_size(len(data), CLIP_LIMITS)
-            async with self.decoding:
-                samples = await asyncio.to_thread(prepare, data, CLIP_LIMITS)
-        except ClipError as error:
-            raise BadRequest(str(error), param=CLIP_FIELDS[0], code="invalid_clip") from None
-        path = await asyncio.to_thread(self._write, samples)
+            try:
+                check_size(len(data), CLIP_LIMITS)
+                async with self.decoding:
+                    samples = await asyncio.to_thread(prepare, data, CLIP_LIMITS)
+            except ClipError as error:
+                raise BadRequest(str(error), param=CLIP_FIELDS[0], code="invalid_clip") from None
+            path = await asyncio.to_thread(self._write, samples)
+        except BaseException:
+            self.held -= 1
+            raise
         return ServiceVoice(CLIP, str(path), CLIP)
 
     def _write(self, samples: np.ndarray) -> Path:
@@ -222,13 +237,14 @@ class RequestClips:
             self.folder = Path(tempfile.mkdtemp(prefix="pocketvoice-clips-"))  # (0700)
         descriptor, name = tempfile.mkstemp(suffix=".wav", dir=self.folder)  # (0600)
         with os.fdopen(descriptor, "wb") as file:
-            soundfile.write(file, samples, MODEL_RATE, format="WAV", subtype="FLOAT")
+            soundfile.write(file, samples, MODEL_RATE, format="WAV", subtype="PCM_16")
         return Path(name)
 
     async def done(self, voice: ServiceVoice) -> None:
         """The request ended: its clip deleted, its voice state dropped."""
         if voice.kind != CLIP or voice.spec is None:
             return
+        self.held -= 1
         with contextlib.suppress(OSError):
             await asyncio.to_thread(Path(voice.spec).unlink)
         await self.forget(voice.spec)

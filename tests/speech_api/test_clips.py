@@ -188,3 +188,26 @@ async def test_without_cloning_weights_a_clip_is_refused_unread() -> None:
         await clips.voice(b"RIFF")
     assert refused.value.code == "cloning_unavailable"
     await asyncio.sleep(0)
+
+
+async def test_clips_held_at_once_are_bounded(tiny_model: TinyModel) -> None:
+    """Each clip waits in the temporary folder while spoken (a container's /tmp is a small
+    tmpfs): past CLIPS_HELD at once, 429, before a byte is decoded; each end gives one back."""
+    from bot.speech_api.errors import TooMany
+    from bot.speech_api.voices import CLIPS_HELD, RequestClips
+
+    async def forget(spec: str) -> None:
+        pass
+
+    clips = RequestClips(True, lambda: True, forget)
+    try:
+        held = [await clips.voice(tiny_model.clip.read_bytes()) for _ in range(CLIPS_HELD)]
+        with pytest.raises(TooMany):
+            await clips.voice(tiny_model.clip.read_bytes())
+        await clips.done(held.pop())
+        held.append(await clips.voice(tiny_model.clip.read_bytes()))
+        for voice in held:
+            await clips.done(voice)
+        assert clips.held == 0 and clips.folder is not None and not os.listdir(clips.folder)
+    finally:
+        clips.close()
