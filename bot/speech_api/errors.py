@@ -50,6 +50,12 @@ class Forbidden(ServiceRefusal):
     status = 403
 
 
+class LengthRequired(ServiceRefusal):
+    """411: a form whose length is not said first (its bound is checked before it is read)."""
+
+    status = 411
+
+
 class TooLarge(ServiceRefusal):
     status = 413
 

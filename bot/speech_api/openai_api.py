@@ -28,6 +28,7 @@ from bot.speech_api.encoders import MEDIA_TYPES, can_encode, encoder_for
 from bot.speech_api.errors import (
     BadRequest,
     Forbidden,
+    LengthRequired,
     ServiceRefusal,
     TooLarge,
     TooSlow,
@@ -145,7 +146,7 @@ async def read_form(request: web.Request) -> tuple[dict[str, Any], bytes | None]
     if origin is not None and origin != f"{request.scheme}://{request.host}":
         raise Forbidden("A form from another site's page is refused.", code="cross_origin")
     if request.content_length is None:
-        raise BadRequest("A form needs its Content-Length.", code="length_required")
+        raise LengthRequired("A form needs its Content-Length.", code="length_required")
     if request.content_length > MAX_FORM:
         raise TooLarge(
             f"The request body is over {MAX_FORM} bytes (a clip of at most "

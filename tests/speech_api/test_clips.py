@@ -211,3 +211,23 @@ async def test_clips_held_at_once_are_bounded(tiny_model: TinyModel) -> None:
         assert clips.held == 0 and clips.folder is not None and not os.listdir(clips.folder)
     finally:
         clips.close()
+
+
+async def test_a_form_without_its_length_is_refused_unread(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """A form sent in chunks (no Content-Length) could not be bounded before it is read:
+    411, on a raw socket."""
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        part = b'--b\r\nContent-Disposition: form-data; name="input"\r\n\r\nHello.\r\n--b--\r\n'
+        writer.write(
+            f"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n"
+            f"Connection: close\r\n\r\n{len(part):x}\r\n".encode()
+            + part
+            + b"\r\n0\r\n\r\n"
+        )
+        answer = await asyncio.wait_for(reader.read(), 30)
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 411"), answer[:300]
