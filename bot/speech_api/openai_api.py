@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import BodyPartReader, web
 
@@ -136,14 +137,24 @@ async def read_json(request: web.Request) -> dict[str, Any]:
     return body
 
 
+def from_another_site(request: web.Request) -> bool:
+    """Whether a browser sent this for a page of another site. Browsers say so themselves
+    (Sec-Fetch-Site), whatever a proxy in front did to the scheme or the Host; older ones
+    only by Origin, whose host is then compared. Clients that are no browser send neither."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site not in ("same-origin", "none")
+    origin = request.headers.get("Origin")
+    return origin is not None and urlsplit(origin).netloc != request.host
+
+
 async def read_form(request: web.Request) -> tuple[dict[str, Any], bytes | None]:
     """A multipart form's fields and its voice clip (None: none sent), as pocket-tts's own
     server and other OpenAI-compatible servers take a reference clip: the body no longer than
     MAX_FORM (its length said first), the fields MAX_BODY together, the clip its own bound,
     all within FORM_S. A browser sends a form to another site without asking first (no
     CORS), so a form from a page of another origin is refused."""
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
+    if from_another_site(request):
         raise Forbidden("A form from another site's page is refused.", code="cross_origin")
     if request.content_length is None:
         raise LengthRequired("A form needs its Content-Length.", code="length_required")
