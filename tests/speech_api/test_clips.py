@@ -237,3 +237,32 @@ async def test_a_form_without_its_length_is_refused_unread(
         answer = await asyncio.wait_for(reader.read(), 30)
         writer.close()
     assert answer.startswith(b"HTTP/1.1 411"), answer[:300]
+
+
+async def test_a_form_in_two_pieces_is_read_whole(
+    tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
+) -> None:
+    """The clip's form written in two pieces, the second a moment later, on a raw socket."""
+    clip = tiny_model.clip.read_bytes()
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="input"\r\n\r\nHello.\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="response_format"\r\n\r\nwav\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="voice_file"; filename="me.wav"\r\n'
+        b"Content-Type: audio/wav\r\n\r\n" + clip + b"\r\n--b--\r\n"
+    )
+    async with running_service(tmp_path, engine, tiny_model) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(
+            f"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body[: len(body) // 2]
+        )
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.write(body[len(body) // 2 :])
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 60)
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert b"X-Voice: clip" in answer.split(b"\r\n\r\n")[0]
