@@ -129,7 +129,10 @@ class UnitChoice:
         if not active:
             return True
         if self.capacity is not None:  # a batch: each job is a row, and rows cost alike
-            return active < self.capacity(self._fastest(job))
+            # Discord's message may take the rows kept for it: counted beyond the sizes seen
+            # live, they are what the service's streams left free (without them, while the
+            # batch ramped up, a burst of streams took the kept row too: issue 59)
+            return active < self._discord_rows(self._fastest(job))
         most = self.max_load * (SERVICE_LOAD_SHARE if reserved else 1.0)
         return self.load() + self.demand(job) <= most
 
@@ -138,8 +141,15 @@ class UnitChoice:
         servers as the model carries."""
         if self.capacity is not None:
             active = self._active()
-            return bool(active) and active >= self.capacity(self._fastest())
+            return bool(active) and active >= self._discord_rows(self._fastest())
         return self.held_back() > 0
+
+    def _discord_rows(self, fastest: float) -> int:
+        """The rows a Discord message may take: the batch's, with those kept for it."""
+        assert self.capacity is not None
+        if self.reserved_rows:
+            return self.capacity(fastest, self.reserved_rows)
+        return self.capacity(fastest)
 
     def held_back(self) -> int:
         """Messages waiting to start because the model has no room for them now."""

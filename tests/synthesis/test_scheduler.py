@@ -755,6 +755,35 @@ def test_the_speech_services_streams_come_after_discord_and_leave_it_rows() -> N
     assert scheduler.choice.has_room(second)
 
 
+def test_the_row_kept_for_discord_stays_free_while_the_batch_ramps_up() -> None:
+    """The kept row is counted beyond the sizes seen live (`capacity(rate, extra)`), so while
+    the batch ramps up the streams' capacity is one row more than Discord's own. Discord's
+    message counts that row as its own: after a burst of streams has taken every row it may,
+    the next Discord message still has room and the bot does not say it is at capacity.
+    Before, Discord counted without it: the burst had taken the kept row too (issue 59)."""
+    clock = FakeClock()
+    scheduler = DeadlineScheduler(
+        lambda text, voice, **_: FakeStream([], clock, text, 0.5, 2.0),
+        clock=clock,
+        ahead_s=3.0,
+        capacity=lambda rate=1.0, extra=0: 3 + extra,  # the ramp's limit, and the kept rows
+    )
+    scheduler.choice.reserved_rows = 1
+    speaking = text_job(clock, "discord", 3, 50, admitted=True)
+    burst = [text_job(clock, f"api {n}", 3, 50) for n in range(4)]
+    for stream in burst:
+        stream.source = "api"
+    scheduler.jobs += [speaking, *burst]
+    for stream in burst[:2]:  # two streams beside the speaking server: 3 rows and 1 kept
+        assert scheduler.choice.pick(clock()) is stream
+        stream.admitted = True
+    assert not scheduler.choice.has_room(burst[2])
+    other = text_job(clock, "discord 2", 3, 50)
+    scheduler.jobs.append(other)
+    assert scheduler.choice.has_room(other) and not scheduler.choice.at_capacity()
+    assert scheduler.choice.pick(clock()) is other
+
+
 async def test_a_model_call_is_background_work_of_its_own_kind() -> None:
     """A clone or rebuild is a `ModelCall`, not a speech job: it waits behind live speech on
     the background lane, in the order asked; one whose asker went away before it started never
