@@ -23,7 +23,7 @@ from functools import partial
 
 import discord
 
-from bot.core.config import Config, revealed
+from bot.core.config import Config, check_speech_binds, revealed
 from bot.core.supervisor import supervise
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
@@ -46,7 +46,7 @@ from bot.services.upkeep import IdleUpkeep
 from bot.services.voice_control import VoiceControl
 from bot.services.voices import VoiceService
 from bot.services.wording import Wording
-from bot.speech_api.server import SpeechServer
+from bot.speech_api.server import Listeners, SpeechServer
 from bot.speech_api.streams import StreamRecord
 from bot.storage.database import Database, database_location
 from bot.synthesis.engine import TTSEngine, UnusableVoiceError
@@ -145,6 +145,11 @@ async def build(
     """Build the whole graph, in order. A part that fails closes those made before it."""
     ensure_opus()
     async with contextlib.AsyncExitStack() as undo:
+        bound = None
+        if config.speech_port is not None:  # a port taken is said now, not after the model
+            check_speech_binds(config)
+            bound = await Listeners.bind(config)
+            undo.callback(bound.close)
         engine = await load_engine(config, phrases=config.data_dir / "phrases")
         undo.push_async_callback(engine.close)
         try:  # load the default voice now, so the first /say answers fast
@@ -197,7 +202,7 @@ async def build(
                     metrics.record_stream(record.source, record.first_audio_s, record.outcome)
 
             speech_server = SpeechServer(config, speakers.scheduler, models, on_end=counted)
-            await speech_server.start()
+            await speech_server.start(bound)
             undo.push_async_callback(speech_server.close)
         autoread = AutoReader(db, speech, language=config.tts_language)
         app = App(

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.ops.endpoints import HttpEndpoints
 from bot.ops.metrics import Metrics
 from bot.ops.shards import ProcessShards
+from tests.bot_process import BotProcess
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
 from tests.fakediscord import FakeDiscord
 
@@ -188,3 +189,40 @@ async def test_joining_a_server_says_hello_without_pinging_where_allowed(
     await fake.wait_for(lambda: f"joined server {quiet}" in caplog.text, 10, "the join")
     await asyncio.sleep(0.5)
     assert len(fake.channel_messages) == 1
+
+
+async def test_the_bots_speech_port_taken_is_said_before_the_model_loads(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """The bot with SPEECH_PORT: another program holds the port, and the bot says so in one
+    line and stops, with no model loaded. Before, the model loaded first (tens of seconds
+    with real weights), as `serve`'s did."""
+    fake = FakeDiscord(tmp_path)
+    await fake.start()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        held = int(holder.getsockname()[1])
+        env = {
+            **fake.env,
+            "TTS_CONFIG": str(tiny_model.config),
+            "DEFAULT_VOICE": str(tiny_model.voice_state),
+            "DATA_DIR": str(tmp_path / "data"),
+            "SPEECH_PORT": str(held),
+            "LOG_LEVEL": "INFO",
+        }
+        bot = BotProcess(env, tmp_path / "data")
+        try:
+            await bot.start()
+            assert bot.process is not None
+            code = await asyncio.wait_for(bot.process.wait(), 120)
+        finally:
+            await bot.stop()
+            await fake.close()
+    log = bot.log
+    assert code == 1, log[-3000:]
+    assert "TTS Model loaded" not in log and "Traceback" not in log, log[-3000:]
+    assert (
+        f"Speech service: cannot listen on 127.0.0.1:{held} (Address already in use): set "
+        "SPEECH_PORT to a free port"
+    ) in log, log[-3000:]
