@@ -127,49 +127,87 @@ class AutoReader:
         return self.speech.planner
 
     # ---- deciding --------------------------------------------------------------------------
-    async def handle(self, message: discord.Message) -> str:
-        """Read the message if the rules say so; returns 'read' or why it was not."""
+    async def handle(self, message: discord.Message) -> Verdict:
+        """Read the message if the rules say so: `Verdict.READ`, or why it was not. In stages:
+        whose and where it is, the server's rules, the voice channel, then its plan and words."""
         arrived = self.clock()
         epoch = self.speech.blocks.epoch  # a block from now on drops it still
+        if (skip := self._whose(message)) is not None:
+            return skip
+        guild = message.guild
+        assert guild is not None
+        settings = await self.db.guilds.get(guild.id)
+        bot_channel: VoiceChannel | None = getattr(guild.voice_client, "channel", None)
+        where = await self._where(message, settings, bot_channel)
+        if isinstance(where, Verdict):
+            return where
+        posted = posted_of(message)
+        if (rules := verdict(posted, settings)) is not Verdict.READ:
+            return rules  # (before the member's settings are read: a skip costs no query)
+        spoken = await self.plans.resolve(message.author.id, guild.id, server=settings)
+        member = spoken.member  # a block is silent here: they are told when they use a command
+        posted = replace(posted, blocked=member.blocked, opted_out=not member.autoread)
+        if (rules := verdict(posted, settings)) is not Verdict.READ:
+            return rules
+        if (skip := await self._in_voice(message, settings, where, bot_channel)) is not None:
+            return skip
+        if nothing_written(message):
+            return Verdict.NOTHING_TO_SAY  # (before the rate limit: an empty one costs nothing)
+        if self.rates.limited(guild.id, limits_of(message, settings.rate_limit), arrived):
+            return Verdict.RATE_LIMITED  # before any rendering: a flood costs one check each
+        return await self._read(message, settings, spoken, arrived, epoch)
+
+    @staticmethod
+    def _whose(message: discord.Message) -> Verdict | None:
+        """A message auto-reading never reads, whatever the server's settings."""
         guild = message.guild
         if guild is None:
-            return "not in a server"
-        author = message.author
+            return Verdict.NOT_IN_A_SERVER
         webhook = message.webhook_id is not None  # its author is the webhook: no member
-        if not (webhook or isinstance(author, discord.Member)):
-            return "not a member"
-        if guild.me is not None and author.id == guild.me.id:
-            return "own message"
+        if not (webhook or isinstance(message.author, discord.Member)):
+            return Verdict.NOT_A_MEMBER
+        if guild.me is not None and message.author.id == guild.me.id:
+            return Verdict.OWN_MESSAGE
         if in_private_thread(message):  # before anything is read (`verdict` says it too)
             return Verdict.PRIVATE_THREAD
-        settings = await self.db.guilds.get(guild.id)
-        voice_client = guild.voice_client
-        bot_channel: VoiceChannel | None = getattr(voice_client, "channel", None)
+        return None
+
+    async def _where(
+        self, message: discord.Message, settings: ServerSettings, bot_channel: VoiceChannel | None
+    ) -> int | Verdict | None:
+        """Whether the message is in a channel read here (a read channel, a thread of one, or
+        the bot's voice channel's chat): the read channel's own voice channel (None: where
+        its author is), else why not."""
+        assert message.guild is not None
         in_voice_chat = (
             settings.text_in_voice
             and bot_channel is not None
             and (bot_channel.id == message.channel.id)
         )
-        reads = {c.channel_id: c for c in await self.db.read_channels.list(guild.id)}
+        reads = {c.channel_id: c for c in await self.db.read_channels.list(message.guild.id)}
         read_channel = reads.get(message.channel.id)
         if not (read_channel or in_voice_chat):
             thread = thread_of(message)
             if thread is None or thread.parent_id not in reads:
-                return "not a read channel"
+                return Verdict.NOT_A_READ_CHANNEL
             if not (settings.read_threads or in_forum(thread)):
-                return "threads are not read"
+                return Verdict.THREADS_NOT_READ
             read_channel = reads[thread.parent_id]
-        # the read channel's own voice channel (None: where its author is)
-        own_voice = read_channel.voice_channel_id if read_channel is not None else None
-        posted = posted_of(message)
-        if (rules := verdict(posted, settings)) is not Verdict.READ:
-            return rules  # (before the member's settings are read: a skip costs no query)
-        spoken = await self.plans.resolve(author.id, guild.id, server=settings)
-        member = spoken.member  # a block is silent here: they are told when they use a command
-        posted = replace(posted, blocked=member.blocked, opted_out=not member.autoread)
-        if (rules := verdict(posted, settings)) is not Verdict.READ:
-            return rules
-        author_voice = getattr(author, "voice", None)  # (a webhook is never in voice)
+        return read_channel.voice_channel_id if read_channel is not None else None
+
+    async def _in_voice(
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        own_voice: int | None,
+        bot_channel: VoiceChannel | None,
+    ) -> Verdict | None:
+        """The bot in the voice channel the message is read in: joined now if it is in none
+        (or idle elsewhere) and may come, else why it is not read."""
+        guild = message.guild
+        assert guild is not None
+        webhook = message.webhook_id is not None
+        author_voice = getattr(message.author, "voice", None)  # (a webhook is never in voice)
         author_channel = author_voice.channel if author_voice is not None else None
         result = is_poll_result(message)  # a poll's end: read only where the bot already is
         elsewhere = (
@@ -177,24 +215,34 @@ class AutoReader:
         )
         if bot_channel is None or elsewhere:
             if result:
-                return "not in voice" if bot_channel is None else "read in another voice channel"
+                return Verdict.NOT_IN_VOICE if bot_channel is None else Verdict.READ_ELSEWHERE
             target = self._voice_to_join(guild, settings, own_voice, author_channel, webhook)
-            if isinstance(target, str):
-                return target if bot_channel is None else "read in another voice channel"
+            if isinstance(target, Verdict):
+                return target if bot_channel is None else Verdict.READ_ELSEWHERE
             try:  # (from elsewhere: only if nobody listens there)
                 await self.speech.ensure_connected(target)
             except UserError as error:
-                return f"cannot join: {error}"
+                log.info("a message's voice channel could not be joined: %s", error)
+                return Verdict.CANNOT_JOIN
         elif (
             settings.require_voice and not webhook and not result and author_channel != bot_channel
         ):
             # a webhook is never in voice: with bot_ignore off it is read where the bot is
-            return "author not in the bot's voice channel"
-        if nothing_written(message):
-            return "nothing to say"  # (before the rate limit: an empty message costs nothing)
-        if self.rates.limited(guild.id, limits_of(message, settings.rate_limit), arrived):
-            return "rate limited"  # before any rendering: a flood costs one check each
-        language = await spoken.language_for(written(message))  # (detect_language: in a thread)
+            return Verdict.AUTHOR_NOT_WITH_BOT
+        return None
+
+    async def _read(
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        spoken: HowSpoken,
+        arrived: float,
+        epoch: int,
+    ) -> Verdict:
+        """The message planned (its language, model and voice), worded and queued."""
+        guild = message.guild
+        assert guild is not None
+        language = await spoken.language_for(written(message))  # (detect_language: a thread)
         if (
             language != spoken.language
             and self.plans.needs_loading(language)
@@ -221,7 +269,7 @@ class AutoReader:
         )
         text, lead = reading.words()
         if not text:
-            return "nothing to say"
+            return Verdict.NOTHING_TO_SAY
         sounds = await self.speech.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
@@ -232,14 +280,14 @@ class AutoReader:
             message.id,
             lead,
             on_start=reading,
-            author_id=author.id,
+            author_id=message.author.id,
             sounds=sounds,
         )
-        if self.speech.blocks.blocked_since(guild.id, author.id, epoch):
-            return "blocked by a moderator"  # while it waited (a voice connect, a model)
+        if self.speech.blocks.blocked_since(guild.id, message.author.id, epoch):
+            return Verdict.BLOCKED  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading
-        return "read"
+        return Verdict.READ
 
     @staticmethod
     def _voice_to_join(
@@ -248,7 +296,7 @@ class AutoReader:
         own_voice: int | None,
         author_channel: VoiceChannel | None,
         webhook: bool,
-    ) -> VoiceChannel | str:
+    ) -> VoiceChannel | Verdict:
         """Where a message brings the bot when it is in no voice channel, or why nowhere. A
         member summons it (autojoin): to the read channel's own voice channel if it has one
         and they are in it, else to theirs. A webhook cannot summon: its message is read in
@@ -259,11 +307,11 @@ class AutoReader:
                 channel = guild.get_channel(wanted)
                 if isinstance(channel, discord.VoiceChannel | discord.StageChannel):
                     return channel
-            return "not in voice"
+            return Verdict.NOT_IN_VOICE
         if not settings.autojoin or author_channel is None:
-            return "not in voice"
+            return Verdict.NOT_IN_VOICE
         if own_voice is not None and author_channel.id != own_voice:
-            return "author not in the read channel's voice channel"
+            return Verdict.AUTHOR_NOT_IN_READ_VOICE
         return author_channel
 
     async def _planned(

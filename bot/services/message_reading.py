@@ -292,9 +292,27 @@ class MessageWords:
 
 # ---- whether it is read ----------------------------------------------------------------------
 class Verdict(enum.StrEnum):
-    """Whether a message is read, else the rule that skips it (its value: the log's words)."""
+    """Whether a message is read, else why not (its value: the log's words): the server's
+    reading rules (`verdict`), and where the message is and where the bot is (auto-reading's
+    own, bot/services/autoread.py)."""
 
     READ = "read"
+    # where it was written, by whom
+    NOT_IN_A_SERVER = "not in a server"
+    NOT_A_MEMBER = "not a member"
+    OWN_MESSAGE = "own message"
+    NOT_A_READ_CHANNEL = "not a read channel"
+    THREADS_NOT_READ = "threads are not read"
+    # where the bot is
+    NOT_IN_VOICE = "not in voice"
+    READ_ELSEWHERE = "read in another voice channel"
+    AUTHOR_NOT_IN_READ_VOICE = "author not in the read channel's voice channel"
+    AUTHOR_NOT_WITH_BOT = "author not in the bot's voice channel"
+    CANNOT_JOIN = "cannot join"
+    # what it says, how often
+    NOTHING_TO_SAY = "nothing to say"
+    RATE_LIMITED = "rate limited"
+    # the server's reading rules (`verdict`)
     PRIVATE_THREAD = "a private thread"
     FROM_A_BOT = "from a bot"
     SYSTEM_MESSAGE = "system message"

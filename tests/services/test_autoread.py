@@ -4,11 +4,13 @@ test_reading_rules.py run the same rules end to end)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from bot.services.message_reading import Verdict
 from bot.services.read_rates import RATE_WINDOW_S
 from tests.services.discord_objects import (
     OTHER_TEXT_ID,
@@ -206,10 +208,14 @@ async def test_the_bot_joins_the_authors_channel_to_read(bot: Bot, server: Serve
     assert bot.speaker.play() == ["Bob said hello there"]
 
 
-async def test_a_join_refused_is_the_reason(bot: Bot, server: Server) -> None:
+async def test_a_join_refused_is_the_reason_and_its_cause_is_logged(
+    bot: Bot, server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
     bot.connections.refuse = "I cannot join Lounge."
-    outcome = await _decide(bot, server, Post("", bot_voice=None))
-    assert outcome == "cannot join: I cannot join Lounge."
+    with caplog.at_level(logging.INFO, logger="bot.services.autoread"):
+        outcome = await _decide(bot, server, Post("", bot_voice=None))
+    assert outcome is Verdict.CANNOT_JOIN
+    assert "I cannot join Lounge." in caplog.text
 
 
 async def test_direct_messages_are_not_read(bot: Bot, server: Server) -> None:
