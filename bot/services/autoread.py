@@ -21,7 +21,6 @@ from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
-from bot.services.change_limits import ChangeLimit
 from bot.services.message_reading import (
     MessageWords,
     Verdict,
@@ -47,13 +46,6 @@ from bot.text.words import (
 log = logging.getLogger(__name__)
 
 XSAID_QUIET_S = 60.0  # no "NAME said" again for the same author within this, in a row
-# Models a detected language (`detect_language`) may load, per member and per server, in a
-# window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
-# turn in more languages made the pool load and unload without end. As /set my_language's
-# changes (bot/services/language_choice.py); past it, the message is read in the language
-# the member would have without detection. A language whose model is loaded costs nothing.
-DETECTED_LOADS = 3
-DETECTED_LOADS_WINDOW_S = 300.0
 MAX_TRACKED = 10_000  # servers remembered at once
 
 
@@ -113,7 +105,6 @@ class AutoReader:
         )  # guild -> (author, when, named by username): who spoke last, while it matters
         self.rates = ReadRates(clock)
         self._loading_told: set[tuple[int, str]] = set()  # (server, language) being loaded
-        self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
 
@@ -242,13 +233,7 @@ class AutoReader:
         """The message planned (its language, model and voice), worded and queued."""
         guild = message.guild
         assert guild is not None
-        language = await spoken.language_for(written(message))  # (detect_language: a thread)
-        if (
-            language != spoken.language
-            and self.plans.needs_loading(language)
-            and not self._may_load_detected(guild.id, author_of(message))
-        ):
-            language = spoken.language  # a detected language loads within the limits only
+        language = await self.plans.chat_language(spoken, written(message), author_of(message))
         # a poll's result is Discord's words, a forward another message's: not its author's,
         # the built-in voice says them
         plan = await self._planned(
@@ -351,16 +336,6 @@ class AutoReader:
             await plans.fallback.tell(message.channel, guild, plan.wanted, plan.language)
         return plan
 
-    def _may_load_detected(self, guild_id: int, author: Author) -> bool:
-        """Whether a detected language may load its model now: within the member's and the
-        server's DETECTED_LOADS (counted against both when it may)."""
-        keys = (("member", guild_id, author), ("server", guild_id))
-        if any(self._detected_loads.waiting(key) for key in keys):
-            return False
-        for key in keys:
-            self._detected_loads.take(key)
-        return True
-
     def forget_guild(self, guild_id: int) -> None:
         """The bot left a server: drop what it remembered there."""
         self._last_author.pop(guild_id, None)
@@ -414,9 +389,9 @@ class AutoReader:
             speaker.drop(message.id)
             return
         spoken = await self.plans.resolve(message.author.id, message.guild.id, server=settings)
-        language = reading.language  # the model it was queued for (its detected language too)
-        if self.plans.needs_loading(language):
-            language = self.speech.language  # (or its model went meanwhile: the default's words)
+        # the model it was queued for (its detected language too), or the default's if that
+        # model went meanwhile
+        language = self.plans.still_speaks(reading.language)
         edited = await self._reading(
             message, settings, language, cloned=reading.cloned, author=spoken.member
         )

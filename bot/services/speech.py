@@ -25,13 +25,12 @@ from bot.playback.speakers import QueueFullError, Speakers
 from bot.playback.utterance import Utterance
 from bot.services.blocks import BlockService
 from bot.services.replies import Reply
-from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner
+from bot.services.speech_plan import HowSpoken, Readiness, SpeechPlan, SpeechPlanner
 from bot.services.wording import Wording
 from bot.storage.server_settings import ServerSettings
 from bot.synthesis.audio_files import MODEL_RATE, encode_audio
 from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.tempo import stretch
-from bot.text.phrasebook import phrasebook
 from bot.text.words import Pause, has_sounds, sound_parts
 
 __all__ = ["SpeechService", "UserError", "humans_in", "in_stage_audience", "leave_voice"]
@@ -75,7 +74,6 @@ class SpeechService:
         self.language = planner.language  # the operator's: the default model's
         self._loading: set[asyncio.Task[None]] = set()  # speech waiting for its model
         self.max_text_length = max_text_length
-        self.phrases = phrasebook(self.language)  # "NAME said" in the model's language
         self.wording = wording
         # a member's recent /say and previews per server, for the server's rate_limit: one
         # member's burst would fill the queue for everyone ("The queue is full")
@@ -197,20 +195,21 @@ class SpeechService:
         language = spoken.language
         named = language_name(language)
         plans = self.planner
-        if plans.needs_loading(language) and plans.fallback.failed_lately(language):
+        readiness, voice = await plans.readiness(spoken, language)
+        if readiness is Readiness.FALLS_BACK:
             # it failed to load a moment ago: the default speaks now, and the member is told
             plan = await plans.plan(spoken, language)
             words = await self.words(text, channel.guild, spoken, plan.language, cloned=plan.cloned)
             said = await self._say(member, channel, words, plan, requested_at, epoch)
             return lines(plans.fallback.notice(language, plan.language), said)
         words = await self.words(text, channel.guild, spoken, language)  # (or refused now)
-        if plans.needs_loading(language):
+        if readiness is Readiness.LOADING:
             wait = tr(
                 "Loading {language}… I'll speak in {channel} as soon as it is ready.",
                 language=named,
                 channel=channel.mention,
             )
-        elif voice := await plans.to_prepare(spoken, language):
+        elif readiness is Readiness.PREPARING:
             wait = tr(
                 "Preparing your voice “{voice}” for {language} (once)… I'll speak in {channel} "
                 "as soon as it is ready.",
@@ -241,8 +240,10 @@ class SpeechService:
         epoch: int,
     ) -> str:
         """Speak `text`: the words already made for the plan's language (see `words`)."""
-        said = phrasebook(plan.language).said.format(name=member.name)
-        text = self.attributed(member, channel.guild.id, text, plan, "/say", said=said)
+        said = self.planner.said(plan.language, member.name)
+        text = self.planner.attributed(
+            plan, member.name, text, "/say", (member.id, channel.guild.id)
+        )
         lead = said if text.startswith(f"{said}: ") else ""
         utterance = Utterance(text, plan, requested_at, lead=lead, author_id=member.id)
         full = self.speakers.scheduler.at_capacity()
@@ -284,34 +285,6 @@ class SpeechService:
         except Exception:  # the member had their answer; the operator gets the reason
             log.exception("could not speak once %s was planned", spoken.language)
 
-    def attributed(
-        self,
-        member: discord.Member | discord.User,
-        guild_id: int | None,
-        text: str,
-        plan: SpeechPlan,
-        what: str,
-        *,
-        announced: bool = False,
-        said: str | None = None,
-    ) -> str:
-        """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
-        their username (`said`): one they cannot make another member's, unlike a server
-        nickname or a /set nick, so a cloned voice's speech never sounds like someone else's.
-        Each use is logged (who, where, which voice; never the text)."""
-        if plan.cloned_id is None:
-            return text
-        log.info(
-            "cloned voice %s used for %s by user %s in server %s",
-            plan.cloned_id,
-            what,
-            member.id,
-            guild_id,
-        )
-        if said is None:
-            said = phrasebook(plan.language or self.language).said.format(name=member.name)
-        return text if announced else f"{said}: {text}"
-
     async def speak_in_callers_channel(
         self,
         member: discord.Member | discord.User,
@@ -327,15 +300,13 @@ class SpeechService:
         text = self.check_text(text)
         if plan.wanted is not None:
             await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
-        said = phrasebook(plan.language or self.language).said.format(name=member.name)
-        text = self.attributed(
-            member,
-            channel.guild.id,
-            text,
+        text = self.planner.attributed(
             plan,
+            member.name,
+            text,
             "speech on request",
+            (member.id, channel.guild.id),
             announced=announced,
-            said=said,
         )
         await self._speak(channel, Utterance(text, plan, author_id=member.id))
         return channel
@@ -371,8 +342,7 @@ class SpeechService:
         text = self.check_text(text)
         plan = await self.planner.plan(spoken)
         text = await self.words(text, guild, spoken, plan.language, cloned=plan.cloned)
-        said = phrasebook(plan.language).said.format(name=member.name)
-        text = self.attributed(member, guild_id, text, plan, "/tts", said=said)
+        text = self.planner.attributed(plan, member.name, text, "/tts", (member.id, guild_id))
         samples = await self.synthesize_parts(text, plan, (member.id, guild_id))
         # at their rate and pitch
         samples = await asyncio.to_thread(stretch, samples, plan.rate, plan.pitch)

@@ -31,10 +31,12 @@ import asyncio
 import enum
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Hashable, Sequence
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.services.change_limits import ChangeLimit
 from bot.services.fallback import ModelFallback
 from bot.storage.database import MemberSettings, VoiceRecord
 from bot.storage.server_settings import ServerSettings
@@ -43,14 +45,31 @@ from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.speech_plan import SpeechPlan
 from bot.synthesis.voice_states import VoiceStates
 from bot.text.language_detection import LanguageDetection
+from bot.text.phrasebook import phrasebook
 
-__all__ = ["HowSpoken", "SpeechPlan", "SpeechPlanner", "VoiceFrom", "pitch_of", "rate_of"]
+__all__ = [
+    "HowSpoken",
+    "Readiness",
+    "SpeechPlan",
+    "SpeechPlanner",
+    "VoiceFrom",
+    "pitch_of",
+    "rate_of",
+]
 
 log = logging.getLogger(__name__)
 
 # a way out, not a budget: a detection takes milliseconds, the first one builds the detector
 # (its languages' models: a second or two, longer beside busy model threads)
 DETECT_TIMEOUT_S = 30.0
+
+# Models a detected language (`detect_language`) may load, per member and per server, in a
+# window: each load is seconds of CPU, and with TTS_MODELS models kept a member writing in
+# turn in more languages made the pool load and unload without end. As /set my_language's
+# changes (bot/services/language_choice.py); past it, the message is read in the language
+# the member would have without detection. A language whose model is loaded costs nothing.
+DETECTED_LOADS = 3
+DETECTED_LOADS_WINDOW_S = 300.0
 
 # what a member chose to speak with: a built-in voice's name or one of their cloned voices
 # (None: no choice of theirs)
@@ -62,6 +81,15 @@ class VoiceFrom(enum.Enum):
 
     MEMBER = "the member's choice here, else the server's built-in voice"
     SERVER = "the server's built-in voice: words the bot composes, never a member's clone"
+
+
+class Readiness(enum.Enum):
+    """Whether speech in a language can be planned at once, for a reply that says so."""
+
+    READY = "its model is loaded (or it is the default's), the member's voice made for it"
+    FALLS_BACK = "its model failed to load a moment ago: the default language speaks now"
+    LOADING = "its model loads first"
+    PREPARING = "the member's cloned voice is made for its model first"
 
 
 class HowSpoken:
@@ -137,6 +165,7 @@ class SpeechPlanner:
         language: str,
         languages: Sequence[str],
         models: ModelPool | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`language`: the operator's default; `languages`: those offered (with it);
         `models`: the languages' models (None: only the default one, always loaded)."""
@@ -148,6 +177,7 @@ class SpeechPlanner:
         self.fallback = ModelFallback()  # languages that failed to load lately: the default speaks
         self.detection = LanguageDetection(self.languages)  # built on first use
         self._building = threading.Lock()  # one thread builds the detector; the others wait
+        self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
 
     # ---- how a member is spoken ------------------------------------------------------------
     async def resolve(
@@ -193,6 +223,36 @@ class SpeechPlanner:
                 "language detection took over %.0f s: the server's language reads", DETECT_TIMEOUT_S
             )
             return None
+
+    async def chat_language(self, spoken: HowSpoken, written: str, author: Hashable) -> str:
+        """The language a chat message of `author`'s is read in (`HowSpoken.language_for`);
+        a detected one other than theirs loads its model only within the member's and the
+        server's DETECTED_LOADS (counted against both when it may), else theirs reads it."""
+        language = await spoken.language_for(written)
+        if language == spoken.language or not self.needs_loading(language):
+            return language
+        keys = (("member", spoken.guild_id, author), ("server", spoken.guild_id))
+        if any(self._detected_loads.waiting(key) for key in keys):
+            return spoken.language
+        for key in keys:
+            self._detected_loads.take(key)
+        return language
+
+    def still_speaks(self, language: str) -> str:
+        """The language speech worded for `language` is said in now: it, while its model is
+        loaded, else the default one (a waiting message re-worded after its model went)."""
+        return self.language if self.needs_loading(language) else language
+
+    async def readiness(self, spoken: HowSpoken, language: str) -> tuple[Readiness, str | None]:
+        """Whether `spoken`'s speech in `language` can be planned at once, and the name of
+        the cloned voice being prepared (`Readiness.PREPARING`)."""
+        if self.needs_loading(language):
+            if self.fallback.failed_lately(language):
+                return Readiness.FALLS_BACK, None
+            return Readiness.LOADING, None
+        if voice := await self.to_prepare(spoken, language):
+            return Readiness.PREPARING, voice
+        return Readiness.READY, None
 
     # ---- the model -------------------------------------------------------------------------
     def model_of(self, language: str) -> str | None:
@@ -256,6 +316,33 @@ class SpeechPlanner:
             speedup=spoken.speedup,
             wanted=None if speaks == wanted else wanted,
         )
+
+    # ---- naming ----------------------------------------------------------------------------
+    def said(self, language: str | None, name: str) -> str:
+        """ "NAME said", in `language`'s words (None: the default's)."""
+        return phrasebook(language or self.language).said.format(name=name)
+
+    def attributed(
+        self,
+        plan: SpeechPlan,
+        name: str,
+        text: str,
+        what: str,
+        where: tuple[int, int | None],
+        *,
+        announced: bool = False,
+    ) -> str:
+        """Speech in a member's cloned voice always says who asked for it ("NAME said"), by
+        their username (`name`): one they cannot make another member's, unlike a server
+        nickname or a /set nick, so a cloned voice's speech never sounds like someone else's.
+        Each use is logged (`what`, `where`: (member, server); which voice; never the text).
+        `announced`: the text says whose words they are already."""
+        if plan.cloned_id is None:
+            return text
+        log.info(
+            "cloned voice %s used for %s by user %s in server %s", plan.cloned_id, what, *where
+        )
+        return text if announced else f"{self.said(plan.language, name)}: {text}"
 
     async def _voice_for(
         self, chosen: VoiceChoice, server: ServerSettings | None, model: str | None

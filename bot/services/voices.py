@@ -276,7 +276,9 @@ class VoiceService:
         line: str,
     ) -> Reply:
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
-        line = self.speech.attributed(member, guild_id, line, plan, "a preview file")
+        line = self.speech.planner.attributed(
+            plan, member.name, line, "a preview file", (member.id, guild_id)
+        )
         owner = (member.id, guild_id)
         samples = await self.speech.synthesize_file(line, plan, owner, fallback=False)
         data = await asyncio.to_thread(encode_audio, samples, ".ogg")

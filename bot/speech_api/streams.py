@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.services.autoread import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
 from bot.services.change_limits import ChangeLimit
+from bot.services.speech_plan import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
 from bot.speech_api.connections import Tally
 from bot.speech_api.errors import BadRequest, Busy, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
@@ -48,7 +48,7 @@ SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (n
 NOTHING_TO_SAY = "nothing_to_say"  # the refusal's code for an input with no words
 # A `language` whose model is not loaded costs a load (seconds of CPU) and may unload another
 # model (a Discord server's, once idle a minute): the service's loads are limited as chat's
-# detected languages are (bot/services/autoread.py), DETECTED_LOADS in DETECTED_LOADS_WINDOW_S
+# detected languages are (bot/services/speech_plan.py), DETECTED_LOADS in DETECTED_LOADS_WINDOW_S
 # per client (as per member) and for all its clients together (as per server). 12 requests in
 # 12 languages loaded 12 models and unloaded a Discord server's before (issue 59).
 LOAD_KEYS = ("client", "service")

@@ -260,7 +260,9 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     connections = ServerConnections(server)
     blocks = BlockService(db, on_block=partial(drop_waiting, speakers))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
-    planner = SpeechPlanner(library.records, library.states, LANGUAGES[0], LANGUAGES)
+    planner = SpeechPlanner(
+        library.records, library.states, LANGUAGES[0], LANGUAGES, clock=clock
+    )
     speech = SpeechService(speakers, connections, 2_000, planner, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(db, speech, clock=clock)
     notices = JoinNotices(db, speech, clock=clock)
