@@ -204,7 +204,15 @@ async def build(
             speech_server = SpeechServer(config, speakers.scheduler, models, on_end=counted)
             await speech_server.start(bound)
             undo.push_async_callback(speech_server.close)
-        autoread = AutoReader(db, speech, language=config.tts_language)
+        autoread = AutoReader(
+            db,
+            speech.planner,
+            speakers,
+            blocks,
+            speech.wording,
+            connections,
+            language=config.tts_language,
+        )
         app = App(
             config=config,
             client=client,
@@ -217,10 +225,14 @@ async def build(
             blocks=blocks,
             speech=speech,
             voice_control=voice_control,
-            voices=VoiceService(library, speech, engine, ssl_context),
+            voices=VoiceService(
+                library, speech, engine, ssl_context, planner=speech.planner, blocks=blocks
+            ),
             autoread=autoread,
-            speak_message=SpeakThisMessage(db, speech, autoread.words, autoread.rates),
-            notices=JoinNotices(db, speech),
+            speak_message=SpeakThisMessage(
+                db, speech, speech.planner, blocks, autoread.words, autoread.rates
+            ),
+            notices=JoinNotices(db, speech.planner, speech.wording, speakers),
             settings_commands=SettingsCommands(db, language_choice, on_home_voice=home.settle),
             dictionary_commands=DictionaryCommands(db, models.languages, ssl_context),
             member_settings=MemberSettings(db, language_choice, blocks=blocks),

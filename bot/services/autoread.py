@@ -18,9 +18,10 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, localize, tr
-from bot.playback.connection import VoiceChannel
+from bot.playback.connection import VoiceChannel, VoiceConnections
 from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
+from bot.services.blocks import BlockService
 from bot.services.message_reading import (
     MessageWords,
     Verdict,
@@ -35,8 +36,8 @@ from bot.services.message_reading import (
     written,
 )
 from bot.services.read_rates import Author, ReadRates, author_of, limits_of
-from bot.services.speech import SpeechService
 from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner, VoiceFrom
+from bot.services.wording import Wording
 from bot.storage.database import Database, MemberSettings
 from bot.storage.server_settings import ServerSettings
 from bot.text.words import (
@@ -92,13 +93,24 @@ class AutoReader:
     def __init__(
         self,
         db: Database,
-        speech: SpeechService,
+        planner: SpeechPlanner,
+        speakers: Speakers,
+        blocks: BlockService,
+        wording: Wording,
+        connections: VoiceConnections,
+        *,
         clock: Callable[[], float] = time.monotonic,
         language: str = "english",
     ) -> None:
-        self.words = MessageWords(db, speech.wording, language)
+        """`planner`: each message's plan; `speakers`: the servers' queues; `blocks`: whom
+        moderators stopped; `wording`: sounds and names; `connections`: the voice links."""
+        self.words = MessageWords(db, wording, language)
         self.db = db
-        self.speech = speech
+        self.plans = planner  # how each message is spoken: its language, model and voice
+        self.speakers = speakers
+        self.blocks = blocks
+        self.wording = wording
+        self.connections = connections
         self.clock = clock
         self._last_author: cachetools.TTLCache[int, tuple[Author, float, bool]] = (
             cachetools.TTLCache(maxsize=MAX_TRACKED, ttl=XSAID_QUIET_S, timer=clock)
@@ -108,21 +120,12 @@ class AutoReader:
         # the readings still queued or playing, by message: an edit re-words its own
         self._readings: weakref.WeakValueDictionary[int, _Reading] = weakref.WeakValueDictionary()
 
-    @property
-    def speakers(self) -> Speakers:
-        return self.speech.speakers
-
-    @property
-    def plans(self) -> SpeechPlanner:
-        """How each message is spoken: its model and its voice."""
-        return self.speech.planner
-
     # ---- deciding --------------------------------------------------------------------------
     async def handle(self, message: discord.Message) -> Verdict:
         """Read the message if the rules say so: `Verdict.READ`, or why it was not. In stages:
         whose and where it is, the server's rules, the voice channel, then its plan and words."""
         arrived = self.clock()
-        epoch = self.speech.blocks.epoch  # a block from now on drops it still
+        epoch = self.blocks.epoch  # a block from now on drops it still
         if (skip := self._whose(message)) is not None:
             return skip
         guild = message.guild
@@ -211,7 +214,7 @@ class AutoReader:
             if isinstance(target, Verdict):
                 return target if bot_channel is None else Verdict.READ_ELSEWHERE
             try:  # (from elsewhere: only if nobody listens there)
-                await self.speech.ensure_connected(target)
+                await self.connections.ensure_connected(target)
             except UserError as error:
                 log.info("a message's voice channel could not be joined: %s", error)
                 return Verdict.CANNOT_JOIN
@@ -255,7 +258,7 @@ class AutoReader:
         text, lead = reading.words()
         if not text:
             return Verdict.NOTHING_TO_SAY
-        sounds = await self.speech.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
+        sounds = await self.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         utterance = Utterance(
@@ -268,7 +271,7 @@ class AutoReader:
             author_id=message.author.id,
             sounds=sounds,
         )
-        if self.speech.blocks.blocked_since(guild.id, message.author.id, epoch):
+        if self.blocks.blocked_since(guild.id, message.author.id, epoch):
             return Verdict.BLOCKED  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading

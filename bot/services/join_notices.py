@@ -20,10 +20,11 @@ import cachetools
 import discord
 
 from bot.playback.connection import VoiceChannel
-from bot.playback.speakers import QueueFullError
+from bot.playback.speakers import QueueFullError, Speakers
 from bot.playback.utterance import Utterance
-from bot.services.speech import SpeechService, humans_in, in_stage_audience
-from bot.services.speech_plan import VoiceFrom
+from bot.services.speech import humans_in, in_stage_audience
+from bot.services.speech_plan import SpeechPlanner, VoiceFrom
+from bot.services.wording import Wording
 from bot.storage.database import Database
 from bot.text.words import presence_phrase
 
@@ -36,10 +37,17 @@ NOTICE_STALE_S = 15.0  # a notice that waited this long for its language's model
 
 class JoinNotices:
     def __init__(
-        self, db: Database, speech: SpeechService, clock: Callable[[], float] = time.monotonic
+        self,
+        db: Database,
+        planner: SpeechPlanner,
+        wording: Wording,
+        speakers: Speakers,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.db = db
-        self.speech = speech
+        self.planner = planner
+        self.wording = wording
+        self.speakers = speakers
         self.clock = clock
         # (server, member) -> when they were last announced, while it matters
         self._announced: cachetools.TTLCache[tuple[int, int], float] = cachetools.TTLCache(
@@ -81,7 +89,7 @@ class JoinNotices:
         if key in self._announced:
             return "announced lately"
         self._announced[key] = self.clock()  # before any wait: a second event finds it
-        spoken = await self.speech.planner.resolve(member.id, guild.id, server=settings)
+        spoken = await self.planner.resolve(member.id, guild.id, server=settings)
         if spoken.member.blocked:
             self._announced.pop(key, None)
             return "blocked by a moderator"  # (their /set nick is theirs to choose)
@@ -91,15 +99,15 @@ class JoinNotices:
         started = self.clock()
         # the bot speaks to the channel: the server's language (not the member's own; its
         # model, else the default one) and its built-in voice
-        planner = self.speech.planner
+        planner = self.planner
         plan = await planner.plan(planner.for_server(settings), voice=VoiceFrom.SERVER)
         if self.clock() - started > NOTICE_STALE_S:
             return "too late"
-        options = await self.speech.wording.options(guild.id, settings, plan.language)
+        options = await self.wording.options(guild.id, settings, plan.language)
         name = spoken.member.nick or member.display_name
         text = presence_phrase(name, options, joined=joined)
         utterance = Utterance(text, plan, phrase=True)
-        speaker = self.speech.speakers.speaker(guild)
+        speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         await speaker.load_phrase(utterance)
         if guild.voice_client is None:

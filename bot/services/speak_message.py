@@ -10,6 +10,7 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
+from bot.services.blocks import BlockService
 from bot.services.message_reading import (
     MessageWords,
     Verdict,
@@ -20,7 +21,7 @@ from bot.services.message_reading import (
 )
 from bot.services.read_rates import ReadRates
 from bot.services.speech import SpeechService, humans_in
-from bot.services.speech_plan import VoiceFrom
+from bot.services.speech_plan import SpeechPlanner, VoiceFrom
 from bot.storage.database import Database
 
 
@@ -29,10 +30,20 @@ class SpeakThisMessage:
     invoker's rate limit shared with auto-reading's, and only to people who can see it."""
 
     def __init__(
-        self, db: Database, speech: SpeechService, words: MessageWords, rates: ReadRates
+        self,
+        db: Database,
+        speech: SpeechService,
+        planner: SpeechPlanner,
+        blocks: BlockService,
+        words: MessageWords,
+        rates: ReadRates,
     ) -> None:
+        """`speech`: where it is said; `planner`: its plan; `blocks`: whom moderators stopped;
+        `words`, `rates`: auto-reading's words and rate limits, shared."""
         self.db = db
         self.speech = speech
+        self.planner = planner
+        self.blocks = blocks
         self.words = words
         self.rates = rates
 
@@ -45,17 +56,17 @@ class SpeakThisMessage:
         guild = message.guild
         if guild is None:
             raise UserError(tr("I can only speak messages from a server."))
-        await self.speech.blocks.check(invoker.id, guild.id)
+        await self.blocks.check(invoker.id, guild.id)
         settings = await self.db.guilds.get(guild.id)
         author = message.author
         webhook = message.webhook_id is not None
         if not webhook and (settings.required_role or settings.ignored_role):
             author = await self._member_for_roles(guild, author)
         # (a plain User: a message in an interaction's resolved data, its settings read too)
-        spoken = await self.speech.planner.resolve(author.id, guild.id, server=settings)
+        spoken = await self.planner.resolve(author.id, guild.id, server=settings)
         posted = replace(
             posted_of(message, author),
-            blocked=not webhook and await self.speech.blocks.is_blocked(guild.id, author.id),
+            blocked=not webhook and await self.blocks.is_blocked(guild.id, author.id),
             opted_out=not spoken.member.autoread,
         )
         rules = verdict(posted, settings, asked=True)
@@ -73,7 +84,7 @@ class SpeakThisMessage:
         if self.rates.limited(guild.id, [(invoker.id, settings.rate_limit)]):
             raise UserError(tr("That is a lot of reading at once: please wait a few seconds."))
         # said where the invoker is: the voice channel's chat hears of a fallback, once
-        plan = await self.speech.planner.plan(
+        plan = await self.planner.plan(
             spoken, voice=VoiceFrom.SERVER if others_words(message) else VoiceFrom.MEMBER
         )
         text = await self.words.render(

@@ -18,10 +18,11 @@ import discord
 
 from bot.core.errors import UserError
 from bot.i18n.translate import language_name, lines, plural, tr
+from bot.services.blocks import BlockService
 from bot.services.downloads import read_capped
 from bot.services.replies import Reply
 from bot.services.speech import SpeechService
-from bot.services.speech_plan import SpeechPlan
+from bot.services.speech_plan import SpeechPlan, SpeechPlanner
 from bot.storage.database import Database, VoiceRecord, utc_now
 from bot.storage.voice_metadata import with_owner
 from bot.synthesis import clip as clips
@@ -47,11 +48,18 @@ class VoiceService:
         speech: SpeechService,
         engine: TTSEngine,
         ssl_context: ssl.SSLContext | None = None,
+        *,
+        planner: SpeechPlanner,
+        blocks: BlockService,
     ) -> None:
-        """`ssl_context`: the one Discord's files are fetched with (the default's if None)."""
+        """`speech`: where previews are said, `planner` how; `blocks`: whom moderators
+        stopped; `ssl_context`: the one Discord's files are fetched with (the default's if
+        None)."""
         self.ssl_context = ssl_context
         self.library = library
         self.speech = speech
+        self.planner = planner
+        self.blocks = blocks
         self.engine = engine
 
     @property
@@ -68,7 +76,7 @@ class VoiceService:
         consent: bool,
         progress: Progress,
     ) -> Reply:
-        await self.speech.blocks.check(member.id, guild.id)
+        await self.blocks.check(member.id, guild.id)
         if not consent:
             raise UserError(
                 tr(
@@ -125,7 +133,7 @@ class VoiceService:
         try:
             channel = self.speech.speaking_channel(member)
             spoken = await self.speech.spoken(member.id, channel.guild.id)
-            plan = await self.speech.planner.plan(spoken, voice=voice)
+            plan = await self.planner.plan(spoken, voice=voice)
             return await self.speech.speak_in_callers_channel(member, text, plan)
         except UserError:
             return None
@@ -227,7 +235,7 @@ class VoiceService:
         text: str | None,
         guild_id: int | None = None,
     ) -> Reply:
-        await self.speech.blocks.check(member.id, guild_id)  # its text is said like /say's
+        await self.blocks.check(member.id, guild_id)  # its text is said like /say's
         shown, voice = await self._voice_for_name(member.id, name)
         line = PREVIEW_TEXT.format(name=shown)
         guild = getattr(member, "guild", None)
@@ -251,19 +259,17 @@ class VoiceService:
                     channel=channel.mention,
                 )
             )
-        plan = await self.speech.planner.plan(spoken, voice=voice)
+        plan = await self.planner.plan(spoken, voice=voice)
         return await self._preview_file(member, guild_id, shown, plan, line)
 
     async def preview_button(
         self, member: discord.Member | discord.User, voice_id: int, guild_id: int | None
     ) -> Reply:
-        await self.speech.blocks.check(member.id, guild_id)  # as /voice preview
+        await self.blocks.check(member.id, guild_id)  # as /voice preview
         record = await self.db.voices.get_by_id(voice_id)
         if record is None or record.owner_id != member.id:
             raise UserError(tr("This preview is for the voice's owner, and only while it exists."))
-        plan = await self.speech.planner.plan(
-            await self.speech.spoken(member.id, guild_id), voice=record
-        )
+        plan = await self.planner.plan(await self.speech.spoken(member.id, guild_id), voice=record)
         line = PREVIEW_TEXT.format(name=record.name)
         return await self._preview_file(member, guild_id, record.name, plan, line)
 
@@ -276,7 +282,7 @@ class VoiceService:
         line: str,
     ) -> Reply:
         """A preview as a file: background work, attributed like any speech in a cloned voice."""
-        line = self.speech.planner.attributed(
+        line = self.planner.attributed(
             plan, member.name, line, "a preview file", (member.id, guild_id)
         )
         owner = (member.id, guild_id)

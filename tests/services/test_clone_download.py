@@ -43,7 +43,14 @@ async def test_a_clip_larger_than_it_declares_is_cut_off_at_the_cap(
             bot.data_dir,
             VoiceLimits(clip=ClipLimits(max_bytes=CAP)),  # type: ignore[arg-type]
         )
-        voices = VoiceService(library, bot.speech, CloningEngine(), cdn.client_ssl)  # type: ignore[arg-type]
+        voices = VoiceService(
+            library,
+            bot.speech,
+            CloningEngine(),  # type: ignore[arg-type]
+            cdn.client_ssl,
+            planner=bot.planner,
+            blocks=bot.blocks,
+        )
 
         async def progress(_: str) -> None:
             return None

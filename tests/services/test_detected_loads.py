@@ -7,8 +7,8 @@ pool is a stand-in keeping one model beside the default (TTS_MODELS=2)."""
 
 from __future__ import annotations
 
-from bot.services.speech_plan import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
 from bot.services.fallback import ModelFallback
+from bot.services.speech_plan import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
 from tests.services.test_language_detection import Detected
 from tests.services.wiring import Bot

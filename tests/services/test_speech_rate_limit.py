@@ -32,7 +32,13 @@ async def test_a_members_burst_is_limited_not_the_others(
     server.in_voice("bob", VOICE_ID)
     server.start()
     await bot.configure(rate_limit=3)
-    voices = VoiceService(bot.library, bot.speech, ModelOnDisk())  # type: ignore[arg-type]
+    voices = VoiceService(
+        bot.library,
+        bot.speech,
+        ModelOnDisk(),  # type: ignore[arg-type]
+        planner=bot.planner,
+        blocks=bot.blocks,
+    )
 
     async def ask(username: str, text: str) -> str:
         member = _member(server, username)

@@ -260,12 +260,18 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     connections = ServerConnections(server)
     blocks = BlockService(db, on_block=partial(drop_waiting, speakers))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
-    planner = SpeechPlanner(
-        library.records, library.states, LANGUAGES[0], LANGUAGES, clock=clock
-    )
+    planner = SpeechPlanner(library.records, library.states, LANGUAGES[0], LANGUAGES, clock=clock)
     speech = SpeechService(speakers, connections, 2_000, planner, blocks, Wording(db))  # type: ignore[arg-type]
-    reader = AutoReader(db, speech, clock=clock)
-    notices = JoinNotices(db, speech, clock=clock)
+    reader = AutoReader(
+        db,
+        planner,
+        speakers,
+        blocks,
+        speech.wording,
+        connections,
+        clock=clock,  # type: ignore[arg-type]
+    )
+    notices = JoinNotices(db, planner, speech.wording, speakers, clock=clock)  # type: ignore[arg-type]
     home = HomeVoice(db, connections)  # type: ignore[arg-type]
     language = LanguageChoice(LANGUAGES, clock=clock)
     return Bot(
@@ -281,7 +287,7 @@ def wire(server: Server, db: Database, data_dir: Path) -> Bot:
         speech,
         VoiceControl(speakers, connections, blocks),  # type: ignore[arg-type]
         reader,
-        SpeakThisMessage(db, speech, reader.words, reader.rates),
+        SpeakThisMessage(db, speech, planner, blocks, reader.words, reader.rates),
         notices,
         SettingsCommands(db, language, on_home_voice=home.settle),
         DictionaryCommands(db, LANGUAGES, clock=clock),

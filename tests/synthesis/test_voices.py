@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import Any
 
 import discord
 import numpy as np
@@ -413,6 +414,7 @@ class NotInVoice:
 
     def __init__(self, db: Database) -> None:
         self.blocks = BlockService(db)  # no one is blocked
+        self.planner: Any = None  # (a clone needs no plan)
 
     def speaking_channel(self, *_: object) -> None:
         raise UserError("not in a voice channel")
@@ -429,11 +431,14 @@ async def test_clones_are_admitted_before_downloading_per_member_server_and_in_a
 
 
 async def _admitted_before_downloading(library: VoiceLibrary, cdn: CDN) -> None:
+    speech = NotInVoice(library.records.db)
     service = VoiceService(
         library,
-        NotInVoice(library.records.db),
+        speech,  # type: ignore[arg-type]
         library.states.engine,
-        cdn.client_ssl,  # type: ignore[arg-type]
+        cdn.client_ssl,
+        planner=speech.planner,
+        blocks=speech.blocks,
     )
 
     async def progress(_: str) -> None:
