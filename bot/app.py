@@ -201,7 +201,9 @@ async def build(
                 if metrics is not None:
                     metrics.record_stream(record.source, record.first_audio_s, record.outcome)
 
-            speech_server = SpeechServer(config, speakers.scheduler, models, on_end=counted)
+            speech_server = SpeechServer(
+                config, speakers.scheduler, models, on_end=counted, planner=speech.planner
+            )
             await speech_server.start(bound)
             undo.push_async_callback(speech_server.close)
         autoread = AutoReader(

@@ -30,16 +30,17 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
 
-from bot.core.errors import UserError
+from bot.core.errors import InternalError, UserError
 from bot.i18n.translate import tr
 from bot.services.change_limits import ChangeLimit
 from bot.services.fallback import ModelFallback
 from bot.storage.database import MemberSettings, VoiceRecord
-from bot.storage.server_settings import ServerSettings
+from bot.storage.server_settings import FASTEST, SLOWEST, ServerSettings
 from bot.storage.voice_records import VoiceRecords
 from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.speech_plan import SpeechPlan
@@ -49,6 +50,7 @@ from bot.text.phrasebook import phrasebook
 
 __all__ = [
     "HowSpoken",
+    "PlanRefused",
     "Readiness",
     "SpeechPlan",
     "SpeechPlanner",
@@ -81,6 +83,17 @@ class VoiceFrom(enum.Enum):
 
     MEMBER = "the member's choice here, else the server's built-in voice"
     SERVER = "the server's built-in voice: words the bot composes, never a member's clone"
+
+
+class PlanRefused(InternalError):
+    """What a way in that refuses rather than falls back (the speech service) is told when
+    its speech cannot be planned as asked: why (`reason`: "unknown_language", "load_limit",
+    "no_room"), and in how many seconds to ask again (None: asking again will not help)."""
+
+    def __init__(self, message: str, *, reason: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.retry_after = retry_after
 
 
 class Readiness(enum.Enum):
@@ -160,17 +173,19 @@ class SpeechPlanner:
 
     def __init__(
         self,
-        records: VoiceRecords,
-        states: VoiceStates,
+        records: VoiceRecords | None,
+        states: VoiceStates | None,
         language: str,
         languages: Sequence[str],
         models: ModelPool | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`language`: the operator's default; `languages`: those offered (with it);
-        `models`: the languages' models (None: only the default one, always loaded)."""
-        self.records = records
-        self.states = states
+        """`records`, `states`: the members' voices (None for the speech service alone, which
+        plans no member's speech); `language`: the operator's default; `languages`: those
+        offered (with it); `models`: the languages' models (None: only the default one,
+        always loaded)."""
+        self._records = records
+        self._states = states
         self.language = language
         self.languages = tuple(languages)
         self.models = models
@@ -178,6 +193,18 @@ class SpeechPlanner:
         self.detection = LanguageDetection(self.languages)  # built on first use
         self._building = threading.Lock()  # one thread builds the detector; the others wait
         self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
+
+    @property
+    def records(self) -> VoiceRecords:
+        if self._records is None:
+            raise RuntimeError("the speech service's planner plans no member's speech")
+        return self._records
+
+    @property
+    def states(self) -> VoiceStates:
+        if self._states is None:
+            raise RuntimeError("the speech service's planner plans no member's speech")
+        return self._states
 
     # ---- how a member is spoken ------------------------------------------------------------
     async def resolve(
@@ -343,6 +370,59 @@ class SpeechPlanner:
             "cloned voice %s used for %s by user %s in server %s", plan.cloned_id, what, *where
         )
         return text if announced else f"{self.said(plan.language, name)}: {text}"
+
+    # ---- the speech service's plan ---------------------------------------------------------
+    def service_language(self, asked: str | None) -> str:
+        """The language a service request asked for (None or '': the default), if offered."""
+        language = (asked or self.language).strip().lower()
+        if language not in self.languages:
+            raise PlanRefused(
+                f"Language {language[:40]!r} is not offered here; these are: "
+                f"{', '.join(self.languages)}.",
+                reason="unknown_language",
+            )
+        return language
+
+    async def service_plan(
+        self, language: str, voice: str | None, speed: float, client: str
+    ) -> SpeechPlan:
+        """A speech service request's plan: the language asked (`service_language`) with its
+        model, loaded first within the load limits a detected language has in chat (per
+        client, as per member; for all the service's clients, as per server), else refused
+        (`PlanRefused`: the service never falls back to another language); the voice asked;
+        the speed clamped to the rates the stretcher keeps the pitch at; no pitch."""
+        if language != self.language and self.models is not None:
+            self._may_load(language, (("client", client), ("service",)))
+            try:
+                await self.models.ensure(language)
+            except ModelsBusyError:
+                raise PlanRefused(
+                    f"No room to load the {language} model now; try again later.",
+                    reason="no_room",
+                    retry_after=10,
+                ) from None
+        return SpeechPlan(
+            language, self.model_of(language), voice, rate=min(FASTEST, max(SLOWEST, speed))
+        )
+
+    def _may_load(self, language: str, keys: tuple[Hashable, ...]) -> None:
+        """Count a load of `language`'s model against each of `keys`' DETECTED_LOADS
+        (`PlanRefused` past any, counting nothing): a model loaded, or loading for another
+        request, costs nothing."""
+        assert self.models is not None
+        if self.models.is_loaded(language) or self.models.is_loading(language):
+            return
+        wait_s = max(self._detected_loads.waiting(key) for key in keys)
+        if wait_s:
+            log.info("not loading %s for a service client: its loads are over the limit", language)
+            raise PlanRefused(
+                f"Too many language models were loaded lately; {language} can be loaded again "
+                f"in {math.ceil(wait_s)} s (a language already loaded can be used now).",
+                reason="load_limit",
+                retry_after=math.ceil(wait_s),
+            )
+        for key in keys:
+            self._detected_loads.take(key)
 
     async def _voice_for(
         self, chosen: VoiceChoice, server: ServerSettings | None, model: str | None

@@ -17,6 +17,7 @@ from aiohttp import web
 from bot.core.config import Config, check_speech_binds
 from bot.core.errors import OperatorError
 from bot.ops.endpoints import healthz
+from bot.services.speech_plan import SpeechPlanner
 from bot.speech_api.connections import (
     HEADER_S,
     IDLE_S,
@@ -153,13 +154,18 @@ class SpeechServer:
         scheduler: DeadlineScheduler,
         models: ModelPool,
         on_end: Callable[[StreamRecord], None] | None = None,
+        planner: SpeechPlanner | None = None,
     ) -> None:
+        """`planner`: the bot's, beside Discord (one planner: the same model-load limits and
+        failures for both); alone (`serve`), one of the service's own."""
         check_speech_binds(config)
         self.config = config
         self.host = config.speech_host
         self.port = port_of(config)
         limits = ClientLimits(config.speech_streams_per_key, config.speech_requests_per_minute)
-        self.streams = SpeechStreams(scheduler, models, limits, config.speech_queue, on_end)
+        if planner is None:
+            planner = SpeechPlanner(None, None, models.default_language, models.languages, models)
+        self.streams = SpeechStreams(scheduler, planner, limits, config.speech_queue, on_end)
         self.voices = ServiceVoices(config.data_dir, models.default_language)
         self.keys = Keys(config.speech_api_keys)
         self.gate = ConnectionGate(config.speech_connections)

@@ -13,32 +13,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from bot.services.change_limits import ChangeLimit
-from bot.services.speech_plan import DETECTED_LOADS, DETECTED_LOADS_WINDOW_S
+from bot.services.speech_plan import PlanRefused, SpeechPlanner
 from bot.speech_api.connections import Tally
 from bot.speech_api.errors import BadRequest, Busy, SpeechFailed, TooMany
 from bot.speech_api.limits import ClientLimits
 from bot.speech_api.voices import ServiceVoice
 from bot.synthesis.audio_files import MODEL_RATE
 from bot.synthesis.model_errors import UnusableVoiceError
-from bot.synthesis.model_pool import ModelPool, ModelsBusyError
 from bot.synthesis.scheduler import DeadlineScheduler
 from bot.synthesis.speech_jobs import SpeechJob
-from bot.synthesis.speech_plan import SpeechPlan
 from bot.text.words import MessageFacts, Names, ReadOptions, announce
 
 log = logging.getLogger(__name__)
 
 MAX_INPUT = 4096  # characters of text, as OpenAI's API
-SLOWEST_SPEED, FASTEST_SPEED = 0.25, 4.0  # what OpenAI's API takes
-STRETCH_SLOWEST, STRETCH_FASTEST = 0.5, 2.0  # what the stretcher does: the rest is clamped
+SLOWEST_SPEED, FASTEST_SPEED = 0.25, 4.0  # what OpenAI's API takes (the planner clamps it)
 STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
 # audio a stream holds for a client that has not taken it: past it the client is not
 # reading and its stream stops. Above the scheduler's read-ahead (20 s) and a unit, which
@@ -46,12 +41,6 @@ STALL_S = 60.0  # no audio for this long: the stream is given up (a way out)
 MAX_QUEUED_S = 30.0
 SPOKEN_PER_INPUT = 4  # rendered words may be this much longer than the input (numbers)
 NOTHING_TO_SAY = "nothing_to_say"  # the refusal's code for an input with no words
-# A `language` whose model is not loaded costs a load (seconds of CPU) and may unload another
-# model (a Discord server's, once idle a minute): the service's loads are limited as chat's
-# detected languages are (bot/services/speech_plan.py), DETECTED_LOADS in DETECTED_LOADS_WINDOW_S
-# per client (as per member) and for all its clients together (as per server). 12 requests in
-# 12 languages loaded 12 models and unloaded a Discord server's before (issue 59).
-LOAD_KEYS = ("client", "service")
 
 
 @dataclass
@@ -64,15 +53,15 @@ class StreamRecord:
     outcome: str  # "spoken", "cancelled", "error", "stalled" (its client stopped reading)
 
 
-def applied_speed(speed: float) -> float:
-    """OpenAI's 0.25-4.0, clamped to what the stretcher does with the pitch kept (0.5-2.0)."""
+def checked_speed(speed: float) -> float:
+    """OpenAI's speeds, 0.25 to 4.0 (the planner clamps them to what the stretcher does)."""
     if not SLOWEST_SPEED <= speed <= FASTEST_SPEED:
         raise BadRequest(
             f"speed must be from {SLOWEST_SPEED} to {FASTEST_SPEED}",
             param="speed",
             code="invalid_value",
         )
-    return min(STRETCH_FASTEST, max(STRETCH_SLOWEST, speed))
+    return speed
 
 
 def spoken_words(text: str, language: str) -> str:
@@ -259,26 +248,27 @@ class SpeechStreams:
     def __init__(
         self,
         scheduler: DeadlineScheduler,
-        models: ModelPool,
+        planner: SpeechPlanner,
         limits: ClientLimits,
         queue_size: int,
         on_end: Callable[[StreamRecord], None] | None = None,
     ) -> None:
-        self.scheduler, self.models, self.limits = scheduler, models, limits
+        """`planner`: each request's plan (its language's model, its voice, its rate), the
+        same one Discord's speech asks beside it."""
+        self.scheduler, self.planner, self.limits = scheduler, planner, limits
         self.queue_size = queue_size  # service streams waiting for room, at most
         self.on_end = on_end
         self.open_streams = 0
         self.live: set[ServiceStream] = set()
         self.stalled = Tally("streams whose clients stopped reading: %d stopped in the last minute")
-        self.loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S)
 
     @property
     def languages(self) -> tuple[str, ...]:
-        return tuple(self.models.languages)
+        return self.planner.languages
 
     @property
     def default_language(self) -> str:
-        return self.models.default_language
+        return self.planner.language
 
     def count_request(self, client: str) -> None:
         """Count one request of `client` against its limits (TooMany past them): a Wyoming
@@ -286,35 +276,11 @@ class SpeechStreams:
         self.limits.check(client, hold=False)
 
     def check_language(self, language: str | None) -> str:
-        language = (language or self.default_language).strip().lower()
-        if language not in self.languages:
-            raise BadRequest(
-                f"Language {language[:40]!r} is not offered here; these are: "
-                f"{', '.join(self.languages)}.",
-                param="language",
-                code="unknown_language",
-            )
-        return language
-
-    def _may_load(self, language: str, client: str) -> None:
-        """Count a load of `language`'s model against the client's and the service's loads
-        (TooMany past either, counting nothing): a model loaded, or loading for another
-        request, costs nothing."""
-        if self.models.is_loaded(language) or self.models.is_loading(language):
-            return
-        keys = [(LOAD_KEYS[0], client), (LOAD_KEYS[1],)]
-        wait_s = max(self.loads.waiting(key) for key in keys)
-        if wait_s:
-            log.info("not loading %s for a service client: its loads are over the limit", language)
-            raise TooMany(
-                f"Too many language models were loaded lately; {language} can be loaded again "
-                f"in {math.ceil(wait_s)} s (a language already loaded can be used now).",
-                param="language",
-                code="rate_limit_exceeded",
-                retry_after=math.ceil(wait_s),
-            )
-        for key in keys:
-            self.loads.take(key)
+        """The language asked for (none: the default), if offered: a BadRequest if not."""
+        try:
+            return self.planner.service_language(language)
+        except PlanRefused as refused:
+            raise BadRequest(str(refused), param="language", code=refused.reason) from None
 
     async def open(
         self,
@@ -361,30 +327,24 @@ class SpeechStreams:
                 code="service_full",
                 retry_after=2,
             )
+        speed = checked_speed(speed)
         words = await asyncio.to_thread(spoken_words, text, language)
         if not words.strip():
             raise BadRequest(
                 "There is nothing to say in this input.", param="input", code=NOTHING_TO_SAY
             )
-        if language != self.default_language:
-            self._may_load(language, client)
-            try:
-                await self.models.ensure(language)
-            except ModelsBusyError:
-                raise TooMany(
-                    f"No room to load the {language} model now; try again later.",
-                    code="service_full",
-                    retry_after=10,
-                ) from None
+        try:  # what the client asked, or refused: the service never falls back
+            plan = await self.planner.service_plan(language, voice.spec, speed, client)
+        except PlanRefused as refused:
+            if refused.reason == "load_limit":
+                param, code = "language", "rate_limit_exceeded"
+            else:
+                param, code = None, "service_full"
+            raise TooMany(
+                str(refused), param=param, code=code, retry_after=refused.retry_after
+            ) from None
         sink = ServiceSink(self.scheduler.clock)
-        # the service's plan: what the client asked, or refused above (no member, no fallback)
-        rate = applied_speed(speed)
-        plan = SpeechPlan(
-            language,
-            None if language == self.default_language else language,
-            voice.spec,
-            rate=rate,
-        )
+        rate = plan.rate
         job = SpeechJob.planned(words, plan, sink, asked_at, key=f"{source}:{client}")
         job.source = source
         self.open_streams += 1

@@ -213,8 +213,10 @@ async def test_a_requests_language_loads_a_model_within_the_chat_limits(
             assert refused.value.code == "rate_limit_exceeded"
             assert 0 < int(refused.value.response.headers["Retry-After"]) <= 300
         assert await speak(second, "french")  # loaded: no load to count
-        assert server.streams.models.loads == 3
-        assert not server.streams.models.is_loaded("spanish")
+        models = server.streams.planner.models
+        assert models is not None
+        assert models.loads == 3
+        assert not models.is_loaded("spanish")
         await first.close()
         await second.close()
-        await server.streams.models.close()
+        await models.close()
