@@ -261,14 +261,14 @@ class AutoReader:
         sounds = await self.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
-        utterance = Utterance(
-            text,
+        utterance = self.plans.utterance(
             plan,
-            arrived,
-            message.id,
-            lead,
-            on_start=reading,
+            text,
+            asked_at=arrived,
+            lead=lead,
             author_id=message.author.id,
+            message_id=message.id,
+            on_start=reading,
             sounds=sounds,
         )
         if self.blocks.blocked_since(guild.id, message.author.id, epoch):

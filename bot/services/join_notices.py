@@ -21,7 +21,6 @@ import discord
 
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError, Speakers
-from bot.playback.utterance import Utterance
 from bot.services.speech import humans_in, in_stage_audience
 from bot.services.speech_plan import SpeechPlanner, VoiceFrom
 from bot.services.wording import Wording
@@ -106,7 +105,7 @@ class JoinNotices:
         options = await self.wording.options(guild.id, settings, plan.language)
         name = spoken.member.nick or member.display_name
         text = presence_phrase(name, options, joined=joined)
-        utterance = Utterance(text, plan, phrase=True)
+        utterance = self.planner.utterance(plan, text, phrase=True)
         speaker = self.speakers.speaker(guild)
         speaker.max_queue = settings.queue_limit
         await speaker.load_phrase(utterance)

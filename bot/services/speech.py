@@ -240,12 +240,9 @@ class SpeechService:
         epoch: int,
     ) -> str:
         """Speak `text`: the words already made for the plan's language (see `words`)."""
-        said = self.planner.said(plan.language, member.name)
-        text = self.planner.attributed(
-            plan, member.name, text, "/say", (member.id, channel.guild.id)
+        utterance = self.planner.members_utterance(
+            plan, member.name, text, "/say", (member.id, channel.guild.id), asked_at=requested_at
         )
-        lead = said if text.startswith(f"{said}: ") else ""
-        utterance = Utterance(text, plan, requested_at, lead=lead, author_id=member.id)
         full = self.speakers.scheduler.at_capacity()
         ahead = await self._speak(channel, utterance, epoch)
         if ahead == 0 and full:
@@ -300,7 +297,7 @@ class SpeechService:
         text = self.check_text(text)
         if plan.wanted is not None:
             await self.planner.fallback.tell(channel, channel.guild, plan.wanted, plan.language)
-        text = self.planner.attributed(
+        utterance = self.planner.members_utterance(
             plan,
             member.name,
             text,
@@ -308,7 +305,7 @@ class SpeechService:
             (member.id, channel.guild.id),
             announced=announced,
         )
-        await self._speak(channel, Utterance(text, plan, author_id=member.id))
+        await self._speak(channel, utterance)
         return channel
 
     async def _speak(

@@ -33,10 +33,11 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from bot.core.errors import InternalError, UserError
 from bot.i18n.translate import tr
+from bot.playback.utterance import Utterance
 from bot.services.change_limits import ChangeLimit
 from bot.services.fallback import ModelFallback
 from bot.storage.database import MemberSettings, VoiceRecord
@@ -423,6 +424,52 @@ class SpeechPlanner:
             )
         for key in keys:
             self._detected_loads.take(key)
+
+    # ---- what a server hears ---------------------------------------------------------------
+    def utterance(
+        self,
+        plan: SpeechPlan,
+        text: str,
+        *,
+        asked_at: float | None = None,
+        lead: str = "",
+        author_id: int | None = None,
+        message_id: int | None = None,
+        on_start: Callable[[Utterance], None] | None = None,
+        sounds: Mapping[str, bytes] | None = None,
+        phrase: bool = False,
+    ) -> Utterance:
+        """The one place speech becomes what a server's speaker queues: `text` as `plan` says
+        (see `Utterance` for the rest)."""
+        return Utterance(
+            text,
+            plan,
+            time.monotonic() if asked_at is None else asked_at,
+            message_id,
+            lead,
+            on_start=on_start,
+            phrase=phrase,
+            author_id=author_id,
+            sounds=sounds if sounds is not None else {},
+        )
+
+    def members_utterance(
+        self,
+        plan: SpeechPlan,
+        name: str,
+        words: str,
+        what: str,
+        where: tuple[int, int | None],
+        *,
+        asked_at: float | None = None,
+        announced: bool = False,
+    ) -> Utterance:
+        """A member's speech (/say, a preview, a message asked for): attributed when a clone
+        speaks it (`attributed`), its "NAME said" then played from the phrase cache."""
+        said = self.said(plan.language, name)
+        text = self.attributed(plan, name, words, what, where, announced=announced)
+        lead = said if text.startswith(f"{said}: ") else ""
+        return self.utterance(plan, text, asked_at=asked_at, lead=lead, author_id=where[0])
 
     async def _voice_for(
         self, chosen: VoiceChoice, server: ServerSettings | None, model: str | None
