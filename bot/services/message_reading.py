@@ -26,6 +26,7 @@ from bot.text.words import (
     Names,
     PollFacts,
     PollOutcome,
+    ReadOptions,
     announce_both,
     lead_phrase,
     poll_answer_text,
@@ -199,6 +200,29 @@ class MessageWords:
         if outcome is not None:  # Discord's words, not the author's: never named
             line = poll_result_line(outcome, names, options)
             return (line, ""), (line, "")
+        facts = await self._facts(message, settings, names, options, attested)
+        lines = await rendered(facts.content, lambda: announce_both(facts, names, options))
+        leads = (
+            lead_phrase(facts, options, say_name=True),
+            lead_phrase(facts, options, say_name=False),
+        )
+        named, unnamed = (
+            (line, lead if lead and line.startswith(lead) else "")
+            for line, lead in zip(lines, leads, strict=True)
+        )
+        return named, unnamed
+
+    async def _facts(
+        self,
+        message: discord.Message,
+        settings: ServerSettings,
+        names: Names,
+        options: ReadOptions,
+        attested: bool,
+    ) -> MessageFacts:
+        """What is said of a message: its text (or its forward's), files, stickers, who it
+        replies to, whether a webhook poses as a member, a forum post's title, its poll."""
+        assert message.guild is not None
         snapshots = getattr(message, "message_snapshots", None) or []
         content = message.content or (snapshots[0].content if snapshots else "")
         attachments = list(message.attachments)
@@ -215,9 +239,9 @@ class MessageWords:
         if attested:  # a replied-to name is not said in a clone: no webhook's to tell apart
             replied = None
         author_webhook, reply_to_webhook = await self._posing(
-            guild, (message, named_as), (replied, reply_to)
+            message.guild, (message, named_as), (replied, reply_to)
         )
-        facts = MessageFacts(
+        return MessageFacts(
             content=capped(content, settings.max_length),
             author=named_as,
             attachment_types=tuple(a.content_type or "" for a in attachments),
@@ -229,16 +253,6 @@ class MessageWords:
             title=forum_title(message, cloned=attested),
             poll=poll_of(message),
         )
-        lines = await rendered(facts.content, lambda: announce_both(facts, names, options))
-        leads = (
-            lead_phrase(facts, options, say_name=True),
-            lead_phrase(facts, options, say_name=False),
-        )
-        named, unnamed = (
-            (line, lead if lead and line.startswith(lead) else "")
-            for line, lead in zip(lines, leads, strict=True)
-        )
-        return named, unnamed
 
     async def _posing(
         self, guild: discord.Guild, *authors: tuple[discord.Message | None, str | None]
