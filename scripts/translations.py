@@ -20,6 +20,7 @@ messages of each .po (an editor such as Poedit, or by hand) and remove their `fu
 from __future__ import annotations
 
 import ast
+import asyncio
 import functools
 import sys
 from collections.abc import Iterator
@@ -65,6 +66,48 @@ def dynamic_messages() -> list[tuple[str, str]]:
     return [(language, "a language's name (pocket-tts's)") for language in available_languages()]
 
 
+def command_messages() -> list[tuple[str, str]]:
+    """What Discord shows of the commands, as the bot's command tree holds it (the cogs
+    loaded as `sync` loads them): each command's and group's description, each option's, and
+    the message menu's name; with where each is shown. The translator
+    (`bot/services/command_translator.py`) gives Discord their translations."""
+    return asyncio.run(_command_messages())
+
+
+async def _command_messages() -> list[tuple[str, str]]:
+    import discord
+    from discord import app_commands
+    from discord.ext import commands
+
+    from bot.client import EXTENSIONS
+
+    bot = commands.Bot(
+        command_prefix=commands.when_mentioned, intents=discord.Intents.none(), help_command=None
+    )
+    for extension in EXTENSIONS:
+        await bot.load_extension(extension)
+    found: list[tuple[str, str]] = []
+
+    def visit(command: app_commands.Command[Any, ..., Any] | app_commands.Group) -> None:
+        where = f"/{command.qualified_name}"
+        found.append((command.description, f"{where}: Discord shows at most 100 characters"))
+        if isinstance(command, app_commands.Group):
+            for child in command.commands:
+                visit(child)
+        else:
+            for parameter in command.parameters:
+                found.append((parameter.description, f"{where} {parameter.name}"))
+
+    for command in bot.tree.get_commands():
+        if isinstance(command, app_commands.ContextMenu):
+            continue
+        visit(command)
+    for menu in bot.tree.get_commands(type=discord.AppCommandType.message):
+        found.append((menu.name, "the message menu's name"))
+    await bot.close()
+    return [(message, why) for message, why in found if message and message != "…"]
+
+
 @functools.cache
 def extracted() -> Catalog:
     """The catalogue of what the code says, as Babel extracts it (read, not changed)."""
@@ -75,7 +118,7 @@ def extracted() -> Catalog:
         )
         for filename, lineno, message, _comments, context in found:
             catalog.add(message, locations=[(f"{folder}/{filename}", lineno)], context=context)
-    for message, why in dynamic_messages():
+    for message, why in [*dynamic_messages(), *command_messages()]:
         if message not in catalog:
             catalog.add(message, auto_comments=[why])
     return catalog

@@ -18,23 +18,9 @@ from pathlib import Path
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from bot.i18n.commands import TABLES as COMMAND_TABLES
-
 DOMAIN = "pocketvoice"
 LOCALE_DIR = Path(__file__).with_name("locale")
 SOURCE_LOCALE = "en"  # the code's own language: its templates are the messages
-
-
-class _Table(gettext.NullTranslations):
-    """A plain table as a gettext fallback: the command descriptions (bot/i18n/commands.py),
-    which the settings' replies show too."""
-
-    def __init__(self, table: dict[str, str]) -> None:
-        super().__init__()
-        self._table = table
-
-    def gettext(self, message: str) -> str:
-        return self._table.get(message, message)
 
 
 def _load(code: str) -> gettext.GNUTranslations:
@@ -43,9 +29,7 @@ def _load(code: str) -> gettext.GNUTranslations:
     compiled = io.BytesIO()
     write_mo(compiled, catalog)  # fuzzy messages are left out: not reviewed yet
     compiled.seek(0)
-    translations = gettext.GNUTranslations(compiled)
-    translations.add_fallback(_Table(COMMAND_TABLES.get(code, {})))
-    return translations
+    return gettext.GNUTranslations(compiled)
 
 
 # Every locale with a catalogue, but the code's own language
@@ -112,6 +96,18 @@ def localize(text: str, locale: object | None) -> str:
         assert isinstance(count, int)
         return catalogue.ngettext(*text.forms, count).format(**values)
     return catalogue.gettext(text.template).format(**values)
+
+
+def command_text(text: str, locale: object) -> str | None:
+    """A command's description (or the message menu's name) in `locale`'s language, from its
+    catalogue; None where it has none (Discord then shows the English). The catalogues hold
+    what the command tree shows (`scripts/translations.py`)."""
+    code = locale_code(locale)
+    catalogue = CATALOGUES.get(code) if code is not None else None
+    if catalogue is None:
+        return None
+    translated = catalogue.gettext(text)
+    return translated if translated != text else None
 
 
 def plural(count: int, noun: str) -> Phrase:

@@ -1,12 +1,13 @@
-"""The translator `bot.tree` syncs with: the command descriptions of `bot/i18n/commands.py`,
-handed to discord.py's `app_commands.Translator`."""
+"""The translator `bot.tree` syncs with: the command descriptions in the gettext catalogues
+(`bot/i18n/locale`, kept in step with the command tree by `scripts/translations.py`), handed
+to discord.py's `app_commands.Translator`."""
 
 from __future__ import annotations
 
 import discord
 from discord import app_commands
 
-from bot.i18n.commands import translate
+from bot.i18n.translate import command_text
 
 
 class CommandTranslator(app_commands.Translator):
@@ -30,5 +31,5 @@ class CommandTranslator(app_commands.Translator):
             app_commands.TranslationContextLocation.parameter_description,
         ):
             return None
-        translated = translate(string.message, locale.value)
+        translated = command_text(string.message, locale.value)
         return translated[:100] if translated else None

@@ -15,7 +15,7 @@ import discord
 import pytest
 from babel.messages.catalog import Catalog
 
-from bot.i18n.translate import CATALOGUES, Phrase, lines, localize, plural, tr
+from bot.i18n.translate import CATALOGUES, Phrase, command_text, lines, localize, plural, tr
 from bot.storage.server_settings import SETTINGS
 from bot.synthesis.model_pool import available_languages
 from tests.conftest import RunningBot, shown_settings
@@ -55,8 +55,36 @@ def test_every_message_of_the_code_has_its_french_with_the_same_placeholders() -
             assert _placeholders(said) == _placeholders(ids[0]), message.id
     for language in available_languages():
         assert FRENCH.gettext(language) != language, language
-    for spec in SETTINGS.values():  # from the command descriptions' table
+    for spec in SETTINGS.values():  # the /config commands' descriptions, in the catalogues
         assert FRENCH.gettext(spec.description) != spec.description, spec.description
+
+
+def test_the_commands_descriptions_are_read_from_the_tree_and_checked_like_replies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What Discord shows of the commands comes from the command tree the cogs build (the
+    settings' hints too), and a description without its French fails the check."""
+    script = translations()
+    shown = script.command_messages()
+    assert ("Speak a line in your voice channel", "/say: Discord shows at most 100 characters") in (
+        shown
+    )
+    assert ("What to say", "/say text") in shown
+    assert ("Speak this message", "the message menu's name") in shown
+    assert "default: none (leave empty for none)" in dict(shown)  # a /config value's hint
+    assert command_text("Speak a line in your voice channel", "fr") == (
+        "Dire une phrase dans votre salon vocal"
+    )
+    assert command_text("Speak a line in your voice channel", "ja") is None
+    real = script.read
+
+    def read(locale: str) -> Catalog:
+        catalog = real(locale)
+        catalog.get("What to say").string = ""
+        return catalog
+
+    monkeypatch.setattr(script, "read", read)
+    assert "untranslated or fuzzy: 'What to say'" in script.problems("fr")
 
 
 def test_the_check_finds_a_reply_without_french(monkeypatch: pytest.MonkeyPatch) -> None:
