@@ -17,7 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the checkout's bot package
 
-from bot.core.config import OTHER_VARIABLES, Config  # noqa: E402
+from bot.core.config import OTHER_VARIABLES, SECTIONS, Config  # noqa: E402
 
 README = ROOT / "README.md"
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -70,10 +70,11 @@ def _comment(text: str) -> list[str]:
 
 def env_example() -> str:
     lines = [ENV_HEADER.rstrip("\n")]
+    firsts = {next(iter(section.model_fields)): section for section in SECTIONS}
     for name, field in Config.model_fields.items():
         extra = _extra(name)
-        if extra["group"]:
-            lines += ["", *_comment(extra["group"])]
+        if name in firsts:
+            lines += ["", *_comment(firsts[name].heading)]
         default = extra["default_text"]
         if default is None:
             default = _shown_default(field.get_default(call_default_factory=False))

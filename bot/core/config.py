@@ -1,10 +1,13 @@
 """Operator settings, read once from the environment and `.env`, validated at start.
 
-Each variable is declared once, in `Config`: its type, bounds, default and whether it is a
-secret, with the words the README's table and `.env.example` show (`setting(...)`);
-`scripts/config_docs.py` writes those two files from here, and a test checks they match.
-Adding a variable: one `setting` field below (a check of its own, if its type and bounds do
-not say it all, goes in a `field_validator`), then `.venv/bin/python scripts/config_docs.py`.
+Each variable is declared once, in its section of `Config` (`Section`: the model, voices,
+your data, speech, logs, health, proxies, the speech service): its type, bounds, default and
+whether it is a secret, with the words the README's table and `.env.example` show
+(`setting(...)`); `scripts/config_docs.py` writes those two files from here, and a test
+checks they match. The variables' names are the fields' (`config.speech_port` is
+`SPEECH_PORT`), whatever their section. Adding a variable: one `setting` field in its section
+(a check of its own, if its type and bounds do not say it all, goes in a `field_validator` of
+`Config`), then `.venv/bin/python scripts/config_docs.py`.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from dotenv import dotenv_values
 from pydantic import (
+    BaseModel,
     Field,
     SecretStr,
     ValidationError,
@@ -89,22 +93,20 @@ def setting(
     example: str | None = None,
     default_text: str | None = None,
     must: str | None = None,
-    group: str | None = None,
     **bounds: Any,
 ) -> Any:
     """A variable's declaration: its default (`default_factory=` for a computed one), its
     bounds (`ge`, `le`), and for the documents: `meaning` (the README's words, Markdown),
     `default_text` (the table's default column, when not the default itself), `shown` (the
-    value `.env.example` sets) or `example` (one it shows commented out), `group` (a heading
-    in `.env.example` starting here) and `must` (what a bad value is told it must be; from
-    the bounds when not given)."""
+    value `.env.example` sets) or `example` (one it shows commented out) and `must` (what a
+    bad value is told it must be; from the bounds when not given). `.env.example`'s
+    headings are the sections' (`heading`)."""
     extra: JsonDict = {
         "meaning": meaning,
         "shown": shown,
         "example": example,
         "default_text": default_text,
         "must": must,
-        "group": group,
     }
     if "default_factory" in bounds:
         return Field(json_schema_extra=extra, **bounds)
@@ -118,11 +120,17 @@ Shards = Annotated[tuple[int, ...] | None, NoDecode]
 _GIVEN_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("given_environ", default=None)
 
 
-class Config(BaseSettings):
-    """The operator's settings: one field per environment variable (its name in capitals)."""
+class Section(BaseModel):
+    """A part of `Config`: the variables of one concern, under one heading."""
 
-    model_config = SettingsConfigDict(
-        frozen=True, env_ignore_empty=True, extra="ignore", validate_default=True
+    heading: ClassVar[str]  # .env.example's heading above its variables
+
+
+class _Token(Section):
+    """The bot's token."""
+
+    heading: ClassVar[str] = (
+        "The bot token from https://discord.com/developers/applications (Bot tab). Never share it."
     )
 
     discord_token: SecretStr | None = setting(
@@ -130,9 +138,14 @@ class Config(BaseSettings):
         "the bot token; never logged or printed",
         shown="",
         default_text="(required for `run`)",
-        group="The bot token from "
-        "https://discord.com/developers/applications (Bot tab). Never share it.",
     )
+
+
+class _Model(Section):
+    """The model: its language, its files, how many are kept and how they compute."""
+
+    heading: ClassVar[str] = "The model"
+
     tts_language: str = setting(
         "english",
         "a pocket-tts language (`english`, `french`, `german`, `italian`, "
@@ -140,7 +153,6 @@ class Config(BaseSettings):
         "`english_18m_2026-10` or `english_7m_2026-10`, for more servers at once on a small CPU",
         shown="english",
         must="a pocket-tts language name such as 'english'",
-        group="The model",
     )
     tts_config: Path | None = setting(
         None,
@@ -195,23 +207,35 @@ class Config(BaseSettings):
         example="auto",
         must="auto, fp32 or bf16",
     )
+
+
+class _Voices(Section):
+    """The default voice, and the cloning weights' token."""
+
+    heading: ClassVar[str] = "Voices"
+
     default_voice: str | None = setting(
         None,
         "built-in voice name, clip path or `.safetensors` path",
         default_text="the language's default",
         example="alba",
-        group="Voices",
     )
     hf_token: SecretStr | None = setting(
         None,
         "Hugging Face token, for the gated voice-cloning weights",
         example="",
     )
+
+
+class _Data(Section):
+    """Where the data lives: the folder, the database, the shards."""
+
+    heading: ClassVar[str] = "Your data"
+
     data_dir: Path = setting(
         Path("."),
         "where the database and `voices/` live",
         shown=".",
-        group="Your data",
     )
     # PostgreSQL shared by several bot processes (None: SQLite in DATA_DIR); holds a password
     database_url: SecretStr | None = setting(
@@ -240,13 +264,19 @@ class Config(BaseSettings):
         example="0",
         must="shard numbers such as 0,1 or 0-3",
     )
+
+
+class _Speech(Section):
+    """Speech: the text's length, the batch, its workers and pipelines, the commands' sync."""
+
+    heading: ClassVar[str] = "Speech"
+
     max_text_length: int = setting(
         1000,
         "longest `/say` text, in characters",
         shown="1000",
         ge=1,
         le=4000,
-        group="Speech",
     )
     tts_batch: int = setting(
         16,
@@ -294,12 +324,18 @@ class Config(BaseSettings):
         shown="0",
         must="0 or 1",
     )
+
+
+class _Logs(Section):
+    """The logs."""
+
+    heading: ClassVar[str] = "Logs"
+
     log_level: str = setting(
         "INFO",
         "`DEBUG`, `INFO`, `WARNING`, `ERROR`",
         shown="INFO",
         must=LOG_LEVELS,
-        group="Logs",
     )
     # discord.py's own loggers (None: LOG_LEVEL, but never below INFO): its DEBUG lines carry
     # whole gateway payloads, members' messages and voice keys among them
@@ -317,6 +353,13 @@ class Config(BaseSettings):
         example="json",
         must="text or json",
     )
+
+
+class _Health(Section):
+    """The health and Prometheus endpoints."""
+
+    heading: ClassVar[str] = "Health and Prometheus metrics"
+
     metrics_port: int | None = setting(
         None,
         "serve `/metrics`, `/healthz` and `/livez` on this port",
@@ -325,19 +368,24 @@ class Config(BaseSettings):
         must="a port number from 1 to 65535 (unset: off)",
         ge=1,
         le=65535,
-        group="Health and Prometheus metrics",
     )
     metrics_host: str = setting(
         "127.0.0.1",
         "the address they listen on (`0.0.0.0` in a container)",
         example="127.0.0.1",
     )
+
+
+class _Proxies(Section):
+    """Discord's addresses and CA, for proxies and tests."""
+
+    heading: ClassVar[str] = "Only for proxies and tests"
+
     discord_api_base: str = setting(
         DEFAULT_API_BASE,
         "REST base URL (for a proxy)",
         example=DEFAULT_API_BASE,
         must="a https or http URL",
-        group="Only for proxies and tests",
     )
     discord_gateway_url: str = setting(
         DEFAULT_GATEWAY_URL,
@@ -350,13 +398,20 @@ class Config(BaseSettings):
         "extra PEM CA bundle to trust for TLS (proxies, tests); verification stays on",
         example="/path/to/ca.pem",
     )
+
+
+class _Service(Section):
+    """The speech service (`serve`, or `SPEECH_PORT` beside the bot) and Wyoming."""
+
+    heading: ClassVar[str] = (
+        "The speech service: a page, OpenAI's /v1/audio/speech, Wyoming (docs/speech-service.md)"
+    )
+
     speech_host: str = setting(
         "127.0.0.1",
         "the address the speech service (`./run.sh serve`, or the bot with `SPEECH_PORT`) "
         "listens on; any other than this machine's needs `SPEECH_API_KEYS`",
         example="127.0.0.1",
-        group="The speech service: a page, OpenAI's /v1/audio/speech, Wyoming "
-        "(docs/speech-service.md)",
     )
     speech_port: int | None = setting(
         None,
@@ -435,6 +490,33 @@ class Config(BaseSettings):
         "Assistant reach `WYOMING_PORT`)",
         default_text="`0`",
         example="0",
+    )
+
+
+# The sections, in the documents' order (scripts/config_docs.py)
+SECTIONS: tuple[type[Section], ...] = (
+    _Token,
+    _Model,
+    _Voices,
+    _Data,
+    _Speech,
+    _Logs,
+    _Health,
+    _Proxies,
+    _Service,
+)
+
+
+class Config(
+    _Service, _Proxies, _Health, _Logs, _Speech, _Data, _Voices, _Model, _Token, BaseSettings
+):
+    """The operator's settings: one field per environment variable (its name in capitals),
+    declared in its section above (listed last to first: pydantic takes a class's fields from
+    its last base first, so `model_fields` keeps the documents' order too); the checks across
+    sections and where the values come from, here."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, env_ignore_empty=True, extra="ignore", validate_default=True
     )
 
     # ---- checks that the types and bounds do not say -----------------------------------------
