@@ -29,7 +29,9 @@ text in the same process, the two in turn (A B, then B A, ...) so that the host'
 on both alike; printed per round and as the median ratio (the target: at least 0.95).
 
 Usage: .venv/bin/python bench/service.py [--clients 1 8 12] [--config english]
-       [--quantize yes|no] [--discord 4] [--rounds 6] [--smoke]
+       [--quantize yes|no] [--discord 4] [--rounds 6] [--batch N] [--smoke]
+(`--batch`: the batch size instead of the one measured at start, which a host busy with other
+work makes small; a client answered with an error is counted as refused.)
 (`--smoke`: the tests' tiny model and K = 1, 2: checks that the bench runs, measures nothing.)
 """
 
@@ -86,6 +88,7 @@ class Client:
     first_byte: float  # seconds from its request
     underrun: bool
     rtf: float
+    refused: bool = False  # answered with an error (503: no audio for a minute; 429)
 
 
 async def listen(api: openai.AsyncOpenAI, asked: float | None = None) -> Client:
@@ -93,17 +96,20 @@ async def listen(api: openai.AsyncOpenAI, asked: float | None = None) -> Client:
     when its listener asked (its first byte counts from then; by default, its request)."""
     asked = time.monotonic() if asked is None else asked
     received, first, playing_since, underrun = 0.0, None, None, False
-    async with api.audio.speech.with_streaming_response.create(
-        model="tts-1", voice="default", input=TEXT, response_format="pcm"
-    ) as response:
-        async for data in response.iter_bytes():
-            now = time.monotonic()
-            first = first or now
-            if playing_since is not None and now - playing_since > received:
-                underrun = True  # what it had was played out before this came
-            received += len(data) / 2 / SAMPLE_RATE
-            if playing_since is None and received >= PREBUFFER_S:
-                playing_since = now
+    try:
+        async with api.audio.speech.with_streaming_response.create(
+            model="tts-1", voice="default", input=TEXT, response_format="pcm"
+        ) as response:
+            async for data in response.iter_bytes():
+                now = time.monotonic()
+                first = first or now
+                if playing_since is not None and now - playing_since > received:
+                    underrun = True  # what it had was played out before this came
+                received += len(data) / 2 / SAMPLE_RATE
+                if playing_since is None and received >= PREBUFFER_S:
+                    playing_since = now
+    except openai.APIStatusError:
+        return Client(time.monotonic() - asked, True, 0.0, refused=True)
     end = time.monotonic()
     assert first is not None
     return Client(first - asked, underrun, received / (end - asked))
@@ -247,13 +253,17 @@ async def beside_discord(
 
 
 def client_row(k: int, way: str, done: list[Client], raw: float) -> str:
-    firsts = [c.first_byte for c in done]
-    rtfs = [c.rtf for c in done]
+    """The served clients' figures (a refused one counts as an underrun, and apart)."""
+    served = [c for c in done if not c.refused] or done
+    firsts = [c.first_byte for c in served]
+    rtfs = [c.rtf for c in served]
     p50 = statistics.median(firsts)
+    refused = sum(c.refused for c in done)
     return (
         f"{k:>3} {way:<14} {p50 * 1000:>12.0f} ms {percentile(firsts, 0.95) * 1000:>5.0f} ms "
         f"{p50 / raw:>6.2f} {sum(c.underrun for c in done):>6}/{k:<3} "
         f"{min(rtfs):>8.2f} {statistics.median(rtfs):>8.2f}"
+        + (f"  ({refused} refused)" if refused else "")
     )
 
 
@@ -265,6 +275,7 @@ async def bench(
     folder: Path,
     servers: int,
     rounds: int,
+    batch: int | None = None,
 ) -> None:
     env = {
         "TTS_CONFIG": str(config),
@@ -281,7 +292,7 @@ async def bench(
             "speech_queue": max(ks),
         }
     )
-    engine = await load_engine(settings)
+    engine = await load_engine(settings, batch=batch)
     await engine.voice_state()
     models = ModelPool(settings, engine, partial(load_engine, batch=engine.rows))
     scheduler = standalone_scheduler(engine, models)
@@ -336,6 +347,13 @@ async def main() -> None:
     parser.add_argument("--quantize", choices=["yes", "no"], default="yes")
     parser.add_argument("--discord", type=int, default=4, help="Discord servers beside (0: none)")
     parser.add_argument("--rounds", type=int, default=6, help="whole-file rounds (0: none)")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="the batch size (default: measured at start, as the bot does; on a host busy "
+        "with other work that measure comes out small, and K > 1 says little)",
+    )
     parser.add_argument("--smoke", action="store_true", help="the tiny model, K = 1, 2")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -349,7 +367,7 @@ async def main() -> None:
             config = write_random_config(args.config, folder, full_length=True, tokenizer=tokenizer)
             ks, quantize = args.clients, args.quantize == "yes"
         clip = make_clip(folder / "voice.wav", seconds=10.0)
-        await bench(config, clip, quantize, ks, folder, args.discord, args.rounds)
+        await bench(config, clip, quantize, ks, folder, args.discord, args.rounds, args.batch)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,7 @@ BURST_KEYS = [f"burst-key-{n}-0123456789abcdef" for n in range(3)]
 
 
 @pytest.mark.timing
+@pytest.mark.alone  # 12 whole files at the model's full speed keep both cores busy by design
 async def test_a_burst_of_api_clients_leaves_discord_a_row_and_no_gap(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
