@@ -7,22 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.services.voices import VoiceService
 from tests.services.discord_objects import VOICE_ID, Server
 from tests.services.test_typed_words import SAID, Typed, _server, _typed
-from tests.services.wiring import Bot, ModelOnDisk
+from tests.services.wiring import Bot
 
 
 @pytest.mark.parametrize("case", SAID.values(), ids=SAID.keys())
 async def test_a_preview_says_its_text_as_say_would(bot: Bot, server: Server, case: Typed) -> None:
     bob = await _server(bot, server, case)
-    voices = VoiceService(
-        bot.library,
-        bot.speech,
-        ModelOnDisk(),  # type: ignore[arg-type]
-        planner=bot.planner,
-        blocks=bot.blocks,
-    )
+    voices = bot.voice_service()
     name = "Mine" if case.cloned else "alba"
     reply = await voices.preview(bob, name, _typed(server, case), bob.guild.id)
     assert reply.content == f"Playing a preview of “{name}” in <#{VOICE_ID}>."

@@ -9,9 +9,8 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.voices import VoiceService
 from tests.services.discord_objects import VOICE_ID, Server
-from tests.services.wiring import Bot, ModelOnDisk
+from tests.services.wiring import Bot
 
 TOO_MUCH = "That is a lot of speaking at once: please wait a few seconds."
 
@@ -32,13 +31,7 @@ async def test_a_members_burst_is_limited_not_the_others(
     server.in_voice("bob", VOICE_ID)
     server.start()
     await bot.configure(rate_limit=3)
-    voices = VoiceService(
-        bot.library,
-        bot.speech,
-        ModelOnDisk(),  # type: ignore[arg-type]
-        planner=bot.planner,
-        blocks=bot.blocks,
-    )
+    voices = bot.voice_service()
 
     async def ask(username: str, text: str) -> str:
         member = _member(server, username)

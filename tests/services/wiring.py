@@ -29,6 +29,7 @@ from bot.services.speak_message import SpeakThisMessage
 from bot.services.speech import SpeechService, drop_waiting
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.voice_control import VoiceControl
+from bot.services.voices import VoiceService
 from bot.services.wording import Wording
 from bot.storage.database import Database
 from bot.synthesis.audio_files import MODEL_RATE
@@ -220,6 +221,16 @@ class Bot:
     def speaker(self) -> RecordingSpeaker:
         assert self.server.guild is not None
         return self.speakers.speaker(self.server.guild)
+
+    def voice_service(self) -> VoiceService:
+        """The /voice commands on this wiring (a model whose voices are files on disk)."""
+        return VoiceService(
+            self.library,
+            self.speech,
+            ModelOnDisk(),  # type: ignore[arg-type]
+            planner=self.planner,
+            blocks=self.blocks,
+        )
 
     async def configure(self, **values: object) -> None:
         """Server settings; `read_channel=` a channel to read (/setup add)."""
