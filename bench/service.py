@@ -73,7 +73,7 @@ TEXT = (
 )
 PREBUFFER_S = 0.2  # a client starts playing once this much audio has come
 # the whole file's text: no numbers, units or emoji, so the service's reading of it is the
-# text pocket-tts gets alone; about 20 s of speech (each chunk runs to its length limit)
+# text pocket-tts gets alone; tens of seconds of speech (each chunk runs to its length limit)
 FILE_TEXT = (
     "The old lighthouse stood at the edge of the cliff, its white paint peeling in the salt "
     "wind. Every evening the keeper climbed the narrow stairs to light the lamp, and every "
