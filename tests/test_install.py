@@ -50,6 +50,7 @@ def test_the_cpu_index_is_used_when_it_answers(cpu_index: str) -> None:
     assert "cannot be reached" not in result.stderr
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 def test_without_the_cpu_index_the_default_index_is_used_and_the_build_checked() -> None:
     result = torch_command(TORCH_INDEX_URL="http://127.0.0.1:9/")  # nothing listens there
     assert result.returncode == 0, result.stderr

@@ -191,6 +191,7 @@ async def test_the_watchdog_joins_the_home_channel_with_nothing_to_say(
     assert joins == [int(VOICE_ID)] and quiet.link.wanted
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_after_a_move_or_a_kick_the_bot_goes_back_home(
     server: Server,
     connections: VoiceConnections,

@@ -69,6 +69,7 @@ def ten_minutes() -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow  # seconds of model work: a clone, then speech twice
 async def test_a_clip_with_the_request_speaks_in_its_voice_and_is_not_kept(
     tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
 ) -> None:
@@ -114,7 +115,9 @@ async def test_a_clip_with_the_request_speaks_in_its_voice_and_is_not_kept(
         (b"not audio at all" * 100, 400, "invalid_clip"),
         (wav_header(600), 400, "invalid_clip"),  # a WAV cut short of its header's length
         (np.zeros(24_000 * 5, dtype=np.int16).tobytes(), 400, "invalid_clip"),  # no header
-        (b"\0" * (8 * 1024 * 1024 + 70_000), 413, "body_too_large"),  # over CLIP_LIMITS
+        pytest.param(  # over CLIP_LIMITS (8 MB through the SDK: seconds)
+            b"\0" * (8 * 1024 * 1024 + 70_000), 413, "body_too_large", marks=pytest.mark.slow
+        ),
     ],
     ids=["junk", "cut-short", "raw", "too-big"],
 )

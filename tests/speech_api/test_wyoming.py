@@ -196,6 +196,7 @@ async def test_a_stream_refused_midway_is_not_spoken_whole_after_it(
         assert kinds(events) == []  # nothing spoken: the connection had ended
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_a_stream_is_one_request_however_many_sentences(
     tmp_path: Path, engine: TTSEngine, tiny_model: TinyModel
 ) -> None:

@@ -56,6 +56,7 @@ async def pool_of(tmp_path: Path, tiny_model: TinyModel, **env: str) -> ModelPoo
     )
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_a_language_loads_once_however_many_ask(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:
@@ -75,6 +76,7 @@ async def test_a_language_loads_once_however_many_ask(
         await pool.default.close()
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_over_the_model_count_the_least_recently_used_idle_model_goes(
     tmp_path: Path, tiny_model: TinyModel
 ) -> None:

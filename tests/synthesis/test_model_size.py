@@ -27,6 +27,7 @@ def _shapes(model: torch.nn.Module) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_the_size_read_from_the_config_is_the_loaded_models(
     engine: TTSEngine, tiny_model: TinyModel
 ) -> None:

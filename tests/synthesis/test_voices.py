@@ -217,6 +217,7 @@ async def test_a_sweep_that_would_remove_most_files_moves_them_aside(
     assert any("6 of 8" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_a_database_restored_from_an_older_backup_loses_no_voice(
     library: VoiceLibrary, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -251,6 +252,7 @@ async def test_a_database_restored_from_an_older_backup_loses_no_voice(
     assert not [r for r in caplog.records if r.getMessage().startswith("removed")]
 
 
+@pytest.mark.slow  # over a second, measured (the fast tier stays under a minute)
 async def test_a_voice_deleted_while_this_process_missed_it_is_deleted_at_its_sweep(
     library: VoiceLibrary, tmp_path: Path
 ) -> None:
