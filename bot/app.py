@@ -40,7 +40,7 @@ from bot.services.language_choice import LanguageChoice
 from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speak_message import SpeakThisMessage
-from bot.services.speech import SpeechService, drop_waiting
+from bot.services.speech import SpeechService, block_noted
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.upkeep import IdleUpkeep
 from bot.services.voice_control import VoiceControl
@@ -169,20 +169,17 @@ async def build(
         )
         await library.reconcile()
         connections = VoiceConnections(speakers, client.get_guild)
-        blocks = BlockService(db, on_block=partial(drop_waiting, speakers))
+        planner = SpeechPlanner(
+            library.records, library.states, models.default_language, models.languages, models
+        )
+        # before the block service: a block is noted in the planner (its `blocked_since`)
+        blocks = BlockService(
+            db,
+            on_block=partial(block_noted, speakers, planner),
+            on_unblock=planner.noted_unblock,
+        )
         speech = SpeechService(
-            speakers,
-            connections,
-            config.max_text_length,
-            SpeechPlanner(
-                library.records,
-                library.states,
-                models.default_language,
-                models.languages,
-                models,
-            ),
-            blocks,
-            Wording(db),
+            speakers, connections, config.max_text_length, planner, blocks, Wording(db)
         )
         home = HomeVoice(db, connections)
         voice_control = VoiceControl(speakers, connections, blocks)
@@ -210,7 +207,6 @@ async def build(
             db,
             speech.planner,
             speakers,
-            blocks,
             speech.wording,
             connections,
             language=config.tts_language,

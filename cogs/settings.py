@@ -19,7 +19,7 @@ from discord.ext import commands
 from bot.client import PocketVoiceBot
 from bot.services.settings_commands import builtin_voice_names
 from bot.storage.server_settings import GROUPS, SettingInput, SettingSpec, settings_in
-from bot.text.timestamps import zone_names
+from bot.text.numbers import zone_names
 from cogs.common import choose_voice, guild_of, respond, services
 
 ADMIN = discord.Permissions(manage_guild=True)

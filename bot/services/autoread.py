@@ -21,13 +21,16 @@ from bot.i18n.translate import language_name, localize, tr
 from bot.playback.connection import VoiceChannel, VoiceConnections
 from bot.playback.speakers import Speakers
 from bot.playback.utterance import Utterance
-from bot.services.blocks import BlockService
 from bot.services.message_reading import (
+    Author,
     MessageWords,
+    ReadRates,
     Verdict,
+    author_of,
     in_forum,
     in_private_thread,
     is_poll_result,
+    limits_of,
     nothing_written,
     others_words,
     posted_of,
@@ -35,7 +38,6 @@ from bot.services.message_reading import (
     verdict,
     written,
 )
-from bot.services.read_rates import Author, ReadRates, author_of, limits_of
 from bot.services.speech_plan import HowSpoken, SpeechPlan, SpeechPlanner, VoiceFrom
 from bot.services.wording import Wording
 from bot.storage.database import Database, MemberSettings
@@ -95,20 +97,19 @@ class AutoReader:
         db: Database,
         planner: SpeechPlanner,
         speakers: Speakers,
-        blocks: BlockService,
         wording: Wording,
         connections: VoiceConnections,
         *,
         clock: Callable[[], float] = time.monotonic,
         language: str = "english",
     ) -> None:
-        """`planner`: each message's plan; `speakers`: the servers' queues; `blocks`: whom
-        moderators stopped; `wording`: sounds and names; `connections`: the voice links."""
+        """`planner`: each message's plan (and whom moderators stopped meanwhile);
+        `speakers`: the servers' queues; `wording`: sounds and names; `connections`: the
+        voice links."""
         self.words = MessageWords(db, wording, language)
         self.db = db
         self.plans = planner  # how each message is spoken: its language, model and voice
         self.speakers = speakers
-        self.blocks = blocks
         self.wording = wording
         self.connections = connections
         self.clock = clock
@@ -125,7 +126,7 @@ class AutoReader:
         """Read the message if the rules say so: `Verdict.READ`, or why it was not. In stages:
         whose and where it is, the server's rules, the voice channel, then its plan and words."""
         arrived = self.clock()
-        epoch = self.blocks.epoch  # a block from now on drops it still
+        epoch = self.plans.block_epoch  # a block from now on drops it still
         if (skip := self._whose(message)) is not None:
             return skip
         guild = message.guild
@@ -236,15 +237,11 @@ class AutoReader:
         """The message planned (its language, model and voice), worded and queued."""
         guild = message.guild
         assert guild is not None
-        language = await self.plans.chat_language(spoken, written(message), author_of(message))
         # a poll's result is Discord's words, a forward another message's: not its author's,
         # the built-in voice says them
-        plan = await self._planned(
-            message,
-            spoken,
-            language,
-            VoiceFrom.SERVER if others_words(message) else VoiceFrom.MEMBER,
-        )
+        voice = VoiceFrom.SERVER if others_words(message) else VoiceFrom.MEMBER
+        language = await self.plans.chat_language(spoken, written(message), author_of(message))
+        plan = await self._planned(message, spoken, language, voice)
         if plan.cloned:  # a cloned voice is always attributed
             log.info(
                 "cloned voice %s used for auto-reading by user %s in server %s",
@@ -259,7 +256,10 @@ class AutoReader:
         if not text:
             return Verdict.NOTHING_TO_SAY
         sounds = await self.wording.sounds_in(guild.id, reading.named[0], reading.unnamed[0])
-        speaker = self.speakers.speaker(guild)
+        # made with the voice connection (`VoiceConnections`): none now, the bot left meanwhile
+        speaker = self.speakers.get(guild.id)
+        if speaker is None:
+            return Verdict.NOT_IN_VOICE
         speaker.max_queue = settings.queue_limit
         utterance = self.plans.utterance(
             plan,
@@ -271,7 +271,7 @@ class AutoReader:
             on_start=reading,
             sounds=sounds,
         )
-        if self.blocks.blocked_since(guild.id, message.author.id, epoch):
+        if self.plans.blocked_since(guild.id, message.author.id, epoch):
             return Verdict.BLOCKED  # while it waited (a voice connect, a model)
         speaker.enqueue(utterance, drop_oldest=True)
         self._readings[message.id] = reading

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-import cachetools
 import discord
 
 from bot.core.errors import UserError
@@ -24,7 +23,6 @@ from bot.storage.database import Database
 MAX_REASON = 200  # characters of a block's reason
 PAGE_SIZE = 10  # blocks shown per page of /blocked
 MAX_PAGE = 1_000  # past it a page number is refused, not looked up
-MAX_RECENT = 10_000  # blocks remembered in memory (`blocked_since`)
 
 BLOCKED_NOTICE = tr("A moderator has stopped me speaking for you in this server.")
 
@@ -127,15 +125,19 @@ BLOCKED_BY_A_SENIOR = tr(
 
 
 class BlockService:
-    def __init__(self, db: Database, on_block: Callable[[int, int], object] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        on_block: Callable[[int, int], object] | None = None,
+        on_unblock: Callable[[int, int], object] | None = None,
+    ) -> None:
         """`on_block(server, member)`, called when a member is blocked: the bot drops what
-        they have waiting to be said (`services.speech.drop_waiting`)."""
+        they have waiting to be said, and the planner notes it, so that what they asked for
+        before and is still being prepared is not spoken (`services.speech.block_noted`).
+        `on_unblock(server, member)`: the planner forgets it (`SpeechPlanner.noted_unblock`)."""
         self.db = db
         self.on_block = on_block
-        # blocks made here, counted: what was asked before a block and is about to be spoken
-        # after it (a voice connect, a model's load in between) is dropped, with no query
-        self.epoch = 0
-        self._recent: cachetools.LRUCache[tuple[int, int], int] = cachetools.LRUCache(MAX_RECENT)
+        self.on_unblock = on_unblock
 
     async def is_blocked(self, guild_id: int, user_id: int) -> bool:
         return await self.db.blocks.is_blocked(guild_id, user_id)
@@ -153,11 +155,6 @@ class BlockService:
         if await self.db.blocks.mark_told(guild_id, user_id):
             raise UserError(BLOCKED_NOTICE)
         raise QuietRefusal(BLOCKED_NOTICE)
-
-    def blocked_since(self, guild_id: int, user_id: int, epoch: int) -> bool:
-        """Blocked here since `epoch` (an `epoch` read before the block check), by this
-        process: then what they asked for is not spoken (no query)."""
-        return self._recent.get((guild_id, user_id), -1) >= epoch
 
     # ---- moderators ------------------------------------------------------------------------
     async def block(
@@ -192,10 +189,9 @@ class BlockService:
             return Reply(
                 tr("{member} was blocked already; the reason is updated.", member=member.mention)
             )
-        self._recent[(guild.id, member.id)] = self.epoch
-        self.epoch += 1
         if self.on_block is not None:
-            self.on_block(guild.id, member.id)  # what they have waiting is not read either
+            # what they have waiting, or is being prepared, is not spoken either
+            self.on_block(guild.id, member.id)
         return Reply(
             tr(
                 "{member} is blocked: I will not read their messages or speak for them in this "
@@ -221,7 +217,8 @@ class BlockService:
             raise UserError(BLOCKED_BY_A_SENIOR)
         if not await self.db.blocks.remove(guild.id, member.id):
             raise UserError(tr("{member} is not blocked.", member=member.mention))
-        self._recent.pop((guild.id, member.id), None)
+        if self.on_unblock is not None:
+            self.on_unblock(guild.id, member.id)
         return Reply(tr("{member} is no longer blocked.", member=member.mention))
 
     async def listing(

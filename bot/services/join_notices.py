@@ -21,7 +21,8 @@ import discord
 
 from bot.playback.connection import VoiceChannel
 from bot.playback.speakers import QueueFullError, Speakers
-from bot.services.speech import humans_in, in_stage_audience
+from bot.services.message_reading import in_stage_audience
+from bot.services.speech import humans_in
 from bot.services.speech_plan import SpeechPlanner, VoiceFrom
 from bot.services.wording import Wording
 from bot.storage.database import Database

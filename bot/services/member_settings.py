@@ -18,8 +18,8 @@ from bot.services.blocks import BlockService, outranks
 from bot.services.change_limits import ChangeLimit, wait_minutes
 from bot.services.dictionary_commands import unkeepable
 from bot.services.language_choice import LanguageChoice
-from bot.services.member_names import names_in_use, said_as
 from bot.services.replies import Reply, require_manage_nicknames
+from bot.services.wording import names_in_use, said_as
 from bot.storage.database import Database
 from bot.storage.server_settings import parse_pitch, parse_rate, show_pitch, show_rate
 

@@ -13,13 +13,13 @@ from bot.i18n.translate import tr
 from bot.services.blocks import BlockService
 from bot.services.message_reading import (
     MessageWords,
+    ReadRates,
     Verdict,
     others_words,
     posted_of,
     refusal,
     verdict,
 )
-from bot.services.read_rates import ReadRates
 from bot.services.speech import SpeechService, humans_in
 from bot.services.speech_plan import SpeechPlanner, VoiceFrom
 from bot.storage.database import Database

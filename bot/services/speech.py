@@ -24,6 +24,7 @@ from bot.playback.connection import VoiceChannel, VoiceConnections, humans_in, l
 from bot.playback.speakers import QueueFullError, Speakers
 from bot.playback.utterance import Utterance
 from bot.services.blocks import BlockService
+from bot.services.message_reading import in_stage_audience
 from bot.services.replies import Reply
 from bot.services.speech_plan import HowSpoken, Readiness, SpeechPlan, SpeechPlanner
 from bot.services.wording import Wording
@@ -33,7 +34,7 @@ from bot.synthesis.engine import UnusableVoiceError
 from bot.synthesis.tempo import stretch
 from bot.text.words import Pause, has_sounds, sound_parts
 
-__all__ = ["SpeechService", "UserError", "humans_in", "in_stage_audience", "leave_voice"]
+__all__ = ["SpeechService", "UserError", "humans_in", "leave_voice"]
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +44,18 @@ MAX_SPEAKERS_TRACKED = 10_000  # (server, member) pairs remembered at once
 
 def drop_waiting(speakers: Speakers, guild_id: int, user_id: int) -> int:
     """A member was blocked: what they have waiting to be said here (their messages, their
-    /say) is dropped; how many. `BlockService`'s `on_block`: it needs only the speakers, so
-    the block service is built before the speech service that checks it."""
+    /say) is dropped; how many."""
     speaker = speakers.get(guild_id)
     return 0 if speaker is None else speaker.drop_author(user_id)
 
 
-def in_stage_audience(member: discord.Member | discord.User) -> bool:
-    """In a stage channel's audience (not a speaker): Discord "suppresses" them there."""
-    voice = getattr(member, "voice", None)
-    return voice is not None and isinstance(voice.channel, discord.StageChannel) and voice.suppress
+def block_noted(speakers: Speakers, planner: SpeechPlanner, guild_id: int, user_id: int) -> None:
+    """`BlockService`'s `on_block`: what the member has waiting is dropped, and what they
+    asked for that is still being prepared (`SpeechPlanner.blocked_since`) is not spoken. It
+    needs only the speakers and the planner, so the block service is built before the
+    services that check it."""
+    planner.noted_block(guild_id, user_id)
+    drop_waiting(speakers, guild_id, user_id)
 
 
 class SpeechService:
@@ -178,7 +181,7 @@ class SpeechService:
         counts from it. Stamped after the deferral's REST call, 14 servers asking at once
         were ordered by how fast each call came back."""
         requested_at = time.monotonic() if asked_at is None else asked_at
-        epoch = self.blocks.epoch  # a block from now on drops it still (see `_speak`)
+        epoch = self.planner.block_epoch  # a block from now on drops it still (see `_speak`)
         guild = getattr(member, "guild", None)
         spoken = await self.spoken(member.id, guild.id) if guild is not None else None
         await self.blocks.check(
@@ -317,7 +320,7 @@ class SpeechService:
         if (
             epoch is not None
             and author is not None
-            and self.blocks.blocked_since(channel.guild.id, author, epoch)
+            and self.planner.blocked_since(channel.guild.id, author, epoch)
         ):
             await self.blocks.check(author, channel.guild.id, blocked=True)
         try:

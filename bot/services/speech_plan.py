@@ -23,6 +23,10 @@ a join notice) are said in the server's built-in voice, never a member's clone.
 The speaking rate is the member's own in that server, else the server's `speaking_rate` (1.0
 in a DM), as is the pitch (`/set my_pitch`, else the server's `pitch`), and whether the server
 speeds speech up while messages wait (`queue_speedup`).
+
+Blocks made by this process are remembered (`noted_block`, `blocked_since`): speech asked
+for before a member's block and still being prepared after it (a voice connect, a model's
+load) is not spoken.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import math
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+
+import cachetools
 
 from bot.core.errors import InternalError, UserError
 from bot.i18n.translate import tr
@@ -73,6 +79,8 @@ DETECT_TIMEOUT_S = 30.0
 # the member would have without detection. A language whose model is loaded costs nothing.
 DETECTED_LOADS = 3
 DETECTED_LOADS_WINDOW_S = 300.0
+
+MAX_RECENT = 10_000  # blocks remembered in memory (`blocked_since`)
 
 # what a member chose to speak with: a built-in voice's name or one of their cloned voices
 # (None: no choice of theirs)
@@ -194,6 +202,10 @@ class SpeechPlanner:
         self.detection = LanguageDetection(self.languages)  # built on first use
         self._building = threading.Lock()  # one thread builds the detector; the others wait
         self._detected_loads = ChangeLimit(DETECTED_LOADS, DETECTED_LOADS_WINDOW_S, clock)
+        # blocks made here, counted: what was asked before a block and is about to be spoken
+        # after it (a voice connect, a model's load in between) is dropped, with no query
+        self._block_epoch = 0
+        self._recent: cachetools.LRUCache[tuple[int, int], int] = cachetools.LRUCache(MAX_RECENT)
 
     @property
     def records(self) -> VoiceRecords:
@@ -281,6 +293,27 @@ class SpeechPlanner:
         if voice := await self.to_prepare(spoken, language):
             return Readiness.PREPARING, voice
         return Readiness.READY, None
+
+    # ---- blocks made while speech was prepared ---------------------------------------------
+    @property
+    def block_epoch(self) -> int:
+        """Read when a request arrives, before its block check; `blocked_since` later."""
+        return self._block_epoch
+
+    def noted_block(self, guild_id: int, user_id: int) -> None:
+        """A member was just blocked here (`BlockService`'s `on_block`)."""
+        self._recent[(guild_id, user_id)] = self._block_epoch
+        self._block_epoch += 1
+
+    def noted_unblock(self, guild_id: int, user_id: int) -> None:
+        """A member was just unblocked here (`BlockService`'s `on_unblock`): the block is
+        forgotten, so what they asked for and is still being prepared is spoken."""
+        self._recent.pop((guild_id, user_id), None)
+
+    def blocked_since(self, guild_id: int, user_id: int, epoch: int) -> bool:
+        """Blocked here since `epoch` (a `block_epoch` read before the block check), by this
+        process: then what they asked for is not spoken (no query)."""
+        return self._recent.get((guild_id, user_id), -1) >= epoch
 
     # ---- the model -------------------------------------------------------------------------
     def model_of(self, language: str) -> str | None:

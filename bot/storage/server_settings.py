@@ -7,14 +7,12 @@ one, parses what an admin typed and shows the current value.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.errors import UserError
 from bot.i18n.translate import tr
-from bot.text.timestamps import DEFAULT_ZONE, zone
-from bot.text.words import ReadOptions
+from bot.text.numbers import DEFAULT_ZONE, zone
 
 _BOOL_WORDS = {
     "on": True,
@@ -212,18 +210,6 @@ class ServerSettings:
         hi=HIGHEST_PITCH,
         group="speech",
     )
-
-    def read_options(self, dictionary: Mapping[str, str], language: str) -> ReadOptions:
-        """How this server's chat becomes words, in `language` with its dictionary entries."""
-        return ReadOptions(
-            skip_emoji=self.skip_emoji,
-            repeated_characters=self.repeated_characters,
-            max_length=self.max_length,
-            dictionary=dictionary,
-            language=language,
-            timezone=self.timezone,
-            pauses=self.pauses,
-        )
 
 
 @dataclass(frozen=True)

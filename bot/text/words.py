@@ -23,10 +23,9 @@ from urllib.parse import urlsplit
 
 import emoji
 
-from bot.text.numbers import cardinal, read_numbers
+from bot.text.numbers import cardinal, read_numbers, read_timestamp
 from bot.text.phrasebook import ENGLISH, Attachment, Phrasebook, phrasebook
 from bot.text.roman import read_roman
-from bot.text.timestamps import read_timestamp
 
 
 @dataclass(frozen=True)

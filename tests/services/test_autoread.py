@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.services.message_reading import Verdict
-from bot.services.read_rates import RATE_WINDOW_S
+from bot.services.message_reading import RATE_WINDOW_S, Verdict
 from tests.services.discord_objects import (
     OTHER_TEXT_ID,
     SILENT,

@@ -219,12 +219,45 @@ async def test_a_block_drops_what_the_member_has_waiting(bot: Bot, server: Serve
     await bot.configure(read_channel=int(TEXT_ID))
     for who, text in (("bob", "one"), ("alice", "two"), ("bob", "three")):
         assert await bot.autoread.handle(server.post(who, text)) == "read"
-    epoch = bot.blocks.epoch
+    epoch = bot.planner.block_epoch
     moderator, permissions, member = _block(server, "alice", server["bob"])
     await bot.blocks.block(permissions, guild, moderator, member, None)
-    assert bot.blocks.blocked_since(guild.id, member.id, epoch)
-    assert not bot.blocks.blocked_since(guild.id, moderator.id, epoch)
+    assert bot.planner.blocked_since(guild.id, member.id, epoch)
+    assert not bot.planner.blocked_since(guild.id, moderator.id, epoch)
+    assert not bot.planner.blocked_since(guild.id, member.id, bot.planner.block_epoch)
     assert bot.speaker.play() == ["Alice said two"]
+
+
+@pytest.mark.parametrize("unblocked", [False, True])
+async def test_a_block_while_say_connects_drops_it(
+    bot: Bot, server: Server, monkeypatch: pytest.MonkeyPatch, unblocked: bool
+) -> None:
+    """A /say that passed the block check, then waited for the bot to join, is not said when
+    its member is blocked meanwhile (the planner's `blocked_since`); unblocked again before
+    the join, it is."""
+    server.add("bob")
+    server.in_voice("bob", VOICE_ID)
+    guild = server.start()
+    bob = guild.get_member(int(server["bob"].id))
+    assert bob is not None
+    connect = bot.connections.ensure_connected
+
+    async def blocked_while_connecting(
+        channel: discord.VoiceChannel | discord.StageChannel,
+    ) -> discord.VoiceProtocol:
+        moderator, permissions, member = _block(server, "alice", server["bob"])
+        await bot.blocks.block(permissions, guild, moderator, member, None)
+        if unblocked:
+            await bot.blocks.unblock(permissions, guild, moderator, member)
+        return await connect(channel)
+
+    monkeypatch.setattr(bot.connections, "ensure_connected", blocked_while_connecting)
+    if unblocked:
+        assert await bot.speech.say(bob, "hello") == f"Speaking in <#{VOICE_ID}>."
+        assert bot.speaker.play() == ["hello"]
+    else:
+        assert await _refused(bot.speech.say(bob, "hello")) == BLOCKED_NOTICE
+        assert bot.speaker.play() == []
 
 
 async def test_a_blocked_member_is_told_once(bot: Bot, server: Server) -> None:

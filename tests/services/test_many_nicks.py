@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-import bot.services.member_names as member_names
+import bot.services.wording as wording
 from bot.text.words import plain_name
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
 from tests.services.wiring import Bot
@@ -27,8 +27,8 @@ async def test_a_webhooks_message_does_not_fold_every_nick_again(
         folded.append(name)
         return plain_name(name)
 
-    monkeypatch.setattr(member_names, "plain_name", counted)
-    member_names.said_as.cache_clear()
+    monkeypatch.setattr(wording, "plain_name", counted)
+    wording.said_as.cache_clear()
     server.in_voice("alice", VOICE_ID)
     guild = server.start()
     server.bot_joins(VOICE_ID)

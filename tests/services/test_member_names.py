@@ -1,4 +1,4 @@
-"""The names members go by, as they sound (bot/services/member_names.py): what `/set nick`
+"""The names members go by, as they sound (bot/services/wording.py): what `/set nick`
 refuses as another member's name and what a webhook cannot pass for (test_webhook_names.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.member_names import names_in_use, said_as
+from bot.services.wording import names_in_use, said_as
 from tests.services.discord_objects import VOICE_ID, Server
 from tests.services.wiring import Bot
 

@@ -9,7 +9,7 @@ import discord
 import pytest
 
 from bot.core.errors import UserError
-from bot.services.member_names import said_as
+from bot.services.wording import said_as
 from tests.services.discord_objects import TEXT_ID, VOICE_ID, Server
 from tests.services.wiring import Bot
 

@@ -26,7 +26,7 @@ from bot.services.language_choice import LanguageChoice
 from bot.services.member_settings import MemberSettings
 from bot.services.settings_commands import SettingsCommands
 from bot.services.speak_message import SpeakThisMessage
-from bot.services.speech import SpeechService, drop_waiting
+from bot.services.speech import SpeechService, block_noted
 from bot.services.speech_plan import SpeechPlanner
 from bot.services.voice_control import VoiceControl
 from bot.services.voices import VoiceService
@@ -86,6 +86,17 @@ class RecordingSpeaker:
                 return True
         return False
 
+    def skip(self) -> bool:
+        return False  # nothing plays here: what is queued stays queued
+
+    def clear_waiting(self) -> int:
+        dropped = self.queued
+        self.queue.clear()
+        return dropped
+
+    def clear(self) -> int:
+        return self.clear_waiting()
+
     def drop_author(self, author_id: int) -> int:
         waiting = [u for u in self.queue if u.author_id == author_id]
         for utterance in waiting:
@@ -138,14 +149,20 @@ class RecordingScheduler:
 
     models = None  # one language model, always loaded
 
-    def __init__(self) -> None:
+    def __init__(self, server: Server) -> None:
         self._speakers: dict[int, RecordingSpeaker] = {}
         self.scheduler = RecordingDeadlines()
+        self.server = server
 
     def speaker(self, guild: discord.Guild) -> RecordingSpeaker:
         return self._speakers.setdefault(guild.id, RecordingSpeaker())
 
     def get(self, guild_id: int) -> RecordingSpeaker | None:
+        # VoiceConnections makes a server's speaker as the bot joins its voice channel; the
+        # tests put the bot there with `Server.bot_joins`, so the speaker is made here
+        guild = self.server.guild
+        if guild is not None and guild.id == guild_id and guild.voice_client is not None:
+            return self.speaker(guild)
         return self._speakers.get(guild_id)
 
 
@@ -267,17 +284,20 @@ class Bot:
 
 def wire(server: Server, db: Database, data_dir: Path) -> Bot:
     clock = Clock()
-    speakers = RecordingScheduler()
+    speakers = RecordingScheduler(server)
     connections = ServerConnections(server)
-    blocks = BlockService(db, on_block=partial(drop_waiting, speakers))  # type: ignore[arg-type]
     library = VoiceLibrary(db, ModelOnDisk(), data_dir)  # type: ignore[arg-type]
     planner = SpeechPlanner(library.records, library.states, LANGUAGES[0], LANGUAGES, clock=clock)
+    blocks = BlockService(
+        db,
+        on_block=partial(block_noted, speakers, planner),  # type: ignore[arg-type]
+        on_unblock=planner.noted_unblock,
+    )
     speech = SpeechService(speakers, connections, 2_000, planner, blocks, Wording(db))  # type: ignore[arg-type]
     reader = AutoReader(
         db,
         planner,
         speakers,
-        blocks,
         speech.wording,
         connections,
         clock=clock,  # type: ignore[arg-type]

@@ -339,7 +339,7 @@ async def test_forgetting_a_member_keeps_their_opt_out(tmp_path: Path) -> None:
 
 # ---- hole 8: tables that only grew ---
 def test_rate_limit_memory_forgets_old_entries() -> None:
-    from bot.services.read_rates import RATE_WINDOW_S, ReadRates
+    from bot.services.message_reading import RATE_WINDOW_S, ReadRates
 
     now = [0.0]
     rates = ReadRates(clock=lambda: now[0])

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.services.wording import read_options
 from bot.storage.server_settings import SETTINGS, ServerSettings, SettingError
-from bot.text.timestamps import read_timestamp, zone, zone_names
+from bot.text.numbers import read_timestamp, zone, zone_names
 from bot.text.words import Names, ReadOptions, speakable
 
 MOMENT = 1700000000  # Tuesday 14 November 2023, 22:13:20 UTC
@@ -135,13 +136,15 @@ def test_an_unknown_zone_reads_as_utc_and_an_impossible_moment_as_a_time() -> No
 def test_the_timezone_setting_takes_iana_names_and_defaults_to_utc() -> None:
     spec = SETTINGS["timezone"]
     assert spec.group == "text"
-    assert spec.default == "UTC" and ServerSettings(1).read_options({}, "english").timezone == "UTC"
+    assert (
+        spec.default == "UTC" and read_options(ServerSettings(1), {}, "english").timezone == "UTC"
+    )
     assert spec.parse(" Europe/Paris ") == "Europe/Paris"
     assert spec.parse("none") == "UTC" and spec.parse("utc") == "UTC"
     for wrong in ("Europe/Atlantis", "../../etc/passwd", "x" * 200, "Paris"):
         with pytest.raises(SettingError):
             spec.parse(wrong)
-    chosen = ServerSettings(1, timezone="Asia/Tokyo").read_options({}, "english")
+    chosen = read_options(ServerSettings(1, timezone="Asia/Tokyo"), {}, "english")
     assert chosen.timezone == "Asia/Tokyo"
 
 
