@@ -356,13 +356,13 @@ class AutoReader:
     ) -> _Reading:
         """The message's words, named and not (with xsaid off, only a cloned voice names)."""
         assert message.guild is not None
+        speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
         named, unnamed = await self.words.render_both(
             message, settings, language, attested=cloned, author=author, sounds=True
         )
         sound = plays_sounds(unnamed[0])
         if not (settings.xsaid or cloned or sound):
             named = unnamed
-        speaker = POLL_RESULT_SPEAKER if is_poll_result(message) else author_of(message)
         return _Reading(
             self, message.guild.id, speaker, named, unnamed, cloned, language, sound=sound
         )

@@ -237,7 +237,9 @@ class MessageWords:
         replies to, whether a webhook poses as a member, a forum post's title, its poll."""
         assert message.guild is not None
         snapshots = getattr(message, "message_snapshots", None) or []
-        content = message.content or (snapshots[0].content if snapshots else "")
+        content = capped(
+            message.content or (snapshots[0].content if snapshots else ""), settings.max_length
+        )
         attachments = list(message.attachments)
         if snapshots and not attachments:
             attachments = list(snapshots[0].attachments)
@@ -255,7 +257,7 @@ class MessageWords:
             message.guild, (message, named_as), (replied, reply_to)
         )
         return MessageFacts(
-            content=capped(content, settings.max_length),
+            content=content,
             author=named_as,
             attachment_types=tuple(a.content_type or "" for a in attachments),
             stickers=len(message.stickers),
