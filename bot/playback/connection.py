@@ -97,6 +97,10 @@ class VoiceConnections:
             lock = self._locks[guild_id] = asyncio.Lock()
         return lock
 
+    def wanted(self) -> frozenset[int]:
+        """The servers whose voice channel the bot means to be in (connected, or healing)."""
+        return frozenset(self._wanted)
+
     def _want(self, guild_id: int, channel_id: int | None) -> None:
         speaker = self.speakers.get(guild_id)
         if channel_id is None:

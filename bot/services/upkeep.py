@@ -62,6 +62,9 @@ class IdleUpkeep:
             await self._update_status()
             # voice_clients are typed VoiceProtocol, which has no guild: ours are VoiceClients
             connected = {vc.guild.id for vc in client.voice_clients}  # type: ignore[attr-defined]
+            # a link being healed has no voice client for a moment: its speaker stays, since
+            # chat is queued on the speaker the connection made (`AutoReader`)
+            connected |= self.voice.connections.wanted()
             await self.speakers.sweep(SPEAKER_IDLE_S, connected)
             await self.models.unload_over_budget()
             await asyncio.to_thread(native_memory.trim)
