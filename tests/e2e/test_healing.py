@@ -24,7 +24,14 @@ from tests.fakediscord import FakeDiscord
 from tests.fakediscord.voice_udp import ReceivedPacket
 
 VOICE = FakeDiscord.VOICE_ID
-LONG = "This keeps the bot talking long enough."  # about 11 s of speech
+# About 9.3 s of speech (its 22 tokens at 3 a second, plus 2 s: the full-length model). The
+# fault comes 0.5 s in and the next /say 3 s after it (after the gateway is back: 5 s for a
+# re-identify): the interrupted message must still be playing then, or the silence measured
+# would be the wait for that /say, not the heal's. 7.7 s left a re-identify 1.8 s of it; 11.3 s
+# (28 tokens) cost 2 s more of real-time playback and synthesis in each test here.
+LONG = "This keeps the bot talking long."
+# the message after the fault: its length does not matter, only that it is heard whole
+NEXT = "Hi."
 FRAME_SAMPLES_24K = 480  # one 20 ms frame of the model's 24 kHz audio
 HEARD_WITHIN_S = 3.0  # with nothing else at its CPU priority (the `timing` tests)
 # Beside the other tests (6 workers on 2 cores, then with the image builds) a heal's reconnect
@@ -98,12 +105,15 @@ async def fault_while_speaking(running: RunningBot, fault: str) -> Heard:
     await inject(running, fault)
     await asyncio.sleep(3.0)  # as a member would: after the silence was noticed
     requested = time.monotonic()
-    reply = await (await fake.interaction("say", {"text": "Still here."})).wait_final(20)
+    reply = await (await fake.interaction("say", {"text": NEXT})).wait_final(20)
     assert "in <#" in reply["content"], reply["content"]
     await fake.wait_for(lambda: len(speaker.history) >= 2, 90, f"both messages after {fault}")
     interrupted, following = speaker.history[0], speaker.history[1]
     assert interrupted.error is None and not interrupted.cancelled, interrupted
     assert following.error is None and not following.cancelled, following
+    # what the silence below measures is the heal's: the interrupted message was still playing
+    # when the next /say came (see LONG)
+    assert interrupted.ended_at > requested, (interrupted.ended_at - requested, fault)
     after = audio_after(fake, faulted)
     # nothing lost: every frame of both messages reached a live voice session (a healed link
     # replays what the dead one swallowed, so a few frames may come twice)
