@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -162,6 +164,47 @@ def test_an_unusable_data_dir_stops_start_with_a_clear_line(tmp_path: Path) -> N
     assert "Traceback" not in done.stderr
 
 
+@dataclass
+class Step:
+    """What one `python -m bot ARGS` said and left: its exit code, stdout and stderr, and
+    the files in `watched` once it had ended."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    files: list[str] | None  # None: no such folder
+
+
+def run_steps(steps: list[list[str]], cwd: Path, env: dict[str, str], watched: Path) -> list[Step]:
+    """Each step as `python -m bot STEP` runs it (`main(STEP)`, what it exits with), one
+    after another in one process: torch and the model are loaded in it once, not once a
+    step (4 CPU-s each, 2026-12-06). Each step's stdout and stderr are its own."""
+    code = (
+        "import contextlib, io, json, os, sys\n"
+        "from bot.__main__ import main\n"
+        "said = []\n"
+        "for argv in json.loads(sys.argv[1]):\n"
+        "    out, err = io.StringIO(), io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "        code = main(argv)\n"
+        "    files = sorted(os.listdir(sys.argv[2])) if os.path.isdir(sys.argv[2]) else None\n"
+        "    said.append((code, out.getvalue(), err.getvalue(), files))\n"
+        "print(json.dumps(said))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(steps), str(watched)],
+        cwd=cwd,
+        env=bot_env(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    said = [Step(*step) for step in json.loads(done.stdout.splitlines()[-1])]
+    assert len(said) == len(steps)
+    return said
+
+
 def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyModel) -> None:
     from tests.audio_samples import encode, speech_like
 
@@ -174,32 +217,38 @@ def test_migrate_and_operator_voice_commands(tmp_path: Path, tiny_model: TinyMod
         " 0011, 0012."
         " Schema version 12."
     )
-    again = run_cli(["migrate"], tmp_path, env)
-    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 12."
 
     clip = tmp_path / "owner.flac"
     clip.write_bytes(encode(speech_like(4.0), "flac"))
-    imported = run_cli(
-        ["voices", "import", "--user", "42", "--name", "Boss", str(clip)], tmp_path, env
+    # the commands after the first, in one process (`run_steps`)
+    again, imported, duplicate, listed, listed_7, missing, deleted = run_steps(
+        [
+            ["migrate"],
+            ["voices", "import", "--user", "42", "--name", "Boss", str(clip)],
+            ["voices", "import", "--user", "42", "--name", "boss", str(clip)],
+            ["voices", "list"],
+            ["voices", "list", "--user", "7"],
+            ["voices", "delete", "--user", "7", "--name", "Boss"],
+            ["voices", "delete", "--user", "42", "--name", "boss"],
+        ],
+        tmp_path,
+        env,
+        watched=tmp_path / "data" / "voices" / "42",
     )
+    assert again.stdout.strip() == "Migrations applied: nothing to do. Schema version 12."
+
     assert imported.returncode == 0, imported.stderr
     assert "Imported voice 1 “Boss” for user 42" in imported.stdout
-    assert len(list((tmp_path / "data" / "voices" / "42").iterdir())) == 2
-    duplicate = run_cli(
-        ["voices", "import", "--user", "42", "--name", "boss", str(clip)], tmp_path, env
-    )
+    assert imported.files is not None and len(imported.files) == 2
     assert duplicate.returncode == 1 and "already have a voice named" in duplicate.stderr
 
-    listed = run_cli(["voices", "list"], tmp_path, env)
     assert listed.stdout.splitlines()[0].startswith("42\t1\tBoss\t4.")
     assert listed.stdout.splitlines()[-1] == "1 voice."
-    assert run_cli(["voices", "list", "--user", "7"], tmp_path, env).stdout.strip() == "0 voices."
+    assert listed_7.stdout.strip() == "0 voices."
 
-    missing = run_cli(["voices", "delete", "--user", "7", "--name", "Boss"], tmp_path, env)
     assert missing.returncode == 1 and "no voice named “Boss”" in missing.stderr
-    deleted = run_cli(["voices", "delete", "--user", "42", "--name", "boss"], tmp_path, env)
     assert deleted.returncode == 0 and "Deleted voice 1 “Boss” of user 42" in deleted.stdout
-    assert list((tmp_path / "data" / "voices" / "42").iterdir()) == []
+    assert deleted.files == []
 
 
 def test_database_commands_do_not_load_the_model_libraries(tmp_path: Path) -> None:

@@ -56,7 +56,8 @@ async def running_cdn() -> AsyncIterator[CDN]:
     ca.configure_trust(cdn.client_ssl)
     app = web.Application()
     app.router.add_get("/attachments/{name}", cdn._get)
-    runner = web.AppRunner(app, access_log=None)
+    # a download a test left held must not keep the close waiting aiohttp's default 60 s
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_ctx)
     await site.start()

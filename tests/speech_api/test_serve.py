@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import signal
 import socket
 import subprocess
@@ -142,10 +143,34 @@ def test_the_operator_adds_and_exports_service_voices(
     assert set(safetensors.numpy.load_file(out)) == set(
         safetensors.numpy.load_file(tiny_model.voice_state)
     )  # the clip's voice state, as /clone saves one
-    refused = voices("import", "--service", "alba", str(tiny_model.clip))
-    assert refused.returncode == 1 and "built-in" in refused.stderr
-    missing = voices("export", "--service", "nobody", "--out", str(out))
-    assert missing.returncode == 1 and "no service voice “nobody”" in missing.stderr
+    # The two refusals in one process (torch is imported once, 3 CPU-s): each is `main(argv)`,
+    # what `python -m bot` exits with, and what it wrote on stderr meanwhile
+    refusals = [
+        ["voices", "import", "--service", "alba", str(tiny_model.clip)],
+        ["voices", "export", "--service", "nobody", "--out", str(out)],
+    ]
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from bot.__main__ import main\n"
+        "said = []\n"
+        "for argv in json.loads(sys.argv[1]):\n"
+        "    stderr = io.StringIO()\n"
+        "    with contextlib.redirect_stderr(stderr):\n"
+        "        said.append((main(argv), stderr.getvalue()))\n"
+        "print(json.dumps(said))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(refusals)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (refused, refused_stderr), (missing, missing_stderr) = json.loads(done.stdout.splitlines()[-1])
+    assert refused == 1 and "built-in" in refused_stderr
+    assert missing == 1 and "no service voice “nobody”" in missing_stderr
 
 
 @pytest.mark.parametrize("setting", ["SPEECH_PORT", "WYOMING_PORT"])

@@ -471,6 +471,8 @@ async def _admitted_before_downloading(library: VoiceLibrary, cdn: CDN) -> None:
     for _, task in held.values():  # given up while downloading: their places are free again
         task.cancel()
     await asyncio.gather(*(task for _, task in held.values()), return_exceptions=True)
+    for upload, _ in held.values():  # the CDN's side of those downloads still waits: without
+        upload.release.set()  # this its close waits for them, aiohttp's 60 s shutdown_timeout
     for user, guild in ((505, 1), (606, 3)):
         upload = HeldUpload(cdn)
         upload.release.set()

@@ -55,13 +55,11 @@ def distinct_voices(tiny_model: TinyModel, folder: Path, count: int, first: int 
     return voices
 
 
-@pytest.fixture
-async def engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
-    """Two worker processes of two rows each, as on a 4-core machine."""
+async def engine_of(tiny_model: TinyModel, count: int) -> AsyncIterator[TTSEngine]:
     settings = engine_settings(
         tiny_model.config,
         tiny_model.clip,
-        TTS_PIPELINES="2",
+        TTS_PIPELINES=str(count),
         TTS_PIPELINE_MODE="processes",
         TTS_BATCH="2",
     )
@@ -70,10 +68,25 @@ async def engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
     await engine.close()
 
 
-def workers(engine: TTSEngine) -> list[ProcessPipeline]:
+@pytest.fixture
+async def engine(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
+    """Two worker processes of two rows each, as on a 4-core machine."""
+    async for made in engine_of(tiny_model, 2):
+        yield made
+
+
+@pytest.fixture
+async def one_worker(tiny_model: TinyModel) -> AsyncIterator[TTSEngine]:
+    """One worker process of two rows: for a test of one worker (another would only wait,
+    and take 4 CPU-s to start)."""
+    async for made in engine_of(tiny_model, 1):
+        yield made
+
+
+def workers(engine: TTSEngine, count: int = 2) -> list[ProcessPipeline]:
     assert engine.pipelines is not None
     found = [p for p in engine.pipelines.pipelines if isinstance(p, ProcessPipeline)]
-    assert len(found) == 2
+    assert len(found) == count
     return found
 
 
@@ -169,12 +182,12 @@ def wait_replaced(engine: TTSEngine, doomed: ProcessPipeline) -> None:
 
 
 async def test_a_stream_that_cannot_be_sent_ends_with_its_cause_and_the_worker_goes_on(
-    engine: TTSEngine, tiny_model: TinyModel, caplog: pytest.LogCaptureFixture
+    one_worker: TTSEngine, tiny_model: TinyModel, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Whatever fails on the way (here a state torch cannot save): that stream ends at once,
     logged once with its cause; the same worker speaks the next stream."""
-    worker = workers(engine)[0]
-    good = await engine.voice_state(str(tiny_model.voice_state))
+    (worker,) = workers(one_worker, 1)
+    good = await one_worker.voice_state(str(tiny_model.voice_state))
     endings: collections.deque[BaseException | None] = collections.deque()
 
     def request(state: Any) -> Request:
