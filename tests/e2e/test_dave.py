@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RunningBot, TinyModel, bot_on_fake_discord
-from tests.e2e.test_healing import LONG, inject
+from tests.e2e.test_healing import inject
 from tests.e2e.test_speech import audio_packets, packets_settled, speaker_of
 from tests.fakediscord import FakeDiscord
 
@@ -22,6 +22,11 @@ VOICE, VOICE2 = FakeDiscord.VOICE_ID, FakeDiscord.VOICE2_ID
 ALICE, BOB = 1200000000000000001, 1200000000000000002  # their user ids in the fake
 DAVE_DELAY_S = 0.05  # each way, between a client and the voice gateway
 FIRST_AUDIO_S = 0.5  # from the voice session's start to the first frame a member decrypts
+# About 7.7 s of speech (17 tokens at 3 a second, plus 2 s: the full-length model): each change
+# below comes 0.5 s in, and the longest (the gateway identified again) takes 5 s, so speech goes
+# on across it; each test checks that it did. (11.3 s cost 3.6 s more of real-time playback and
+# synthesis in each of the six tests speaking it.)
+LONG = "This keeps the bot talking."
 
 
 async def privacy_field(fake: FakeDiscord, locale: str = "en-US") -> str:
@@ -71,7 +76,8 @@ async def test_a_say_into_a_fresh_join_is_heard_from_the_first_frame(
     assert lost == [], f"{len(lost)} frames lost at the join"
     assert alice.lost == 0 and alice.heard == len(fake.udp.packets)
     audio = audio_packets(fake.udp.packets)
-    assert result.frames_played == len(audio) > 0
+    # each frame played, and each underrun's frame of silence (a busy host), is a packet
+    assert result.frames_played + result.underruns == len(audio) and result.frames_played > 0
     first = fake.udp.packets[0].arrived - fake.dave.connected_at[0]
     print(f"first decrypted frame {first * 1000:.0f} ms after the voice session's start")
     assert first < FIRST_AUDIO_S, first
@@ -87,7 +93,9 @@ async def test_without_dave_frames_pass_as_plain_opus(running_bot: RunningBot) -
     await packets_settled(fake)
     assert fake.dave.to_bot == [] and fake.dave.from_bot == [] and not fake.dave.listeners
     assert not fake.udp.undecrypted
-    assert speaker.history[0].frames_played == len(audio_packets(fake.udp.packets)) > 0
+    result = speaker.history[0]  # (an underrun's frame of silence is a packet too)
+    assert result.frames_played + result.underruns == len(audio_packets(fake.udp.packets))
+    assert result.frames_played > 0
     assert all(not p.opus.endswith(b"\xfa\xfa") for p in fake.udp.packets)  # DAVE's marker
     shown = await privacy_field(fake)
     assert shown == f"<#{VOICE}>: this call is not end-to-end encrypted"
@@ -153,16 +161,19 @@ async def test_members_joining_and_leaving_mid_speech_lose_nothing(
         await fake.wait_for(lambda: bob.heard > 25, 10, "bob to hear the bot")
         await fake.set_voice_state("bob", None)
         heard_with_bob = bob.heard
+        alice = fake.dave.listener(ALICE, VOICE)
+        alice_with_bob = alice.heard
         speaker = speaker_of(running)
         await fake.wait_for(lambda: len(speaker.history) == 1, 60, "the message to end")
         await packets_settled(fake)
 
-        alice = fake.dave.listener(ALICE, VOICE)
         assert not fake.udp.errors and not fake.dave.errors and not alice.errors + bob.errors
+        assert alice.heard - alice_with_bob > 50  # speech went on 1 s or more after bob left
         assert fake.dave.gateways[VOICE].epoch >= 3  # alice+bot, +bob, -bob: three epochs
         assert alice.lost == 0 and fake.udp.undecrypted == []
         result = speaker.history[0]
-        assert result.frames_played == len(audio_packets(fake.udp.packets))
+        # (an underrun's frame of silence is a packet too)
+        assert result.frames_played + result.underruns == len(audio_packets(fake.udp.packets))
         assert bob.heard == heard_with_bob  # nothing after he left
         assert bob.lost < 25  # only what came before his welcome
 
@@ -193,6 +204,9 @@ async def test_after_a_voice_fault_no_frame_is_lost_to_the_member(
         result = speaker.history[0]
         assert result.error is None and not result.cancelled
         assert not fake.udp.errors and not fake.dave.errors
+        # the message went on in the new session (so it proves something of that session)
+        new_session = fake.dave.connected_at[sessions]
+        assert any(p.arrived > new_session for p in audio_packets(fake.udp.packets)), fault
         lost = fake.udp.undecrypted
         print(
             f"{fault}: {at_join} frames lost at the join, {len(lost) - at_join} after the fault,"
