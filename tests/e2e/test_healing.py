@@ -160,6 +160,21 @@ async def test_after_a_fault_mid_message_speech_goes_on_and_the_next_say_is_hear
     await heal_mid_message(tmp_path, tiny_model, fault, HEARD_WITHIN_LOADED_S)
 
 
+async def test_without_dave_a_healed_link_replays_what_the_dead_one_swallowed(
+    tmp_path: Path, tiny_model: TinyModel
+) -> None:
+    """Without DAVE (protocol version 0) nothing holds the audio when the gateway is identified
+    again: the bot sends on to the old session, which Discord has ended (`udp.dropped`), until
+    its watchdog heals the link, and then sends those frames again (`PlayerLink.relink`). With
+    DAVE on, the other tests here, the audio is held instead and none is swallowed."""
+    env = {"TTS_CONFIG": str(tiny_model.full_length_config)}
+    async with bot_on_fake_discord(tmp_path, tiny_model, env) as running:
+        running.fake.dave.version = 0
+        await fault_while_speaking(running, "gateway re-identified")  # every frame heard
+        assert running.bot.app.connections.heals >= 1
+        assert running.fake.udp.dropped > 2, "no frame was swallowed: nothing was replayed"
+
+
 @pytest.mark.timing
 async def test_healed_mid_message_within_3_s_on_an_idle_machine(
     tmp_path: Path, tiny_model: TinyModel
